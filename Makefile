@@ -1,0 +1,30 @@
+# Two entry points a fresh machine needs: `make sync` (the main job on the default inputs
+# pinned in pyproject.toml) and `make test`. Both create or reuse the virtual environment.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: sync test lint check bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+# Conflicts (exit 1) are the expected outcome of a real upgrade and are reported, not
+# fatal; bad input (2) and internal errors (123) fail the target.
+sync: $(STAMP)
+	$(BIN)/omni-port extract
+	$(BIN)/omni-port sync || [ $$? -eq 1 ]
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check omni_port tests
+	$(BIN)/ruff format --check omni_port tests
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""omni-port: keep a downstream fork's edits alive across upstream upgrades."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,166 @@
+"""Statement-level alignment of two versions of a body, and statement similarity."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from omni_port.syntax import Stmt, Suite
+
+#: Compound statements whose headers are at least this similar are the same statement
+#: edited, when exact keys do not pair them.
+COMPOUND_MATCH = 0.6
+
+_TOKEN = re.compile(
+    r"""
+    '[^']*'         # a normalized string literal (ast.unparse uses single quotes)
+    | \w+           # an identifier or number
+    | [^\w\s]       # any other single character
+    """,
+    re.VERBOSE,
+)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def tokens(key: str) -> tuple[str, ...]:
+    """Tokens of a normalized statement, the unit of similarity."""
+    return tuple(_TOKEN.findall(key))
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def similarity(a: str, b: str) -> float:
+    """Similarity of two normalized statements in [0, 1]; 1.0 only when equal."""
+    if a == b:
+        return 1.0
+    ta, tb = tokens(a), tokens(b)
+    matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    if matcher.real_quick_ratio() < 0.3:
+        return 0.0
+    ratio = matcher.ratio()
+    labels_a = {t for t in ta if t.startswith("'") and len(t) > 4}
+    if labels_a & {t for t in tb if t.startswith("'")}:
+        # A shared string label such as 'post process' identifies a statement strongly.
+        ratio = max(ratio, 0.85)
+    return min(ratio, 0.99)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteMatch:
+    """How the statements of an old body pair with those of a new body."""
+
+    old: Suite
+    new: Suite
+    #: (old index, new index) of paired statements, increasing in both.
+    pairs: tuple[tuple[int, int], ...]
+    #: Alignments of the clauses of paired compound statements.
+    children: tuple[SuiteMatch, ...]
+
+    def new_to_old(self) -> dict[int, int]:
+        return {new: old for old, new in self.pairs}
+
+    def child_for(self, new_suite: Suite) -> SuiteMatch | None:
+        return next((c for c in self.children if c.new is new_suite), None)
+
+    def gaps(self) -> Iterator[tuple[range, range]]:
+        """Runs of unpaired statements: (old index range, new index range) between pairs."""
+        previous = (-1, -1)
+        for pair in (*self.pairs, (len(self.old.stmts), len(self.new.stmts))):
+            old_run = range(previous[0] + 1, pair[0])
+            new_run = range(previous[1] + 1, pair[1])
+            if old_run or new_run:
+                yield old_run, new_run
+            previous = pair
+
+
+def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: False) -> SuiteMatch:
+    """Pair statements of ``old`` and ``new`` bodies, recursively.
+
+    Statements pair by equal normalized keys (longest matching runs first), then compound
+    statements of one kind pair by similar headers inside the remaining gaps. A ``pinned``
+    new statement (part of a marked block) never pairs: it is omni code by declaration.
+    """
+    old_keys = [s.key for s in old.stmts]
+    new_keys = [s.key if not pinned(s) else f"\0{i}" for i, s in enumerate(new.stmts)]
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    exact = [
+        (block.a + k, block.b + k)
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+    ]
+    pairs = sorted(exact + list(_compound_pairs(old.stmts, new.stmts, exact, pinned)))
+    children = tuple(
+        child for o, n in pairs for child in _align_clauses(old.stmts[o], new.stmts[n], pinned)
+    )
+    return SuiteMatch(old, new, tuple(pairs), children)
+
+
+def _compound_pairs(
+    old: Sequence[Stmt],
+    new: Sequence[Stmt],
+    exact: list[tuple[int, int]],
+    pinned: Callable[[Stmt], bool],
+) -> Iterator[tuple[int, int]]:
+    previous = (-1, -1)
+    for pair in (*exact, (len(old), len(new))):
+        used_old = previous[0]
+        for n in range(previous[1] + 1, pair[1]):
+            if not new[n].clauses or pinned(new[n]):
+                continue
+            best = _best_compound(old, range(used_old + 1, pair[0]), new[n])
+            if best is not None:
+                yield best, n
+                used_old = best
+        previous = pair
+
+
+def _best_compound(old: Sequence[Stmt], candidates: range, stmt: Stmt) -> int | None:
+    scored = [
+        (similarity(old[o].key, stmt.key), o)
+        for o in candidates
+        if old[o].kind == stmt.kind and old[o].clauses
+    ]
+    good = [(score, o) for score, o in scored if score >= COMPOUND_MATCH]
+    return max(good)[1] if good else None
+
+
+def _align_clauses(old: Stmt, new: Stmt, pinned: Callable[[Stmt], bool]) -> Iterator[SuiteMatch]:
+    used: set[int] = set()
+    for clause in new.clauses:
+        index = _clause_index(old.clauses, clause, used)
+        if index is not None:
+            used.add(index)
+            yield align(old.clauses[index], clause, pinned)
+
+
+def _clause_index(clauses: Sequence[Suite], clause: Suite, used: set[int]) -> int | None:
+    for i, candidate in enumerate(clauses):
+        if i not in used and candidate.label == clause.label:
+            return i
+    scored = [
+        (similarity(candidate.label, clause.label), i)
+        for i, candidate in enumerate(clauses)
+        if i not in used and candidate.label and clause.label
+    ]
+    good = [(score, i) for score, i in scored if score >= COMPOUND_MATCH]
+    return max(good)[1] if good else None
+
+
+def flat_keys(suite: Suite) -> list[str]:
+    """Keys of every statement under ``suite`` in source order."""
+    keys: list[str] = []
+    for stmt in suite.stmts:
+        keys.append(stmt.key)
+        for clause in stmt.clauses:
+            keys.extend(flat_keys(clause))
+    return keys
+
+
+def containment(part: Sequence[str], whole: Sequence[str]) -> float:
+    """Share of ``part`` found in order in ``whole`` (1.0 for an empty ``part``)."""
+    if not part:
+        return 1.0
+    matcher = difflib.SequenceMatcher(None, list(part), list(whole), autojunk=False)
+    return sum(b.size for b in matcher.get_matching_blocks()) / len(part)

@@ -1,0 +1,95 @@
+"""Sync a whole patch set onto one upstream: every module, checked, plus the lock file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from omni_port import lockfile, splice
+from omni_port.model import Code, Finding, PatchSet, Placement, Status
+from omni_port.textio import encode, sha256
+
+GENERATED = "@gen" + "erated"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    #: Output files by relative path (the modules and the lock).
+    files: dict[str, bytes]
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...]
+    #: Counters for the summary line.
+    counts: dict[str, int]
+
+
+def header(tool: str, upstream: splice.Upstream, patches_sha256: str, command: str) -> str:
+    """The comment block every generated module opens with."""
+    return (
+        f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
+        f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
+        f"patches sha256 {patches_sha256[:16]}.\n"
+        f"# Regenerate: {command}\n"
+    )
+
+
+def sync(
+    patches: PatchSet,
+    patch_files: Mapping[str, str],
+    upstream: splice.Upstream,
+    tool: str,
+    command: str,
+) -> SyncResult:
+    """Generate every module of ``patches`` against ``upstream``; never writes anything."""
+    digest = lockfile.patches_digest(patch_files)
+    top = header(tool, upstream, digest, command)
+    files: dict[str, bytes] = {}
+    placements: list[Placement] = []
+    findings: list[Finding] = []
+    for module in patches.modules:
+        built = splice.build(module, upstream, top)
+        findings.extend(built.findings)
+        findings.extend(_compile_findings(module.name, built.text))
+        files[module.name] = encode(built.text, module.newline)
+        placements.extend(built.placements)
+    outputs = {name: sha256(data) for name, data in files.items()}
+    lock = lockfile.make(
+        tool, upstream.label, upstream.sha256, digest, outputs, command, placements
+    )
+    files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
+    return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
+
+
+def _compile_findings(name: str, text: str) -> list[Finding]:
+    try:
+        compile(text, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return [
+            Finding(
+                "verify",
+                Code.OP305,
+                name,
+                exc.lineno or 0,
+                f"generated module does not compile: {exc.msg}",
+            )
+        ]
+    return []
+
+
+def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
+    owned = sum(
+        1
+        for m in patches.modules
+        for p in m.pieces
+        if getattr(p, "name", "") and type(p).__name__ == "Chunk"
+    )
+    return {
+        "placed": sum(1 for p in placements if p.status is Status.PLACED and p.marked),
+        "conflict": sum(1 for p in placements if p.status is Status.CONFLICT and p.marked),
+        "implicit_placed": sum(1 for p in placements if p.status is Status.PLACED and not p.marked),
+        "implicit_conflict": sum(
+            1 for p in placements if p.status is Status.CONFLICT and not p.marked
+        ),
+        "carried": sum(1 for p in placements if p.status is Status.CARRIED),
+        "owned": owned,
+        "modules": len(patches.modules),
+    }

@@ -1,0 +1,263 @@
+"""Make a generated module's names resolve: import what copies need, drop what splicing orphaned.
+
+A free name of copied upstream code is imported the way the upstream module imports it;
+a name the upstream module defines itself is imported from that module; a name upstream
+only imports under ``if TYPE_CHECKING:`` is imported under the same guard. An import of
+the omni code that nothing uses any more is removed, unless the source left it unused too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import libcst as cst
+
+from omni_port.model import Code, Finding, ModulePatches
+from omni_port.names import issues
+from omni_port.syntax import Stmt, Suite, Tree
+
+HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
+
+
+class Segment(Protocol):
+    """A piece of module text that may be rewritten in place."""
+
+    text: str
+
+    @property
+    def tag(self) -> str: ...
+
+
+class UpstreamLike(Protocol):
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def tree(self) -> Tree: ...
+
+    @property
+    def module(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """How the upstream module makes a name available."""
+
+    #: The import statement binding just this name.
+    statement: str
+    #: Only under ``if TYPE_CHECKING:``.
+    type_checking: bool
+
+
+def settle(
+    segments: Sequence[Segment], module: ModulePatches, upstream: UpstreamLike
+) -> list[Finding]:
+    """Fix the imports of the assembled segments in place; unresolvable names are findings."""
+    text = "".join(s.text for s in segments)
+    found = issues(text, module.name)
+    undefined = sorted({i.name for i in found if i.kind == "undefined"})
+    table = upstream_bindings(upstream.tree, upstream.module)
+    resolved = {name: table[name] for name in undefined if name in table}
+    findings = [
+        Finding(
+            "unresolved-name",
+            Code.OP303,
+            module.name,
+            issue.line,
+            f"name {issue.name!r} is not defined here and {upstream.label} "
+            "does not define or import it",
+            issue.col,
+        )
+        for issue in found
+        if issue.kind == "undefined" and issue.name not in resolved
+    ]
+    orphaned = {i.name for i in found if i.kind == "unused-import"} - set(module.unused_imports)
+    if orphaned:
+        _drop_imports(segments, orphaned)
+    if resolved:
+        _add_imports(segments, resolved, text)
+    return findings
+
+
+def upstream_bindings(tree: Tree, module: str) -> dict[str, Binding]:
+    """Every module-level name of the upstream module and how to get it."""
+    runtime: dict[str, Binding] = {}
+    checking: dict[str, Binding] = {}
+    for stmt, guarded in _module_level(tree.body, False):
+        target = checking if guarded else runtime
+        if stmt.kind in ("Import", "ImportFrom"):
+            for name, statement in _import_statements(stmt.key, module):
+                target.setdefault(name, Binding(statement, guarded))
+        elif not guarded:
+            for name in _defined(stmt):
+                runtime.setdefault(name, Binding(f"from {module} import {name}", False))
+    return {**checking, **runtime}
+
+
+def _module_level(suite: Suite, guarded: bool) -> Iterator[tuple[Stmt, bool]]:
+    """Module-level statements, looking inside module-level ``if`` / ``try`` but not defs."""
+    for stmt in suite.stmts:
+        yield stmt, guarded
+        if stmt.kind in ("If", "Try", "TryStar"):
+            for n, clause in enumerate(stmt.clauses):
+                inner = guarded or (
+                    n == 0 and stmt.key in ("if TYPE_CHECKING:", "if typing.TYPE_CHECKING:")
+                )
+                yield from _module_level(clause, inner)
+
+
+def _import_statements(key: str, module: str) -> Iterator[tuple[str, str]]:
+    node = ast.parse(key).body[0]
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            name = alias.asname or alias.name.split(".")[0]
+            yield name, f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
+    elif isinstance(node, ast.ImportFrom):
+        source = _absolute(node, module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            name = alias.asname or alias.name
+            yield (
+                name,
+                f"from {source} import {alias.name}"
+                + (f" as {alias.asname}" if alias.asname else ""),
+            )
+
+
+def _absolute(node: ast.ImportFrom, module: str) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module.split(".")[: -node.level]
+    return ".".join([*package, *([node.module] if node.module else [])])
+
+
+def _defined(stmt: Stmt) -> Iterator[str]:
+    if stmt.name:
+        yield stmt.name
+        return
+    if stmt.kind in ("Assign", "AnnAssign"):
+        node = ast.parse(stmt.key).body[0]
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name):
+                    yield sub.id
+
+
+def _add_imports(segments: Sequence[Segment], resolved: dict[str, Binding], text: str) -> None:
+    runtime = sorted({b.statement for b in resolved.values() if not b.type_checking})
+    checking = sorted({b.statement for b in resolved.values() if b.type_checking})
+    block = HEADER + "".join(line + "\n" for line in runtime)
+    if checking:
+        if "TYPE_CHECKING" not in _top_level_names(text):
+            block += "from typing import TYPE_CHECKING\n"
+        block += "\nif TYPE_CHECKING:\n" + "".join(f"    {line}\n" for line in checking)
+    for segment in segments:
+        split = _after_last_import(segment.text) if segment.tag != "header" else None
+        if split is not None:
+            head, tail = segment.text[:split], segment.text[split:]
+            segment.text = head + "\n" + block + tail
+            return
+    header = segments[0]
+    header.text = header.text + block + "\n"
+
+
+def _top_level_names(text: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return names
+
+
+def _after_last_import(text: str) -> int | None:
+    """Offset just after the last top-level import of a module-level code chunk."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    last = None
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            last = node.end_lineno
+    if last is None:
+        return None
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[:last])
+
+
+def _drop_imports(segments: Sequence[Segment], names: set[str]) -> None:
+    for segment in segments:
+        if segment.tag == "header" or not _binds_any(segment.text, names):
+            continue
+        segment.text = cst.parse_module(segment.text).visit(_DropNames(names)).code
+
+
+def _binds_any(text: str, names: set[str]) -> bool:
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return False
+    return any(_import_binds(node) & names for node in body)
+
+
+def _import_binds(node: ast.stmt) -> set[str]:
+    """Names a top-level import statement binds (nothing for other statements)."""
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {a.asname or a.name for a in node.names}
+    return set()
+
+
+class _DropNames(cst.CSTTransformer):
+    """Remove top-level import aliases that bind one of ``names``."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def leave_Import(
+        self, original: cst.Import, updated: cst.Import
+    ) -> cst.Import | cst.RemovalSentinel:
+        kept = [a for a in updated.names if _alias_binding(a, dotted_root=True) not in self.names]
+        if len(kept) == len(updated.names):
+            return updated
+        if not kept:
+            return cst.RemoveFromParent()
+        return updated.with_changes(names=_without_last_comma(kept))
+
+    def leave_ImportFrom(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.RemovalSentinel:
+        if isinstance(updated.names, cst.ImportStar):
+            return updated
+        kept = [a for a in updated.names if _alias_binding(a, dotted_root=False) not in self.names]
+        if len(kept) == len(updated.names):
+            return updated
+        if not kept:
+            return cst.RemoveFromParent()
+        # A trailing comma is fine inside parentheses, a syntax error without them.
+        return updated.with_changes(names=kept if updated.lpar else _without_last_comma(kept))
+
+
+def _alias_binding(alias: cst.ImportAlias, dotted_root: bool) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    name = cst.Module(body=[]).code_for_node(alias.name)
+    return name.split(".")[0] if dotted_root else name
+
+
+def _without_last_comma(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    return [*aliases[:-1], aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]

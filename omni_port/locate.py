@@ -1,0 +1,337 @@
+"""Find where a block belongs in a new upstream method: score every place, keep a clear winner.
+
+A place (slot) is a position in one body of the new method: before statement ``index``
+(``index == len(body)`` is its end), optionally replacing ``span`` statements from there.
+Each slot is scored on the block's anchor: the enclosing path, the nearest surviving
+upstream neighbours before and after, the replaced statements, and the edge position.
+The best slot wins only with a clear margin over the runner-up; a near tie between two
+slots of one body with new upstream code between them is decided by data flow, and
+otherwise stays a conflict. Nothing here guesses: every doubt is a conflict with its
+candidates.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from omni_port.diff import similarity
+from omni_port.model import Anchor, Block, BlockKind, Edge
+from omni_port.syntax import Stmt, Suite, walk
+
+#: Least score of an accepted place.
+ACCEPT = 0.65
+#: Least lead of the best place over the runner-up.
+MARGIN = 0.08
+#: Least similarity for two statements to count as the same statement changed.
+FUZZY = 0.6
+#: Least similarity for two headers on a path to count as the same compound statement.
+PATH_FUZZY = 0.75
+#: Weight of the n-th nearest old neighbour when nearer ones vanished upstream.
+DECAY = 0.8
+#: Total lead, over all kinds of evidence, of a place that is nowhere worse than another.
+DOMINANCE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A place in the new method."""
+
+    suite: Suite
+    path: tuple[str, ...]
+    index: int
+    #: Statements replaced from ``index`` on (0 for an insertion).
+    span: int = 0
+
+    def key(self) -> tuple[int, int, int]:
+        return (id(self.suite), self.index, self.span)
+
+    def line(self) -> int:
+        """First line of the statement the slot is before (line after the body at its end)."""
+        if self.index < len(self.suite.stmts):
+            return self.suite.stmts[self.index].start
+        return self.suite.stmts[-1].full_end + 1 if self.suite.stmts else 0
+
+    def text(self) -> str:
+        """The upstream statement at the slot, for reports."""
+        if self.index < len(self.suite.stmts):
+            return self.suite.stmts[self.index].key
+        return "<end of " + (self.path[-1] if self.path else "method") + ">"
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    slot: Slot
+    score: float
+    #: Similarity of the replaced statements found at the slot (1.0 for insertions).
+    replaced: float
+    #: The evidence behind ``score``: (replaced, path, previous, next).
+    parts: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+
+    def dominates(self, other: Scored) -> bool:
+        """At least as good on every kind of evidence, and clearly better on some."""
+        pairs = list(zip(self.parts, other.parts, strict=True))
+        return all(a >= b for a, b in pairs) and sum(a - b for a, b in pairs) >= DOMINANCE
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Where a block goes, or why it is a conflict."""
+
+    block: Block
+    #: The chosen slot; for a conflict, the best candidate (None when there is none).
+    slot: Slot | None
+    score: float
+    conflict: bool
+    #: Best candidates, best first.
+    candidates: tuple[Scored, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """Every body of the new method with its path, and every statement's location."""
+
+    suites: tuple[tuple[tuple[str, ...], Suite], ...]
+    #: key -> [(suite position in ``suites``, statement index)]
+    by_key: dict[str, list[tuple[int, int]]]
+
+
+def _index(method: Stmt) -> _Index:
+    suites = tuple((path, suite) for clause in method.clauses[:1] for path, suite in walk(clause))
+    by_key: dict[str, list[tuple[int, int]]] = {}
+    for position, (_, suite) in enumerate(suites):
+        for i, stmt in enumerate(suite.stmts):
+            by_key.setdefault(stmt.key, []).append((position, i))
+    return _Index(suites, by_key)
+
+
+def decide(method: Stmt, blocks: Sequence[Block]) -> list[Decision]:
+    """A decision for every block of one copied member, in block order."""
+    index = _index(method)
+    decisions = [_decide(index, block) for block in blocks]
+    return _resolve_overlaps(decisions)
+
+
+def _decide(index: _Index, block: Block) -> Decision:
+    resolved = _resolution(index, block)
+    if resolved is not None:
+        return Decision(block, resolved, 1.0, False, (Scored(resolved, 1.0, 1.0),), "resolved")
+    scored = sorted(_score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
+    top = tuple(_distinct(scored))[:3]
+    if not top:
+        return Decision(
+            block, None, 0.0, True, (), "no place in the new method resembles the anchor"
+        )
+    best = top[0]
+    if best.score < ACCEPT:
+        return Decision(
+            block, best.slot, best.score, True, top, f"best place scores {best.score:.2f}"
+        )
+    if block.anchor.replaced and best.replaced < 1.0:
+        reason = "the statements it replaced changed upstream"
+        return Decision(block, best.slot, best.score, True, top, reason)
+    if len(top) > 1 and best.score - top[1].score < MARGIN and not best.dominates(top[1]):
+        return _tie(block, top)
+    return Decision(block, best.slot, best.score, False, top)
+
+
+def _distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
+    seen: set[tuple[int, int, int]] = set()
+    for item in scored:
+        if item.slot.key() not in seen:
+            seen.add(item.slot.key())
+            yield item
+
+
+def _tie(block: Block, top: tuple[Scored, ...]) -> Decision:
+    """Two places score alike: let data flow between the block and the code between them decide."""
+    first, second = sorted(top[:2], key=lambda s: s.slot.index)
+    if first.slot.suite is second.slot.suite and first.slot.span == second.slot.span == 0:
+        between = first.slot.suite.stmts[first.slot.index : second.slot.index]
+        side = _data_flow_side(block, between)
+        if side is not None:
+            chosen = second if side == "after" else first
+            reason = f"upstream code between its old neighbours; data flow puts it {side} that code"
+            return Decision(block, chosen.slot, chosen.score, False, top, reason)
+    reason = (
+        f"ambiguous: places at upstream lines {top[0].slot.line()} and {top[1].slot.line()} "
+        f"score {top[0].score:.2f} and {top[1].score:.2f}"
+    )
+    return Decision(block, top[0].slot, top[0].score, True, top, reason)
+
+
+def _data_flow_side(block: Block, between: Sequence[Stmt]) -> str | None:
+    if not between:
+        return None
+    reads, writes = block_names(block.code)
+    between_reads = frozenset().union(*(s.reads for s in between))
+    between_writes = frozenset().union(*(s.writes for s in between))
+    after = bool(reads & between_writes)
+    before = bool(writes & between_reads)
+    if after and not before:
+        return "after"
+    if before and not after:
+        return "before"
+    return None
+
+
+def block_names(code: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Names a block's code reads and binds (``x``, ``self.x``)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return frozenset(), frozenset()
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            (reads if isinstance(node.ctx, ast.Load) else writes).add("self." + node.attr)
+    return frozenset(reads), frozenset(writes)
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def _score_all(index: _Index, block: Block) -> Iterator[Scored]:
+    anchor = block.anchor
+    span = len(anchor.replaced) if block.kind in (BlockKind.REPLACEMENT, BlockKind.DELETION) else 0
+    for slot in _candidate_slots(index, anchor, span):
+        yield _score(slot, anchor)
+
+
+def _candidate_slots(index: _Index, anchor: Anchor, span: int) -> Iterator[Slot]:
+    """Slots next to any statement resembling the anchor, plus body edges on the path."""
+    # The k-th old neighbour may have k vanished statements between it and the block.
+    for k, key in enumerate(anchor.before):
+        for position, i in _matches(index, key):
+            for offset in range(k + 1):
+                yield _slot(index, position, i + 1 + offset, span)
+    for k, key in enumerate(anchor.after):
+        for position, i in _matches(index, key):
+            for offset in range(k + 1):
+                yield _slot(index, position, i - span - offset, span)
+    if anchor.replaced:
+        for position, i in _matches(index, anchor.replaced[0]):
+            yield _slot(index, position, i, span)
+    if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
+        for position, (path, suite) in enumerate(index.suites):
+            if _path_score(anchor.path, path) >= FUZZY:
+                if anchor.edge in (Edge.FIRST, Edge.ONLY):
+                    yield _slot(index, position, 0, span)
+                if anchor.edge in (Edge.LAST, Edge.ONLY):
+                    yield _slot(index, position, len(suite.stmts) - span, span)
+
+
+def _slot(index: _Index, position: int, at: int, span: int) -> Slot:
+    path, suite = index.suites[position]
+    at = max(0, min(at, len(suite.stmts) - span))
+    return Slot(suite, path, at, span)
+
+
+def _matches(index: _Index, key: str) -> list[tuple[int, int]]:
+    """Exact occurrences of a statement, else its close relatives anywhere in the method."""
+    exact = index.by_key.get(key)
+    if exact:
+        return exact
+    return [
+        where
+        for other, places in index.by_key.items()
+        if similarity(key, other) >= FUZZY
+        for where in places
+    ]
+
+
+def _score(slot: Slot, anchor: Anchor) -> Scored:
+    stmts = slot.suite.stmts
+    prev = _side(anchor.before, stmts[: slot.index][::-1])
+    nxt = _side(anchor.after, stmts[slot.index + slot.span :])
+    path = _path_score(anchor.path, slot.path)
+    if anchor.replaced:
+        replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
+        score = 0.4 * replaced + 0.2 * path + 0.2 * prev + 0.2 * nxt
+    else:
+        replaced = 1.0
+        score = (path + prev + nxt) / 3
+    return Scored(slot, score, replaced, (replaced, path, prev, nxt))
+
+
+def _side(anchor_keys: Sequence[str], neighbours: Sequence[Stmt]) -> float:
+    """How well the nearest statements on one side match the anchor's old neighbours."""
+    if not anchor_keys:
+        return 1.0 if not neighbours else 0.0
+    if not neighbours:
+        return 0.0
+    nearest = neighbours[0].key
+    return max(similarity(key, nearest) * DECAY**k for k, key in enumerate(anchor_keys))
+
+
+def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+    if len(found) != len(replaced):
+        return 0.0
+    return sum(similarity(a, b.key) for a, b in zip(replaced, found, strict=True)) / len(replaced)
+
+
+def _path_score(old: Sequence[str], new: Sequence[str]) -> float:
+    """Alignment score of two paths of headers in [0, 1] (1.0 only when equal)."""
+    if tuple(old) == tuple(new):
+        return 1.0
+    if not old or not new:
+        return 0.0
+    rows, cols = len(old), len(new)
+    table = [[0.0] * (cols + 1) for _ in range(rows + 1)]
+    for i in range(1, rows + 1):
+        for j in range(1, cols + 1):
+            pair = similarity(old[i - 1], new[j - 1])
+            pair = pair if pair >= PATH_FUZZY else 0.0
+            table[i][j] = max(table[i - 1][j], table[i][j - 1], table[i - 1][j - 1] + pair)
+    return min(table[rows][cols] / max(rows, cols), 0.99)
+
+
+# --- resolutions and overlaps ---------------------------------------------------------------
+
+
+def _resolution(index: _Index, block: Block) -> Slot | None:
+    """The slot a recorded resolution names, if it still exists."""
+    resolution = block.anchor.resolution
+    if resolution is None:
+        return None
+    for path, suite in index.suites:
+        if path != resolution.path:
+            continue
+        if not resolution.after:
+            return Slot(suite, path, 0)
+        for i, stmt in enumerate(suite.stmts):
+            if stmt.key == resolution.after:
+                return Slot(suite, path, i + 1)
+    return None
+
+
+def _resolve_overlaps(decisions: list[Decision]) -> list[Decision]:
+    """Two blocks may not replace the same upstream statements: the weaker becomes a conflict."""
+    claimed: dict[tuple[int, int], Decision] = {}
+    result = list(decisions)
+    order = sorted(range(len(result)), key=lambda i: -result[i].score)
+    for i in order:
+        decision = result[i]
+        if decision.conflict or decision.slot is None or not decision.slot.span:
+            continue
+        cells = [
+            (id(decision.slot.suite), decision.slot.index + k) for k in range(decision.slot.span)
+        ]
+        owner = next((claimed[c] for c in cells if c in claimed), None)
+        if owner is None:
+            claimed.update((c, decision) for c in cells)
+            continue
+        reason = f"the statements it replaced are already replaced by {owner.block.id}"
+        result[i] = Decision(
+            decision.block, decision.slot, decision.score, True, decision.candidates, reason
+        )
+    return result

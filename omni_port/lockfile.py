@@ -1,0 +1,89 @@
+"""The lock file of a generated tree: tool, input hashes, output hashes and every placement."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from omni_port.errors import BadInput
+from omni_port.model import Code, Placement
+from omni_port.report import placement_dict
+
+LOCK_NAME = "omni-port.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    """What a generated tree was made from; enough to tell, without parsing, that it is current."""
+
+    tool: str
+    upstream: str
+    upstream_sha256: str
+    patches_sha256: str
+    #: Output file name -> sha256 of its bytes.
+    outputs: Mapping[str, str]
+    #: The command that regenerates the tree.
+    command: str
+    placements: tuple[dict[str, object], ...] = ()
+
+
+def patches_digest(files: Mapping[str, str]) -> str:
+    """sha256 of a patch set's files (relative path and text), independent of file order."""
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode() + b"\0" + files[rel].encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def render(lock: Lock) -> str:
+    document = {
+        "tool": lock.tool,
+        "command": lock.command,
+        "inputs": {
+            "upstream": {"label": lock.upstream, "sha256": lock.upstream_sha256},
+            "patches": {"sha256": lock.patches_sha256},
+        },
+        "outputs": dict(sorted(lock.outputs.items())),
+        "placements": list(lock.placements),
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def make(
+    tool: str,
+    upstream: str,
+    upstream_sha256: str,
+    patches_sha256: str,
+    outputs: Mapping[str, str],
+    command: str,
+    placements: Sequence[Placement],
+) -> Lock:
+    rows = tuple(_row(p) for p in placements)
+    return Lock(tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows)
+
+
+def _row(placement: Placement) -> dict[str, object]:
+    row = placement_dict(placement)
+    row.pop("candidates")
+    row.pop("reason")
+    return row
+
+
+def parse(text: str, path: str) -> Lock:
+    """Read a lock file; BadInput (OP201) when it is not one."""
+    try:
+        data = json.loads(text)
+        inputs = data["inputs"]
+        return Lock(
+            tool=str(data["tool"]),
+            upstream=str(inputs["upstream"]["label"]),
+            upstream_sha256=str(inputs["upstream"]["sha256"]),
+            patches_sha256=str(inputs["patches"]["sha256"]),
+            outputs={str(k): str(v) for k, v in data["outputs"].items()},
+            command=str(data.get("command", "")),
+            placements=tuple(data.get("placements", ())),
+        )
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None

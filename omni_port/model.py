@@ -1,0 +1,312 @@
+"""Data that crosses pipeline stages: diagnostics, blocks, anchors, patches, placements."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Code(enum.StrEnum):
+    """Diagnostic codes. ``omni-port codes`` lists them with their descriptions."""
+
+    description: str
+
+    def __new__(cls, value: str, description: str) -> Code:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.description = description
+        return member
+
+    # Inputs
+    OP001 = ("OP001", "Input file cannot be read or is not valid UTF-8.")
+    OP002 = ("OP002", "Input file is not valid Python.")
+    OP003 = ("OP003", "Upstream source cannot be located or downloaded.")
+    OP004 = ("OP004", "Required class or method is missing from the input.")
+    OP005 = ("OP005", "Invalid configuration value or option.")
+    # Markers
+    OP101 = ("OP101", "Block marker opened but never closed.")
+    OP102 = ("OP102", "Block marker closes a block that was never opened.")
+    OP103 = ("OP103", "Opening and closing markers sit at different block levels.")
+    OP104 = ("OP104", "Marker comment splits a statement (inside an expression or clause).")
+    OP105 = ("OP105", "Marked blocks are nested.")
+    # Patches
+    OP201 = ("OP201", "Patch file is malformed.")
+    OP202 = ("OP202", "Patch index names a file that does not exist.")
+    OP203 = ("OP203", "Patch file name escapes the patches directory.")
+    OP204 = ("OP204", "Patch set is empty or missing its index.")
+    # Sync
+    OP301 = ("OP301", "Block conflict: no certain place for it in the new upstream.")
+    OP302 = ("OP302", "A copied upstream method no longer exists upstream.")
+    OP303 = ("OP303", "A free name of the generated module cannot be resolved.")
+    OP304 = ("OP304", "Generated output would change (--check).")
+    OP305 = ("OP305", "Generated module does not compile.")
+    # Notes
+    OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
+
+
+class Severity(enum.StrEnum):
+    """How much a finding matters to the exit code."""
+
+    ERROR = "error"
+    """Counts as a finding: exit 1."""
+    NOTE = "note"
+    """Shown, never changes the exit code."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One diagnostic, printed as ``path:line:col: CODE message``."""
+
+    #: Finding kind name used in JSON reports (``malformed-marker``, ``conflict``, ...).
+    kind: str
+    #: Diagnostic code.
+    code: Code
+    #: Path of the file the finding is about, as given by the user.
+    path: str
+    #: 1-based line (0 when the finding is about the whole file).
+    line: int
+    #: Human-readable explanation; a second location goes here.
+    message: str
+    #: 1-based column.
+    col: int = 1
+    #: Whether the finding affects the exit code.
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.code.value} {self.message}"
+
+
+class Edge(enum.StrEnum):
+    """Where a block sat among the upstream statements of its body."""
+
+    NONE = "none"
+    """Upstream statements before and after it."""
+    FIRST = "first"
+    """No upstream statement before it in its body."""
+    LAST = "last"
+    """No upstream statement after it in its body."""
+    ONLY = "only"
+    """No upstream statement in its body at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """A maintainer's recorded answer to a conflict (replayed like git rerere)."""
+
+    #: Normalized statement the block goes after ("" = first in its body).
+    after: str
+    #: Path of the body the block goes into.
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where a block sits relative to the upstream code around it.
+
+    Every statement is a normalized key (see ``syntax.normalize``): comments, quotes and
+    wrapping do not matter. Only upstream statements are used as anchors.
+    """
+
+    #: Headers of the enclosing compound statements, outermost first; a clause other
+    #: than the main body adds its own header (``else:``, ``except E:``).
+    path: tuple[str, ...] = ()
+    #: Upstream statements before the block in its body, nearest first.
+    before: tuple[str, ...] = ()
+    #: Upstream statements after the block in its body, nearest first.
+    after: tuple[str, ...] = ()
+    #: Upstream statements the block replaced, in order (empty for an insertion).
+    replaced: tuple[str, ...] = ()
+    #: First / last position in its body.
+    edge: Edge = Edge.NONE
+    #: A recorded conflict resolution, if any.
+    resolution: Resolution | None = None
+
+
+class BlockKind(enum.StrEnum):
+    """What a statement-level edit of a copied method does to the upstream code."""
+
+    INSERTION = "insertion"
+    """Adds omni statements between upstream statements."""
+    REPLACEMENT = "replacement"
+    """Replaces upstream statements with omni statements."""
+    DELETION = "deletion"
+    """Removes upstream statements (implicit edits only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a piece came from in its source file."""
+
+    #: Source path as given to extract.
+    path: str
+    #: First line (1-based) of the piece in the source.
+    start: int
+    #: Last line of the piece in the source.
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.start}-{self.end}"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Omni-owned code carried verbatim: module code, owned members, marked regions."""
+
+    #: Stable identifier, also the patch file stem.
+    id: str
+    #: Enclosing class name, or "" at module level.
+    owner: str
+    #: Member name for a def or class, "" for other statements.
+    name: str
+    #: The code, dedented to column 0, with its leading comments and blank lines.
+    code: str
+    #: Where the code came from.
+    origin: Origin
+    #: True when the chunk is exactly one ``Omni-new`` marked region.
+    marked: bool = False
+    #: Maintainer-facing title (used by the catalog).
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassHeader:
+    """The ``class X(...):`` line of a runner class; its members follow in the index."""
+
+    id: str
+    #: Class name.
+    name: str
+    #: Leading comments, decorators and the header line, dedented.
+    code: str
+    #: Indentation of the class body in the source.
+    body_indent: str
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A member that is a copy of an upstream definition, regenerated at every sync."""
+
+    id: str
+    #: Enclosing class in the omni module ("" for a module-level copy).
+    owner: str
+    #: Member name in the omni module.
+    name: str
+    #: Upstream class that holds the original ("" for module level).
+    upstream_owner: str
+    #: Name of the original upstream definition.
+    upstream_name: str
+    #: Comments and blank lines above the definition in the omni source.
+    leading: str
+    origin: Origin
+    #: Share of the omni code matched in the base (None when no base was given).
+    similarity: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A statement-level omni edit inside a copied member."""
+
+    id: str
+    #: Enclosing class ("" for a module-level copied class).
+    owner: str
+    #: Copied member the block lives in.
+    member: str
+    kind: BlockKind
+    #: True for an ``Omni-new`` region, False for an implicit (unmarked) edit.
+    marked: bool
+    #: The block's own code, byte-exact but dedented; markers included.
+    code: str
+    anchor: Anchor
+    origin: Origin
+    title: str = ""
+
+
+Piece = Chunk | ClassHeader | Copy | Block
+
+
+@dataclass(frozen=True, slots=True)
+class ModulePatches:
+    """Everything needed to rebuild one runner module from an upstream version."""
+
+    #: Module file name, e.g. ``npu_ar_model_runner.py``.
+    name: str
+    #: Source path the pieces were extracted from.
+    source: str
+    #: sha256 of the source bytes.
+    source_sha256: str
+    #: Upstream the source was compared with (``vllm-ascend==0.18.0`` or a path), or "".
+    base: str
+    #: sha256 of the base file, or "".
+    base_sha256: str
+    #: Module pieces in output order.
+    pieces: tuple[Piece, ...]
+    #: Line ending of the source ("\n" or "\r\n").
+    newline: str = "\n"
+    #: Imports the source itself left unused (kept even when unused in the output).
+    unused_imports: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PatchSet:
+    """All modules of one extraction, in a stable order."""
+
+    modules: tuple[ModulePatches, ...]
+
+
+class Status(enum.StrEnum):
+    """Outcome of one piece in a sync."""
+
+    PLACED = "placed"
+    """Placed at a certain anchor."""
+    CONFLICT = "conflict"
+    """No certain place: reported with candidates, left commented out in the output."""
+    CARRIED = "carried"
+    """Omni-owned code copied verbatim."""
+    EXTRACTED = "extracted"
+    """Found by extract (no placement yet)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One possible place of a block in the new upstream."""
+
+    #: Line in the upstream file before which the block would go.
+    line: int
+    #: Score in [0, 1].
+    score: float
+    #: The upstream statement at that place (normalized), for the report.
+    text: str
+    #: Path of the body the candidate is in.
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a block ended up in a generated module."""
+
+    block_id: str
+    module: str
+    owner: str
+    member: str
+    kind: str
+    marked: bool
+    status: Status
+    #: Score of the chosen place (1.0 for carried code).
+    confidence: float
+    #: Output line range (1-based, inclusive); the conflict region for a conflict.
+    start: int = 0
+    end: int = 0
+    #: Best candidate places, best first (conflicts list at least one when any exists).
+    candidates: tuple[Candidate, ...] = ()
+    #: Why a conflict is a conflict.
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a command tells the user and writes to ``--json``."""
+
+    placements: tuple[Placement, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    #: Counters for the one-line summary, e.g. {"placed": 12}.
+    counts: tuple[tuple[str, int], ...] = field(default=())

@@ -1,0 +1,441 @@
+"""Statement trees: libcst for structure and comments, the CPython parser for positions and keys.
+
+Both parsers read the same text and agree on its statements, so one walk pairs each libcst
+statement with its ``ast`` node(s). libcst says which comment lines belong to which body
+(a statement's leading lines, a body's footer); ``ast`` gives exact line numbers and the
+normalized key of every statement (``ast.unparse``: comments, quotes, wrapping and
+formatter style vanish).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import io
+import tokenize
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import libcst as cst
+
+from omni_port.errors import BadInput
+from omni_port.model import Code
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A full-line comment at statement level."""
+
+    line: int
+    col: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """One statement with its position and normalized key."""
+
+    #: Normalized statement, or normalized header for a compound statement.
+    key: str
+    #: ``ast`` class name ("Assign", "If", "FunctionDef", ...).
+    kind: str
+    #: Name of a def or class, "" otherwise.
+    name: str
+    #: First line of the comments and blank lines that belong to this statement.
+    lead: int
+    #: First line of the statement (its first decorator for a def).
+    start: int
+    #: Last line of the statement's code.
+    end: int
+    #: Last line including the trailing comments of nested bodies.
+    full_end: int
+    #: Statement-level comments among its leading lines.
+    leading: tuple[Comment, ...]
+    #: Bodies of a compound statement: main body first, then other clauses.
+    clauses: tuple[Suite, ...]
+    #: Names the statement reads (``x``, ``self.x``).
+    reads: frozenset[str]
+    #: Names the statement binds (``x``, ``self.x``).
+    writes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """A body: the statements of a module, class, function or clause."""
+
+    #: "" for the main body of its statement; the clause header otherwise ("else:").
+    label: str
+    #: Indentation of its statements; None for a body on the header line (``if x: y``).
+    indent: str | None
+    stmts: tuple[Stmt, ...]
+    #: Statement-level comments after the last statement.
+    footer: tuple[Comment, ...]
+    #: Last line of the body, footer included.
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """A parsed file: its lines and its module body."""
+
+    path: str
+    #: Lines without their "\\n"; line n is ``lines[n - 1]``.
+    lines: tuple[str, ...]
+    body: Suite
+
+    def text(self, start: int, end: int) -> str:
+        """Lines ``start..end`` (inclusive) joined, each ending with "\\n"."""
+        return "".join(line + "\n" for line in self.lines[start - 1 : end])
+
+
+def parse(text: str, path: str) -> Tree:
+    """Parse Python text into a statement tree.
+
+    Raises BadInput (OP002) with the offending line echoed and a caret under it.
+    """
+    module_ast = _parse_ast(text, path)
+    try:
+        module_cst = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise _syntax_error(path, text, exc.raw_line, exc.raw_column + 1, exc.message) from None
+    lines = tuple(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
+    builder = _Builder(lines)
+    header = builder.comments(module_cst.header, 1)
+    body = builder.suite("", module_cst.body, module_ast.body, module_cst.footer, len(header) + 1)
+    if header:
+        body = _with_module_header(body, header)
+    return Tree(path, lines, body)
+
+
+def _parse_ast(text: str, path: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        raise _syntax_error(path, text, line, col, exc.msg) from None
+    except ValueError as exc:  # null bytes
+        raise BadInput.at(Code.OP002, path, 1, f"syntax error: {exc}") from None
+
+
+def _syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
+    lines = text.split("\n")
+    source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+    caret = " " * max(col - 1, 0) + "^"
+    return BadInput.at(
+        Code.OP002, path, line, f"syntax error: {message}\n    {source_line}\n    {caret}", col
+    )
+
+
+def _with_module_header(body: Suite, header: tuple[Comment, ...]) -> Suite:
+    """Module header comments are leading comments of the first statement."""
+    if not body.stmts:
+        return Suite(body.label, body.indent, body.stmts, header + body.footer, body.end)
+    first = body.stmts[0]
+    first = Stmt(
+        first.key,
+        first.kind,
+        first.name,
+        1,
+        first.start,
+        first.end,
+        first.full_end,
+        header + first.leading,
+        first.clauses,
+        first.reads,
+        first.writes,
+    )
+    return Suite(body.label, body.indent, (first, *body.stmts[1:]), body.footer, body.end)
+
+
+class _Builder:
+    """Walks libcst and ast statements side by side."""
+
+    def __init__(self, lines: tuple[str, ...]) -> None:
+        self.lines = lines
+
+    def comments(
+        self, empty_lines: Sequence[cst.EmptyLine], first_line: int
+    ) -> tuple[Comment, ...]:
+        found = []
+        for offset, empty in enumerate(empty_lines):
+            if empty.comment is not None:
+                line = first_line + offset
+                text = self.lines[line - 1]
+                found.append(Comment(line, text.index("#") + 1, empty.comment.value))
+        return tuple(found)
+
+    def suite(
+        self,
+        label: str,
+        cst_stmts: Sequence[cst.BaseStatement],
+        ast_stmts: list[ast.stmt],
+        footer: Sequence[cst.EmptyLine],
+        first_line: int,
+    ) -> Suite:
+        stmts: list[Stmt] = []
+        pending = list(ast_stmts)
+        for node in cst_stmts:
+            count = len(node.body) if isinstance(node, cst.SimpleStatementLine) else 1
+            consumed, pending = pending[:count], pending[count:]
+            stmts.append(self.stmt(node, consumed))
+        last = stmts[-1].full_end if stmts else first_line - 1
+        footer_comments = self.comments(footer, last + 1)
+        indent = _indent(self.lines[stmts[0].start - 1]) if stmts else ""
+        return Suite(label, indent, tuple(stmts), footer_comments, last + len(footer))
+
+    def stmt(self, node: cst.BaseStatement, nodes: list[ast.stmt]) -> Stmt:
+        first = nodes[0]
+        start = _first_line(first)
+        leading_lines = node.leading_lines if hasattr(node, "leading_lines") else ()
+        lead = start - len(leading_lines)
+        leading = self.comments(leading_lines, lead)
+        end = max(n.end_lineno or n.lineno for n in nodes)
+        reads, writes = _names(nodes)
+        if isinstance(node, cst.SimpleStatementLine):
+            key = "; ".join(simple_key(n) for n in nodes)
+            return Stmt(
+                key, type(first).__name__, "", lead, start, end, end, leading, (), reads, writes
+            )
+        clauses = tuple(self.clauses(node, first))
+        full_end = max([end, *(c.end for c in clauses)])
+        name = getattr(first, "name", "") if isinstance(first, _NAMED) else ""
+        return Stmt(
+            header_key(first),
+            type(first).__name__,
+            name,
+            lead,
+            start,
+            end,
+            full_end,
+            leading,
+            clauses,
+            reads,
+            writes,
+        )
+
+    def clauses(self, node: cst.BaseStatement, tree: ast.stmt) -> Iterator[Suite]:
+        # Every compound statement has a main body in both trees.
+        main_body: cst.BaseSuite = cast(Any, node).body
+        yield self.body("", main_body, cast(Any, tree).body)
+        if isinstance(node, cst.If):
+            yield from self._else_chain(
+                node.orelse, tree.orelse if isinstance(tree, ast.If) else []
+            )
+        elif isinstance(node, cst.Try | cst.TryStar) and isinstance(tree, ast.Try | ast.TryStar):
+            handlers: Sequence[Any] = node.handlers
+            for handler, handler_ast in zip(handlers, tree.handlers, strict=True):
+                yield self.body(header_key(handler_ast), handler.body, handler_ast.body)
+            if node.orelse is not None:
+                yield self.body("else:", node.orelse.body, tree.orelse)
+            if node.finalbody is not None:
+                yield self.body("finally:", node.finalbody.body, tree.finalbody)
+        elif isinstance(node, cst.For | cst.While) and node.orelse is not None:
+            yield self.body("else:", node.orelse.body, cast(Any, tree).orelse)
+        elif isinstance(node, cst.Match) and isinstance(tree, ast.Match):
+            for case, case_ast in zip(node.cases, tree.cases, strict=True):
+                yield self.body(_case_key(case_ast), case.body, case_ast.body)
+
+    def _else_chain(
+        self, orelse: cst.If | cst.Else | None, tree: list[ast.stmt]
+    ) -> Iterator[Suite]:
+        while orelse is not None:
+            if isinstance(orelse, cst.Else):
+                yield self.body("else:", orelse.body, tree)
+                return
+            elif_ast = tree[0]
+            assert isinstance(elif_ast, ast.If)
+            yield self.body("el" + header_key(elif_ast), orelse.body, elif_ast.body)
+            orelse, tree = orelse.orelse, elif_ast.orelse
+
+    def body(self, label: str, block: cst.BaseSuite, tree: list[ast.stmt]) -> Suite:
+        if isinstance(block, cst.IndentedBlock):
+            first_line = _first_line(tree[0]) if tree else 0
+            first_lead = first_line - len(getattr(block.body[0], "leading_lines", ()))
+            return self.suite(label, block.body, tree, block.footer, first_lead)
+        stmts = tuple(self.inline(tree))
+        return Suite(label, None, stmts, (), stmts[-1].full_end if stmts else 0)
+
+    def inline(self, tree: list[ast.stmt]) -> Iterator[Stmt]:
+        for node in tree:
+            line = node.lineno
+            reads, writes = _names([node])
+            yield Stmt(
+                simple_key(node),
+                type(node).__name__,
+                "",
+                line,
+                line,
+                line,
+                line,
+                (),
+                (),
+                reads,
+                writes,
+            )
+
+
+_NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BODY_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def simple_key(node: ast.stmt) -> str:
+    """Normalized text of a simple statement; a quoted annotation counts as unquoted."""
+    if isinstance(node, ast.AnnAssign):
+        node = copy.copy(node)
+        node.annotation = _unquote(node.annotation)
+    return ast.unparse(node)
+
+
+def header_key(node: ast.AST) -> str:
+    """Normalized header of a compound statement, e.g. ``with foo('x'):``."""
+    shallow = copy.copy(node)
+    for field in _BODY_FIELDS:
+        if hasattr(shallow, field):
+            setattr(shallow, field, [])
+    if isinstance(shallow, ast.FunctionDef | ast.AsyncFunctionDef):
+        shallow.args = _unquote_arguments(shallow.args)
+        shallow.returns = _unquote(shallow.returns) if shallow.returns else None
+    return " ".join(ast.unparse(shallow).split("\n"))
+
+
+class _Unquote(ast.NodeTransformer):
+    """Forward references written as strings become the expressions they name."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            try:
+                return ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return node
+        return node
+
+
+_A = TypeVar("_A", bound=ast.AST)
+
+
+def _unquote_arguments(arguments: ast.arguments) -> ast.arguments:
+    """Arguments with unquoted annotations (defaults stay as they are: they are values)."""
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    if not any(a.annotation is not None for a in every):
+        return arguments
+    arguments = copy.deepcopy(arguments)
+    for arg in [
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        *(a for a in (arguments.vararg, arguments.kwarg) if a is not None),
+    ]:
+        if arg.annotation is not None:
+            arg.annotation = _unquote(arg.annotation)
+    return arguments
+
+
+def _unquote(node: _A) -> _A:
+    if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node)):
+        return node
+    result: _A = _Unquote().visit(copy.deepcopy(node))
+    return result
+
+
+def _case_key(case: ast.match_case) -> str:
+    guard = f" if {ast.unparse(case.guard)}" if case.guard is not None else ""
+    return f"case {ast.unparse(case.pattern)}{guard}:"
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _names(nodes: Sequence[ast.AST]) -> tuple[frozenset[str], frozenset[str]]:
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name):
+                (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                (reads if isinstance(node.ctx, ast.Load) else writes).add("self." + node.attr)
+    return frozenset(reads), frozenset(writes)
+
+
+def normalize(code: str) -> str:
+    """Normalized key of one simple statement given as code (any indentation)."""
+    tree = ast.parse(dedent_code(code))
+    return "; ".join(ast.unparse(n) for n in tree.body)
+
+
+def walk(suite: Suite, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Suite]]:
+    """Every body under ``suite`` (itself included) with its path of headers."""
+    yield path, suite
+    for stmt in suite.stmts:
+        for clause in stmt.clauses:
+            inner = (*path, stmt.key) + ((clause.label,) if clause.label else ())
+            yield from walk(clause, inner)
+
+
+def find_def(suite: Suite, name: str) -> Stmt | None:
+    """The def or class called ``name`` directly in ``suite`` (the last one wins, as in Python)."""
+    found = None
+    for stmt in suite.stmts:
+        if stmt.name == name:
+            found = stmt
+    return found
+
+
+def dedent_code(code: str) -> str:
+    """Remove the first line's indentation from every line that has it."""
+    lines = code.split("\n")
+    first = next((line for line in lines if line.strip()), "")
+    prefix = _indent(first)
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in lines)
+
+
+def string_interior_lines(code: str) -> frozenset[int]:
+    """1-based lines of ``code`` that continue a multi-line string (their text is data)."""
+    interior: set[int] = set()
+    opened: list[int] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            kind = tokenize.tok_name[token.type]
+            if kind == "FSTRING_START":
+                opened.append(token.start[0])
+            elif kind == "FSTRING_END" and opened:
+                interior.update(range(opened.pop() + 1, token.end[0] + 1))
+            elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                interior.update(range(token.start[0] + 1, token.end[0] + 1))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return frozenset(interior)
+
+
+def reindent(code: str, old: str, new: str) -> str:
+    """Swap the indentation prefix ``old`` for ``new`` on every line of ``code``.
+
+    Lines inside multi-line strings are data and stay as they are; blank lines stay blank.
+    """
+    if old == new:
+        return code
+    interior = string_interior_lines(code)
+    out = []
+    for number, line in enumerate(code.split("\n"), start=1):
+        if number in interior:
+            out.append(line)
+        elif not line.strip():
+            out.append("")
+        elif line.startswith(old):
+            out.append(new + line[len(old) :])
+        else:
+            out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,6 @@
+def f(a, b):
+    state = State(
+        a,
+        b,  # Omni-new
+    )
+    return state  # Omni-new: keep

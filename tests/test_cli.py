@@ -1,0 +1,187 @@
+"""The command line through click's CliRunner: every exit path of every command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from omni_port import cli as cli_module
+from omni_port.model import Code
+from tests.conftest import Cli, read_tree
+from tests.golden import DATA
+
+BASE = "upstream/v1/model_runner_v1.py"
+
+
+def test_extract_clean_exit_0_and_summary(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli.loud("extract", "omni", "--base", BASE, "--patches", tmp_path / "p")
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert "marked blocks" in result.stderr and "wrote" in result.stderr
+
+
+def test_extract_check_exit_1_when_patches_would_change(
+    cli: Cli, in_data: Path, tmp_path: Path
+) -> None:
+    result = cli("extract", "omni", "--patches", tmp_path / "p", "--check")
+    assert result.exit_code == 1
+    assert not (tmp_path / "p").exists()
+
+
+def test_extract_check_exit_0_when_current(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    assert cli("extract", "omni", "--patches", tmp_path / "p").exit_code == 0
+    assert cli("extract", "omni", "--patches", tmp_path / "p", "--check").exit_code == 0
+
+
+def test_extract_diff_prints_unified_diff(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli("extract", "omni", "--patches", tmp_path / "p", "--check", "--diff")
+    assert result.exit_code == 1
+    assert "+++ b/omni-port.index" in result.stdout
+
+
+def test_extract_malformed_exit_2_writes_nothing(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli("extract", "scan/unopened/input.py", "--patches", tmp_path / "p")
+    assert result.exit_code == 2
+    assert "scan/unopened/input.py:5:9: OP102" in result.stderr
+    assert not (tmp_path / "p").exists()
+
+
+def test_extract_one_bad_file_among_good_ones_writes_nothing(
+    cli: Cli, in_data: Path, tmp_path: Path
+) -> None:
+    result = cli("extract", "omni", "scan/unclosed/input.py", "--patches", tmp_path / "p")
+    assert result.exit_code == 2
+    assert "OP101" in result.stderr
+    assert not (tmp_path / "p").exists()
+
+
+def test_extract_lenient_reports_and_exits_1(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli("extract", "scan/odd_count/input.py", "--lenient", "--patches", tmp_path / "p")
+    assert result.exit_code == 1
+    assert "scan/odd_count/input.py:7:5: OP101" in result.stdout
+    assert (tmp_path / "p" / "omni-port.index").is_file()
+
+
+def test_extract_syntax_error_shows_caret(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "npu_model_runner.py"
+    bad.write_text("def f(:\n    pass\n")
+    result = cli("extract", bad, "--patches", tmp_path / "p")
+    assert result.exit_code == 2
+    assert "OP002" in result.stderr and "^" in result.stderr
+
+
+def test_extract_missing_source_exit_2(cli: Cli, tmp_path: Path) -> None:
+    result = cli("extract", tmp_path / "nowhere", "--patches", tmp_path / "p")
+    assert result.exit_code == 2
+    assert "OP003" in result.stderr
+
+
+def test_extract_json_report(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = cli("extract", "omni", "--base", BASE, "--patches", tmp_path / "p", "--json", report)
+    assert result.exit_code == 0
+    document = json.loads(report.read_text())
+    assert set(document) == {"blocks", "findings", "counts"}
+    kinds = {b["kind"] for b in document["blocks"]}
+    assert {"insertion", "replacement", "class-level", "contained"} <= kinds
+    first = document["blocks"][0]
+    assert {"id", "kind", "module", "class", "method", "status", "confidence", "lines"} <= set(
+        first
+    )
+
+
+def test_usage_error_exit_2(cli: Cli) -> None:
+    assert cli("extract", "--no-such-flag").exit_code == 2
+
+
+def test_internal_error_exit_123(
+    cli: Cli, in_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("synthetic failure")
+
+    monkeypatch.setattr(cli_module.extract, "extract_module", boom)
+    result = cli("extract", "omni", "--patches", tmp_path / "p")
+    assert result.exit_code == 123
+    assert "internal error" in result.stderr
+
+
+def test_bad_config_exit_2(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.omni-port]\nsourse = "x"\n')
+    result = cli.loud("--config", config, "codes")
+    assert result.exit_code == 2
+    assert "unknown key 'sourse'" in result.stderr
+
+
+def test_codes_lists_every_code(cli: Cli) -> None:
+    result = cli("codes")
+    assert result.exit_code == 0
+    assert [line.split()[0] for line in result.stdout.splitlines()] == [c.value for c in Code]
+
+
+def _synced(cli: Cli, tmp_path: Path, upstream: str = BASE) -> tuple[Path, Path]:
+    patches, out = tmp_path / "p", tmp_path / "g"
+    assert cli("extract", "omni", "--base", BASE, "--patches", patches).exit_code == 0
+    assert cli("sync", "--patches", patches, "--upstream", upstream, "--out", out).exit_code == 0
+    return patches, out
+
+
+def test_sync_second_run_is_a_noop(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    patches, out = _synced(cli, tmp_path)
+    before = read_tree(out)
+    result = cli.loud("sync", "--patches", patches, "--upstream", BASE, "--out", out)
+    assert result.exit_code == 0
+    assert "unchanged" in result.stderr
+    assert read_tree(out) == before
+
+
+def test_sync_check_exit_1_after_hand_edit(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    patches, out = _synced(cli, tmp_path)
+    target = out / "npu_model_runner.py"
+    target.write_text(target.read_text() + "# edited by hand\n")
+    result = cli(
+        "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--check", "--diff"
+    )
+    assert result.exit_code == 1
+    assert "-# edited by hand" in result.stdout
+    assert target.read_text().endswith("# edited by hand\n")
+
+
+def test_sync_missing_patches_exit_2(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli(
+        "sync", "--patches", tmp_path / "none", "--upstream", BASE, "--out", tmp_path / "g"
+    )
+    assert result.exit_code == 2
+    assert "OP204" in result.stderr
+
+
+def test_sync_json_lists_placements(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    patches, out = _synced(cli, tmp_path)
+    report = tmp_path / "sync.json"
+    assert (
+        cli(
+            "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--json", report
+        ).exit_code
+        == 0
+    )
+    blocks = json.loads(report.read_text())["blocks"]
+    assert blocks and all(b["status"] in ("placed", "carried") for b in blocks)
+    placed = [b for b in blocks if b["status"] == "placed"]
+    assert all(b["lines"][0] >= 1 for b in placed if b["kind"] != "deletion")
+
+
+def test_sync_never_touches_files_it_does_not_own(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "g"
+    out.mkdir()
+    (out / "__init__.py").write_text("# ours\n")
+    (out / "README.md").write_text("readme\n")
+    _synced(cli, tmp_path)
+    assert (out / "__init__.py").read_text() == "# ours\n"
+    assert (out / "README.md").read_text() == "readme\n"
+
+
+def test_data_dir_untouched_by_cli_tests() -> None:
+    assert not (DATA / "patches").exists()

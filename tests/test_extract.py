@@ -1,0 +1,121 @@
+"""extract: golden patch sets from the synthetic runners, with and without a base."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from omni_port import extract
+from omni_port.model import Block, BlockKind, Chunk, Copy, Edge
+from omni_port.patchfile import render_patch_set
+from omni_port.store import read_patch_set
+from omni_port.syntax import parse
+from omni_port.textio import read_source
+from tests.conftest import Cli, read_tree
+from tests.golden import DATA, cases, check_tree
+
+
+def _args(case: str) -> list[str]:
+    return (DATA / "extract" / case / "args").read_text().split()
+
+
+@pytest.mark.parametrize("case", cases("extract"))
+def test_extract_golden(case: str, cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "patches"
+    result = cli("extract", *_args(case), "--patches", out)
+    assert result.exit_code == 0, result.output
+    check_tree(DATA / "extract" / case / "expected", read_tree(out))
+
+    again = cli.loud("extract", *_args(case), "--patches", out)
+    assert again.exit_code == 0
+    assert "patches unchanged" in again.stderr
+
+    patch_set = read_patch_set(out)
+    rendered = render_patch_set(patch_set, "omni-port 0.1.0")
+    assert rendered == read_tree(out)
+
+
+def _base() -> extract.Base:
+    source = read_source(DATA / "upstream/v1/model_runner_v1.py")
+    return extract.Base("v1", source.sha256, parse(source.text, source.path))
+
+
+def _pieces(name: str, base: extract.Base | None = None, **options: object) -> list[object]:
+    source = read_source(DATA / "omni" / name)
+    opts = replace(extract.ExtractOptions(), **options)  # type: ignore[arg-type]
+    return list(extract.extract_module(source, name, base, opts).module.pieces)
+
+
+def _block(pieces: list[object], ident_suffix: str) -> Block:
+    found = [p for p in pieces if isinstance(p, Block) and p.id.endswith(ident_suffix)]
+    assert len(found) == 1, [getattr(p, "id", "") for p in pieces]
+    return found[0]
+
+
+def test_replacement_records_replaced_statements() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base())
+    common = _block(pieces, "execute_model.block-04")
+    rare = _block(pieces, "execute_model.block-05")
+    for block in (common, rare):
+        assert block.kind is BlockKind.REPLACEMENT
+        assert block.anchor.replaced == (
+            "logits = self.model.compute_logits(sample_hidden_states)",
+        )
+        assert block.anchor.edge is Edge.LAST
+    assert common.anchor.path[-1] == "if not self.broadcast_pp_output:"
+    assert rare.anchor.path[-4:] == (
+        "if not self.broadcast_pp_output:",
+        "else:",
+        "if not self.is_last_rank:",
+        "else:",
+    )
+
+
+def test_without_base_blocks_are_insertions() -> None:
+    pieces = _pieces("npu_ar_model_runner.py")
+    blocks = [p for p in pieces if isinstance(p, Block)]
+    assert blocks and all(b.kind is BlockKind.INSERTION for b in blocks)
+    assert all(b.marked for b in blocks)
+
+
+def test_owned_and_copied_members() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base())
+    copies = {p.name for p in pieces if isinstance(p, Copy)}
+    owned = {p.name for p in pieces if isinstance(p, Chunk) and p.name and not p.marked}
+    assert copies == {"ExecuteModelState", "execute_model", "sample_tokens"}
+    assert owned == {"_to_payload", "__init__"}
+
+
+def test_class_level_block_is_one_marked_chunk() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base())
+    marked = [p for p in pieces if isinstance(p, Chunk) and p.marked]
+    assert len(marked) == 1
+    assert "def _resolve_global_request_id" in marked[0].code
+    assert "def _payload_for" in marked[0].code
+
+
+def test_namedtuple_field_is_an_implicit_edit() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base())
+    edit = _block(pieces, "ExecuteModelState.edit-01")
+    assert not edit.marked and edit.kind is BlockKind.INSERTION
+    assert edit.code.strip() == "multimodal_outputs: Any  # Omni-Specific"
+    assert edit.anchor.before[0] == "hidden_states: object"
+
+
+def test_no_implicit_keeps_only_marked_blocks() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base(), implicit=False)
+    assert all(p.marked for p in pieces if isinstance(p, Block))
+
+
+def test_block_code_is_dedented_and_byte_exact() -> None:
+    pieces = _pieces("npu_ar_model_runner.py", _base())
+    block = _block(pieces, "execute_model.block-04")
+    lines = block.code.splitlines()
+    assert lines[0].startswith("#  ----") and lines[-1].startswith("#  ----")
+    assert lines[2] == "try:"
+    assert "                sample_hidden_states" not in block.code
+    source = (DATA / "omni/npu_ar_model_runner.py").read_text().splitlines()
+    original = source[block.origin.start - 1 : block.origin.end]
+    assert [line[16:] for line in original] == lines

@@ -1,0 +1,30 @@
+"""The project checks itself: documented codes, committed outputs, no third-party code."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from omni_port.model import Code
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_code_is_documented_and_every_documented_code_exists() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    documented = dict(re.findall(r"^\| (OP\d{3}) \| (.+?) \|$", readme, re.MULTILINE))
+    known = {code.value: code.description for code in Code}
+    assert set(known) - set(documented) == set(), "codes missing from the README"
+    assert set(documented) - set(known) == set(), "README documents unknown codes"
+    assert documented == known
+
+
+def test_no_third_party_runner_code_is_tracked() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    allowed = re.compile(r"(^|/)(README\.md|__init__\.py|\.gitignore|[^/]*\.lock)$")
+    for name in tracked:
+        if name.startswith(("patches/", "generated/")):
+            assert allowed.search(name), f"{name} is derived from third-party code"
