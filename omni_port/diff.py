@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import keyword
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,10 +25,21 @@ _TOKEN = re.compile(
 )
 
 
+#: Tokens that every statement shares and that say nothing about which statement it is.
+_GENERIC = frozenset(keyword.kwlist) | {"self", "None", "True", "False"}
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def tokens(key: str) -> tuple[str, ...]:
-    """Tokens of a normalized statement, the unit of similarity."""
-    return tuple(_TOKEN.findall(key))
+    """The tokens that identify a statement: names, attributes, numbers and strings.
+
+    Punctuation and keywords are left out: ``if self.a is not None:`` and
+    ``if self.b is not None:`` share every one of those and are different statements.
+    A statement made only of generic tokens keeps them all.
+    """
+    every = _TOKEN.findall(key)
+    significant = tuple(t for t in every if (t[0].isalnum() or t[0] in "_'") and t not in _GENERIC)
+    return significant or tuple(every)
 
 
 @functools.lru_cache(maxsize=1 << 18)
@@ -37,9 +49,14 @@ def similarity(a: str, b: str) -> float:
         return 1.0
     ta, tb = tokens(a), tokens(b)
     matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-    if matcher.real_quick_ratio() < 0.3:
+    if matcher.quick_ratio() * (len(ta) + len(tb)) / 2 < 0.3 * min(len(ta), len(tb)):
         return 0.0
-    ratio = matcher.ratio()
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    ratio = 2 * matched / (len(ta) + len(tb))
+    # A statement that gained or lost arguments upstream is still the same statement:
+    # count how much of the shorter one survives in the longer one, too.
+    containment = matched / min(len(ta), len(tb))
+    ratio = max(ratio, (ratio + containment) / 2)
     labels_a = {t for t in ta if t.startswith("'") and len(t) > 4}
     if labels_a & {t for t in tb if t.startswith("'")}:
         # A shared string label such as 'post process' identifies a statement strongly.

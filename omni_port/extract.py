@@ -32,7 +32,7 @@ from omni_port.model import (
     Severity,
 )
 from omni_port.names import unused_import_names
-from omni_port.syntax import Stmt, Suite, Tree, find_def, parse, reindent, walk
+from omni_port.syntax import Stmt, Suite, Tree, find_def, full_key, parse, reindent, walk
 from omni_port.textio import SourceText
 
 #: How many upstream neighbours an anchor remembers on each side.
@@ -432,7 +432,7 @@ def _gap_blocks(
 ) -> Iterator[Block]:
     keys = _upstream_keys(suite, match, upstream)
     for old_run, new_run, segments in _gaps(ctx, suite, match, upstream, regions):
-        replaced = tuple(match.old.stmts[i].key for i in old_run) if match is not None else ()
+        replaced = tuple(full_key(match.old.stmts[i]) for i in old_run) if match is not None else ()
         before = [k for i, k in keys if i < new_run.start][::-1][:CONTEXT]
         after = [k for i, k in keys if i >= new_run.stop][:CONTEXT]
         edge = _edge(bool(before), bool(after))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from omni_port.diff import similarity
 from omni_port.model import Anchor, Block, BlockKind, Edge
-from omni_port.syntax import Stmt, Suite, walk
+from omni_port.syntax import Stmt, Suite, full_key, split_full_key, walk
 
 #: Least score of an accepted place.
 ACCEPT = 0.65
@@ -28,6 +28,8 @@ MARGIN = 0.08
 FUZZY = 0.6
 #: Least similarity for two headers on a path to count as the same compound statement.
 PATH_FUZZY = 0.75
+#: A path this similar to the anchor's names the same body (headers edited, not moved).
+PATH_CERTAIN = 0.9
 #: Weight of the n-th nearest old neighbour when nearer ones vanished upstream.
 DECAY = 0.8
 #: Total lead, over all kinds of evidence, of a place that is nowhere worse than another.
@@ -110,11 +112,11 @@ def _index(method: Stmt) -> _Index:
 def decide(method: Stmt, blocks: Sequence[Block]) -> list[Decision]:
     """A decision for every block of one copied member, in block order."""
     index = _index(method)
-    decisions = [_decide(index, block) for block in blocks]
+    decisions = [_decide(method, index, block) for block in blocks]
     return _resolve_overlaps(decisions)
 
 
-def _decide(index: _Index, block: Block) -> Decision:
+def _decide(method: Stmt, index: _Index, block: Block) -> Decision:
     resolved = _resolution(index, block)
     if resolved is not None:
         return Decision(block, resolved, 1.0, False, (Scored(resolved, 1.0, 1.0),), "resolved")
@@ -132,8 +134,15 @@ def _decide(index: _Index, block: Block) -> Decision:
     if block.anchor.replaced and best.replaced < 1.0:
         reason = "the statements it replaced changed upstream"
         return Decision(block, best.slot, best.score, True, top, reason)
+    twins = [s for s in _distinct(scored) if s.replaced == 1.0 and s.slot.key() != best.slot.key()]
+    if block.anchor.replaced and twins and best.parts[1] < PATH_CERTAIN:
+        # Upstream now has the replaced code in several bodies and none is the old one:
+        # the block may belong at each, which is the maintainer's call.
+        lines = ", ".join(str(s.slot.line()) for s in (best, *twins))
+        reason = f"the statements it replaced occur at upstream lines {lines}, none in its old body"
+        return Decision(block, best.slot, best.score, True, (best, *twins[:2]), reason)
     if len(top) > 1 and best.score - top[1].score < MARGIN and not best.dominates(top[1]):
-        return _tie(block, top)
+        return _tie(method, block, top)
     return Decision(block, best.slot, best.score, False, top)
 
 
@@ -145,12 +154,41 @@ def _distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
             yield item
 
 
-def _tie(block: Block, top: tuple[Scored, ...]) -> Decision:
+def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
+    """Names bound in ``method`` by its parameters and by statements before ``slot``'s line."""
+    names: set[str] = set(method.writes)
+    line = slot.line()
+    for _, suite in walk(method.clauses[0]):
+        for stmt in suite.stmts:
+            if stmt.full_end < line and not stmt.clauses:
+                names.update(stmt.writes)
+    names.update(_parameters(method.key))
+    return frozenset(names)
+
+
+def _parameters(header: str) -> set[str]:
+    try:
+        node = ast.parse(header + " ...").body[0]
+    except SyntaxError:
+        return set()
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return set()
+    args = node.args
+    every = [
+        *args.posonlyargs,
+        *args.args,
+        *args.kwonlyargs,
+        *(a for a in (args.vararg, args.kwarg) if a),
+    ]
+    return {a.arg for a in every}
+
+
+def _tie(method: Stmt, block: Block, top: tuple[Scored, ...]) -> Decision:
     """Two places score alike: let data flow between the block and the code between them decide."""
     first, second = sorted(top[:2], key=lambda s: s.slot.index)
     if first.slot.suite is second.slot.suite and first.slot.span == second.slot.span == 0:
         between = first.slot.suite.stmts[first.slot.index : second.slot.index]
-        side = _data_flow_side(block, between)
+        side = _data_flow_side(block, between, bound_before(method, first.slot))
         if side is not None:
             chosen = second if side == "after" else first
             reason = f"upstream code between its old neighbours; data flow puts it {side} that code"
@@ -162,14 +200,19 @@ def _tie(block: Block, top: tuple[Scored, ...]) -> Decision:
     return Decision(block, top[0].slot, top[0].score, True, top, reason)
 
 
-def _data_flow_side(block: Block, between: Sequence[Stmt]) -> str | None:
+def _data_flow_side(block: Block, between: Sequence[Stmt], bound: frozenset[str]) -> str | None:
+    """``after`` when the block reads a name the new code introduces, ``before`` for the reverse.
+
+    Only names bound for the first time count (``bound`` holds the names bound before the
+    new code): rebinding a name that already exists leaves both orders valid Python.
+    """
     if not between:
         return None
     reads, writes = block_names(block.code)
     between_reads = frozenset().union(*(s.reads for s in between))
-    between_writes = frozenset().union(*(s.writes for s in between))
+    between_writes = frozenset().union(*(s.writes for s in between)) - bound
     after = bool(reads & between_writes)
-    before = bool(writes & between_reads)
+    before = bool((writes - bound) & between_reads)
     if after and not before:
         return "after"
     if before and not after:
@@ -219,7 +262,7 @@ def _candidate_slots(index: _Index, anchor: Anchor, span: int) -> Iterator[Slot]
             for offset in range(k + 1):
                 yield _slot(index, position, i - span - offset, span)
     if anchor.replaced:
-        for position, i in _matches(index, anchor.replaced[0]):
+        for position, i in _matches(index, split_full_key(anchor.replaced[0])[0]):
             yield _slot(index, position, i, span)
     if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
         for position, (path, suite) in enumerate(index.suites):
@@ -251,15 +294,16 @@ def _matches(index: _Index, key: str) -> list[tuple[int, int]]:
 
 def _score(slot: Slot, anchor: Anchor) -> Scored:
     stmts = slot.suite.stmts
-    prev = _side(anchor.before, stmts[: slot.index][::-1])
-    nxt = _side(anchor.after, stmts[slot.index + slot.span :])
     path = _path_score(anchor.path, slot.path)
+    # "First (last) in its body" is evidence only for the body the anchor names.
+    prev = _side(anchor.before, stmts[: slot.index][::-1]) * (1.0 if anchor.before else path)
+    nxt = _side(anchor.after, stmts[slot.index + slot.span :]) * (1.0 if anchor.after else path)
     if anchor.replaced:
         replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
-        score = 0.4 * replaced + 0.2 * path + 0.2 * prev + 0.2 * nxt
+        score = 0.4 * replaced + 0.3 * path + 0.15 * prev + 0.15 * nxt
     else:
         replaced = 1.0
-        score = (path + prev + nxt) / 3
+        score = 0.4 * path + 0.3 * prev + 0.3 * nxt
     return Scored(slot, score, replaced, (replaced, path, prev, nxt))
 
 
@@ -274,9 +318,18 @@ def _side(anchor_keys: Sequence[str], neighbours: Sequence[Stmt]) -> float:
 
 
 def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+    """How closely the statements at a slot are the ones the block replaced (1.0: unchanged)."""
     if len(found) != len(replaced):
         return 0.0
-    return sum(similarity(a, b.key) for a, b in zip(replaced, found, strict=True)) / len(replaced)
+    total = 0.0
+    for recorded, stmt in zip(replaced, found, strict=True):
+        if recorded == full_key(stmt):
+            total += 1.0
+            continue
+        head, _ = split_full_key(recorded)
+        # Same header, changed body: the same statement, changed upstream.
+        total += min(similarity(head, stmt.key), 0.95)
+    return total / len(replaced)
 
 
 def _path_score(old: Sequence[str], new: Sequence[str]) -> float:

@@ -40,6 +40,25 @@ class Code(enum.StrEnum):
     OP303 = ("OP303", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "Generated output would change (--check).")
     OP305 = ("OP305", "Generated module does not compile.")
+    # Catalog and drift
+    OP401 = ("OP401", "Catalog structure is not understood.")
+    OP402 = ("OP402", "Block in the code that no catalog entry describes.")
+    OP403 = ("OP403", "Catalog entry whose code no longer exists.")
+    OP404 = ("OP404", "Catalog entry and block match by place but their code differs.")
+    OP405 = ("OP405", "Catalog entry and block have the same code in a different place.")
+    OP406 = ("OP406", "Generated file differs from what sync would produce, or was edited.")
+    OP407 = ("OP407", "Runner code differs from its upstream base outside every marker.")
+    OP408 = ("OP408", "One runner family overrides or defines what the other lacks.")
+    # Verification of generated code
+    OP501 = ("OP501", "Generated module does not parse or compile.")
+    OP502 = ("OP502", "Name used but never defined.")
+    OP503 = ("OP503", "Name defined twice.")
+    OP504 = ("OP504", "Import left unused by splicing.")
+    OP505 = ("OP505", "Import does not resolve against the pinned package sources.")
+    OP506 = ("OP506", "Import could not be verified: package source unavailable.")
+    OP507 = ("OP507", "Block reads a local name not bound on every path before it.")
+    OP508 = ("OP508", "Override has no upstream method, or an incompatible signature.")
+    OP509 = ("OP509", "Upstream attribute a block uses no longer exists.")
     # Notes
     OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import io
 import tokenize
 from collections.abc import Iterator, Sequence
@@ -439,3 +440,38 @@ def reindent(code: str, old: str, new: str) -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+_BODY_MARK = " [body "
+
+
+def full_key(stmt: Stmt) -> str:
+    """A statement's key including a fingerprint of its bodies (for compound statements).
+
+    Replaced or deleted statements are recorded this way, so that an upstream change
+    anywhere inside one is noticed, not only a change of its header.
+    """
+    if not stmt.clauses:
+        return stmt.key
+    digest = hashlib.sha1(usedforsecurity=False)
+    for clause in stmt.clauses:
+        digest.update(clause.label.encode() + b"\0")
+        for line in _nested_keys(clause):
+            digest.update(line.encode() + b"\n")
+    return f"{stmt.key}{_BODY_MARK}{digest.hexdigest()[:12]}]"
+
+
+def split_full_key(key: str) -> tuple[str, str]:
+    """(header or statement key, body fingerprint or "") of a ``full_key``."""
+    if key.endswith("]") and _BODY_MARK in key:
+        head, _, digest = key.rpartition(_BODY_MARK)
+        return head, digest[:-1]
+    return key, ""
+
+
+def _nested_keys(suite: Suite) -> Iterator[str]:
+    for stmt in suite.stmts:
+        yield stmt.key
+        for clause in stmt.clauses:
+            yield clause.label
+            yield from _nested_keys(clause)

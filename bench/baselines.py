@@ -1,0 +1,164 @@
+"""What a maintainer would use instead: ``git merge-file`` and GNU ``patch``, per copied method.
+
+Both get the same inputs as omni-port and go through the same scorer: every method the
+runners copy from upstream is merged from (upstream N, omni N, upstream M); the rest of
+the omni module stays as it is. A block inside a conflict hunk (merge-file) or a rejected
+hunk (patch) counts as flagged; a block applied elsewhere counts as wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.history import History, match, normalize_code, positions
+from omni_port import extract
+from omni_port.markers import scan
+from omni_port.model import Copy
+from omni_port.syntax import Stmt, Tree, parse
+from omni_port.textio import SourceText, decode
+
+if TYPE_CHECKING:
+    from bench.replay import Step, Tally
+
+CONFLICT = re.compile(r"^<<<<<<< .*?^>>>>>>> [^\n]*\n", re.MULTILINE | re.DOTALL)
+OURS_THEIRS = re.compile(
+    r"^<<<<<<< [^\n]*\n(.*?)^=======\n(.*?)^>>>>>>> [^\n]*\n", re.MULTILINE | re.DOTALL
+)
+
+
+def run(history: History, step: Step, tool: str) -> Tally:
+    from bench.replay import Tally
+
+    merge = _merge_file if tool == "merge-file" else _patch
+    base_n = history.ascend_tree(step.old_base)
+    base_m = history.ascend_tree(step.new_base)
+    omni = history.omni(step.old)
+    options = extract.ExtractOptions(lenient=True)
+    merged: dict[str, SourceText] = {}
+    flagged_code: list[str] = []
+    for name, source in omni.items():
+        module = extract.extract_module(source, name, history.base(step.old_base), options).module
+        copies = [p for p in module.pieces if isinstance(p, Copy) and p.owner]
+        tree = parse(source.text, source.path)
+        text, unresolved = _merge_module(tree, copies, base_n, base_m, merge)
+        flagged_code.extend(unresolved)
+        merged[name] = decode(text.encode(), f"{tool}/{name}")
+    tally = Tally()
+    ours = positions(omni, history.base(step.old_base))
+    truth = positions(history.omni(step.new), history.base(step.new_base))
+    got = positions(_parsable(merged), history.base(step.new_base))
+    flagged = {normalize_code(c) for c in flagged_code}
+    to_truth = match(ours, truth)
+    to_got = match(ours, got, threshold=0.999)
+    for index, block in enumerate(ours):
+        if index not in to_truth:
+            continue
+        label = f"{block.module}:{block.member}:{index}"
+        if index in to_got:
+            actual, expected = got[to_got[index]], truth[to_truth[index]]
+            tally.add(label, "correct" if actual.key() == expected.key() else "wrong")
+        elif any(block.code and block.code in f for f in flagged):
+            tally.add(label, "flagged")
+        else:
+            tally.add(label, "missing")
+    return tally
+
+
+Merge = Callable[[str, str, str], tuple[str, list[str]]]
+
+
+def _merge_module(
+    tree: Tree, copies: list[Copy], base_n: Tree, base_m: Tree, merge: Merge
+) -> tuple[str, list[str]]:
+    """The omni module with every copied method replaced by its three-way result."""
+    lines = list(tree.lines)
+    unresolved: list[str] = []
+    edits = []
+    for copy in copies:
+        ours = _method(tree, copy.owner, copy.name)
+        base = _method(base_n, copy.upstream_owner, copy.upstream_name)
+        theirs = _method(base_m, copy.upstream_owner, copy.upstream_name)
+        if ours is None or base is None or theirs is None:
+            continue
+        result, rejected = merge(_text(base_n, base), _text(tree, ours), _text(base_m, theirs))
+        unresolved.extend(rejected)
+        edits.append((ours.start, ours.full_end, result))
+    for start, end, text in sorted(edits, reverse=True):
+        lines[start - 1 : end] = text.rstrip("\n").split("\n")
+    return "\n".join(lines) + "\n", unresolved
+
+
+def _method(tree: Tree, owner: str, name: str) -> Stmt | None:
+    from omni_port.splice import upstream_def
+
+    return upstream_def(tree, owner, name)
+
+
+def _text(tree: Tree, stmt: Stmt) -> str:
+    return tree.text(stmt.start, stmt.full_end)
+
+
+def _merge_file(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / name for name in ("ours", "base", "theirs")]
+        for path, text in zip(paths, (ours, base, theirs), strict=True):
+            path.write_text(text)
+        result = subprocess.run(
+            ["git", "merge-file", "-p", *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    merged = result.stdout
+    conflicts = [m.group(1) for m in OURS_THEIRS.finditer(merged)]
+    return merged, conflicts
+
+
+def _patch(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "base").write_text(base)
+        (folder / "ours").write_text(ours)
+        (folder / "theirs").write_text(theirs)
+        diff = subprocess.run(
+            ["diff", "-u", "base", "ours"], cwd=folder, capture_output=True, text=True, check=False
+        ).stdout
+        (folder / "change.diff").write_text(diff)
+        subprocess.run(
+            [
+                "patch",
+                "--no-backup-if-mismatch",
+                "-o",
+                "out",
+                "-r",
+                "rejects",
+                "theirs",
+                "change.diff",
+            ],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        out = (folder / "out").read_text() if (folder / "out").exists() else theirs
+        rejects = (folder / "rejects").read_text() if (folder / "rejects").exists() else ""
+    rejected = ["\n".join(line[1:] for line in rejects.splitlines() if line.startswith(("+", " ")))]
+    return out, rejected if rejects else []
+
+
+def _parsable(modules: dict[str, SourceText]) -> dict[str, SourceText]:
+    """Conflict hunks replaced by their upstream side, so the rest can be positioned."""
+    result = {}
+    for name, source in modules.items():
+        text = OURS_THEIRS.sub(lambda m: m.group(2), source.text)
+        try:
+            scan(parse(text, name))
+        except Exception:
+            text = ""
+        result[name] = decode(text.encode(), source.path)
+    return result

@@ -1,0 +1,155 @@
+"""Real release history for the benchmarks: releases, their upstream bases, and block positions.
+
+Everything comes from PyPI wheels through omni-port's own cache; nothing is committed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from omni_port import basedetect, extract
+from omni_port.model import Block
+from omni_port.syntax import Tree, parse
+from omni_port.textio import SourceText
+from omni_port.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
+
+OMNI_RELEASES = (
+    "0.14.0",
+    "0.16.0",
+    "0.18.0",
+    "0.20.0",
+    "0.22.0",
+    "0.24.0",
+    "0.26.0",
+    "0.28.0",
+    "0.30.0",
+)
+ASCEND_RELEASES = ("0.13.0", "0.18.0", "0.23.0")
+#: Release candidates on PyPI between the finals: the bases the maintainers really used.
+ASCEND_CANDIDATES = (
+    "0.13.0",
+    "0.14.0rc1",
+    "0.15.0rc1",
+    "0.16.0rc1",
+    "0.17.0rc1",
+    "0.18.0",
+    "0.19.1rc1",
+    "0.20.2rc1",
+    "0.21.0rc1",
+    "0.22.1rc1",
+    "0.23.0",
+    "0.24.0rc1",
+    "0.25.1rc1",
+    "0.26.0rc1",
+)
+MODULES = tuple(Path(m).name for m in OMNI_RUNNERS)
+
+
+class History:
+    """Releases read once from the cache, parsed once."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+
+    @functools.cache  # noqa: B019 - one History per run
+    def omni(self, version: str) -> dict[str, SourceText]:
+        spec = Spec(SpecKind.PYPI, "vllm-omni", version)
+        return {Path(m).name: locate(spec, m, self.cache).source for m in OMNI_RUNNERS}
+
+    @functools.cache  # noqa: B019
+    def omni_trees(self, version: str) -> tuple[Tree, ...]:
+        return tuple(parse(s.text, s.path) for s in self.omni(version).values())
+
+    @functools.cache  # noqa: B019
+    def ascend(self, version: str) -> SourceText:
+        return locate(Spec(SpecKind.PYPI, "vllm-ascend", version), ASCEND_RUNNER, self.cache).source
+
+    @functools.cache  # noqa: B019
+    def ascend_tree(self, version: str) -> Tree:
+        source = self.ascend(version)
+        return parse(source.text, source.path)
+
+    def base(self, version: str) -> extract.Base:
+        source = self.ascend(version)
+        return extract.Base(f"vllm-ascend=={version}", source.sha256, self.ascend_tree(version))
+
+    @functools.cache  # noqa: B019
+    def pairing(self, omni: str, candidates: tuple[str, ...]) -> basedetect.BaseScore:
+        ranked = basedetect.rank(
+            self.omni_trees(omni), {v: self.ascend_tree(v) for v in candidates}
+        )
+        return ranked[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a marked block sits relative to upstream code."""
+
+    module: str
+    owner: str
+    member: str
+    path: tuple[str, ...]
+    before: str
+    after: str
+    code: str
+
+    def key(self) -> tuple[object, ...]:
+        return (self.module, self.owner, self.member, self.path, self.before, self.after)
+
+
+def positions(sources: dict[str, SourceText], base: extract.Base) -> list[Position]:
+    """Every statement-level marked block of the modules, positioned against ``base``."""
+    options = extract.ExtractOptions(lenient=True, copy_threshold=0.0)
+    found = []
+    for name, source in sources.items():
+        pieces = extract.extract_module(source, name, base, options).module.pieces
+        for piece in pieces:
+            if isinstance(piece, Block) and piece.marked:
+                anchor = piece.anchor
+                found.append(
+                    Position(
+                        name,
+                        piece.owner,
+                        piece.member,
+                        anchor.path,
+                        anchor.before[0] if anchor.before else "",
+                        anchor.after[0] if anchor.after else "",
+                        normalize_code(piece.code),
+                    )
+                )
+    return found
+
+
+_MARKER = re.compile(r"^\s*#.*$", re.MULTILINE)
+
+
+def normalize_code(code: str) -> str:
+    """Block code without comments or blank lines, whitespace-collapsed: for matching only."""
+    lines = [" ".join(line.split()) for line in _MARKER.sub("", code).splitlines()]
+    return "\n".join(line for line in lines if line)
+
+
+def code_similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.split(), b.split(), autojunk=False).ratio()
+
+
+def match(ours: list[Position], theirs: list[Position], threshold: float = 0.5) -> dict[int, int]:
+    """One-to-one pairing of blocks in one member by code similarity, best pairs first."""
+    scored = []
+    for i, a in enumerate(ours):
+        for j, b in enumerate(theirs):
+            if (a.module, a.owner, a.member) == (b.module, b.owner, b.member):
+                similarity = 1.0 if a.code == b.code else code_similarity(a.code, b.code)
+                if similarity >= threshold:
+                    scored.append((similarity, i, j))
+    pairs: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
+        if i not in pairs and j not in used:
+            pairs[i] = j
+            used.add(j)
+    return pairs

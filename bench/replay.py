@@ -1,0 +1,253 @@
+"""Placement accuracy on real upgrade history, against what the maintainers wrote.
+
+For each step N -> M: extract release N's blocks (against N's upstream base), sync them
+onto M's upstream, and compare every block that exists in both N and M with its place in
+release M. Run ``python bench/replay.py --help``; ``make bench`` runs the default set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import baselines
+from bench.history import (
+    ASCEND_CANDIDATES,
+    ASCEND_RELEASES,
+    OMNI_RELEASES,
+    History,
+    Position,
+    match,
+    normalize_code,
+    positions,
+)
+from omni_port import extract, generate, splice
+from omni_port.model import Block, PatchSet, Placement, Status
+from omni_port.patchfile import render_patch_set
+from omni_port.textio import decode
+from omni_port.upstream import ASCEND_RUNNER, default_cache
+
+OUTCOMES = ("correct", "flagged", "wrong", "missing")
+
+
+@dataclass(slots=True)
+class Tally:
+    """Outcomes of one tool on one step."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    #: Flagged blocks whose right place is among their candidates.
+    flagged_with_candidate: int = 0
+    #: (block, outcome, detail) for the report.
+    rows: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def add(self, block: str, outcome: str, detail: str = "") -> None:
+        self.counts[outcome] += 1
+        self.rows.append((block, outcome, detail))
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    old: str
+    new: str
+    old_base: str
+    new_base: str
+
+
+def plan_steps(history: History, candidates: tuple[str, ...], requested: list[str]) -> list[Step]:
+    pairs = {v: history.pairing(v, candidates).label for v in OMNI_RELEASES}
+    if requested:
+        chosen = [tuple(s.split(":")) for s in requested]
+    else:
+        chosen = [(a, b) for a, b in itertools.pairwise(OMNI_RELEASES) if pairs[a] != pairs[b]]
+    return [Step(a, b, pairs[a], pairs[b]) for a, b in chosen]
+
+
+def upstream_of(history: History, version: str) -> splice.Upstream:
+    source = history.ascend(version)
+    module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
+    return splice.Upstream(
+        f"vllm-ascend=={version}", source.sha256, history.ascend_tree(version), module
+    )
+
+
+def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, float]:
+    base = history.base(step.old_base)
+    options = extract.ExtractOptions(lenient=True, implicit=implicit)
+    modules = tuple(
+        extract.extract_module(source, name, base, options).module
+        for name, source in history.omni(step.old).items()
+    )
+    patches = PatchSet(modules)
+    started = time.perf_counter()
+    result = generate.sync(
+        patches,
+        render_patch_set(patches, "bench"),
+        upstream_of(history, step.new_base),
+        "bench",
+        "bench",
+    )
+    elapsed = time.perf_counter() - started
+    generated = {
+        name: decode(data, f"generated/{name}")
+        for name, data in result.files.items()
+        if name.endswith(".py")
+    }
+    truth = positions(history.omni(step.new), history.base(step.new_base))
+    got = positions(generated, history.base(step.new_base))
+    return score(patches, result.placements, truth, got), elapsed
+
+
+def _ours(patches: PatchSet) -> list[tuple[Block, Position]]:
+    found = []
+    for module in patches.modules:
+        for piece in module.pieces:
+            if isinstance(piece, Block) and piece.marked:
+                position = Position(
+                    module.name,
+                    piece.owner,
+                    piece.member,
+                    piece.anchor.path,
+                    "",
+                    "",
+                    normalize_code(piece.code),
+                )
+                found.append((piece, position))
+    return found
+
+
+def score(
+    patches: PatchSet, placements: tuple[Placement, ...], truth: list[Position], got: list[Position]
+) -> Tally:
+    tally = Tally()
+    ours = _ours(patches)
+    status = {p.block_id: p for p in placements}
+    to_truth = match([p for _, p in ours], truth)
+    to_got = match([p for _, p in ours], got, threshold=0.999)
+    for index, (block, _) in enumerate(ours):
+        if index not in to_truth:
+            continue
+        expected = truth[to_truth[index]]
+        placement = status.get(block.id)
+        if placement is not None and placement.status is Status.CONFLICT:
+            tally.add(block.id, "flagged", placement.reason)
+            if _right_candidate(placement, expected):
+                tally.flagged_with_candidate += 1
+            continue
+        if index not in to_got:
+            tally.add(block.id, "missing")
+            continue
+        actual = got[to_got[index]]
+        if actual.key() == expected.key():
+            tally.add(block.id, "correct")
+        else:
+            tally.add(block.id, "wrong", _difference(actual, expected))
+    return tally
+
+
+def _right_candidate(placement: Placement, expected: Position) -> bool:
+    for candidate in placement.candidates:
+        if candidate.path != expected.path:
+            continue
+        if candidate.text == (expected.after or candidate.text):
+            return True
+    return False
+
+
+def _difference(actual: Position, expected: Position) -> str:
+    parts = []
+    if actual.member != expected.member:
+        parts.append(f"member {actual.member} vs {expected.member}")
+    if actual.path != expected.path:
+        parts.append(f"path {actual.path[-1:]} vs {expected.path[-1:]}")
+    if actual.before != expected.before:
+        parts.append(f"after `{actual.before[:50]}` vs `{expected.before[:50]}`")
+    if actual.after != expected.after:
+        parts.append(f"before `{actual.after[:50]}` vs `{expected.after[:50]}`")
+    return "; ".join(parts)
+
+
+def print_table(title: str, results: list[tuple[Step, dict[str, Tally]]], verbose: bool) -> None:
+    tools = list(results[0][1]) if results else []
+    print(f"\n## {title}\n")
+    header = (
+        "| step | upstream | tool | common | correct | flagged (right place listed) | wrong "
+        "| missing |"
+    )
+    print(header)
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    totals = {tool: Tally() for tool in tools}
+    for step, tallies in results:
+        for tool in tools:
+            tally = tallies[tool]
+            _row(f"{step.old} -> {step.new}", f"{step.old_base} -> {step.new_base}", tool, tally)
+            totals[tool].counts.update(tally.counts)
+            totals[tool].flagged_with_candidate += tally.flagged_with_candidate
+    for tool in tools:
+        _row("**total**", "", tool, totals[tool])
+    if verbose:
+        for step, tallies in results:
+            for tool, tally in tallies.items():
+                for block, outcome, detail in tally.rows:
+                    if outcome != "correct":
+                        print(f"  {step.old}->{step.new} {tool}: {outcome:8} {block} {detail}")
+
+
+def _row(step: str, upstream: str, tool: str, tally: Tally) -> None:
+    c = tally.counts
+    common = sum(c[o] for o in OUTCOMES)
+    share = f" ({100 * c['correct'] / common:.0f}%)" if common else ""
+    flagged = f"{c['flagged']} ({tally.flagged_with_candidate})"
+    print(
+        f"| {step} | {upstream} | {tool} | {common} | {c['correct']}{share} | {flagged} | "
+        f"{c['wrong']} | {c['missing']} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--upstreams",
+        choices=("final", "all"),
+        default="final",
+        help="bases: final releases only (0.13.0/0.18.0/0.23.0) or every wheel incl. rc",
+    )
+    parser.add_argument("--steps", nargs="*", default=[], help="steps as OLD:NEW omni versions")
+    parser.add_argument("--no-baselines", action="store_true", help="only omni-port")
+    parser.add_argument(
+        "--no-implicit", action="store_true", help="marked blocks only (before issue 9)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every non-correct block")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache())
+    args = parser.parse_args(argv)
+
+    history = History(args.cache_dir)
+    candidates = ASCEND_RELEASES if args.upstreams == "final" else ASCEND_CANDIDATES
+    print(
+        f"# Placement replay ({time.strftime('%Y-%m-%d')}, upstream candidates: {args.upstreams})\n"
+    )
+    print("| vllm-omni | paired vllm-ascend | similarity |\n| --- | --- | ---: |")
+    for version in OMNI_RELEASES:
+        paired = history.pairing(version, candidates)
+        print(f"| {version} | {paired.label} | {paired.similarity:.3f} |")
+    steps = plan_steps(history, candidates, args.steps)
+    results = []
+    for step in steps:
+        tallies: dict[str, Tally] = {}
+        tallies["omni-port"], _ = run_omni_port(history, step, implicit=not args.no_implicit)
+        if not args.no_baselines:
+            tallies["git merge-file"] = baselines.run(history, step, "merge-file")
+            tallies["patch"] = baselines.run(history, step, "patch")
+        results.append((step, tallies))
+    print_table("Marked blocks present in both releases", results, args.verbose)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
