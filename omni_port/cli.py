@@ -327,14 +327,15 @@ def _extract_summary(counts: dict[str, int], check: bool) -> str:
 # --- sync -----------------------------------------------------------------------------------
 
 
-def load_upstream(text: str, options: Options) -> splice.Upstream:
+def load_upstream(text: str, options: Options, class_name: str = "") -> splice.Upstream:
     """Parse the upstream module named by ``text`` (a version, a path or ``installed``)."""
     located = locate(
         parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
     )
     source = located.source
     module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
-    return splice.Upstream(located.label, source.sha256, parse(source.text, source.path), module)
+    tree = parse(source.text, source.path)
+    return splice.Upstream(located.label, source.sha256, tree, module, class_name)
 
 
 def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
@@ -376,6 +377,11 @@ def previous_outputs(out: Path) -> list[str]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a JSON report ('-' for stdout).",
 )
+@click.option(
+    "--upstream-class",
+    help="Upstream class to copy methods from (default: `upstream-class`, NPUModelRunner); "
+    "copies extracted from another class (e.g. GPU runners) are ported onto it.",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if the output would change.")
 @click.option("--diff", is_flag=True, help="Print the unified diff of the output.")
 @click.pass_obj
@@ -386,6 +392,7 @@ def sync_command(
     upstream: str | None,
     out: Path | None,
     json_path: Path | None,
+    upstream_class: str | None,
     check: bool,
     diff: bool,
 ) -> None:
@@ -399,7 +406,7 @@ def sync_command(
     target = out or config.path(config.generated)
     upstream_text = upstream or config.upstream
     patch_set, patch_files = read_patches(directory)
-    loaded = load_upstream(upstream_text, options)
+    loaded = load_upstream(upstream_text, options, upstream_class or config.upstream_class)
     command = (
         f"omni-port sync --patches {_shown(directory)} --upstream {loaded.label} "
         f"--out {_shown(target)}"

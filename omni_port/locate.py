@@ -13,6 +13,7 @@ candidates.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -127,6 +128,13 @@ def _decide(method: Stmt, index: _Index, block: Block) -> Decision:
             block, None, 0.0, True, (), "no place in the new method resembles the anchor"
         )
     best = top[0]
+    exact = [s for s in _distinct(scored) if block.anchor.replaced and s.replaced == 1.0]
+    if len(exact) > 1 and all(s.parts[1] < PATH_CERTAIN for s in exact):
+        # Upstream now has the replaced code in several bodies and none is the old one:
+        # the block may belong at each, which is the maintainer's call.
+        lines = ", ".join(str(s.slot.line()) for s in exact)
+        reason = f"the statements it replaced occur at upstream lines {lines}, none in its old body"
+        return Decision(block, exact[0].slot, exact[0].score, True, tuple(exact[:3]), reason)
     if best.score < ACCEPT:
         return Decision(
             block, best.slot, best.score, True, top, f"best place scores {best.score:.2f}"
@@ -134,13 +142,6 @@ def _decide(method: Stmt, index: _Index, block: Block) -> Decision:
     if block.anchor.replaced and best.replaced < 1.0:
         reason = "the statements it replaced changed upstream"
         return Decision(block, best.slot, best.score, True, top, reason)
-    twins = [s for s in _distinct(scored) if s.replaced == 1.0 and s.slot.key() != best.slot.key()]
-    if block.anchor.replaced and twins and best.parts[1] < PATH_CERTAIN:
-        # Upstream now has the replaced code in several bodies and none is the old one:
-        # the block may belong at each, which is the maintainer's call.
-        lines = ", ".join(str(s.slot.line()) for s in (best, *twins))
-        reason = f"the statements it replaced occur at upstream lines {lines}, none in its old body"
-        return Decision(block, best.slot, best.score, True, (best, *twins[:2]), reason)
     if len(top) > 1 and best.score - top[1].score < MARGIN and not best.dominates(top[1]):
         return _tie(method, block, top)
     return Decision(block, best.slot, best.score, False, top)
@@ -156,7 +157,7 @@ def _distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
 
 def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
     """Names bound in ``method`` by its parameters and by statements before ``slot``'s line."""
-    names: set[str] = set(method.writes)
+    names: set[str] = set()
     line = slot.line()
     for _, suite in walk(method.clauses[0]):
         for stmt in suite.stmts:
@@ -167,6 +168,9 @@ def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
 
 
 def _parameters(header: str) -> set[str]:
+    """Parameter names of a def header (its key joins decorator lines with spaces)."""
+    at = re.search(r"(?:^|\s)((?:async\s+)?def\s)", header)
+    header = header[at.start(1) :] if at else header
     try:
         node = ast.parse(header + " ...").body[0]
     except SyntaxError:
@@ -314,7 +318,13 @@ def _side(anchor_keys: Sequence[str], neighbours: Sequence[Stmt]) -> float:
     if not neighbours:
         return 0.0
     nearest = neighbours[0].key
-    return max(similarity(key, nearest) * DECAY**k for k, key in enumerate(anchor_keys))
+    best = 0.0
+    for k, key in enumerate(anchor_keys):
+        match = similarity(key, nearest)
+        # Below FUZZY it is another statement, however much punctuation they share.
+        if match >= FUZZY:
+            best = max(best, match * DECAY**k)
+    return best
 
 
 def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:

@@ -44,6 +44,9 @@ class Upstream:
     tree: Tree
     #: Dotted module name the copies come from, for imports of its own definitions.
     module: str
+    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
+    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
+    class_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,10 @@ def _add_copy(
     upstream: Upstream,
     indent: str,
 ) -> None:
-    member = upstream_def(upstream.tree, copy.upstream_owner, copy.upstream_name)
+    owner = (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+    member = upstream_def(upstream.tree, owner, copy.upstream_name)
     if member is None:
         _vanished(assembly, module, copy, blocks, upstream, indent)
         return
@@ -295,6 +301,8 @@ def _vanished(
         body = [CONFLICT_LINE + line for line in block.code.rstrip("\n").split("\n")]
         text += "".join(f"{indent}{line.rstrip()}\n" for line in body)
     text += f"{indent}{CONFLICT_CLOSE}\n"
+    # The class may have no other member: a statement keeps its body valid Python.
+    text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
 
 

@@ -1,0 +1,15 @@
+from fakevllm.context import set_forward_context
+from fakevllm.runner import GPUModelRunner
+
+
+class OmniGPUModelRunner(GPUModelRunner):
+    def execute_model(self, scheduler_output):
+        self._update_states(scheduler_output)
+        inputs = self._prepare_inputs(scheduler_output)
+        with set_forward_context(self.config):
+            hidden = self.model(**inputs)
+        # ---------- Omni-new ----------
+        hidden, multimodal = self.extract_multimodal_outputs(hidden)
+        # ---------- Omni-new ----------
+        logits = self.model.compute_logits(hidden)
+        return logits
