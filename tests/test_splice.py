@@ -64,7 +64,7 @@ def _fates(result: generate.SyncResult) -> str:
 @pytest.mark.parametrize("case", cases("splice"))
 def test_splice_golden(case: str) -> None:
     folder = CASES / case
-    patches, result = _run(folder)
+    _, result = _run(folder)
     text = decode(result.files["omni.py"], "omni.py").text
     compile(text, "omni.py", "exec")
     check_file(folder / "expected.py", text)
