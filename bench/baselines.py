@@ -61,7 +61,7 @@ def run(history: History, step: Step, tool: str) -> Tally:
         label = f"{block.module}:{block.member}:{index}"
         if index in to_got:
             actual, expected = got[to_got[index]], truth[to_truth[index]]
-            tally.add(label, "correct" if actual.key() == expected.key() else "wrong")
+            tally.add(label, "correct" if actual.same_place(expected) else "wrong")
         elif any(block.code and block.code in f for f in flagged):
             tally.add(label, "flagged")
         else:

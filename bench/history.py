@@ -100,6 +100,19 @@ class Position:
     def key(self) -> tuple[object, ...]:
         return (self.module, self.owner, self.member, self.path, self.before, self.after)
 
+    def same_place(self, other: Position) -> bool:
+        """Same body, and the same upstream statement on at least one side.
+
+        Both sides must agree unless one file treats a neighbour as omni code (an edited
+        upstream statement is upstream in one release and omni's own in the other); a
+        block one statement off still differs on both sides.
+        """
+        if (self.module, self.owner, self.member, self.path) != (
+            other.module, other.owner, other.member, other.path,
+        ):  # fmt: skip
+            return False
+        return self.before == other.before or self.after == other.after
+
 
 def positions(sources: dict[str, SourceText], base: extract.Base) -> list[Position]:
     """Every statement-level marked block of the modules, positioned against ``base``."""

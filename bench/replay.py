@@ -144,7 +144,7 @@ def score(
             tally.add(block.id, "missing")
             continue
         actual = got[to_got[index]]
-        if actual.key() == expected.key():
+        if actual.same_place(expected):
             tally.add(block.id, "correct")
         else:
             tally.add(block.id, "wrong", _difference(actual, expected))

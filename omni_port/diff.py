@@ -107,6 +107,9 @@ def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: Fal
         for block in matcher.get_matching_blocks()
         for k in range(block.size)
     ]
+    # A compound statement whose clauses were added, removed or relabelled is not the same
+    # statement: pairing it would silently keep upstream's clause structure.
+    exact = [(o, n) for o, n in exact if same_clauses(old.stmts[o], new.stmts[n])]
     pairs = sorted(exact + list(_compound_pairs(old.stmts, new.stmts, exact, pinned)))
     children = tuple(
         child for o, n in pairs for child in _align_clauses(old.stmts[o], new.stmts[n], pinned)
@@ -133,11 +136,16 @@ def _compound_pairs(
         previous = pair
 
 
+def same_clauses(old: Stmt, new: Stmt) -> bool:
+    """Whether two statements have the same clauses (main body, then the same labels)."""
+    return [c.label for c in old.clauses] == [c.label for c in new.clauses]
+
+
 def _best_compound(old: Sequence[Stmt], candidates: range, stmt: Stmt) -> int | None:
     scored = [
         (similarity(old[o].key, stmt.key), o)
         for o in candidates
-        if old[o].kind == stmt.kind and old[o].clauses
+        if old[o].kind == stmt.kind and old[o].clauses and same_clauses(old[o], stmt)
     ]
     good = [(score, o) for score, o in scored if score >= COMPOUND_MATCH]
     return max(good)[1] if good else None

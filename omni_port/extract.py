@@ -32,7 +32,17 @@ from omni_port.model import (
     Severity,
 )
 from omni_port.names import unused_import_names
-from omni_port.syntax import Stmt, Suite, Tree, find_def, full_key, parse, reindent, walk
+from omni_port.syntax import (
+    Stmt,
+    Suite,
+    Tree,
+    find_def,
+    full_key,
+    header_end,
+    parse,
+    reindent,
+    walk,
+)
 from omni_port.textio import SourceText
 
 #: How many upstream neighbours an anchor remembers on each side.
@@ -361,6 +371,10 @@ def _copy_blocks(ctx: _Context, member: Stmt, base: Stmt | None, owner: str) -> 
         match = diff.align(base.clauses[0], body, lambda s: s.start in pinned)
     prefix = f"{ctx.stem}.{owner}.{member.name}" if owner else f"{ctx.stem}.{member.name}"
     blocks = list(_suite_blocks(ctx, body, match, (), owner, member.name))
+    if base is not None and ctx.options.implicit:
+        indent = ctx.tree.lines[member.start - 1][: -len(ctx.tree.lines[member.start - 1].lstrip())]
+        signature = signature_block(ctx, member, base, owner, indent)
+        blocks.extend([signature] if signature is not None else [])
     blocks.sort(key=lambda b: (b.origin.start, b.origin.end))
     for region in _regions_under(ctx, member):
         if not any(b.origin.start <= region.opener.line <= b.origin.end for b in blocks):
@@ -396,9 +410,12 @@ def _suite_blocks(
     regions = ctx.regions_in(suite)
     upstream = _upstream_indices(suite, match, regions)
     yield from _gap_blocks(ctx, suite, match, upstream, regions, path, owner, member)
+    keys = _upstream_keys(suite, match, upstream)
     for index in upstream:
         stmt = suite.stmts[index]
         base_stmt = match.old.stmts[match.new_to_old()[index]] if match is not None else stmt
+        if base_stmt.key != stmt.key and ctx.options.implicit:
+            yield _header_block(ctx, suite, stmt, base_stmt, keys, index, path, owner, member)
         for clause in stmt.clauses:
             child = match.child_for(clause) if match is not None else None
             if match is not None and child is None:
@@ -406,6 +423,47 @@ def _suite_blocks(
             label = child.old.label if child is not None else clause.label
             inner = (*path, base_stmt.key) + ((label,) if label else ())
             yield from _suite_blocks(ctx, clause, child, inner, owner, member)
+
+
+def _header_block(
+    ctx: _Context,
+    suite: Suite,
+    stmt: Stmt,
+    base_stmt: Stmt,
+    keys: list[tuple[int, str]],
+    index: int,
+    path: tuple[str, ...],
+    owner: str,
+    member: str,
+) -> Block:
+    """An omni edit of an upstream compound statement's header (its bodies are matched)."""
+    before = [k for i, k in keys if i < index][::-1][:CONTEXT]
+    after = [k for i, k in keys if i > index][:CONTEXT]
+    anchor = Anchor(
+        path, tuple(before), tuple(after), (base_stmt.key,), _edge(bool(before), bool(after))
+    )
+    end = header_end(stmt)
+    code = reindent(ctx.tree.text(stmt.start, end), suite.indent or "", "")
+    title = "Unmarked edit of a header: " + _short(stmt.key)
+    return Block(
+        "", owner, member, BlockKind.HEADER, False, code, anchor, ctx.origin(stmt.start, end), title
+    )
+
+
+def signature_block(
+    ctx: _Context, member: Stmt, base: Stmt, owner: str, indent: str
+) -> Block | None:
+    """The omni edit of a copied member's decorators and signature, if there is one."""
+    if member.key == base.key:
+        return None
+    end = header_end(member)
+    code = reindent(ctx.tree.text(member.start, end), indent, "")
+    anchor = Anchor((), (), (), (base.key,), Edge.ONLY)
+    title = "Unmarked edit of the signature: " + _short(member.key)
+    return Block(
+        "", owner, member.name, BlockKind.SIGNATURE, False, code, anchor,
+        ctx.origin(member.start, end), title,
+    )  # fmt: skip
 
 
 def _upstream_indices(

@@ -249,7 +249,8 @@ def block_names(code: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def _score_all(index: _Index, block: Block) -> Iterator[Scored]:
     anchor = block.anchor
-    span = len(anchor.replaced) if block.kind in (BlockKind.REPLACEMENT, BlockKind.DELETION) else 0
+    spanning = (BlockKind.REPLACEMENT, BlockKind.DELETION, BlockKind.HEADER)
+    span = len(anchor.replaced) if block.kind in spanning else 0
     for slot in _candidate_slots(index, anchor, span):
         yield _score(slot, anchor)
 
@@ -333,10 +334,11 @@ def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
         return 0.0
     total = 0.0
     for recorded, stmt in zip(replaced, found, strict=True):
-        if recorded == full_key(stmt):
+        head, digest = split_full_key(recorded)
+        # A header edit records the header alone: the bodies below it are spliced anyway.
+        if recorded == full_key(stmt) or (not digest and stmt.clauses and recorded == stmt.key):
             total += 1.0
             continue
-        head, _ = split_full_key(recorded)
         # Same header, changed body: the same statement, changed upstream.
         total += min(similarity(head, stmt.key), 0.95)
     return total / len(replaced)

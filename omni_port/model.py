@@ -150,6 +150,10 @@ class BlockKind(enum.StrEnum):
     """Replaces upstream statements with omni statements."""
     DELETION = "deletion"
     """Removes upstream statements (implicit edits only)."""
+    HEADER = "header"
+    """Rewrites the header of an upstream compound statement; its bodies stay upstream's."""
+    SIGNATURE = "signature"
+    """Rewrites the decorators and signature of a copied member."""
 
 
 @dataclass(frozen=True, slots=True)

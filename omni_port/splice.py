@@ -27,7 +27,7 @@ from omni_port.model import (
     Placement,
     Status,
 )
-from omni_port.syntax import Stmt, Tree, find_def, reindent
+from omni_port.syntax import Stmt, Tree, find_def, header_end, reindent
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -159,8 +159,14 @@ def _add_copy(
     if member is None:
         _vanished(assembly, module, copy, blocks, upstream, indent)
         return
-    decisions = [_with_fallback(d, member) for d in locate.decide(member, blocks)]
+    signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
+    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
+    decisions = [_with_fallback(d, member) for d in locate.decide(member, statements)]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
+    for block in signatures:
+        decision, edit = _signature(upstream.tree, member, block, len(edits))
+        decisions.append(decision)
+        edits.append(edit)
     assembly.decisions.extend((d.block.id, d, copy) for d in decisions)
     upstream_indent = _indent_of(upstream.tree.lines[member.start - 1])
     assembly.segments.append(_Segment(copy.leading, copy.id))
@@ -170,6 +176,19 @@ def _add_copy(
     for decision in decisions:
         if decision.conflict:
             assembly.findings.append(_conflict_finding(module, decision, upstream))
+
+
+def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
+    """Carry a signature edit when upstream kept the signature the omni edit started from."""
+    indent = _indent_of(tree.lines[member.start - 1])
+    if member.key == block.anchor.replaced[0]:
+        code = reindent(block.code, "", indent)
+        decision = locate.Decision(block, None, 1.0, False, ())
+        return decision, _Edit(member.start, header_end(member), code, block.id, order)
+    reason = f"the signature changed upstream; upstream now has: {_short(member.key, 120)}"
+    decision = locate.Decision(block, None, 0.0, True, (), reason)
+    text = _conflict_lines(block, reason, (), indent)
+    return decision, _Edit(member.start, member.start - 1, text, block.id, order)
 
 
 def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
@@ -216,6 +235,9 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
         at = stmts[slot.index].lead if slot.index < len(stmts) else stmts[-1].full_end + 1
         return _Edit(at, at - 1, _conflict_text(decision, indent), block.id, order)
     code = reindent(block.code, "", indent)
+    if block.kind is BlockKind.HEADER:
+        target = stmts[slot.index]
+        return _Edit(target.start, header_end(target), code, block.id, order)
     following = stmts[slot.index + slot.span] if slot.index + slot.span < len(stmts) else None
     if following is None:
         code = code.rstrip("\n") + "\n" if code.strip() else ""
@@ -252,10 +274,15 @@ def _blank_suffix(tree: Tree, stmt: Stmt) -> int:
 
 
 def _conflict_text(decision: locate.Decision, indent: str) -> str:
-    block = decision.block
+    return _conflict_lines(decision.block, decision.reason, decision.candidates, indent)
+
+
+def _conflict_lines(
+    block: Block, reason: str, candidates: Sequence[locate.Scored], indent: str
+) -> str:
     lines = [f"{CONFLICT_OPEN} {block.id}" + (f" ({block.title})" if block.title else "")]
-    lines.append(f"# {decision.reason}.")
-    for scored in decision.candidates:
+    lines.append(f"# {reason}.")
+    for scored in candidates:
         where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
         lines.append(f"#   candidate: {where}: {_short(scored.slot.text())}")
     lines.append(

@@ -475,3 +475,10 @@ def _nested_keys(suite: Suite) -> Iterator[str]:
         for clause in stmt.clauses:
             yield clause.label
             yield from _nested_keys(clause)
+
+
+def header_end(stmt: Stmt) -> int:
+    """Last line of a compound statement's header (its decorators and ``def`` for a def)."""
+    if not stmt.clauses or stmt.clauses[0].indent is None or not stmt.clauses[0].stmts:
+        return stmt.start
+    return stmt.clauses[0].stmts[0].lead - 1
