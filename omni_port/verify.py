@@ -12,8 +12,24 @@ checks, in the order ``verify`` runs them:
 5. copied members still exist upstream with a compatible signature (OP508), and every
    ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509).
 
-Findings about a base class or module whose source is not given are notes (OP506), never
-a pass and never an error.
+What cannot be known from the given sources is a note (OP506), never a pass and never an
+error. Known limits, all on the side of silence or of a note rather than a false error
+unless said otherwise:
+
+- a module with a star import or a module ``__getattr__`` defines every name; other
+  dynamic definitions (``globals()[...]``, computed ``setattr``) are not seen, and an
+  import inside a ``try`` that catches ImportError is taken as optional and not checked;
+- the binding analysis is path-insensitive: ``if a: x = 1`` then ``if a: use(x)`` is
+  reported (as a note when the upstream method itself does the same). Loop bodies bind
+  nothing after the loop (their ``else`` does, when no ``break`` can skip it); a ``with``
+  body is assumed to run to its end; reads inside nested functions and lambdas (which run
+  later) and blocks at class level are not checked;
+- an attribute counts as defined when any class of the generated class's or the upstream
+  class's hierarchy assigns ``self.<attr>`` (or ``setattr(self, "<attr>", ...)``) or
+  defines it at class level; assignments from outside the class are not seen, and a
+  ``__getattr__`` anywhere in the hierarchy defines everything;
+- only copies are checked as overrides (omni-owned methods are not), and decorated
+  signatures are taken at face value.
 """
 
 from __future__ import annotations
@@ -138,11 +154,12 @@ def verify(
             trees[name] = ast.parse(modules[name], filename=name)
     for name, tree in trees.items():
         blocks = [p for p in placements if p.module == name and _is_placed_block(p)]
-        binding, covered = _binding_findings(name, tree, blocks)
+        mine = [o for o in overrides if o.module == name]
+        originals = _originals(world, context.upstream, mine)
+        binding, covered = _binding_findings(name, tree, blocks, originals)
         allowed = frozenset(context.unused_in_source.get(name, ()))
         findings.extend(_name_findings(name, modules[name], allowed, covered))
         findings.extend(binding)
-        mine = [o for o in overrides if o.module == name]
         findings.extend(_attribute_findings(world, name, tree, blocks, mine, context))
     findings.extend(_import_findings(world, trees, context))
     findings.extend(_override_findings(world, trees, overrides, context.upstream))
@@ -282,6 +299,7 @@ def _dunder_all(tree: ast.Module) -> set[str]:
 
 _COMPREHENSIONS = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 _FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 #: Nodes that hold statements: statements, handlers and match cases.
 _STATEMENTS = ast.stmt | ast.ExceptHandler | ast.match_case
 
@@ -539,6 +557,7 @@ def _hierarchy(world: _World, start: _Class) -> _Hierarchy:
     return _Hierarchy(tuple(classes), tuple(dict.fromkeys(unknown)))
 
 
+@functools.lru_cache(maxsize=64)
 def _class_names(node: ast.ClassDef) -> _Names:
     """Class-level names plus every ``self.<attr>`` its methods assign."""
     names = _scope_bindings(node.body)
@@ -604,49 +623,96 @@ _State = frozenset[str] | None
 
 
 def _binding_findings(
-    path: str, tree: ast.Module, blocks: Sequence[Placement]
+    path: str,
+    tree: ast.Module,
+    blocks: Sequence[Placement],
+    originals: Mapping[tuple[str, str], _Function],
 ) -> tuple[list[Finding], frozenset[tuple[str, int]]]:
-    """OP507 findings, and the (name, line) reads they explain (pyflakes need not repeat them)."""
+    """OP507 findings, and the (name, line) reads they explain (pyflakes need not repeat them).
+
+    ``originals`` maps (class, method) of a copy to its upstream method: a read whose
+    hazard the upstream method shares (it reads the same name where that is not bound on
+    every path either) is a note, not an error: the copy inherits it.
+    """
     findings: list[Finding] = []
     covered: set[tuple[str, int]] = set()
     module_names = _exports(tree)
-    for block in blocks:
-        functions = _enclosing_functions(tree, block.start)
-        if not functions:
-            continue  # a class-level block: class scopes are not analysed
-        unbound = _unbound_reads(functions, module_names, block)
-        for name in sorted({n.id for n in unbound}):
-            message = (
-                f"block {block.block_id} reads `{name}`, which is not bound on every path before it"
-            )
-            findings.append(Finding("unbound-local", Code.OP507, path, block.start, message))
+    for chain, members in _blocks_by_function(tree, blocks):
+        unbound = _unbound_reads(chain, module_names, members)
+        for block in members:
+            original = originals.get((block.owner, block.member))
+            inherited = _hazards(original) if original is not None else frozenset()
+            names = {n.id for n in unbound if block.start <= n.lineno <= block.end}
+            findings.extend(_unbound_finding(path, block, n, n in inherited) for n in names)
         covered.update((n.id, n.lineno) for n in unbound)
     return findings, frozenset(covered)
 
 
-def _enclosing_functions(
-    tree: ast.Module, line: int
-) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Functions whose body holds ``line``, outermost first."""
-    found = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, _FUNCTIONS) and node.lineno < line <= (node.end_lineno or 0)
-    ]
-    return sorted(found, key=lambda n: n.lineno)
+def _unbound_finding(path: str, block: Placement, name: str, inherited: bool) -> Finding:
+    message = f"block {block.block_id} reads `{name}`, which is not bound on every path before it"
+    if not inherited:
+        return Finding("unbound-local", Code.OP507, path, block.start, message)
+    message += " (the upstream method has the same hazard)"
+    return Finding("unbound-local", Code.OP507, path, block.start, message, 1, Severity.NOTE)
+
+
+@functools.lru_cache(maxsize=64)
+def _hazards(function: _Function) -> frozenset[str]:
+    """Locals ``function`` itself reads somewhere they are not bound on every path."""
+    lines = frozenset(range(function.lineno, (function.end_lineno or function.lineno) + 1))
+    flow = _Flow(frozenset(_locals(function)), lines)
+    flow.suite(function.body, frozenset(_parameters(function.args)))
+    return frozenset(n.id for n in flow.unbound)
+
+
+def _originals(
+    world: _World, upstream: UpstreamInfo | None, overrides: Sequence[Override]
+) -> dict[tuple[str, str], _Function]:
+    """The upstream method of each copied method, by (class, method) of the copy."""
+    tree = world.tree(upstream.module) if upstream is not None else None
+    if tree is None:
+        return {}
+    found: dict[tuple[str, str], _Function] = {}
+    for override in overrides:
+        holder: ast.Module | ast.ClassDef | None = tree
+        if override.upstream_owner:
+            holder = _module_class(tree, override.upstream_owner)
+        node = _definition(holder.body, override.upstream_name) if holder is not None else None
+        if isinstance(node, _FUNCTIONS):
+            found[(override.owner, override.name)] = node
+    return found
+
+
+def _blocks_by_function(
+    tree: ast.Module, blocks: Sequence[Placement]
+) -> list[tuple[list[_Function], list[Placement]]]:
+    """Blocks grouped by the function they sit in, with its enclosing functions (outermost
+    first). Blocks outside any function (class level) are left out: class scopes are not
+    analysed."""
+    functions = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, _FUNCTIONS)), key=lambda n: n.lineno
+    )
+    groups: dict[int, tuple[list[_Function], list[Placement]]] = {}
+    for block in blocks:
+        chain = [f for f in functions if f.lineno < block.start <= (f.end_lineno or 0)]
+        if chain:
+            groups.setdefault(id(chain[-1]), (chain, []))[1].append(block)
+    return list(groups.values())
 
 
 def _unbound_reads(
-    functions: Sequence[ast.FunctionDef | ast.AsyncFunctionDef],
-    module_names: _Names,
-    block: Placement,
+    chain: Sequence[_Function], module_names: _Names, blocks: Sequence[Placement]
 ) -> list[ast.Name]:
-    """Reads in the block of a local name not definitely bound where it is read."""
-    function = functions[-1]
+    """Reads, on the blocks' lines, of a local name not definitely bound where it is read.
+
+    A name the function never binds and nothing else defines (no global, builtin or
+    enclosing local) counts as a local that is never bound.
+    """
+    function = chain[-1]
     local = _locals(function)
-    lines = range(block.start, block.end + 1)
+    lines = frozenset(line for b in blocks for line in range(b.start, b.end + 1))
     reads = {n.id for node in function.body for n in _reads(node) if n.lineno in lines}
-    visible = set().union(*(_locals(f) for f in functions[:-1])) | _BUILTINS
+    visible = set().union(*(_locals(f) for f in chain[:-1])) | _BUILTINS
     lost = set() if module_names.open else reads - local - visible - module_names.names
     flow = _Flow(frozenset(local | lost), lines)
     flow.suite(function.body, frozenset(_parameters(function.args)))
@@ -658,7 +724,7 @@ def _parameters(args: ast.arguments) -> set[str]:
     return {a.arg for a in every if a is not None}
 
 
-def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _locals(function: _Function) -> set[str]:
     """Names local to a function: parameters and names bound in its body, minus declarations."""
     body = function.body
     declared = {
@@ -793,7 +859,7 @@ class _Flow:
     loop, and a ``with`` body is assumed not to have its exceptions suppressed.
     """
 
-    def __init__(self, local: frozenset[str], lines: range) -> None:
+    def __init__(self, local: frozenset[str], lines: frozenset[int]) -> None:
         self.local = local
         self.lines = lines
         self.unbound: list[ast.Name] = []
@@ -925,18 +991,18 @@ def _override_finding(
     theirs, unknown = _upstream_member(world, module, override)
     where = f"{override.upstream_owner}.{override.upstream_name}".lstrip(".")
     mine = f"{override.owner}.{override.name}".lstrip(".")
-    line = ours.lineno
+    line, col = ours.lineno, ours.col_offset + 1
     if theirs is None and unknown:
         message = f"unverified: {where} not found in what could be read; {_unread(unknown)}"
-        yield Finding("unverified", Code.OP506, override.module, line, message, 1, Severity.NOTE)
+        yield Finding("unverified", Code.OP506, override.module, line, message, col, Severity.NOTE)
     elif theirs is None:
         message = f"{mine} copies {where}, which no longer exists upstream"
-        yield Finding("override", Code.OP508, override.module, line, message)
+        yield Finding("override", Code.OP508, override.module, line, message, col)
     elif isinstance(theirs, _FUNCTIONS) and isinstance(ours, _FUNCTIONS):
         problem = _signature_problem(theirs.args, ours.args)
         if problem is not None:
             message = f"{mine} does not match the signature of {where}: {problem}"
-            yield Finding("override", Code.OP508, override.module, line, message)
+            yield Finding("override", Code.OP508, override.module, line, message, col)
 
 
 def _upstream_member(
@@ -1007,6 +1073,7 @@ def _attribute_findings(
     """``self.<attr>`` reads of placed blocks, per class: errors when every class involved
     could be read, one note per class otherwise."""
     upstream = context.upstream.module if context.upstream is not None else ""
+    loads = [n for n in ast.walk(tree) if _is_self_attribute(n) and isinstance(n.ctx, ast.Load)]
     for owner in sorted({b.owner for b in blocks if b.owner}):
         cls = _module_class(tree, owner)
         if cls is None:
@@ -1014,7 +1081,7 @@ def _attribute_findings(
         uppers = sorted({o.upstream_owner for o in overrides if o.owner == owner} - {""})
         generated = _Class(_dotted(context.package, name), cls)
         hierarchy = _owner_hierarchy(world, generated, upstream, uppers)
-        reads = [r for b in blocks if b.owner == owner for r in _self_reads(tree, b)]
+        reads = [r for b in blocks if b.owner == owner for r in _self_reads(loads, b)]
         yield from _missing_attributes(name, [*uppers, owner], hierarchy, reads)
 
 
@@ -1040,17 +1107,14 @@ class _Read:
 
     name: str
     line: int
+    col: int
     block: Placement
 
 
-def _self_reads(tree: ast.Module, block: Placement) -> Iterator[_Read]:
-    for node in ast.walk(tree):
-        if (
-            _is_self_attribute(node)
-            and isinstance(node.ctx, ast.Load)
-            and block.start <= node.lineno <= block.end
-        ):
-            yield _Read(node.attr, node.lineno, block)
+def _self_reads(loads: Sequence[ast.Attribute], block: Placement) -> Iterator[_Read]:
+    for node in loads:
+        if block.start <= node.lineno <= block.end:
+            yield _Read(node.attr, node.lineno, node.col_offset + 1, block)
 
 
 def _missing_attributes(
@@ -1071,7 +1135,7 @@ def _missing_attributes(
             f"unverified: blocks of {classes[-1]} read {names}, which no class that could be "
             f"read defines; {_unread(hierarchy.unknown)}"
         )
-        yield Finding("unverified", Code.OP506, path, first.line, message, 1, Severity.NOTE)
+        yield Finding("unverified", Code.OP506, path, first.line, message, first.col, Severity.NOTE)
         return
     owners = " or ".join(dict.fromkeys(classes))
     for (block_id, attr), read in missing.items():
@@ -1079,7 +1143,7 @@ def _missing_attributes(
             f"block {block_id} reads `self.{attr}`, which {owners} (and their bases) "
             "no longer assign or define"
         )
-        yield Finding("missing-attribute", Code.OP509, path, read.line, message)
+        yield Finding("missing-attribute", Code.OP509, path, read.line, message, read.col)
 
 
 def _unread(unknown: Sequence[str]) -> str:

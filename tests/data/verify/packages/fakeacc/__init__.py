@@ -1,0 +1,1 @@
+"""Synthetic accelerator package for omni-port tests."""

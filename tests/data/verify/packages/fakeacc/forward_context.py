@@ -1,0 +1,5 @@
+from contextlib import nullcontext
+
+
+def set_acc_forward_context(config, num_tokens=None):
+    return nullcontext(config)

@@ -1,0 +1,1 @@
+"""Synthetic omni package for omni-port tests."""

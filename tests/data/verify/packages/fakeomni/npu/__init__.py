@@ -1,0 +1,1 @@
+"""The generated runner modules live here (given to verify as generated text)."""

@@ -1,0 +1,3 @@
+from fakeomni.npu.npu_model_runner import OmniNPUModelRunner
+
+__all__ = ["OmniNPUModelRunner"]

@@ -1,0 +1,974 @@
+"""verify: every check catches its seeded breakage at the right line and stays quiet on sound code.
+
+Inline cases mark what they expect on the line itself: ``!OP507`` on a line means one finding
+with that code there (a ``# >>> block`` ... ``# <<<`` pair of lines fences a placed block).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import pytest
+
+from omni_port import extract, generate, splice, verify
+from omni_port.model import Finding, PatchSet, Placement, Severity, Status
+from omni_port.patchfile import render_patch_set
+from omni_port.syntax import parse
+from omni_port.textio import decode, read_source
+from tests.golden import DATA
+
+GEN = "gen.py"
+RUNNERS = ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py")
+UPSTREAM_MODULE = "fakeacc.runner_v1"
+PACKAGES = DATA / "verify" / "packages"
+PLAIN = verify.Context()
+
+
+def _dedent(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+def _expected(*texts: tuple[str, str]) -> list[tuple[str, str, int]]:
+    """(path, code, line) of every ``!OPnnn`` mark in the given (path, text) pairs."""
+    return sorted(
+        (path, code, number)
+        for path, text in texts
+        for number, line in enumerate(text.splitlines(), start=1)
+        for code in re.findall(r"!(OP\d{3})", line)
+    )
+
+
+def _found(findings: Sequence[Finding], codes: Sequence[str] = ()) -> list[tuple[str, str, int]]:
+    return sorted(
+        (f.path, f.code.value, f.line) for f in findings if not codes or f.code.value in codes
+    )
+
+
+def _blocks(text: str, owner: str = "Runner", path: str = GEN) -> list[Placement]:
+    """A placed block for every ``# >>> block`` ... ``# <<<`` region (marker lines included)."""
+    placements: list[Placement] = []
+    start = 0
+    member = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if match := re.match(r"\s+def (\w+)", line):
+            member = match[1]
+        if "# >>> block" in line:
+            start = number
+        elif "# <<<" in line:
+            ident = f"gen.{owner}.{member}.block-{len(placements) + 1:02d}"
+            placements.append(
+                Placement(
+                    ident, path, owner, member, "insertion", True, Status.PLACED, 1.0, start, number
+                )
+            )
+    return placements
+
+
+def _verify(
+    text: str,
+    context: verify.Context = PLAIN,
+    overrides: Sequence[verify.Override] = (),
+) -> list[Finding]:
+    return verify.verify({GEN: text}, _blocks(text), overrides, context)
+
+
+# --- 1 and 2: compile and pyflakes ----------------------------------------------------------
+
+NAME_CASES = [
+    pytest.param(
+        """
+        def run(:  # !OP501
+            return 1
+        """,
+        id="syntax-error",
+    ),
+    pytest.param(
+        """
+        def run():
+            return missing_helper()  # !OP502
+        """,
+        id="undefined-name",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self):
+                return 1
+
+            def execute_model(self):  # !OP503
+                return 2
+        """,
+        id="duplicate-definition",
+    ),
+    pytest.param(
+        """
+        import os  # !OP504
+        import sys
+
+        print(sys.argv)
+        """,
+        id="unused-import-from-splicing",
+    ),
+]
+
+
+@pytest.mark.parametrize("code", NAME_CASES)
+def test_compile_and_name_checks(code: str) -> None:
+    text = _dedent(code)
+    assert _found(_verify(text)) == _expected((GEN, text))
+
+
+def test_an_import_the_source_left_unused_is_allowed() -> None:
+    text = "import os\nimport json  # !OP504\n"
+    context = verify.Context(unused_in_source={GEN: ("os",)})
+    assert _found(_verify(text, context)) == _expected((GEN, text))
+
+
+def test_a_module_that_does_not_compile_is_not_checked_further() -> None:
+    text = "import os\nprint(missing)\nx = (\n"
+    findings = _verify(text)
+    assert [(f.code.value, f.line) for f in findings] == [("OP501", 3)]
+
+
+# --- 4. block binding -----------------------------------------------------------------------
+
+BINDING_CASES = [
+    pytest.param(
+        """
+        def make(ids):
+            return ids
+
+
+        class Runner:
+            def sample_tokens(self, batch):
+                request_ids = list(batch)
+                # >>> block  !OP507
+                output = make(req_ids)
+                # <<<
+                return output, request_ids
+        """,
+        id="renamed-local",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                # >>> block  !OP507
+                total = count + 1
+                # <<<
+                count = len(batch)
+                return total, count
+        """,
+        id="bound-only-after-the-block",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    logits = batch[0]
+                # >>> block  !OP507
+                print(logits)
+                # <<<
+        """,
+        id="bound-in-one-branch",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    logits = batch[0]
+                elif self:
+                    logits = batch
+                else:
+                    logits = None
+                # >>> block
+                print(logits)
+                # <<<
+        """,
+        id="ok-bound-in-every-branch",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if not batch:
+                    return None
+                else:
+                    logits = batch[0]
+                if logits is None:
+                    raise ValueError
+                # >>> block
+                print(logits)
+                # <<<
+        """,
+        id="ok-other-branch-leaves",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                logits = batch[0]
+                with open(batch) as handle, open(logits):
+                    # >>> block
+                    print(logits, handle)
+                    # <<<
+        """,
+        id="ok-bound-before-with-and-by-with",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                with open(batch):
+                    hidden = batch[0]
+                # >>> block
+                print(hidden)
+                # <<<
+        """,
+        id="ok-bound-in-with-body",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch, /, step, *extra, scale=1.0, **kwargs):
+                # >>> block
+                print(self, batch, step, extra, scale, kwargs)
+                # <<<
+        """,
+        id="ok-parameters",
+    ),
+    pytest.param(
+        """
+        import logging
+
+        LIMIT = 4
+        logger = logging.getLogger(__name__)
+
+
+        def helper():
+            return LIMIT
+
+
+        class Runner:
+            def execute_model(self, batch):
+                # >>> block
+                logger.debug("%s %s %s", len(batch), helper(), Runner)
+                # <<<
+        """,
+        id="ok-globals-imports-builtins",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                # >>> block
+                pooled = [item for item in batch]
+                print(pooled)
+                # <<<
+                item = 0
+                return item
+        """,
+        id="ok-bound-in-the-block-itself",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                for item in batch:
+                    last = item
+                    # >>> block
+                    print(item, last)
+                    # <<<
+                # >>> block  !OP507
+                print(last)
+                # <<<
+        """,
+        id="loop-target-inside-not-after",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                while batch:
+                    hidden = batch.pop()
+                else:
+                    done = True
+                for item in batch:
+                    if item:
+                        break
+                else:
+                    found = False
+                # >>> block  !OP507 !OP507
+                print(hidden, done, found)
+                # <<<
+        """,
+        id="loop-body-does-not-bind-else-does-unless-break",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                try:
+                    logits = batch.compute()
+                except TypeError:
+                    pass
+                # >>> block  !OP507
+                print(logits)
+                # <<<
+        """,
+        id="try-body-only",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                try:
+                    logits = batch.compute()
+                except TypeError:
+                    logits = None
+                except ValueError:
+                    raise
+                # >>> block
+                print(logits)
+                # <<<
+        """,
+        id="ok-try-and-every-handler-bind",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                try:
+                    batch.compute()
+                except TypeError as error:
+                    # >>> block
+                    print(error)
+                    # <<<
+                # >>> block  !OP507
+                print(error)
+                # <<<
+        """,
+        id="except-name-inside-handler-only",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                try:
+                    batch.compute()
+                finally:
+                    closed = True
+                # >>> block
+                print(closed)
+                # <<<
+        """,
+        id="ok-finally-binds",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                def inner():
+                    hidden = batch[0]
+                    return hidden
+
+                # >>> block  !OP507
+                print(hidden, inner)
+                # <<<
+        """,
+        id="nested-function-is-its-own-scope",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                ids = [rid for rid in batch]
+                # >>> block  !OP507
+                print(rid, ids)
+                # <<<
+        """,
+        id="comprehension-variable-does-not-leak",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if (size := len(batch)) > 1:
+                    # >>> block
+                    print(size)
+                    # <<<
+                if batch or (extra := 1):
+                    # >>> block  !OP507
+                    print(extra)
+                    # <<<
+        """,
+        id="walrus-only-where-certainly-evaluated",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                hidden = batch[0]
+                del hidden
+                # >>> block  !OP507
+                print(hidden)
+                # <<<
+        """,
+        id="deleted",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    total = 0
+                # >>> block  !OP507
+                total += 1
+                # <<<
+        """,
+        id="augmented-assignment-reads",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                # >>> block
+                later_read = lambda: hidden  # noqa: E731
+                # <<<
+                hidden = batch
+                return later_read
+        """,
+        id="ok-lambda-body-runs-later",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                match batch:
+                    case [first, *rest]:
+                        kind = first
+                    case {"kind": kind, **rest}:
+                        pass
+                    case _:
+                        return None
+                # >>> block
+                print(kind, rest)
+                # <<<
+        """,
+        id="ok-match-binds-in-every-case",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    value = 1
+                print(value)
+                # >>> block
+                print(batch)
+                # <<<
+        """,
+        id="ok-upstream-code-outside-blocks-is-not-judged",
+    ),
+]
+
+
+@pytest.mark.parametrize("code", BINDING_CASES)
+def test_block_binding(code: str) -> None:
+    text = _dedent(code)
+    assert _found(_verify(text)) == _expected((GEN, text))
+
+
+def test_only_placed_blocks_are_checked_for_binding() -> None:
+    text = _dedent(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                # >>> block
+                print(later)
+                # <<<
+                later = batch
+        """
+    )
+    placed = _blocks(text)[0]
+    found = {}
+    for status in (Status.PLACED, Status.CONFLICT, Status.CARRIED):
+        findings = verify.verify({GEN: text}, [replace(placed, status=status)], [], PLAIN)
+        found[status] = _found(findings, ("OP507",))
+    assert found == {Status.PLACED: [(GEN, "OP507", 3)], Status.CONFLICT: [], Status.CARRIED: []}
+
+
+def test_crlf_modules_report_the_same_lines() -> None:
+    text = _dedent(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    logits = batch[0]
+                # >>> block  !OP507
+                print(logits)
+                # <<<
+        """
+    )
+    crlf = text.replace("\n", "\r\n")
+    findings = verify.verify({GEN: crlf}, _blocks(text), [], PLAIN)
+    assert _found(findings) == _expected((GEN, text))
+
+
+def test_a_hazard_the_upstream_method_shares_is_a_note() -> None:
+    upstream = """
+        class NPUModelRunner:
+            def execute_model(self, batch):
+                if batch:
+                    logits = batch[0]
+                return logits
+        """
+    text = _dedent(
+        """
+        class Runner:
+            def execute_model(self, batch):
+                if batch:
+                    logits = batch[0]
+                # >>> block  !OP507
+                print(logits)
+                # <<<
+                return logits
+        """
+    )
+    context = verify.Context(upstream=verify.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)))
+    findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
+    assert _found(findings) == _expected((GEN, text))
+    assert findings[0].severity is Severity.NOTE
+
+
+# --- 3. imports -----------------------------------------------------------------------------
+
+FAKEACC = {
+    "fakeacc": '"""Synthetic package."""\n',
+    "fakeacc.sampling": "def apply_grammar_bitmask(logits):\n    return logits\n",
+    "fakeacc.everything": "from fakeacc.sampling import *\n",
+    "fakeacc.lazy": "def __getattr__(name):\n    return name\n",
+    "fakeacc.reexport": "from fakeacc.sampling import apply_grammar_bitmask as bitmask\n",
+    "fakeacc.listed": "__all__ = ['dynamic']\nglobals()['dynamic'] = 1\n",
+    "fakeacc.ns.deep": "VALUE = 1\n",
+    "fakeacc.compat": (
+        "try:\n    from fast import Runner\nexcept ImportError:\n    class Runner:\n        pass\n"
+    ),
+    "vllm.v1.worker.gpu_model_runner": "class GPUModelRunner:\n    pass\n",
+}
+IMPORT_CONTEXT = verify.Context(
+    package="fakeacc.gen",
+    sources=verify.PackageSources(FAKEACC, frozenset({"fakeacc"})),
+    checked_packages=frozenset({"fakeacc", "vllm"}),
+)
+IMPORT_CODES = ("OP505", "OP506")
+
+IMPORT_CASES = [
+    pytest.param("from fakeacc.sampling import apply_bitmask  # !OP505\n", id="moved-name"),
+    pytest.param("import fakeacc.gone  # !OP505\n", id="missing-module"),
+    pytest.param("from fakeacc.gone.deeper import x  # !OP505\n", id="missing-module-from"),
+    pytest.param(
+        """
+        def load():
+            from fakeacc.sampling import nope  # !OP505
+
+            return nope
+        """,
+        id="nested-import",
+    ),
+    pytest.param(
+        """
+        from .. import sampling
+        from ..sampling import apply_grammar_bitmask
+        from ..sampling import nope  # !OP505
+        from ..... import too_far  # !OP505
+        """,
+        id="relative-imports",
+    ),
+    pytest.param(
+        """
+        import fakeacc.ns.deep
+        from fakeacc import sampling
+        from fakeacc.compat import Runner
+        from fakeacc.everything import anything
+        from fakeacc.lazy import anything_else
+        from fakeacc.listed import dynamic
+        from fakeacc.ns import deep
+        from fakeacc.reexport import bitmask
+        """,
+        id="ok-definitions-reexports-submodules-star-getattr-all",
+    ),
+    pytest.param(
+        """
+        try:
+            from fakeacc.sampling import nope
+        except ImportError:
+            nope = None
+        """,
+        id="ok-guarded-by-import-error",
+    ),
+    pytest.param(
+        """
+        import os
+        import torch
+        from numpy import array
+        """,
+        id="ok-packages-out-of-scope",
+    ),
+    pytest.param(
+        """
+        from vllm.config import VllmConfig  # !OP506
+        import vllm.utils
+        from vllm.v1 import worker
+        """,
+        id="one-note-per-unavailable-package",
+    ),
+    pytest.param(
+        """
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+        from vllm.v1.worker.gpu_model_runner import InputBatch  # !OP505
+        """,
+        id="single-module-of-an-uncovered-package",
+    ),
+]
+
+
+@pytest.mark.parametrize("code", IMPORT_CASES)
+def test_import_resolution(code: str) -> None:
+    text = _dedent(code)
+    found = _found(_verify(text, IMPORT_CONTEXT), IMPORT_CODES)
+    assert found == _expected((GEN, text))
+
+
+def test_an_unavailable_package_is_one_note_across_modules() -> None:
+    modules = {"a.py": "import vllm.config\n", "b.py": "from vllm import envs\nimport vllm\n"}
+    findings = verify.verify(modules, [], [], IMPORT_CONTEXT)
+    notes = [f for f in findings if f.code.value == "OP506"]
+    assert _found(notes) == [("a.py", "OP506", 1)]
+    assert notes[0].severity is Severity.NOTE
+    assert "3 imports" in notes[0].message
+
+
+# --- 5. overrides and attributes ------------------------------------------------------------
+
+UPSTREAM = """
+from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+class Base:
+    def shared(self, batch):
+        self.shared_state = batch
+
+
+class NPUModelRunner(Base):
+    max_batch: int
+
+    def __init__(self, config):
+        self.config = config
+        self.kv_caches: list = []
+
+    @property
+    def device(self):
+        return "npu"
+
+    def execute_model(self, scheduler_output, intermediate_tensors=None):
+        return None
+
+    def sample_tokens(self, grammar_output):
+        return None
+
+    def _dummy_run(self, num_tokens, *, is_profile=False):
+        return None
+
+
+class OpaqueRunner(GPUModelRunner):
+    def execute_model(self, scheduler_output):
+        return None
+"""
+
+
+def _override_context(upstream: str) -> verify.Context:
+    return verify.Context(
+        upstream=verify.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)),
+        sources=verify.PackageSources({}, frozenset({"fakeacc"})),
+    )
+
+
+def _copies(text: str, owner: str, upstream_owner: str) -> list[verify.Override]:
+    """Every method of ``owner`` as a copy of the same-named upstream method."""
+    names = re.findall(r"^    (?:async )?def (\w+)", text, re.MULTILINE)
+    return [verify.Override(GEN, owner, name, upstream_owner, name) for name in names]
+
+
+OVERRIDE_CASES = [
+    pytest.param(
+        UPSTREAM.replace("(self, grammar_output)", "(self, grammar_output, scheduler_output)"),
+        """
+        class Runner:
+            def sample_tokens(self, grammar_output):  # !OP508
+                return None
+        """,
+        id="upstream-gained-a-positional-parameter",
+    ),
+    pytest.param(
+        UPSTREAM,
+        """
+        class Runner:
+            def _dummy_run(self, num_tokens):  # !OP508
+                return None
+        """,
+        id="override-lacks-a-keyword",
+    ),
+    pytest.param(
+        UPSTREAM,
+        """
+        class Runner:
+            def execute_model(self, sched, intermediate_tensors=None):  # !OP508
+                return None
+
+            def sample_tokens(self, grammar_output, extra):  # !OP508
+                return None
+        """,
+        id="renamed-or-extra-required-positional",
+    ),
+    pytest.param(
+        UPSTREAM,
+        """
+        class Runner:
+            def profile_run(self):  # !OP508
+                return None
+        """,
+        id="upstream-method-vanished",
+    ),
+    pytest.param(
+        UPSTREAM,
+        """
+        class Runner:
+            def execute_model(self, scheduler_output, intermediate_tensors=None, extra=None):
+                return None
+
+            def _dummy_run(self, *args, **kwargs):
+                return None
+
+            def shared(self, batch):
+                return None
+
+            def device(self):
+                return None
+        """,
+        id="ok-compatible-inherited-and-property",
+    ),
+]
+
+
+@pytest.mark.parametrize(("upstream", "code"), OVERRIDE_CASES)
+def test_overrides(upstream: str, code: str) -> None:
+    text = _dedent(code)
+    context = _override_context(upstream)
+    findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
+    assert _found(findings) == _expected((GEN, text))
+
+
+def test_a_method_missing_beside_an_unreadable_base_is_a_note() -> None:
+    text = _dedent(
+        """
+        class Runner:
+            def execute_model(self, scheduler_output):
+                return None
+
+            def compile_or_warm_up(self):  # !OP506
+                return None
+        """
+    )
+    findings = _verify(text, _override_context(UPSTREAM), _copies(text, "Runner", "OpaqueRunner"))
+    assert _found(findings) == _expected((GEN, text))
+    assert {f.severity for f in findings} == {Severity.NOTE}
+
+
+ATTRIBUTE_RUNNER = """
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class Runner(NPUModelRunner):
+    def __init__(self, config):
+        super().__init__(config)
+        self.talker = None
+
+    def execute_model(self, scheduler_output, intermediate_tensors=None):
+        # >>> block
+        print(self.config, self.device, self.shared, self.shared_state, self.max_batch)
+        print(self.talker, self.omni_state)
+        print(self.kv_caches)  {mark}
+        # <<<
+        self.omni_state = 1
+"""
+
+ATTRIBUTE_CASES = [
+    pytest.param(UPSTREAM, "", id="ok-assigned-defined-inherited-or-omni"),
+    pytest.param(
+        UPSTREAM.replace("self.kv_caches: list = []", "self.kv_cache_list = []"),
+        "# !OP509",
+        id="upstream-attribute-removed",
+    ),
+    pytest.param(
+        UPSTREAM.replace("self.kv_caches: list = []", "pass").replace(
+            "class NPUModelRunner(Base)", "class NPUModelRunner(Base, GPUModelRunner)"
+        ),
+        "# !OP506",
+        id="unreadable-base-makes-it-a-note",
+    ),
+]
+
+
+@pytest.mark.parametrize(("upstream", "mark"), ATTRIBUTE_CASES)
+def test_self_attributes_read_by_blocks(upstream: str, mark: str) -> None:
+    text = _dedent(ATTRIBUTE_RUNNER.replace("{mark}", mark))
+    context = _override_context(upstream)
+    overrides = [verify.Override(GEN, "Runner", "execute_model", "NPUModelRunner", "execute_model")]
+    findings = _verify(text, context, overrides)
+    assert _found(findings, ("OP509", "OP506")) == _expected((GEN, text))
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def test_module_names_follow_the_package_layout() -> None:
+    files = {
+        "pkg/__init__.py": "a",
+        "pkg/sub.py": "b",
+        "pkg/inner/__init__.py": "c",
+        "pkg/data.json": "d",
+    }
+    assert verify.module_names(files) == {"pkg": "a", "pkg.sub": "b", "pkg.inner": "c"}
+
+
+# --- end to end on the synthetic runners ----------------------------------------------------
+
+
+def _package_sources() -> verify.PackageSources:
+    files = {
+        path.relative_to(PACKAGES).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(PACKAGES.rglob("*.py"))
+    }
+    return verify.PackageSources(verify.module_names(files), frozenset({"fakeacc", "fakeomni"}))
+
+
+def _patches() -> PatchSet:
+    base_source = read_source(DATA / "upstream/v1/model_runner_v1.py")
+    base = extract.Base("v1", base_source.sha256, parse(base_source.text, base_source.path))
+    sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
+    return PatchSet(tuple(extract.extract_module(s, n, base).module for n, s in sources.items()))
+
+
+def _generate(patches: PatchSet, upstream_text: str) -> generate.SyncResult:
+    upstream = splice.Upstream("v", "0" * 64, parse(upstream_text, "u.py"), UPSTREAM_MODULE)
+    files = render_patch_set(patches, "omni-port test")
+    return generate.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+
+
+def _verify_generated(
+    patches: PatchSet,
+    result: generate.SyncResult,
+    upstream_text: str,
+    sources: verify.PackageSources | None = None,
+) -> tuple[dict[str, str], list[Finding]]:
+    modules = {name: decode(result.files[name], name).text for name in RUNNERS}
+    context = verify.Context(
+        package="fakeomni.npu",
+        sources=_package_sources() if sources is None else sources,
+        upstream=verify.UpstreamInfo(UPSTREAM_MODULE, upstream_text),
+        checked_packages=frozenset({"fakeacc", "fakeomni"}),
+        unused_in_source=verify.unused_in_source_of(patches),
+    )
+    overrides = verify.overrides_of(patches)
+    return modules, verify.verify(modules, result.placements, overrides, context)
+
+
+def _upstream_text() -> str:
+    return read_source(DATA / "upstream/v1/model_runner_v1.py").text
+
+
+def test_synced_runners_verify_clean() -> None:
+    patches = _patches()
+    result = _generate(patches, _upstream_text())
+    assert sum(1 for p in result.placements if p.status is Status.PLACED) > 10
+    assert {o.upstream_owner for o in verify.overrides_of(patches)} >= {"NPUModelRunner"}
+    _, findings = _verify_generated(patches, result, _upstream_text())
+    assert findings == []
+
+
+def test_without_package_sources_the_runners_get_notes_not_errors() -> None:
+    patches = _patches()
+    result = _generate(patches, _upstream_text())
+    _, findings = _verify_generated(patches, result, _upstream_text(), verify.PackageSources())
+    assert findings
+    assert {f.code.value for f in findings} == {"OP506"}
+    assert {f.severity for f in findings} == {Severity.NOTE}
+
+
+def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
+    lines = _upstream_text().split("\n")
+    start = lines.index("    def execute_model(self, scheduler_output, intermediate_tensors=None):")
+    end = lines.index("    def sample_tokens(self, grammar_output):")
+    for index in range(start, end):
+        lines[index] = re.sub(r"\bhidden_states\b", "model_output", lines[index])
+    renamed = "\n".join(lines)
+    patches = _patches()
+    result = _generate(patches, renamed)
+    _, findings = _verify_generated(patches, result, renamed)
+    block = _placement(result.placements, "NPUARModelRunner.execute_model.block-03")
+    assert block.status is Status.PLACED
+    assert _found(findings) == [("npu_ar_model_runner.py", "OP507", block.start)]
+    assert "`hidden_states`" in findings[0].message
+
+
+def test_stale_runners_against_a_changed_upstream() -> None:
+    patches = _patches()
+    result = _generate(patches, _upstream_text())
+    changed = (
+        _upstream_text()
+        .replace("self.model = self.loader", "self.network = self.loader")
+        .replace("def sample_tokens(self, grammar_output)", "def sample_tokens(self, g, out)")
+    )
+    modules, findings = _verify_generated(patches, result, changed)
+    expected = sorted(
+        [
+            *_first_reads(modules, result.placements, r"self\.model\b", "OP509"),
+            *_lines_of(modules, "    def sample_tokens(", "OP508"),
+        ]
+    )
+    assert len(expected) >= 4
+    assert _found(findings) == expected
+
+
+def _placement(placements: Sequence[Placement], suffix: str) -> Placement:
+    return next(p for p in placements if p.block_id.endswith(suffix))
+
+
+def _first_reads(
+    modules: Mapping[str, str], placements: Sequence[Placement], pattern: str, code: str
+) -> list[tuple[str, str, int]]:
+    """(module, code, line) of the first line matching ``pattern`` in each placed block."""
+    found = []
+    for p in placements:
+        if p.status is not Status.PLACED or p.start == 0:
+            continue
+        lines = modules[p.module].splitlines()[p.start - 1 : p.end]
+        hits = [p.start + i for i, line in enumerate(lines) if re.search(pattern, line)]
+        if hits:
+            found.append((p.module, code, hits[0]))
+    return found
+
+
+def _lines_of(modules: Mapping[str, str], prefix: str, code: str) -> list[tuple[str, str, int]]:
+    return [
+        (name, code, number)
+        for name, text in modules.items()
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.startswith(prefix)
+    ]
