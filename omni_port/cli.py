@@ -21,16 +21,28 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from omni_port import __version__, extract, generate, lockfile, report, splice
+from omni_port import (
+    __version__,
+    catalog,
+    describe,
+    drift,
+    extract,
+    generate,
+    lockfile,
+    report,
+    splice,
+)
 from omni_port.config import Config, load
 from omni_port.errors import BadInput
+from omni_port.markers import scan
 from omni_port.model import Code, Finding, ModulePatches, PatchSet, Severity
-from omni_port.patchfile import render_patch_set
+from omni_port.patchfile import INDEX_NAME, render_patch_set
 from omni_port.store import Changes, apply, existing, plan, read_patch_set, unified_diff
-from omni_port.syntax import parse
-from omni_port.textio import encode
+from omni_port.syntax import Tree, parse
+from omni_port.textio import SourceText, encode, read_source
 from omni_port.upstream import (
     ASCEND_RUNNER,
+    OMNI_GPU_RUNNERS,
     Located,
     Progress,
     default_cache,
@@ -448,6 +460,244 @@ def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target:
         f"{counts['implicit_conflict']} conflicts; "
         f"{counts['carried']} marked regions and {counts['owned']} owned members carried; {files}"
     )
+
+
+# --- catalog --------------------------------------------------------------------------------
+
+
+def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
+    """The catalog of a patch set, with a notice naming how it is made."""
+    notice = (
+        f"<!-- This catalog is {generate.GENERATED} by {TOOL} from {_shown(patches_dir)}/; "
+        "edit titles in the patch files and run `omni-port catalog`. -->"
+    )
+    return catalog.render(describe.entries(patch_set), preamble=notice)
+
+
+@main.command("catalog")
+@click.option(
+    "--patches", "patches_dir", type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory (default: `patches` in [tool.omni-port]).",
+)  # fmt: skip
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path),
+    help="Catalog file to write ('-' for stdout; default: `catalog` in [tool.omni-port], "
+    "else stdout).",
+)  # fmt: skip
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the catalog would change.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of the catalog.")
+@click.pass_obj
+@handle_errors
+def catalog_command(
+    options: Options, patches_dir: Path | None, out: Path | None, check: bool, diff: bool
+) -> None:
+    """Render the markdown catalog of omni blocks and edits from the patches.
+
+    Titles come from the patch files, locations from the anchors, code from the blocks;
+    marked blocks and implicit (unmarked) edits are both listed.
+    """
+    config = options.config
+    directory = patches_dir or config.path(config.patches)
+    target = out or (config.path(config.catalog) if config.catalog else Path("-"))
+    patch_set = read_patch_set(directory)
+    text = catalog_text(patch_set, directory)
+    if str(target) == "-" and not check:
+        click.echo(text, nl=False)
+        return
+    files = {target.name: encode(text)}
+    changes = write_files(options, target.parent, files, (), check, diff)
+    count = len(describe.entries(patch_set))
+    state = "unchanged" if changes.clean else ("would change" if check else "written")
+    _summary(options, f"{count} catalog entries; {_shown(target)} {state}")
+    if check and not changes.clean:
+        sys.exit(1)
+
+
+# --- check ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInputs:
+    """Everything ``check`` reads, resolved from flags and configuration."""
+
+    sources: tuple[Located, ...]
+    catalog_path: Path | None
+    base: str
+    patches: Path
+    generated: Path
+    upstream: str
+    gpu: tuple[Located, ...]
+    allow_path: Path | None
+
+
+def _check_inputs(
+    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
+    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
+    allow: Path | None,
+) -> CheckInputs:  # fmt: skip
+    config = options.config
+    progress = options.progress()
+    located = tuple(
+        r
+        for text in (sources or (config.source,))
+        for r in locate_runners(text, options.cache, progress)
+    )
+    gpu_located = (
+        tuple(locate_runners(gpu, options.cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
+    )
+    if catalog_path is None and config.catalog:
+        catalog_path = config.path(config.catalog)
+    return CheckInputs(
+        located, catalog_path, base if base is not None else config.base,
+        patches_dir or config.path(config.patches), generated or config.path(config.generated),
+        upstream or config.upstream, gpu_located, allow,
+    )  # fmt: skip
+
+
+def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
+    """Every drift check the inputs allow, in a stable order."""
+    runners = [drift.Runner(Path(s.member).name, _parse_lenient(s.source)) for s in inputs.sources]
+    findings: list[Finding] = []
+    for runner in runners:
+        findings.extend(scan(runner.tree).findings)
+    base_tree = load_base(inputs.base, options) if inputs.base else None
+    ext_options = extract.ExtractOptions(upstream_class=options.config.upstream_class, lenient=True)
+    patch_set, _ = extract_all(inputs.sources, base_tree, ext_options)
+    if inputs.catalog_path is not None:
+        source = read_source(inputs.catalog_path)
+        parsed = catalog.parse(source.text, source.path)
+        findings.extend(drift.catalog_findings(parsed, source.path, runners))
+    if base_tree is not None:
+        findings.extend(drift.divergence_findings(patch_set.modules))
+    findings.extend(_stale_patches(patch_set, inputs.patches))
+    findings.extend(_stale_generated(inputs, options))
+    if inputs.gpu:
+        findings.extend(_parity(inputs, runners))
+    return findings
+
+
+def _parse_lenient(source: SourceText) -> Tree:
+    return parse(source.text, source.path)
+
+
+def _stale_patches(patch_set: PatchSet, directory: Path) -> list[Finding]:
+    if not (directory / INDEX_NAME).is_file():
+        return []
+    files = {
+        rel: encode(text)
+        for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
+    }
+    actual = {rel: _bytes(directory / rel) for rel in files}
+    stale = existing(directory, "*/*.patch")
+    findings = drift.stale_findings(files, actual, _shown(directory), "omni-port extract")
+    for rel in sorted(set(stale) - set(files)):
+        message = f"{rel} is no longer extracted from the sources; run `omni-port extract`"
+        findings.append(
+            Finding("stale-generated", Code.OP406, f"{_shown(directory)}/{rel}", 1, message)
+        )
+    return findings
+
+
+def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
+    lock_path = inputs.generated / lockfile.LOCK_NAME
+    if not lock_path.is_file() or not (inputs.patches / INDEX_NAME).is_file():
+        return []
+    lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    patch_set, patch_files = read_patches(inputs.patches)
+    loaded = load_upstream(lock.upstream, options, options.config.upstream_class)
+    result = generate.sync(patch_set, patch_files, loaded, TOOL, lock.command)
+    actual = {rel: _bytes(inputs.generated / rel) for rel in result.files}
+    command = lock.command or "omni-port sync"
+    return drift.stale_findings(result.files, actual, _shown(inputs.generated), command)
+
+
+def _parity(inputs: CheckInputs, runners: Sequence[drift.Runner]) -> list[Finding]:
+    gpu = {Path(s.member).name: parse(s.source.text, s.source.path) for s in inputs.gpu}
+    npu = {runner.name: runner.tree for runner in runners}
+    allowed: list[drift.Allowed] = []
+    if inputs.allow_path is not None:
+        source = read_source(inputs.allow_path)
+        allowed = drift.parse_allowed(source.text, source.path)
+    return drift.parity_findings(gpu, npu, allowed)
+
+
+def _bytes(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+@main.command("check")
+@click.argument("sources", nargs=-1)
+@click.option(
+    "--catalog",
+    "catalog_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Markdown catalog to compare with the code (default: `catalog`).",
+)
+@click.option("--base", help="Upstream the sources were ported from; enables unmarked-divergence.")
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory to keep current (default: `patches`).",
+)
+@click.option(
+    "--generated",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Generated directory to keep current (default: `generated`).",
+)
+@click.option("--upstream", help="Upstream of the generated runners (default: from the lock file).")
+@click.option("--gpu", help="GPU runners (a release, a checkout or a folder) for the parity check.")
+@click.option(
+    "--parity-allow",
+    "allow",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Reviewed GPU-only or NPU-only members: 'module:Class.member reason' per line.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="Finding format on stdout.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a JSON report ('-' for stdout).",
+)
+@click.pass_obj
+@handle_errors
+def check_command(
+    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
+    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
+    allow: Path | None, fmt: str, json_path: Path | None,
+) -> None:  # fmt: skip
+    """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
+
+    Finding kinds: uncatalogued, missing-from-code, content-drift, location-drift,
+    stale-generated, unmarked-divergence, parity, malformed-marker. Exit 0 when clean,
+    1 with findings, 2 on bad input.
+    """
+    inputs = _check_inputs(
+        options, sources, catalog_path, base, patches_dir, generated, upstream, gpu, allow
+    )
+    findings = run_checks(inputs, options)
+    _emit_findings(findings, fmt)
+    counts = _finding_counts(findings)
+    _write_json(json_path, report.json_report([], findings, counts))
+    summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"
+    _summary(options, f"check: {summary}")
+    if _errors(findings):
+        sys.exit(1)
+
+
+def _finding_counts(findings: Sequence[Finding]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    return counts
 
 
 # --- codes ----------------------------------------------------------------------------------

@@ -90,6 +90,8 @@ class Finding:
     col: int = 1
     #: Whether the finding affects the exit code.
     severity: Severity = Severity.ERROR
+    #: Supporting text shown under the finding (a diff, the code concerned).
+    detail: str = ""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.code.value} {self.message}"

@@ -47,15 +47,30 @@ def github_line(finding: Finding) -> str:
     )
 
 
-def format_findings(findings: Iterable[Finding], fmt: str) -> str:
-    """Findings in ``text``, ``github`` or ``json`` form (json: one object per line)."""
+def format_findings(findings: Iterable[Finding], fmt: str, details: bool = True) -> str:
+    """Findings in ``text``, ``github`` or ``json`` form (json: one object per line).
+
+    In text form a finding's detail (a diff, the code concerned) follows it, indented.
+    """
     if fmt == "github":
         lines = [github_line(f) for f in findings]
     elif fmt == "json":
         lines = [json.dumps(finding_dict(f), sort_keys=True) for f in findings]
     else:
-        lines = [text_line(f) for f in findings]
+        lines = [text_line(f) + (_indented(f.detail) if details else "") for f in findings]
     return "".join(line + "\n" for line in lines)
+
+
+#: Lines of a finding's detail shown in text output (JSON carries all of it).
+DETAIL_LINES = 40
+
+
+def _indented(detail: str) -> str:
+    lines = detail.splitlines()
+    shown = lines[:DETAIL_LINES]
+    if len(lines) > len(shown):
+        shown.append(f"... {len(lines) - len(shown)} more lines (see --json)")
+    return "".join("\n    " + line for line in shown)
 
 
 def finding_dict(finding: Finding) -> dict[str, object]:
@@ -67,6 +82,7 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         "col": finding.col,
         "message": finding.message,
         "severity": finding.severity.value,
+        "detail": finding.detail,
     }
 
 

@@ -396,11 +396,10 @@ def find_def(suite: Suite, name: str) -> Stmt | None:
 
 
 def dedent_code(code: str) -> str:
-    """Remove the first line's indentation from every line that has it."""
-    lines = code.split("\n")
-    first = next((line for line in lines if line.strip()), "")
+    """Remove the first code line's indentation from every line, string contents excepted."""
+    first = next((line for line in code.split("\n") if line.strip()), "")
     prefix = _indent(first)
-    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in lines)
+    return reindent(code, prefix, "") if prefix else code
 
 
 def string_interior_lines(code: str) -> frozenset[int]:
