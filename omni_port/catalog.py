@@ -1,4 +1,4 @@
-"""Parse and render the markdown catalog of omni-specific blocks; match its code excerpts.
+"""Parse and render the markdown catalog of omni-specific blocks.
 
 The catalog is the maintainers' guide to the omni edits of the NPU runners::
 
@@ -18,17 +18,43 @@ The catalog is the maintainers' guide to the omni edits of the NPU runners::
 
 from __future__ import annotations
 
-import difflib
 import enum
-import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+# Code matching and location wording are re-exported: callers reach them as ``catalog.*``.
+from omni_port.codematch import (
+    appears_in,
+    code_matches,
+    code_similarity,
+    marked_regions,
+    marker_pairs,
+    normalized_lines,
+)
 from omni_port.errors import BadInput
-from omni_port.markers import LABELLED, PLAIN
-from omni_port.model import Anchor, Code, Edge, Finding
-from omni_port.syntax import split_full_key
+from omni_port.markers import LABELLED
+from omni_port.model import Code, Finding
+from omni_port.wording import describe_location
+
+__all__ = [
+    "DEFAULT_TITLE",
+    "ENTRY",
+    "FENCE_LANGUAGES",
+    "RULE",
+    "SECTION",
+    "Catalog",
+    "CatalogEntry",
+    "EntryKind",
+    "appears_in",
+    "code_matches",
+    "code_similarity",
+    "describe_location",
+    "marked_regions",
+    "normalized_lines",
+    "parse",
+    "render",
+]
 
 DEFAULT_TITLE = "Omni-specific blocks of the NPU runners"
 
@@ -300,7 +326,7 @@ def _check_code(fence: _Item, path: str) -> None:
         raise _error(path, fence.line, f"code block language {fence.text!r} is not python")
     if not fence.code.strip():
         raise _error(path, fence.line, "code block is empty")
-    _, unclosed = _marker_pairs(fence.code.split("\n"))
+    _, unclosed = marker_pairs(fence.code.split("\n"))
     if unclosed is not None:
         raise _error(path, fence.line + 1 + unclosed, "Omni-new marker is never closed")
 
@@ -316,37 +342,6 @@ def _kind(code: str) -> EntryKind:
     if any(LABELLED.match(line) for line in lines):
         return EntryKind.BLOCK
     return EntryKind.STATEMENT
-
-
-def _marker_pairs(lines: Sequence[str]) -> tuple[list[tuple[int, int]], int | None]:
-    """(opener, closer) line indexes, and the index of a marker left open (or None).
-
-    As in the runners, a plain dashed line closes an open region and is an ordinary
-    comment otherwise.
-    """
-    pairs: list[tuple[int, int]] = []
-    opened: int | None = None
-    for i, line in enumerate(lines):
-        text = line.strip()
-        if opened is None:
-            opened = i if LABELLED.match(text) else None
-        elif LABELLED.match(text) or PLAIN.match(text):
-            pairs.append((opened, i))
-            opened = None
-    return pairs, opened
-
-
-def marked_regions(code: str) -> tuple[str, ...]:
-    """The code between each pair of markers (markers excluded), in order.
-
-    A marker left open runs to the end. Lets a checker match the marked part of an entry
-    that also shows context, such as an unmarked statement and an elision before a block.
-    """
-    lines = code.removesuffix("\n").split("\n")
-    pairs, unclosed = _marker_pairs(lines)
-    if unclosed is not None:
-        pairs.append((unclosed, len(lines)))
-    return tuple("".join(line + "\n" for line in lines[a + 1 : b]) for a, b in pairs)
 
 
 # --- Rendering -----------------------------------------------------------------------------
@@ -421,7 +416,7 @@ def _check_entry_code(entry: CatalogEntry, where: str) -> None:
     lines = code.split("\n")
     if not code.strip() or not code.endswith("\n") or "\r" in code:
         raise ValueError(f"{where}: code must be non-blank lines ending with '\\n', without CR")
-    if any(line.strip() == "```" for line in lines) or _marker_pairs(lines)[1] is not None:
+    if any(line.strip() == "```" for line in lines) or marker_pairs(lines)[1] is not None:
         raise ValueError(f"{where}: code holds a fence line or a marker never closed")
     kind = EntryKind.MODULE if not entry.class_name else _kind(code)
     if kind is not entry.kind:
@@ -438,300 +433,3 @@ def _check_text(name: str, text: str, single: bool = False, rules: bool = False)
     allowed = (_Tag.TEXT, _Tag.RULE) if rules else (_Tag.TEXT,)
     if any(_tag(line) not in allowed or line.lstrip().startswith("```") for line in lines):
         raise ValueError(f"{name} holds a heading, rule or fence line: {text!r}")
-
-
-# --- Matching code -------------------------------------------------------------------------
-
-TOKEN = re.compile(
-    r"""
-    (?P<string>
-        [rRbBuUfF]{0,2}                 # string prefix
-        (?: '''(?:\\.|[^\\])*?'''       # triple-quoted, may span lines
-          | \"\"\"(?:\\.|[^\\])*?\"\"\"
-          | '(?:\\.|[^'\\\n])*'         # one-line quoted
-          | "(?:\\.|[^"\\\n])*"
-        )
-    )
-    | (?P<comment>\#[^\n]*)             # comment (markers, notes, elisions) to the line end
-    | (?P<newline>\n)                   # end of a physical line
-    | (?P<space>[ \t\f\r]+|\\\n)        # blanks and backslash continuations
-    | (?P<word>\w+)                     # name, keyword or number
-    | (?P<op>\S)                        # any other character, one at a time
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-ELISION = re.compile(
-    r"""
-    ^\#\s*          # a comment on a line of its own...
-    (?:\.\.\.|…)    # ...whose text starts with an ellipsis: "# ... forward ..."
-    """,
-    re.VERBOSE,
-)
-_ELIDED = "# ..."  # token text of an elision; no real token starts with "#"
-_OPENERS = ("(", "[", "{")
-_CLOSERS = (")", "]", "}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    #: First token of a logical line (a statement, a clause header, or an elision).
-    starts_line: bool
-
-
-def _tokens(code: str) -> list[_Token]:
-    """Code tokens without comments, blanks or layout; elision lines become ``_ELIDED``.
-
-    Strings are one token with ``"`` quotes where the text allows; a comma before a closing
-    bracket is dropped, so formatter differences (wrapping, quotes, magic trailing commas)
-    do not matter.
-    """
-    out: list[_Token] = []
-    depth, line_start, fresh = 0, True, True
-    for match in TOKEN.finditer(code):
-        kind, text = match.lastgroup, match.group()
-        if kind == "newline":
-            line_start, fresh = line_start or depth == 0, True
-        elif kind == "comment":
-            if fresh and ELISION.match(text):
-                out.append(_Token(_ELIDED, True))
-                line_start = True
-        elif kind != "space":
-            if kind == "string":
-                text = _double_quoted(text)
-            depth = depth + (text in _OPENERS) - (depth > 0 and text in _CLOSERS)
-            out.append(_Token(text, line_start))
-            line_start = fresh = False
-    return [
-        token
-        for i, token in enumerate(out)
-        if not (token.text == "," and i + 1 < len(out) and out[i + 1].text in _CLOSERS)
-    ]
-
-
-def _double_quoted(literal: str) -> str:
-    prefix = literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))]
-    quote = literal[len(prefix) : len(prefix) + 3]
-    quote = quote if quote in ("'''", '"""') else quote[0]
-    body = literal[len(prefix) + len(quote) : -len(quote)]
-    if quote[0] == "'" and '"' not in body:
-        quote = '"' * len(quote)
-    return prefix.lower() + quote + body + quote
-
-
-def normalized_lines(code: str) -> tuple[str, ...]:
-    """The code as matching sees it: one logical line each, elisions as ``...``.
-
-    Comments, markers, blank lines and indentation are gone; tokens are joined with a
-    space only between two names, numbers or strings. Useful to show why code differs.
-    """
-    lines: list[list[str]] = []
-    for token in _tokens(code):
-        if token.starts_line or not lines:
-            lines.append([])
-        lines[-1].append("..." if token.text == _ELIDED else token.text)
-    return tuple(_join(line) for line in lines)
-
-
-def _join(tokens: Sequence[str]) -> str:
-    out = tokens[0] if tokens else ""
-    for prev, token in itertools.pairwise(tokens):
-        spaced = (_wordy(prev[-1]) or prev in _CLOSERS) and _wordy(token[0])
-        out += (" " if spaced else "") + token
-    return out
-
-
-def _wordy(char: str) -> bool:
-    """Part of a name, number or string: such a token after another one needs a space."""
-    return char.isalnum() or char in "_'\""
-
-
-def code_matches(entry_code: str, block_code: str) -> bool:
-    """Whether an entry's code is the block's code, each elision standing for any run of it.
-
-    Markers, comments, blank lines, indentation, wrapping and quote style do not matter.
-    """
-    return _glob(_segments(entry_code), _tokens(block_code), anchored=True)
-
-
-def appears_in(entry_code: str, method_code: str) -> bool:
-    """Whether an entry's code appears in a method as a run of whole statements.
-
-    For whole-method excerpts and unmarked ``# [Omni]`` statements, which describe code
-    outside any marked block; the same normalization and elisions as ``code_matches``.
-    """
-    return _glob(_segments(entry_code), _tokens(method_code), anchored=False)
-
-
-def code_similarity(entry_code: str, block_code: str) -> float:
-    """How alike an entry's code and a block's code are, in [0, 1]; 1.0 exactly on a match.
-
-    Without elisions: difflib's ratio over normalized tokens (2 * common / total). With
-    elisions, whose hidden code must not count against the entry: the share of the entry's
-    own tokens found in order in the block, capped at 0.99 when the code does not match.
-    """
-    if code_matches(entry_code, block_code):
-        return 1.0
-    entry = [t.text for t in _tokens(entry_code)]
-    block = [t.text for t in _tokens(block_code)]
-    code = [text for text in entry if text != _ELIDED]
-    matcher = difflib.SequenceMatcher(None, code, block, autojunk=False)
-    if len(code) == len(entry):
-        return matcher.ratio()
-    common = sum(size for _, _, size in matcher.get_matching_blocks())
-    return min(0.99, common / len(code))
-
-
-def _segments(code: str) -> list[tuple[str, ...]]:
-    """Token texts between elisions (an elision at an edge gives an empty segment)."""
-    segments: list[list[str]] = [[]]
-    for token in _tokens(code):
-        if token.text == _ELIDED:
-            segments.append([])
-        else:
-            segments[-1].append(token.text)
-    return [tuple(segment) for segment in segments]
-
-
-def _glob(segments: Sequence[tuple[str, ...]], hay: Sequence[_Token], anchored: bool) -> bool:
-    """Whether the segments, each separated by a wildcard, match ``hay``.
-
-    Anchored: all of ``hay``. Otherwise a run of it that starts and ends at statement
-    boundaries. Each segment takes its first possible place, which is optimal for wildcards.
-    """
-    texts = tuple(token.text for token in hay)
-    if anchored:
-        starts = [i == 0 for i in range(len(hay) + 1)]
-        ends = [i == len(hay) for i in range(len(hay) + 1)]
-    else:
-        starts = ends = [token.starts_line for token in hay] + [True]
-    pos, last = 0, len(segments) - 1
-    for n, segment in enumerate(segments):
-        size = len(segment)
-        found = next(
-            (
-                i
-                for i in range(pos, len(texts) - size + 1)
-                if texts[i : i + size] == segment
-                and (n > 0 or starts[i])
-                and (n < last or ends[i + size])
-            ),
-            None,
-        )
-        if found is None:
-            return False
-        pos = found + size
-    return True
-
-
-# --- Locations -----------------------------------------------------------------------------
-
-SHORT = 60  # statements longer than this lose the arguments of their calls
-_CLAUSES = ("else:", "elif ", "except", "finally:", "case ")  # labels of non-main bodies
-_BODY_EDGE = {
-    Edge.FIRST: "at the beginning of",
-    Edge.LAST: "at the end of",
-    Edge.ONLY: "as the whole body of",
-}
-_METHOD_EDGE = {
-    Edge.FIRST: "at the very beginning of the method",
-    Edge.LAST: "at the end of the method",
-    Edge.ONLY: "as the whole method body",
-}
-
-
-def describe_location(anchor: Anchor) -> str:
-    """Maintainer words for a ``Location:`` line, from a block's anchor ("" if it says nothing).
-
-    E.g. "Inside `with record_function_or_nullcontext('post process')`, in the `else`
-    branch of `if not self.broadcast_pp_output`, after `x = f(y)`, replacing `z = g(x)`".
-    """
-    places = _containers(anchor.path)
-    phrases = [("in " if place.startswith("the ") else "inside ") + place for place in places]
-    if anchor.edge is not Edge.NONE:
-        if places:
-            phrases[-1] = f"{_BODY_EDGE[anchor.edge]} {places[-1]}"
-        else:
-            phrases.append(_METHOD_EDGE[anchor.edge])
-    if anchor.before and anchor.edge in (Edge.NONE, Edge.LAST):
-        phrases.append(f"after `{_shown(anchor.before[0])}`")
-    if anchor.after and anchor.edge in (Edge.NONE, Edge.FIRST):
-        phrases.append(f"before `{_shown(anchor.after[0])}`")
-    if anchor.replaced:
-        phrases.append("replacing " + _listed([f"`{_shown(s)}`" for s in anchor.replaced]))
-    text = ", ".join(phrases)
-    return text[:1].upper() + text[1:]
-
-
-def _containers(path: Sequence[str]) -> list[str]:
-    """One phrase per enclosing body: "`with x`", "the `else` branch of `if y`".
-
-    A clause label always follows the header of its statement, which it replaces.
-    """
-    places: list[str] = []
-    for key in path:
-        if key.startswith(_CLAUSES) and places:
-            owner = places.pop()
-            part = "branch" if owner.startswith("`if ") else "clause"
-            places.append(f"the `{_shown(key)}` {part} of {owner}")
-        else:
-            places.append(f"`{_shown(key)}`")
-    return places
-
-
-def _listed(items: Sequence[str]) -> str:
-    if len(items) <= 2:
-        return " and ".join(items)
-    more = len(items) - 2
-    return f"{items[0]}, {items[1]} and {more} more statement{'s' if more > 1 else ''}"
-
-
-def _shown(key: str) -> str:
-    """A normalized statement or header for display: no body fingerprint, colon, or long args."""
-    text = split_full_key(key)[0].replace("\n", " ").rstrip()
-    text = text[:-1].rstrip() if text.endswith(":") else text
-    while len(text) > SHORT:
-        groups = [(end - start, start, end) for start, end in _groups(text)]
-        groups = [g for g in groups if g[0] > 3 and not _is_string(text[g[1] : g[2]])]
-        if not groups:
-            break
-        _, start, end = max(groups, key=lambda g: (g[0], -g[1]))
-        text = text[:start] + "..." + text[end:]
-    return text
-
-
-def _groups(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of the contents of every outermost bracket pair outside string literals."""
-    depth, start, quote, escaped = 0, 0, "", False
-    for i, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _OPENERS:
-            depth += 1
-            start = i + 1 if depth == 1 else start
-        elif char in _CLOSERS and depth:
-            depth -= 1
-            if not depth:
-                yield start, i
-
-
-STRING_LABEL = re.compile(
-    r"""
-    \s*[rbuf]*             # optional string prefix
-    (?:'[^']*'|"[^"]*")     # one quoted string and nothing else
-    \s*
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
-
-
-def _is_string(text: str) -> bool:
-    """A lone string literal, such as the label of ``record_function_or_nullcontext('x')``."""
-    return STRING_LABEL.fullmatch(text) is not None
