@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement
+from omni_port.model import Code, Placement, Status
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
@@ -87,3 +87,23 @@ def parse(text: str, path: str) -> Lock:
         )
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None
+
+
+def placement(row: Mapping[str, object]) -> Placement:
+    """A lock row back as a Placement (without candidates, which the lock does not keep)."""
+    lines = row.get("lines")
+    start, end = (
+        (int(lines[0]), int(lines[1])) if isinstance(lines, list) and len(lines) == 2 else (0, 0)
+    )
+    return Placement(
+        block_id=str(row.get("id", "")),
+        module=str(row.get("module", "")),
+        owner=str(row.get("class", "")),
+        member=str(row.get("method", "")),
+        kind=str(row.get("kind", "")),
+        marked=bool(row.get("marked", False)),
+        status=Status(str(row.get("status", "placed"))),
+        confidence=float(str(row.get("confidence", 0.0))),
+        start=start,
+        end=end,
+    )

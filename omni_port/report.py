@@ -6,18 +6,18 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 
-from omni_port.markers import scan
 from omni_port.model import (
     Block,
     Candidate,
     Chunk,
+    Code,
     Finding,
     ModulePatches,
     PatchSet,
     Placement,
+    Severity,
     Status,
 )
-from omni_port.syntax import dedent_code, parse
 
 
 def display_path(path: str) -> str:
@@ -84,6 +84,20 @@ def finding_dict(finding: Finding) -> dict[str, object]:
         "severity": finding.severity.value,
         "detail": finding.detail,
     }
+
+
+def finding_from_dict(row: dict[str, object]) -> Finding:
+    """The inverse of ``finding_dict`` (paths stay as displayed)."""
+    return Finding(
+        kind=str(row["kind"]),
+        code=Code[str(row["code"])],
+        path=str(row["path"]),
+        line=int(str(row["line"])),
+        message=str(row["message"]),
+        col=int(str(row.get("col", 1))),
+        severity=Severity(str(row.get("severity", "error"))),
+        detail=str(row.get("detail", "")),
+    )
 
 
 def placement_dict(placement: Placement) -> dict[str, object]:
@@ -163,6 +177,9 @@ def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
     """Marked regions inside omni-owned code (carried with it, listed for the catalog)."""
     if "omni" not in chunk.code.lower():
         return
+    from omni_port.markers import scan  # parsing is for extract reports only
+    from omni_port.syntax import dedent_code, parse
+
     tree = parse(dedent_code(chunk.code), chunk.origin.path)
     offset = chunk.origin.start - 1
     for number, region in enumerate(scan(tree).regions, start=1):

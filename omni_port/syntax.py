@@ -16,9 +16,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
-
-import libcst as cst
+from typing import TypeVar
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -95,18 +93,11 @@ def parse(text: str, path: str) -> Tree:
 
     Raises BadInput (OP002) with the offending line echoed and a caret under it.
     """
+    # libcst is imported on first parse: commands that parse nothing start fast.
+    from omni_port import cstwalk
+
     module_ast = _parse_ast(text, path)
-    try:
-        module_cst = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        raise _syntax_error(path, text, exc.raw_line, exc.raw_column + 1, exc.message) from None
-    lines = tuple(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
-    builder = _Builder(lines)
-    header = builder.comments(module_cst.header, 1)
-    body = builder.suite("", module_cst.body, module_ast.body, module_cst.footer, len(header) + 1)
-    if header:
-        body = _with_module_header(body, header)
-    return Tree(path, lines, body)
+    return cstwalk.build(text, path, module_ast)
 
 
 def _parse_ast(text: str, path: str) -> ast.Module:
@@ -115,12 +106,12 @@ def _parse_ast(text: str, path: str) -> ast.Module:
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1
-        raise _syntax_error(path, text, line, col, exc.msg) from None
+        raise syntax_error(path, text, line, col, exc.msg) from None
     except ValueError as exc:  # null bytes
         raise BadInput.at(Code.OP002, path, 1, f"syntax error: {exc}") from None
 
 
-def _syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
+def syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
     lines = text.split("\n")
     source_line = lines[line - 1] if 0 < line <= len(lines) else ""
     caret = " " * max(col - 1, 0) + "^"
@@ -129,7 +120,7 @@ def _syntax_error(path: str, text: str, line: int, col: int, message: str) -> Ba
     )
 
 
-def _with_module_header(body: Suite, header: tuple[Comment, ...]) -> Suite:
+def with_module_header(body: Suite, header: tuple[Comment, ...]) -> Suite:
     """Module header comments are leading comments of the first statement."""
     if not body.stmts:
         return Suite(body.label, body.indent, body.stmts, header + body.footer, body.end)
@@ -150,134 +141,7 @@ def _with_module_header(body: Suite, header: tuple[Comment, ...]) -> Suite:
     return Suite(body.label, body.indent, (first, *body.stmts[1:]), body.footer, body.end)
 
 
-class _Builder:
-    """Walks libcst and ast statements side by side."""
-
-    def __init__(self, lines: tuple[str, ...]) -> None:
-        self.lines = lines
-
-    def comments(
-        self, empty_lines: Sequence[cst.EmptyLine], first_line: int
-    ) -> tuple[Comment, ...]:
-        found = []
-        for offset, empty in enumerate(empty_lines):
-            if empty.comment is not None:
-                line = first_line + offset
-                text = self.lines[line - 1]
-                found.append(Comment(line, text.index("#") + 1, empty.comment.value))
-        return tuple(found)
-
-    def suite(
-        self,
-        label: str,
-        cst_stmts: Sequence[cst.BaseStatement],
-        ast_stmts: list[ast.stmt],
-        footer: Sequence[cst.EmptyLine],
-        first_line: int,
-    ) -> Suite:
-        stmts: list[Stmt] = []
-        pending = list(ast_stmts)
-        for node in cst_stmts:
-            count = len(node.body) if isinstance(node, cst.SimpleStatementLine) else 1
-            consumed, pending = pending[:count], pending[count:]
-            stmts.append(self.stmt(node, consumed))
-        last = stmts[-1].full_end if stmts else first_line - 1
-        footer_comments = self.comments(footer, last + 1)
-        indent = _indent(self.lines[stmts[0].start - 1]) if stmts else ""
-        return Suite(label, indent, tuple(stmts), footer_comments, last + len(footer))
-
-    def stmt(self, node: cst.BaseStatement, nodes: list[ast.stmt]) -> Stmt:
-        first = nodes[0]
-        start = _first_line(first)
-        leading_lines = node.leading_lines if hasattr(node, "leading_lines") else ()
-        lead = start - len(leading_lines)
-        leading = self.comments(leading_lines, lead)
-        end = max(n.end_lineno or n.lineno for n in nodes)
-        reads, writes = _names(nodes)
-        if isinstance(node, cst.SimpleStatementLine):
-            key = "; ".join(simple_key(n) for n in nodes)
-            return Stmt(
-                key, type(first).__name__, "", lead, start, end, end, leading, (), reads, writes
-            )
-        clauses = tuple(self.clauses(node, first))
-        full_end = max([end, *(c.end for c in clauses)])
-        name = getattr(first, "name", "") if isinstance(first, _NAMED) else ""
-        return Stmt(
-            header_key(first),
-            type(first).__name__,
-            name,
-            lead,
-            start,
-            end,
-            full_end,
-            leading,
-            clauses,
-            reads,
-            writes,
-        )
-
-    def clauses(self, node: cst.BaseStatement, tree: ast.stmt) -> Iterator[Suite]:
-        # Every compound statement has a main body in both trees.
-        main_body: cst.BaseSuite = cast(Any, node).body
-        yield self.body("", main_body, cast(Any, tree).body)
-        if isinstance(node, cst.If):
-            yield from self._else_chain(
-                node.orelse, tree.orelse if isinstance(tree, ast.If) else []
-            )
-        elif isinstance(node, cst.Try | cst.TryStar) and isinstance(tree, ast.Try | ast.TryStar):
-            handlers: Sequence[Any] = node.handlers
-            for handler, handler_ast in zip(handlers, tree.handlers, strict=True):
-                yield self.body(header_key(handler_ast), handler.body, handler_ast.body)
-            if node.orelse is not None:
-                yield self.body("else:", node.orelse.body, tree.orelse)
-            if node.finalbody is not None:
-                yield self.body("finally:", node.finalbody.body, tree.finalbody)
-        elif isinstance(node, cst.For | cst.While) and node.orelse is not None:
-            yield self.body("else:", node.orelse.body, cast(Any, tree).orelse)
-        elif isinstance(node, cst.Match) and isinstance(tree, ast.Match):
-            for case, case_ast in zip(node.cases, tree.cases, strict=True):
-                yield self.body(_case_key(case_ast), case.body, case_ast.body)
-
-    def _else_chain(
-        self, orelse: cst.If | cst.Else | None, tree: list[ast.stmt]
-    ) -> Iterator[Suite]:
-        while orelse is not None:
-            if isinstance(orelse, cst.Else):
-                yield self.body("else:", orelse.body, tree)
-                return
-            elif_ast = tree[0]
-            assert isinstance(elif_ast, ast.If)
-            yield self.body("el" + header_key(elif_ast), orelse.body, elif_ast.body)
-            orelse, tree = orelse.orelse, elif_ast.orelse
-
-    def body(self, label: str, block: cst.BaseSuite, tree: list[ast.stmt]) -> Suite:
-        if isinstance(block, cst.IndentedBlock):
-            first_line = _first_line(tree[0]) if tree else 0
-            first_lead = first_line - len(getattr(block.body[0], "leading_lines", ()))
-            return self.suite(label, block.body, tree, block.footer, first_lead)
-        stmts = tuple(self.inline(tree))
-        return Suite(label, None, stmts, (), stmts[-1].full_end if stmts else 0)
-
-    def inline(self, tree: list[ast.stmt]) -> Iterator[Stmt]:
-        for node in tree:
-            line = node.lineno
-            reads, writes = _names([node])
-            yield Stmt(
-                simple_key(node),
-                type(node).__name__,
-                "",
-                line,
-                line,
-                line,
-                line,
-                (),
-                (),
-                reads,
-                writes,
-            )
-
-
-_NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BODY_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
 
 
@@ -341,21 +205,21 @@ def _unquote(node: _A) -> _A:
     return result
 
 
-def _case_key(case: ast.match_case) -> str:
+def case_key(case: ast.match_case) -> str:
     guard = f" if {ast.unparse(case.guard)}" if case.guard is not None else ""
     return f"case {ast.unparse(case.pattern)}{guard}:"
 
 
-def _first_line(node: ast.stmt) -> int:
+def first_line(node: ast.stmt) -> int:
     decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _indent(line: str) -> str:
+def indentation(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _names(nodes: Sequence[ast.AST]) -> tuple[frozenset[str], frozenset[str]]:
+def names_of(nodes: Sequence[ast.AST]) -> tuple[frozenset[str], frozenset[str]]:
     reads: set[str] = set()
     writes: set[str] = set()
     for root in nodes:
@@ -398,7 +262,7 @@ def find_def(suite: Suite, name: str) -> Stmt | None:
 def dedent_code(code: str) -> str:
     """Remove the first code line's indentation from every line, string contents excepted."""
     first = next((line for line in code.split("\n") if line.strip()), "")
-    prefix = _indent(first)
+    prefix = indentation(first)
     return reindent(code, prefix, "") if prefix else code
 
 

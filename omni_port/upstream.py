@@ -9,7 +9,6 @@ index's hashes) into a cache keyed by distribution name and version.
 from __future__ import annotations
 
 import enum
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -25,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.textio import SourceText, decode, read_source
+from omni_port.textio import SourceText, decode, read_source, write_atomic
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -124,10 +123,21 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
         return _from_path(spec, member)
     if spec.kind is SpecKind.INSTALLED:
         return _from_installed(spec, member)
-    wheel = fetch_wheel(spec.dist, spec.version, cache, progress)
-    data = read_member(wheel, member)
+    data = _cached_member(spec, member, cache, progress)
     # Diagnostics name the release, not this machine's cache path: stable everywhere.
     return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
+
+
+def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | None) -> bytes:
+    """A wheel member, kept beside the wheel once read (reopening a wheel costs ~20 ms)."""
+    if not _safe_member(member):
+        raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
+    kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
+    if kept.is_file():
+        return kept.read_bytes()
+    data = read_member(fetch_wheel(spec.dist, spec.version, cache, progress), member)
+    write_atomic(kept, data)
+    return data
 
 
 def _from_path(spec: Spec, member: str) -> Located:
@@ -154,9 +164,11 @@ def _from_installed(spec: Spec, member: str) -> Located:
     path = Path(locations[0]).parent / member
     if not path.is_file():
         raise BadInput.at(Code.OP003, str(path), 0, f"installed {spec.dist} has no {member}")
+    from importlib import metadata  # only here: it is slow to import and rarely needed
+
     try:
-        version = importlib.metadata.version(spec.dist)
-    except importlib.metadata.PackageNotFoundError:
+        version = metadata.version(spec.dist)
+    except metadata.PackageNotFoundError:
         version = "unknown"
     label = f"{spec.dist}=={version} (installed)"
     return Located(label, member, read_source(path))
@@ -299,3 +311,41 @@ def locate_runners(
         names = ", ".join(PurePosixPath(m).name for m in members)
         raise BadInput.at(Code.OP003, spec.path, 0, f"no runner files ({names}) here")
     return [Located(spec.path, name, read_source(root / name)) for name in flat]
+
+
+def package_texts(
+    spec: Spec, package: str, cache: Path, progress: Progress | None = None
+) -> dict[str, str] | None:
+    """Every ``.py`` file of ``package`` by member path, as text; None when unavailable.
+
+    A release comes from its cached wheel, an installed package from its directory (found,
+    never imported), a path from the tree below it. A path to a single file has no package.
+    """
+    if spec.kind is SpecKind.PYPI:
+        wheel = fetch_wheel(spec.dist, spec.version, cache, progress)
+        members = python_members(wheel, package)
+        return {name: data.decode("utf-8", "replace") for name, data in members.items()}
+    if spec.kind is SpecKind.INSTALLED:
+        found = importlib.util.find_spec(package)
+        locations = list(found.submodule_search_locations or []) if found else []
+        return _tree_texts(Path(locations[0]).parent, package) if locations else None
+    root = Path(spec.path)
+    return _tree_texts(root, package) if (root / package).is_dir() else None
+
+
+def _tree_texts(root: Path, package: str) -> dict[str, str]:
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted((root / package).rglob("*.py"))
+    }
+
+
+def cached_wheel(dist: str, cache: Path) -> Spec | None:
+    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
+    folders = sorted(
+        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: _version_key(p.name[len(dist) + 1 :])
+    )
+    for folder in reversed(folders):
+        if any(folder.glob("*.whl")):
+            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
+    return None

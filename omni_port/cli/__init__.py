@@ -1,0 +1,164 @@
+"""The ``omni-port`` command line: options, output streams and exit codes.
+
+Exit codes (every command):
+
+\b
+  0    clean: nothing to report, nothing would change
+  1    findings: conflicts, drift, verification failures, or output that would change
+  2    bad input or usage: unreadable file, malformed markers, syntax error, bad option
+  123  internal error (a bug in omni-port; please report it)
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from omni_port import __version__, report
+from omni_port.config import Config, load
+from omni_port.errors import BadInput
+from omni_port.model import Finding, Severity
+from omni_port.textio import write_atomic
+from omni_port.upstream import Progress, default_cache
+
+TOOL = f"omni-port {__version__}"
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Commands by name, loaded on first use: a command pays only for the stages it runs,
+#: which keeps `check` on unchanged inputs fast.
+COMMANDS = {
+    "extract": "omni_port.cli.extract:extract_command",
+    "sync": "omni_port.cli.sync:sync_command",
+    "check": "omni_port.cli.check:check_command",
+    "catalog": "omni_port.cli.catalog:catalog_command",
+    "verify": "omni_port.cli.verify:verify_command",
+    "codes": "omni_port.cli.codes:codes_command",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when invoked (or listed in --help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attribute = target.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Global options, shared by every command through ``ctx.obj``."""
+
+    config: Config
+    cache: Path
+    quiet: bool
+
+    def progress(self) -> Progress | None:
+        if self.quiet:
+            return None
+        return lambda message: click.echo(f"omni-port: {message}", err=True)
+
+
+def handle_errors(command: F) -> F:
+    """Turn BadInput into exit 2 with its diagnostics, anything unexpected into exit 123."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BadInput as error:
+            for finding in error.findings:
+                click.echo(report.text_line(finding), err=True)
+            sys.exit(2)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception:
+            click.echo("omni-port: internal error (please report this):", err=True)
+            click.echo(traceback.format_exc(), err=True)
+            sys.exit(123)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__)
+@click.version_option(__version__, prog_name="omni-port")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="pyproject.toml with a [tool.omni-port] table (default: the nearest one).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Download cache (default: $OMNI_PORT_CACHE or ~/.cache/omni-port).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
+@click.pass_context
+def main(ctx: click.Context, config: Path | None, cache_dir: Path | None, quiet: bool) -> None:
+    try:
+        loaded = load(config)
+    except BadInput as error:
+        for finding in error.findings:
+            click.echo(report.text_line(finding), err=True)
+        ctx.exit(2)
+    ctx.obj = Options(loaded, cache_dir or default_cache(), quiet)
+
+
+def summary(options: Options, message: str) -> None:
+    """The one-line summary (and progress) go to stderr; stdout carries the payload."""
+    if not options.quiet:
+        click.echo(f"omni-port: {message}", err=True)
+
+
+def emit_findings(findings: Iterable[Finding], fmt: str = "text") -> None:
+    text = report.format_findings(findings, fmt)
+    if text:
+        click.echo(text, nl=False)
+
+
+def write_json(path: Path | None, document: str) -> None:
+    if path is None:
+        return
+    if str(path) == "-":
+        click.echo(document, nl=False)
+        return
+    write_atomic(path, document.encode("utf-8"))
+
+
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity is Severity.ERROR]
+
+
+def fail(findings: Sequence[Finding]) -> NoReturn:
+    raise BadInput(findings)
+
+
+def shown(path: Path) -> str:
+    """A path as the user should see it: relative to the working directory when below it."""
+    return report.display_path(str(path.resolve())) if path.is_absolute() else str(path)
+
+
+def finding_counts(findings: Sequence[Finding]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    return counts
+
+
+def run() -> None:
+    """Console-script entry point."""
+    main()

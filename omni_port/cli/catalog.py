@@ -1,0 +1,69 @@
+"""The `catalog` command: the markdown catalog rendered from patches."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from omni_port import catalog, describe, generate
+from omni_port.cli import (
+    TOOL,
+    Options,
+    handle_errors,
+    shown,
+    summary,
+)
+from omni_port.cli.inputs import write_files
+from omni_port.model import PatchSet
+from omni_port.store import read_patch_set
+from omni_port.textio import encode
+
+
+def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
+    """The catalog of a patch set, with a notice naming how it is made."""
+    notice = (
+        f"<!-- This catalog is {generate.GENERATED} by {TOOL} from {shown(patches_dir)}/; "
+        "edit titles in the patch files and run `omni-port catalog`. -->"
+    )
+    return catalog.render(describe.entries(patch_set), preamble=notice)
+
+
+@click.command("catalog")
+@click.option(
+    "--patches", "patches_dir", type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory (default: `patches` in [tool.omni-port]).",
+)  # fmt: skip
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path),
+    help="Catalog file to write ('-' for stdout; default: `catalog` in [tool.omni-port], "
+    "else stdout).",
+)  # fmt: skip
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the catalog would change.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of the catalog.")
+@click.pass_obj
+@handle_errors
+def catalog_command(
+    options: Options, patches_dir: Path | None, out: Path | None, check: bool, diff: bool
+) -> None:
+    """Render the markdown catalog of omni blocks and edits from the patches.
+
+    Titles come from the patch files, locations from the anchors, code from the blocks;
+    marked blocks and implicit (unmarked) edits are both listed.
+    """
+    config = options.config
+    directory = patches_dir or config.path(config.patches)
+    target = out or (config.path(config.catalog) if config.catalog else Path("-"))
+    patch_set = read_patch_set(directory)
+    text = catalog_text(patch_set, directory)
+    if str(target) == "-" and not check:
+        click.echo(text, nl=False)
+        return
+    files = {target.name: encode(text)}
+    changes = write_files(options, target.parent, files, (), check, diff)
+    count = len(describe.entries(patch_set))
+    state = "unchanged" if changes.clean else ("would change" if check else "written")
+    summary(options, f"{count} catalog entries; {shown(target)} {state}")
+    if check and not changes.clean:
+        sys.exit(1)

@@ -1,0 +1,203 @@
+"""The `check` command: the CI gate for drift between catalog, code and outputs.
+
+Its inputs are hashed first (read as bytes, nothing parsed); when the same inputs were
+checked before, the cached findings answer at once, as black's cache does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from omni_port import lockfile, report
+from omni_port.cli import (
+    TOOL,
+    Options,
+    emit_findings,
+    errors,
+    finding_counts,
+    handle_errors,
+    summary,
+    write_json,
+)
+from omni_port.errors import BadInput
+from omni_port.model import Finding
+from omni_port.textio import sha256, write_atomic
+from omni_port.upstream import (
+    ASCEND_RUNNER,
+    OMNI_GPU_RUNNERS,
+    Located,
+    locate,
+    locate_runners,
+    parse_spec,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInputs:
+    """Everything ``check`` reads, resolved from flags and configuration."""
+
+    sources: tuple[Located, ...]
+    catalog_path: Path | None
+    base: str
+    patches: Path
+    generated: Path
+    upstream: str
+    gpu: tuple[Located, ...]
+    allow_path: Path | None
+
+
+def _check_inputs(
+    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
+    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
+    allow: Path | None,
+) -> CheckInputs:  # fmt: skip
+    config = options.config
+    progress = options.progress()
+    located = tuple(
+        r
+        for text in (sources or (config.source,))
+        for r in locate_runners(text, options.cache, progress)
+    )
+    gpu_located = (
+        tuple(locate_runners(gpu, options.cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
+    )
+    if catalog_path is None and config.catalog:
+        catalog_path = config.path(config.catalog)
+    return CheckInputs(
+        located, catalog_path, base if base is not None else config.base,
+        patches_dir or config.path(config.patches), generated or config.path(config.generated),
+        upstream or config.upstream, gpu_located, allow,
+    )  # fmt: skip
+
+
+@click.command("check")
+@click.argument("sources", nargs=-1)
+@click.option(
+    "--catalog",
+    "catalog_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Markdown catalog to compare with the code (default: `catalog`).",
+)
+@click.option("--base", help="Upstream the sources were ported from; enables unmarked-divergence.")
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory to keep current (default: `patches`).",
+)
+@click.option(
+    "--generated",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Generated directory to keep current (default: `generated`).",
+)
+@click.option("--upstream", help="Upstream of the generated runners (default: from the lock file).")
+@click.option("--gpu", help="GPU runners (a release, a checkout or a folder) for the parity check.")
+@click.option(
+    "--parity-allow",
+    "allow",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Reviewed GPU-only or NPU-only members: 'module:Class.member reason' per line.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="Finding format on stdout.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a JSON report ('-' for stdout).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Check everything even when no input changed since the last check.",
+)
+@click.pass_obj
+@handle_errors
+def check_command(
+    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
+    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
+    allow: Path | None, fmt: str, json_path: Path | None, no_cache: bool,
+) -> None:  # fmt: skip
+    """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
+
+    Finding kinds: uncatalogued, missing-from-code, content-drift, location-drift,
+    stale-generated, unmarked-divergence, parity, malformed-marker. Exit 0 when clean,
+    1 with findings, 2 on bad input.
+    """
+    inputs = _check_inputs(
+        options, sources, catalog_path, base, patches_dir, generated, upstream, gpu, allow
+    )
+    key = _check_key(inputs, options)
+    findings = None if no_cache else _cached_findings(options.cache, key)
+    if findings is None:
+        # The stages that parse load only now: a cached answer never pays for them.
+        from omni_port.cli.checking import run_checks
+
+        findings = run_checks(inputs, options)
+        _store_findings(options.cache, key, findings)
+    else:
+        summary(options, "inputs unchanged since the last check: cached result, nothing parsed")
+    emit_findings(findings, fmt)
+    counts = finding_counts(findings)
+    write_json(json_path, report.json_report([], findings, counts))
+    tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"
+    summary(options, f"check: {tally}")
+    if errors(findings):
+        sys.exit(1)
+
+
+def _check_key(inputs: CheckInputs, options: Options) -> str:
+    """sha256 over every input of a check, read as bytes (nothing parsed)."""
+    digest = hashlib.sha256(f"{TOOL}\0{options.config}\0{inputs}\0".encode())
+    texts = [s.source.sha256 for s in (*inputs.sources, *inputs.gpu)]
+    for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated)):
+        if spec_text:
+            texts.append(_spec_sha(spec_text, options))
+    for path in (inputs.catalog_path, inputs.allow_path):
+        texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
+    for folder in (inputs.patches, inputs.generated):
+        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
+    digest.update("\n".join(texts).encode())
+    return digest.hexdigest()
+
+
+def _spec_sha(text: str, options: Options) -> str:
+    return locate(parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache).source.sha256
+
+
+def _locked_upstream(generated: Path) -> str:
+    path = generated / lockfile.LOCK_NAME
+    if not path.is_file():
+        return ""
+    try:
+        return lockfile.parse(path.read_text(encoding="utf-8"), str(path)).upstream
+    except BadInput:
+        return ""
+
+
+def _cached_findings(cache: Path, key: str) -> list[Finding] | None:
+    path = cache / "check" / f"{key}.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        return [report.finding_from_dict(row) for row in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store_findings(cache: Path, key: str, findings: Sequence[Finding]) -> None:
+    rows = [report.finding_dict(f) for f in findings]
+    write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())

@@ -1,0 +1,105 @@
+"""The checks behind `check`: everything that parses, run only when an input changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from omni_port import catalog, drift, extract, generate, lockfile
+from omni_port.cli import TOOL, Options, shown
+from omni_port.cli.check import CheckInputs
+from omni_port.cli.inputs import (
+    carry_edits,
+    extract_all,
+    load_base,
+    load_upstream,
+    read_bytes_or_none,
+    read_patches,
+    verification_context,
+    verify_outputs,
+)
+from omni_port.markers import scan
+from omni_port.model import Code, Finding, PatchSet
+from omni_port.patchfile import INDEX_NAME, render_patch_set
+from omni_port.store import existing
+from omni_port.syntax import Tree, parse
+from omni_port.textio import SourceText, encode, read_source
+
+
+def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
+    """Every drift check the inputs allow, in a stable order."""
+    runners = [drift.Runner(Path(s.member).name, _parse_lenient(s.source)) for s in inputs.sources]
+    findings: list[Finding] = []
+    for runner in runners:
+        findings.extend(scan(runner.tree).findings)
+    base_tree = load_base(inputs.base, options) if inputs.base else None
+    ext_options = extract.ExtractOptions(upstream_class=options.config.upstream_class, lenient=True)
+    patch_set, _ = extract_all(inputs.sources, base_tree, ext_options)
+    if inputs.catalog_path is not None:
+        source = read_source(inputs.catalog_path)
+        parsed = catalog.parse(source.text, source.path)
+        findings.extend(drift.catalog_findings(parsed, source.path, runners))
+    if base_tree is not None:
+        findings.extend(drift.divergence_findings(patch_set.modules))
+    findings.extend(_stale_patches(patch_set, inputs.patches))
+    findings.extend(_stale_generated(inputs, options))
+    if inputs.gpu:
+        findings.extend(_parity(inputs, runners))
+    return findings
+
+
+def _parse_lenient(source: SourceText) -> Tree:
+    return parse(source.text, source.path)
+
+
+def _stale_patches(patch_set: PatchSet, directory: Path) -> list[Finding]:
+    if not (directory / INDEX_NAME).is_file():
+        return []
+    files = {
+        rel: encode(text)
+        for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
+    }
+    actual = {rel: read_bytes_or_none(directory / rel) for rel in files}
+    stale = existing(directory, "*/*.patch")
+    findings = drift.stale_findings(files, actual, shown(directory), "omni-port extract")
+    for rel in sorted(set(stale) - set(files)):
+        message = f"{rel} is no longer extracted from the sources; run `omni-port extract`"
+        findings.append(
+            Finding("stale-generated", Code.OP406, f"{shown(directory)}/{rel}", 1, message)
+        )
+    return findings
+
+
+def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
+    lock_path = inputs.generated / lockfile.LOCK_NAME
+    if not lock_path.is_file() or not (inputs.patches / INDEX_NAME).is_file():
+        return []
+    lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    patch_set, patch_files = read_patches(inputs.patches)
+    loaded = load_upstream(lock.upstream, options, options.config.upstream_class)
+    result = generate.sync(patch_set, patch_files, loaded, TOOL, lock.command)
+    actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}
+    command = lock.command or "omni-port sync"
+    findings = drift.stale_findings(result.files, actual, shown(inputs.generated), command)
+    # Verify what is on disk, placed as the lock says: that is what a deployment imports.
+    on_disk = {
+        rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")
+    }
+    placements = [lockfile.placement(row) for row in lock.placements]
+    source_text = inputs.sources[0].label if inputs.sources else options.config.source
+    context = verification_context(options, patch_set, loaded, lock.upstream, source_text)
+    located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in on_disk}
+    for finding in verify_outputs(on_disk, placements, patch_set, context):
+        findings.append(replace(finding, path=located.get(finding.path, finding.path)))
+    return findings
+
+
+def _parity(inputs: CheckInputs, runners: Sequence[drift.Runner]) -> list[Finding]:
+    gpu = {Path(s.member).name: parse(s.source.text, s.source.path) for s in inputs.gpu}
+    npu = {runner.name: runner.tree for runner in runners}
+    allowed: list[drift.Allowed] = []
+    if inputs.allow_path is not None:
+        source = read_source(inputs.allow_path)
+        allowed = drift.parse_allowed(source.text, source.path)
+    return drift.parity_findings(gpu, npu, allowed)

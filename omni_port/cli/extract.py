@@ -1,0 +1,134 @@
+"""The `extract` command: runner files to anchored patches."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from omni_port import extract, report
+from omni_port.cli import (
+    TOOL,
+    Options,
+    emit_findings,
+    errors,
+    handle_errors,
+    summary,
+    write_json,
+)
+from omni_port.cli.inputs import carry_edits, extract_all, load_base, write_files
+from omni_port.model import PatchSet
+from omni_port.patchfile import render_patch_set
+from omni_port.store import Changes, existing
+from omni_port.textio import encode
+from omni_port.upstream import locate_runners
+
+
+@click.command("extract")
+@click.argument("sources", nargs=-1)
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory to write.",
+)
+@click.option(
+    "--base", help="Upstream the sources were ported from: vllm-ascend==X, a path, or 'installed'."
+)
+@click.option(
+    "--upstream-class", help="Upstream class the runner classes copy (default NPUModelRunner)."
+)
+@click.option(
+    "--lenient", is_flag=True, help="Extract despite malformed markers; list them as findings."
+)
+@click.option(
+    "--implicit/--no-implicit",
+    default=True,
+    show_default=True,
+    help="Record unmarked edits against the base.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a JSON report ('-' for stdout).",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the patches would change.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of the patch files.")
+@click.pass_obj
+@handle_errors
+def extract_command(
+    options: Options,
+    sources: tuple[str, ...],
+    patches_dir: Path | None,
+    base: str | None,
+    upstream_class: str | None,
+    lenient: bool,
+    implicit: bool,
+    json_path: Path | None,
+    check: bool,
+    diff: bool,
+) -> None:
+    """Scan runner files for Omni-new blocks and write them as anchored patches.
+
+    SOURCES are runner files, a directory holding them, or a release such as
+    vllm-omni==0.30.0 (default: `source` in [tool.omni-port]). With --base, blocks that
+    replaced upstream statements are recorded as replacements, and unmarked edits are
+    carried as implicit edits.
+    """
+    config = options.config
+    located = [
+        r
+        for text in (sources or (config.source,))
+        for r in locate_runners(text, options.cache, options.progress())
+    ]
+    base_text = base if base is not None else config.base
+    base_tree = load_base(base_text, options) if base_text else None
+    ext_options = extract.ExtractOptions(
+        upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
+    )
+    patch_set, findings = extract_all(located, base_tree, ext_options)
+    directory = patches_dir or config.path(config.patches)
+    patch_set = carry_edits(patch_set, directory)
+    files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
+    changes = write_files(options, directory, files, existing(directory, "*/*.patch"), check, diff)
+    emit_findings(findings)
+    rows = report.extracted_blocks(patch_set)
+    counts = _extract_counts(patch_set, rows, changes)
+    write_json(json_path, report.json_report(rows, findings, counts))
+    summary(options, _extractsummary(counts, check))
+    if errors(findings) or (check and not changes.clean):
+        sys.exit(1)
+
+
+def _extract_counts(patch_set: PatchSet, rows: Sequence[Any], changes: Changes) -> dict[str, int]:
+    from omni_port.model import Chunk, Copy
+
+    pieces = [p for m in patch_set.modules for p in m.pieces]
+    return {
+        "modules": len(patch_set.modules),
+        "marked": sum(1 for r in rows if r.marked),
+        "implicit": sum(1 for r in rows if not r.marked),
+        "copies": sum(1 for p in pieces if isinstance(p, Copy)),
+        "owned": sum(1 for p in pieces if isinstance(p, Chunk) and p.name and not p.marked),
+        "written": len(changes.changed),
+        "removed": len(changes.removed),
+        "unchanged": len(changes.unchanged),
+    }
+
+
+def _extractsummary(counts: dict[str, int], check: bool) -> str:
+    verb = "would write" if check else "wrote"
+    files = (
+        f"{verb} {counts['written']} files, removed {counts['removed']}"
+        if counts["written"] or counts["removed"]
+        else "patches unchanged"
+    )
+    return (
+        f"{counts['marked']} marked blocks, {counts['implicit']} implicit edits, "
+        f"{counts['copies']} copied members, {counts['owned']} owned members "
+        f"in {counts['modules']} modules; {files}"
+    )

@@ -1,0 +1,211 @@
+"""Loading the inputs of commands: sources, bases, upstreams, patches, package sources."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from omni_port import extract, lockfile, splice, verify
+from omni_port.cli import (
+    TOOL,
+    Options,
+    fail,
+    summary,
+)
+from omni_port.errors import BadInput
+from omni_port.model import Code, Finding, ModulePatches, PatchSet, Placement
+from omni_port.patchfile import render_patch_set
+from omni_port.store import Changes, apply, plan, read_patch_set, unified_diff
+from omni_port.syntax import parse
+from omni_port.textio import decode
+from omni_port.upstream import (
+    ASCEND_RUNNER,
+    Located,
+    Spec,
+    SpecKind,
+    cached_wheel,
+    locate,
+    package_texts,
+    parse_spec,
+)
+
+#: Packages whose imports must resolve against their pinned sources.
+CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
+#: Package the generated runners replace, so that they resolve each other's imports.
+RUNNER_PACKAGE = "vllm_omni.platforms.npu.worker"
+
+
+def load_base(text: str, options: Options) -> extract.Base:
+    """Parse the upstream base named by ``text`` (a version, a path or ``installed``)."""
+    located = locate(
+        parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
+    )
+    source = located.source
+    return extract.Base(located.label, source.sha256, parse(source.text, source.path))
+
+
+def extract_all(
+    sources: Sequence[Located], base: extract.Base | None, ext_options: extract.ExtractOptions
+) -> tuple[PatchSet, list[Finding]]:
+    """Extract every source; all bad inputs are reported together (BadInput) and none is kept."""
+    modules: list[ModulePatches] = []
+    findings: list[Finding] = []
+    failures: list[Finding] = []
+    for located in sources:
+        name = Path(located.member).name
+        try:
+            extraction = extract.extract_module(located.source, name, base, ext_options)
+        except BadInput as error:
+            failures.extend(error.findings)
+            continue
+        module = extraction.module
+        if located.label != located.source.path:
+            module = replace(module, source=located.source.path)
+        modules.append(module)
+        findings.extend(extraction.findings)
+    if failures:
+        fail(failures)
+    return PatchSet(tuple(modules)), findings
+
+
+def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
+    """Keep titles and conflict resolutions a maintainer wrote into the previous patches."""
+    try:
+        old = read_patch_set(directory)
+    except BadInput:
+        return new
+    previous = {piece.id: piece for module in old.modules for piece in module.pieces}
+    modules = []
+    for module in new.modules:
+        pieces = tuple(_carry(piece, previous.get(piece.id)) for piece in module.pieces)
+        modules.append(replace(module, pieces=pieces))
+    return PatchSet(tuple(modules))
+
+
+def _carry(piece: Any, old: Any) -> Any:
+    if old is None or type(old) is not type(piece) or not hasattr(piece, "title"):
+        return piece
+    piece = replace(piece, title=old.title) if old.title else piece
+    anchor = getattr(piece, "anchor", None)
+    old_anchor = getattr(old, "anchor", None)
+    if anchor is None or old_anchor is None or old_anchor.resolution is None:
+        return piece
+    if replace(old_anchor, resolution=None) == anchor:
+        piece = replace(piece, anchor=old_anchor)
+    return piece
+
+
+def write_files(
+    options: Options,
+    root: Path,
+    files: dict[str, bytes],
+    stale: Iterable[str],
+    check: bool,
+    diff: bool,
+) -> Changes:
+    """Write (or, with --check, only compare) a tree of outputs; print a diff on request."""
+    changes = plan(root, files, stale)
+    if diff:
+        click.echo(unified_diff(root, files, changes), nl=False)
+    if check:
+        for rel in (*changes.changed, *changes.removed):
+            summary(
+                options, f"would {'remove' if rel in changes.removed else 'rewrite'} {root / rel}"
+            )
+    elif not changes.clean:
+        apply(root, files, changes)
+    return changes
+
+
+def load_upstream(text: str, options: Options, class_name: str = "") -> splice.Upstream:
+    """Parse the upstream module named by ``text`` (a version, a path or ``installed``)."""
+    located = locate(
+        parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
+    )
+    source = located.source
+    module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
+    tree = parse(source.text, source.path)
+    return splice.Upstream(located.label, source.sha256, tree, module, class_name)
+
+
+def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
+    """A patch set and the text of its files (for the digest in headers and the lock)."""
+    patch_set = read_patch_set(directory)
+    return patch_set, render_patch_set(patch_set, TOOL)
+
+
+def previous_outputs(out: Path) -> list[str]:
+    """Files the previous sync wrote (from its lock), so stale ones can be removed."""
+    lock_path = out / lockfile.LOCK_NAME
+    if not lock_path.is_file():
+        return []
+    try:
+        return list(lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path)).outputs)
+    except BadInput:
+        return []
+
+
+def verification_context(
+    options: Options,
+    patch_set: PatchSet,
+    upstream: splice.Upstream,
+    upstream_text: str,
+    source_text: str,
+) -> verify.Context:
+    """Package sources for import resolution: vllm-ascend, vllm-omni, and vllm when at hand."""
+    texts: dict[str, str] = {}
+    packages: set[str] = set()
+    wanted = [
+        (parse_spec(upstream_text, "vllm-ascend"), "vllm_ascend"),
+        (parse_spec(source_text, "vllm-omni"), "vllm_omni"),
+    ]
+    vllm = _vllm_spec(options)
+    if vllm is not None:
+        wanted.append((vllm, "vllm"))
+    for spec, package in wanted:
+        found = package_texts(spec, package, options.cache, options.progress())
+        if found:
+            texts.update(found)
+            packages.add(package)
+    sources = verify.PackageSources(verify.module_names(texts), frozenset(packages))
+    text = "".join(line + "\n" for line in upstream.tree.lines)
+    return verify.Context(
+        package=RUNNER_PACKAGE,
+        sources=sources,
+        upstream=verify.UpstreamInfo(upstream.module, text),
+        checked_packages=CHECKED_PACKAGES,
+        unused_in_source=verify.unused_in_source_of(patch_set),
+    )
+
+
+def _vllm_spec(options: Options) -> Spec | None:
+    """vLLM's source when it is installed or already cached; it is never downloaded for this."""
+    if importlib.util.find_spec("vllm") is not None:
+        return Spec(SpecKind.INSTALLED, "vllm")
+    return cached_wheel("vllm", options.cache)
+
+
+def verify_outputs(
+    files: Mapping[str, bytes], placements: Sequence[Placement], patch_set: PatchSet,
+    context: verify.Context,
+) -> list[Finding]:  # fmt: skip
+    modules = {
+        name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
+    }
+    return verify.verify(modules, placements, verify.overrides_of(patch_set), context)
+
+
+def read_lock(out: Path) -> lockfile.Lock:
+    path = out / lockfile.LOCK_NAME
+    if not path.is_file():
+        raise BadInput.at(Code.OP204, str(path), 0, "no lock file here; run `omni-port sync` first")
+    return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def read_bytes_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
