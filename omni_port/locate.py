@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.diff import similarity
-from omni_port.model import Anchor, Block, BlockKind, Edge
+from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution
 from omni_port.syntax import Stmt, Suite, full_key, split_full_key, walk
 
 #: Least score of an accepted place.
@@ -368,15 +368,26 @@ def _resolution(index: _Index, block: Block) -> Slot | None:
     resolution = block.anchor.resolution
     if resolution is None:
         return None
+    span = len(resolution.replaces)
     for path, suite in index.suites:
         if path != resolution.path:
             continue
-        if not resolution.after:
-            return Slot(suite, path, 0)
-        for i, stmt in enumerate(suite.stmts):
-            if stmt.key == resolution.after:
-                return Slot(suite, path, i + 1)
+        starts = [0] if not resolution.after else [
+            i + 1 for i, stmt in enumerate(suite.stmts) if stmt.key == resolution.after
+        ]  # fmt: skip
+        for start in starts:
+            found = tuple(full_key(s) for s in suite.stmts[start : start + span])
+            if found == resolution.replaces:
+                return Slot(suite, path, start, span)
     return None
+
+
+def resolution_at(slot: Slot) -> Resolution:
+    """The record that puts a block at ``slot`` again on the next sync."""
+    stmts = slot.suite.stmts
+    after = stmts[slot.index - 1].key if slot.index else ""
+    replaces = tuple(full_key(s) for s in stmts[slot.index : slot.index + slot.span])
+    return Resolution(after, slot.path, replaces)
 
 
 def _resolve_overlaps(decisions: list[Decision]) -> list[Decision]:

@@ -118,6 +118,8 @@ class Resolution:
     after: str
     #: Path of the body the block goes into.
     path: tuple[str, ...]
+    #: Upstream statements (full keys) the block replaces there; they must still be there.
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,7 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
     if anchor.resolution is not None:
         fields += [("resolved-path", key) for key in anchor.resolution.path]
         fields.append(("resolved-after", anchor.resolution.after))
+        fields += [("resolved-replaces", key) for key in anchor.resolution.replaces]
     return fields
 
 
@@ -289,7 +290,11 @@ def _block(header: _Header, code: str) -> Block:
     edge = _enum(header, "edge", Edge)
     resolution = None
     if "resolved-after" in header.values:
-        resolution = Resolution(header.one("resolved-after"), header.many("resolved-path"))
+        resolution = Resolution(
+            header.one("resolved-after"),
+            header.many("resolved-path"),
+            header.many("resolved-replaces"),
+        )
     anchor = Anchor(
         header.many("path"),
         header.many("before"),

@@ -237,7 +237,7 @@ def _no_wheel_message(dist: str, version: str, output: str) -> str:
     return message + "; or pass a source path instead"
 
 
-def _version_key(text: str) -> tuple[tuple[int, ...], int, int]:
+def version_key(text: str) -> tuple[tuple[int, ...], int, int]:
     match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
     if not match:
         return ((), 0, 0)
@@ -249,11 +249,11 @@ def _version_key(text: str) -> tuple[tuple[int, ...], int, int]:
 
 def _nearest(version: str, versions: list[str]) -> str:
     """The highest listed version not above ``version``, else the lowest above it."""
-    key = _version_key(version)
-    below = [v for v in versions if _version_key(v) <= key]
+    key = version_key(version)
+    below = [v for v in versions if version_key(v) <= key]
     if below:
-        return max(below, key=_version_key)
-    return min(versions, key=_version_key) if versions else ""
+        return max(below, key=version_key)
+    return min(versions, key=version_key) if versions else ""
 
 
 def _safe_member(name: str) -> bool:
@@ -343,9 +343,23 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
 def cached_wheel(dist: str, cache: Path) -> Spec | None:
     """A release of ``dist`` already in the cache (the newest), without downloading anything."""
     folders = sorted(
-        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: _version_key(p.name[len(dist) + 1 :])
+        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
     )
     for folder in reversed(folders):
         if any(folder.glob("*.whl")):
             return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
     return None
+
+
+def wheel_versions(dist: str) -> list[str]:
+    """Every version of ``dist`` with a wheel on the index, oldest first (asks pip)."""
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--pre",
+        "--disable-pip-version-check", "--dest", tempfile.gettempdir(), f"{dist}==0.0.0.dev0",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    listed = re.search(r"from versions: ([^)]*)\)", result.stdout + result.stderr)
+    if not listed:
+        raise BadInput.at(Code.OP003, dist, 0, "pip lists no versions (is the index reachable?)")
+    versions = [v.strip() for v in listed.group(1).split(",") if v.strip() and v.strip() != "none"]
+    return sorted(versions, key=version_key)

@@ -20,9 +20,9 @@ from omni_port.cli import (
 from omni_port.errors import BadInput
 from omni_port.model import Code, Finding, ModulePatches, PatchSet, Placement
 from omni_port.patchfile import render_patch_set
-from omni_port.store import Changes, apply, plan, read_patch_set, unified_diff
+from omni_port.store import Changes, apply, existing, plan, read_patch_set, unified_diff
 from omni_port.syntax import parse
-from omni_port.textio import decode
+from omni_port.textio import decode, encode
 from omni_port.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -209,3 +209,11 @@ def read_lock(out: Path) -> lockfile.Lock:
 
 def read_bytes_or_none(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
+
+
+def save_patches(options: Options, directory: Path, patch_set: PatchSet) -> None:
+    """Write a patch set back: changed files atomically, files of pieces that are gone removed."""
+    files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
+    write_files(
+        options, directory, files, existing(directory, "*/*.patch"), check=False, diff=False
+    )

@@ -1,0 +1,69 @@
+"""The `bases` command: which upstream release the runners were ported from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from omni_port import basedetect
+from omni_port.cli import Options, handle_errors, summary
+from omni_port.syntax import Tree, parse
+from omni_port.upstream import (
+    ASCEND_RUNNER,
+    locate,
+    locate_runners,
+    parse_spec,
+    version_key,
+    wheel_versions,
+)
+
+#: Oldest vllm-ascend release the NPU runners were ever ported from.
+FLOOR = "0.13.0"
+
+
+def detect_base(
+    options: Options, runners: Sequence[Tree], candidates: Sequence[str] = ()
+) -> list[basedetect.BaseScore]:
+    """Candidate vllm-ascend releases ranked by how well they explain the runners' copies."""
+    wanted = list(candidates) or [
+        v for v in wheel_versions("vllm-ascend") if version_key(v) >= version_key(FLOOR)
+    ]
+    trees = {}
+    for text in wanted:
+        located = locate(
+            parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
+        )
+        trees[located.label] = parse(located.source.text, located.source.path)
+    return basedetect.rank(runners, trees, options.config.upstream_class)
+
+
+@click.command("bases")
+@click.argument("sources", nargs=-1)
+@click.option(
+    "--candidates",
+    help="Comma-separated vllm-ascend versions or paths to compare "
+    "(default: every wheel since 0.13.0).",
+)
+@click.pass_obj
+@handle_errors
+def bases_command(options: Options, sources: tuple[str, ...], candidates: str | None) -> None:
+    """Rank vllm-ascend releases by how well they explain the runners' copied code.
+
+    The best one is the base to give `extract --base`: the release the runners were
+    ported from. Prints one line per candidate: version, similarity, statements compared.
+    """
+    located = [
+        r
+        for t in (sources or (options.config.source,))
+        for r in locate_runners(t, options.cache, options.progress())
+    ]
+    runners = [parse(r.source.text, r.source.path) for r in located]
+    wanted = [c.strip() for c in candidates.split(",")] if candidates else []
+    ranked = detect_base(options, runners, wanted)
+    for score in ranked:
+        click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}")
+    if ranked:
+        best = ranked[0]
+        share = f"{best.similarity:.1%} of {best.statements} copied statements"
+        summary(options, f"best base: {best.label} ({share})")

@@ -1,0 +1,145 @@
+"""The `resolve` and `adopt` commands: a maintainer's answers, recorded in the patches."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from omni_port import edits, locate, splice
+from omni_port.cli import Options, handle_errors, shown, summary
+from omni_port.cli.inputs import load_upstream, save_patches
+from omni_port.errors import BadInput
+from omni_port.model import Block, Code, Copy, ModulePatches
+from omni_port.store import read_patch_set
+from omni_port.syntax import Stmt, walk
+
+
+@click.command("resolve")
+@click.argument("block_id")
+@click.option(
+    "--at", "choice", help="Where it goes: `#K` for candidate K, or an upstream line number."
+)
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory (default: `patches`).",
+)
+@click.option(
+    "--upstream", help="Upstream the conflict was reported against (default: `upstream`)."
+)
+@click.pass_obj
+@handle_errors
+def resolve_command(
+    options: Options,
+    block_id: str,
+    choice: str | None,
+    patches_dir: Path | None,
+    upstream: str | None,
+) -> None:
+    """Record where a conflicting block goes, so that every later sync places it there.
+
+    Like git rerere: the choice is written into the block's patch file (visible in its
+    diff) as the body, the statement to follow and the statements to replace. Without
+    --at, a terminal asks.
+    """
+    config = options.config
+    directory = patches_dir or config.path(config.patches)
+    patch_set = read_patch_set(directory)
+    module, block = edits.find_block(patch_set, block_id)
+    loaded = load_upstream(upstream or config.upstream, options, config.upstream_class)
+    member = _member(module, block, loaded)
+    candidates = locate.decide(member, [_unresolved(block)])[0].candidates
+    slot = _chosen(choice, candidates, member)
+    resolution = locate.resolution_at(slot)
+    save_patches(options, directory, edits.resolve(patch_set, block_id, resolution))
+    where = " > ".join(slot.path) or "the method body"
+    after = f"after `{resolution.after}`" if resolution.after else "first"
+    summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
+
+
+def _unresolved(block: Block) -> Block:
+    return replace(block, anchor=replace(block.anchor, resolution=None))
+
+
+def _member(module: ModulePatches, block: Block, upstream: splice.Upstream) -> Stmt:
+    copy = next(
+        (
+            p
+            for p in module.pieces
+            if isinstance(p, Copy) and (p.owner, p.name) == (block.owner, block.member)
+        ),
+        None,
+    )
+    if copy is None:
+        raise BadInput.at(Code.OP004, block.id, 0, "the block belongs to no copied member")
+    owner = (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+    member = splice.upstream_def(upstream.tree, owner, copy.upstream_name)
+    if member is None:
+        raise BadInput.at(
+            Code.OP302, block.id, 0, f"{owner}.{copy.upstream_name} is not in {upstream.label}"
+        )
+    return member
+
+
+def _chosen(choice: str | None, candidates: tuple[locate.Scored, ...], member: Stmt) -> locate.Slot:
+    if choice is None:
+        choice = _ask(candidates)
+    if choice.startswith("#"):
+        rank = int(choice[1:]) if choice[1:].isdigit() else 0
+        if not 1 <= rank <= len(candidates):
+            raise click.UsageError(f"--at {choice}: there are {len(candidates)} candidates")
+        return candidates[rank - 1].slot
+    if not choice.isdigit():
+        raise click.UsageError("--at takes #K (a candidate) or an upstream line number")
+    line = int(choice)
+    listed = next((c.slot for c in candidates if c.slot.line() == line), None)
+    return listed if listed is not None else _slot_at_line(member, line)
+
+
+def _slot_at_line(member: Stmt, line: int) -> locate.Slot:
+    """The place before the statement starting at ``line`` anywhere in the method."""
+    for path, suite in walk(member.clauses[0]):
+        for index, stmt in enumerate(suite.stmts):
+            if stmt.lead <= line <= stmt.start:
+                return locate.Slot(suite, path, index)
+    raise click.UsageError(f"no statement of {member.name} starts at upstream line {line}")
+
+
+def _ask(candidates: tuple[locate.Scored, ...]) -> str:
+    if not sys.stdin.isatty():
+        raise click.UsageError("give --at #K or --at LINE (no terminal to ask in)")
+    for rank, scored in enumerate(candidates, start=1):
+        where = f"upstream line {scored.slot.line()}  score {scored.score:.2f}"
+        click.echo(f"  #{rank}  {where}  {scored.slot.text()[:80]}", err=True)
+    answer: str = click.prompt("Where does it go (#K or a line)", err=True)
+    return answer.strip()
+
+
+@click.command("adopt")
+@click.argument("edit_id")
+@click.option("--title", default="", help="Title of the new marked block (default: the edit's).")
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Patches directory (default: `patches`).",
+)
+@click.pass_obj
+@handle_errors
+def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path | None) -> None:
+    """Turn an implicit (unmarked) edit into a titled, marked Omni-new block.
+
+    The patch gets marker lines around its code, the title, and a block id; the next
+    sync writes the markers into the runner, and the catalog lists it as a block.
+    """
+    config = options.config
+    directory = patches_dir or config.path(config.patches)
+    patch_set, new_id = edits.adopt(read_patch_set(directory), edit_id, title)
+    save_patches(options, directory, patch_set)
+    summary(options, f"{edit_id} is now the marked block {new_id} in {shown(directory)}/")

@@ -1,0 +1,123 @@
+"""Maintainer workflow on a synthetic three-version upgrade: upgrade, resolve, replay, adopt."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.golden import DATA
+
+BLOCK = "omni.R.sample.block-01"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("v1.py", "v2.py", "v3.py", "omni.py"):
+        shutil.copy(DATA / "upgrade" / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.omni-port]\nsource = "omni.py"\nbase = "v1.py"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_conflict_resolved_once_then_replayed(cli: Cli, work: Path) -> None:
+    result = cli("upgrade", "--to", "v2.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    assert result.exit_code == 1, result.stderr
+    summary = (work / "up.md").read_text()
+    assert "## Conflicts to resolve" in summary and BLOCK in summary
+    assert f"omni-port resolve {BLOCK}" in summary
+
+    assert (
+        cli("resolve", BLOCK, "--at", "#2", "--patches", "p", "--upstream", "v2.py").exit_code == 0
+    )
+    patch = (work / "p" / "omni" / "R.sample.block-01.patch").read_text()
+    assert "resolved-after: self.sampler.warm_up()" in patch
+
+    assert cli("sync", "--patches", "p", "--upstream", "v2.py", "--out", "g").exit_code == 0
+    lines = (work / "g" / "omni.py").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "apply_omni_penalties" in line)
+    assert lines[at - 2].strip() == "self.sampler.warm_up()"
+
+    again = cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g3", "--summary", "up3.md")
+    assert again.exit_code == 0, again.stdout + again.stderr
+    assert "Conflicts to resolve" not in (work / "up3.md").read_text()
+
+
+def test_summary_reports_methods_and_new_upstream_members(cli: Cli, work: Path) -> None:
+    cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    summary = (work / "up.md").read_text()
+    assert "## Every block" in summary and "omni.R.forward.edit-01" in summary
+    assert "signature now `def sample(self, logits, generator=None):`" in summary
+    assert "added `capture`" in summary
+
+
+def test_resolve_needs_a_choice_without_a_terminal(cli: Cli, work: Path) -> None:
+    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    result = cli("resolve", BLOCK, "--patches", "p", "--upstream", "v2.py")
+    assert result.exit_code == 2
+    assert "--at" in result.stderr
+
+
+def test_resolve_unknown_block_is_bad_input(cli: Cli, work: Path) -> None:
+    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    result = cli(
+        "resolve", "omni.R.nothing.block-09", "--at", "#1", "--patches", "p", "--upstream", "v2.py"
+    )
+    assert result.exit_code == 2
+    assert "OP004" in result.stderr
+
+
+def test_adopt_turns_an_implicit_edit_into_a_marked_block(cli: Cli, work: Path) -> None:
+    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    assert (work / "p" / "omni" / "R.forward.edit-01.patch").is_file()
+    result = cli.loud("adopt", "omni.R.forward.edit-01", "--title", "Omni stats", "--patches", "p")
+    assert result.exit_code == 0, result.stderr
+    assert "omni.R.forward.block-01" in result.stderr
+    assert not (work / "p" / "omni" / "R.forward.edit-01.patch").exists()
+    patch = (work / "p" / "omni" / "R.forward.block-01.patch").read_text()
+    assert "marked: yes" in patch and "title: Omni stats" in patch
+    assert cli("sync", "--patches", "p", "--upstream", "v1.py", "--out", "g").exit_code == 0
+    lines = (work / "g" / "omni.py").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "record_omni_stats" in line)
+    assert "Omni-new ---" in lines[at - 1] and "Omni-new ---" in lines[at + 1]
+    catalog = cli("catalog", "--patches", "p", "--out", "-")
+    assert "### forward - Omni stats" in catalog.stdout
+
+
+def test_adopt_refuses_an_edit_without_statements(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = DATA / "splice" / "header_and_signature"
+    monkeypatch.chdir(case)
+    patches = tmp_path / "p"
+    cli(
+        "--config",
+        DATA / "pyproject.toml",
+        "extract",
+        "omni.py",
+        "--base",
+        "base.py",
+        "--patches",
+        patches,
+    )
+    result = cli(
+        "--config",
+        DATA / "pyproject.toml",
+        "adopt",
+        "omni.R.execute_model.edit-01",
+        "--patches",
+        patches,
+    )
+    assert result.exit_code == 2
+    assert "OP004" in result.stderr
+
+
+def test_bases_ranks_the_release_the_runner_was_ported_from(cli: Cli, work: Path) -> None:
+    result = cli("bases", "omni.py", "--candidates", "v3.py,v2.py,v1.py")
+    assert result.exit_code == 0, result.stderr
+    ranked = [line.split("\t")[0] for line in result.stdout.splitlines()]
+    assert ranked[0] == "v1.py"
