@@ -17,6 +17,17 @@ $(STAMP): pyproject.toml
 sync: $(STAMP)
 	$(BIN)/omni-port extract
 	$(BIN)/omni-port sync || [ $$? -eq 1 ]
+	$(BIN)/omni-port verify || [ $$? -eq 1 ]
+
+# The CI gate on this repository's own default workspace (after `make sync`).
+check: $(STAMP)
+	$(BIN)/omni-port check
+
+# Placement accuracy on real release history, and speed against the parsing floor.
+bench: $(STAMP)
+	$(BIN)/python bench/replay.py --upstreams all
+	$(BIN)/python bench/replay.py
+	$(BIN)/python bench/speed.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

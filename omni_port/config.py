@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -83,4 +84,20 @@ def load(path: Path | None) -> Config:
         if not isinstance(value, str):
             raise BadInput.at(Code.OP005, str(path), 0, f"[tool.omni-port] {key} must be a string")
         values[_KEYS[key]] = value
+    for key in _SPEC_KEYS:
+        if key in values:
+            values[key] = _relative_spec(values[key], path.parent)
     return replace(Config(), **values)
+
+
+#: Keys whose value is a source spec: a release, ``installed``, or a path.
+_SPEC_KEYS = ("source", "base", "upstream")
+
+
+def _relative_spec(value: str, root: Path) -> str:
+    """A path spec made relative to the configuration file, shown from the working directory."""
+    from omni_port.upstream import SpecKind, parse_spec
+
+    if not value or parse_spec(value, "").kind is not SpecKind.PATH or Path(value).is_absolute():
+        return value
+    return os.path.relpath(root / value)

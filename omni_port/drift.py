@@ -18,7 +18,7 @@ from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches
 from omni_port.syntax import Stmt, Tree, dedent_code
 
 #: An entry and a block this similar are the same code, drifted.
-SIMILAR = 0.5
+SIMILAR = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +149,11 @@ def _code_entry(
         return _module_entry(entry, path, trees), set()
     text = _entry_scope_text(entry, trees)
     if text is not None and cat.appears_in(entry.code, text):
+        # A whole-method excerpt describes the marked regions it shows.
         inside = {
-            i for i, b in enumerate(blocks) if _same_place(entry, b) and b.code.strip() in text
+            i
+            for i, b in enumerate(blocks)
+            if _same_place(entry, b) and cat.appears_in(b.code, entry.code)
         }
         return None, inside if entry.kind is cat.EntryKind.METHOD else set()
     if text is None:

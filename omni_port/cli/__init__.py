@@ -166,3 +166,7 @@ def finding_counts(findings: Sequence[Finding]) -> dict[str, int]:
 def run() -> None:
     """Console-script entry point."""
     main()
+
+
+if __name__ == "__main__":
+    run()

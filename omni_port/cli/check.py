@@ -73,7 +73,7 @@ def _check_inputs(
     return CheckInputs(
         located, catalog_path, base if base is not None else config.base,
         patches_dir or config.path(config.patches), generated or config.path(config.generated),
-        upstream or config.upstream, gpu_located, allow,
+        upstream or "", gpu_located, allow,
     )  # fmt: skip
 
 
@@ -161,7 +161,7 @@ def check_command(
 
 def _check_key(inputs: CheckInputs, options: Options) -> str:
     """sha256 over every input of a check, read as bytes (nothing parsed)."""
-    digest = hashlib.sha256(f"{TOOL}\0{options.config}\0{inputs}\0".encode())
+    digest = hashlib.sha256(f"{TOOL}\0{_code_stamp()}\0{options.config}\0{inputs}\0".encode())
     texts = [s.source.sha256 for s in (*inputs.sources, *inputs.gpu)]
     for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated)):
         if spec_text:
@@ -173,6 +173,13 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
     digest.update("\n".join(texts).encode())
     return digest.hexdigest()
+
+
+def _code_stamp() -> str:
+    """Size and mtime of omni-port's own modules: a changed checker invalidates the cache."""
+    package = Path(__file__).resolve().parent.parent
+    stats = sorted((p.relative_to(package).as_posix(), p.stat()) for p in package.rglob("*.py"))
+    return ";".join(f"{name}:{stat.st_size}:{stat.st_mtime_ns}" for name, stat in stats)
 
 
 def _spec_sha(text: str, options: Options) -> str:

@@ -19,10 +19,11 @@ from omni_port.cli.inputs import (
     verification_context,
     verify_outputs,
 )
+from omni_port.errors import BadInput
 from omni_port.markers import scan
 from omni_port.model import Code, Finding, PatchSet
 from omni_port.patchfile import INDEX_NAME, render_patch_set
-from omni_port.store import existing
+from omni_port.store import existing, read_patch_set
 from omni_port.syntax import Tree, parse
 from omni_port.textio import SourceText, encode, read_source
 
@@ -42,7 +43,7 @@ def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
         findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
         findings.extend(drift.divergence_findings(patch_set.modules))
-    findings.extend(_stale_patches(patch_set, inputs.patches))
+    findings.extend(_stale_patches(inputs, options, patch_set, base_tree))
     findings.extend(_stale_generated(inputs, options))
     if inputs.gpu:
         findings.extend(_parity(inputs, runners))
@@ -53,9 +54,21 @@ def _parse_lenient(source: SourceText) -> Tree:
     return parse(source.text, source.path)
 
 
-def _stale_patches(patch_set: PatchSet, directory: Path) -> list[Finding]:
+def _stale_patches(
+    inputs: CheckInputs, options: Options, patch_set: PatchSet, base: extract.Base | None
+) -> list[Finding]:
+    """Patch files that differ from what extract would write now, with their recorded base."""
+    directory = inputs.patches
     if not (directory / INDEX_NAME).is_file():
         return []
+    recorded = _recorded_base(directory)
+    if recorded != (base.label if base is not None else ""):
+        # The patches were made against another base (or none): compare like with like.
+        new_base = load_base(recorded, options) if recorded else None
+        ext_options = extract.ExtractOptions(
+            upstream_class=options.config.upstream_class, lenient=True
+        )
+        patch_set, _ = extract_all(inputs.sources, new_base, ext_options)
     files = {
         rel: encode(text)
         for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
@@ -71,13 +84,21 @@ def _stale_patches(patch_set: PatchSet, directory: Path) -> list[Finding]:
     return findings
 
 
+def _recorded_base(directory: Path) -> str:
+    """The base the existing patches were extracted against ("" when none or unreadable)."""
+    try:
+        return next((m.base for m in read_patch_set(directory).modules if m.base), "")
+    except BadInput:
+        return ""
+
+
 def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
     lock_path = inputs.generated / lockfile.LOCK_NAME
     if not lock_path.is_file() or not (inputs.patches / INDEX_NAME).is_file():
         return []
     lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
     patch_set, patch_files = read_patches(inputs.patches)
-    loaded = load_upstream(lock.upstream, options, options.config.upstream_class)
+    loaded = load_upstream(inputs.upstream or lock.upstream, options, options.config.upstream_class)
     result = generate.sync(patch_set, patch_files, loaded, TOOL, lock.command)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}
     command = lock.command or "omni-port sync"

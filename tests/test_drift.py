@@ -1,0 +1,115 @@
+"""check: golden drift cases (tests/data/drift/<case>/args -> expected.txt) and stale outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.golden import DATA, cases, check_file
+
+CONFIG = DATA / "pyproject.toml"
+
+
+def _findings(cli: Cli, *args: str | Path) -> tuple[int, list[dict[str, object]]]:
+    result = cli("--config", CONFIG, "check", *args, "--no-cache", "--format", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    return result.exit_code, [json.loads(line) for line in result.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("case", cases("drift"))
+def test_drift_golden(case: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = DATA / "drift" / case
+    monkeypatch.chdir(folder)
+    args = (folder / "args").read_text().split()
+    code, rows = _findings(
+        cli, *args, "--patches", tmp_path / "none", "--generated", tmp_path / "none"
+    )
+    lines = [f"{row['kind']} {row['code']} {row['path']} {row['line']}" for row in rows]
+    check_file(folder / "expected.txt", "".join(line + "\n" for line in lines))
+    assert code == (1 if any(row["severity"] == "error" for row in rows) else 0)
+
+
+def test_clean_when_the_catalog_is_rendered_from_the_code(
+    cli: Cli, in_data: Path, tmp_path: Path
+) -> None:
+    patches, catalog = tmp_path / "p", tmp_path / "catalog.md"
+    assert (
+        cli(
+            "extract", "omni", "--base", "upstream/v1/model_runner_v1.py", "--patches", patches
+        ).exit_code
+        == 0
+    )
+    assert cli("catalog", "--patches", patches, "--out", catalog).exit_code == 0
+    code, rows = _findings(
+        cli, "omni", "--catalog", catalog, "--patches", patches, "--generated", tmp_path / "g"
+    )
+    assert (code, rows) == (0, [])
+
+
+def test_hand_edited_generated_file_is_stale(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    patches, out = tmp_path / "p", tmp_path / "g"
+    cli("extract", "omni", "--base", "upstream/v1/model_runner_v1.py", "--patches", patches)
+    assert cli("sync", "--patches", patches, "--out", out).exit_code == 0
+    code, rows = _findings(cli, "omni", "--patches", patches, "--generated", out)
+    assert code == 0, rows
+    target = out / "npu_ar_model_runner.py"
+    target.write_text(target.read_text().replace("return output", "return None"))
+    code, rows = _findings(cli, "omni", "--patches", patches, "--generated", out)
+    stale = [
+        (r["kind"], r["code"], Path(str(r["path"])).name)
+        for r in rows
+        if r["kind"] == "stale-generated"
+    ]
+    assert code == 1 and stale == [("stale-generated", "OP406", "npu_ar_model_runner.py")]
+
+
+def test_stale_patches_are_reported(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    patches = tmp_path / "p"
+    cli("extract", "omni", "--patches", patches)
+    piece = next(patches.glob("npu_model_runner/*.block-01.patch"))
+    piece.write_text(piece.read_text().replace("talker", "speaker"))
+    code, rows = _findings(cli, "omni", "--patches", patches, "--generated", tmp_path / "g")
+    assert code == 1
+    assert [r["code"] for r in rows] == ["OP406"]
+
+
+def test_cached_answer_when_nothing_changed(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    args = (
+        "--config",
+        CONFIG,
+        "--cache-dir",
+        tmp_path / "cache",
+        "check",
+        "omni",
+        "--catalog",
+        "catalog/parse/runners/catalog.md",
+    )
+    first = cli.loud(*args)
+    second = cli.loud(*args)
+    assert first.exit_code == second.exit_code == 1
+    assert first.stdout == second.stdout
+    assert "cached result" in second.stderr and "cached result" not in first.stderr
+
+
+def test_github_annotations(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    result = cli(
+        "check",
+        "omni",
+        "--catalog",
+        "catalog/parse/runners/catalog.md",
+        "--no-cache",
+        "--format",
+        "github",
+    )
+    assert result.stdout.startswith("::error file=omni/npu_ar_model_runner.py,line=43,")
+
+
+def test_broken_catalog_is_bad_input(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "catalog.md"
+    broken.write_text("# Catalog\n\n## R (m.py)\n\n### f - Title\n\n```python\nx = 1\n")
+    result = cli("check", "omni", "--catalog", broken, "--no-cache")
+    assert result.exit_code == 2
+    assert "OP401" in result.stderr
