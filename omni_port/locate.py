@@ -35,6 +35,8 @@ PATH_CERTAIN = 0.9
 DECAY = 0.8
 #: Total lead, over all kinds of evidence, of a place that is nowhere worse than another.
 DOMINANCE = 0.2
+#: Weight left to a neighbour match when the nearest old neighbour sits on the other side.
+CONTRADICTED = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,8 +303,16 @@ def _score(slot: Slot, anchor: Anchor) -> Scored:
     stmts = slot.suite.stmts
     path = _path_score(anchor.path, slot.path)
     # "First (last) in its body" is evidence only for the body the anchor names.
-    prev = _side(anchor.before, stmts[: slot.index][::-1]) * (1.0 if anchor.before else path)
-    nxt = _side(anchor.after, stmts[slot.index + slot.span :]) * (1.0 if anchor.after else path)
+    before, after = stmts[: slot.index], stmts[slot.index + slot.span :]
+    prev = _side(anchor.before, before[::-1]) * (1.0 if anchor.before else path)
+    nxt = _side(anchor.after, after) * (1.0 if anchor.after else path)
+    # The nearest old neighbour, still present but on the wrong side, contradicts the place.
+    if anchor.before and any(
+        s.key == anchor.before[0] for s in (*after, *stmts[slot.index : slot.index + slot.span])
+    ):
+        prev *= CONTRADICTED
+    if anchor.after and any(s.key == anchor.after[0] for s in before):
+        nxt *= CONTRADICTED
     if anchor.replaced:
         replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
         score = 0.4 * replaced + 0.3 * path + 0.15 * prev + 0.15 * nxt
