@@ -24,7 +24,7 @@ class R(NPUModelRunner):
         # ambiguous: places at upstream lines 17 and 18 score 0.70 and 0.70.
         #   candidate: upstream line 17 (score 0.70): self.sampler.warm_up()
         #   candidate: upstream line 18 (score 0.70): self.sampler.reset()
-        #   candidate: upstream line 19 (score 0.64): return self.sampler(logits)
+        #   candidate: upstream line 19 (score 0.52): return self.sampler(logits)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.sample.block-01`.
         # | # ---------- Omni-new ----------
         # | self.apply_omni_penalties(logits)
