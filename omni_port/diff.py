@@ -38,8 +38,12 @@ def tokens(key: str) -> tuple[str, ...]:
     A statement made only of generic tokens keeps them all.
     """
     every = _TOKEN.findall(key)
-    significant = tuple(t for t in every if (t[0].isalnum() or t[0] in "_'") and t not in _GENERIC)
-    return significant or tuple(every)
+    significant = [t for t in every if (t[0].isalnum() or t[0] in "_'") and t not in _GENERIC]
+    if not significant:
+        return tuple(every)
+    # Names compare by their parts: a rename such as set_forward_context ->
+    # set_ascend_forward_context keeps most of them.
+    return tuple(part for t in significant for part in (t.split("_") if t[0] != "'" else [t]) if part)
 
 
 @functools.lru_cache(maxsize=1 << 18)
@@ -48,19 +52,18 @@ def similarity(a: str, b: str) -> float:
     if a == b:
         return 1.0
     ta, tb = tokens(a), tokens(b)
+    labels_a = {t for t in ta if t.startswith("'") and len(t) > 4}
+    # A shared string label such as 'post process' identifies a statement strongly.
+    floor = 0.85 if labels_a & {t for t in tb if t.startswith("'")} else 0.0
     matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
     if matcher.quick_ratio() * (len(ta) + len(tb)) / 2 < 0.3 * min(len(ta), len(tb)):
-        return 0.0
+        return floor
     matched = sum(block.size for block in matcher.get_matching_blocks())
     ratio = 2 * matched / (len(ta) + len(tb))
     # A statement that gained or lost arguments upstream is still the same statement:
     # count how much of the shorter one survives in the longer one, too.
     containment = matched / min(len(ta), len(tb))
-    ratio = max(ratio, (ratio + containment) / 2)
-    labels_a = {t for t in ta if t.startswith("'") and len(t) > 4}
-    if labels_a & {t for t in tb if t.startswith("'")}:
-        # A shared string label such as 'post process' identifies a statement strongly.
-        ratio = max(ratio, 0.85)
+    ratio = max(ratio, (ratio + containment) / 2, floor)
     return min(ratio, 0.99)
 
 

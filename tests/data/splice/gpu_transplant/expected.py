@@ -14,15 +14,8 @@ class OmniGPUModelRunner(GPUModelRunner):
         with set_acc_forward_context(self.config, with_prefill=True):
             hidden = self.model(**inputs)
             hidden = self._all_gather(hidden)
-        # >>>>>>> omni-port conflict: omni.OmniGPUModelRunner.execute_model.block-01 (hidden, multimodal = self.extract_multimodal_outputs(hidden))
-        # ambiguous: places at upstream lines 12 and 9 score 0.70 and 0.64.
-        #   candidate: upstream line 12 (score 0.70): logits = self.model.compute_logits(hidden)
-        #   candidate: upstream line 9 (score 0.64): with set_acc_forward_context(self.config, with_prefill=True):
-        #   candidate: upstream line 8 (score 0.59): inputs = self._prepare_inputs(scheduler_output)
-        # Place the block by hand, or record a choice with `omni-port resolve omni.OmniGPUModelRunner.execute_model.block-01`.
-        # | # ---------- Omni-new ----------
-        # | hidden, multimodal = self.extract_multimodal_outputs(hidden)
-        # | # ---------- Omni-new ----------
-        # <<<<<<< omni-port conflict end
+        # ---------- Omni-new ----------
+        hidden, multimodal = self.extract_multimodal_outputs(hidden)
+        # ---------- Omni-new ----------
         logits = self.model.compute_logits(hidden)
         return logits

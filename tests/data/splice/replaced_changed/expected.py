@@ -19,9 +19,9 @@ class R(NPUModelRunner):
         hidden = self._forward(inputs)
         # >>>>>>> omni-port conflict: omni.R.execute_model.block-02 (try:)
         # the statements it replaced changed upstream.
-        #   candidate: upstream line 14 (score 0.96): logits = self.model.compute_logits(hidden, temperature=self.temperature)
-        #   candidate: upstream line 13 (score 0.58): hidden = self._forward(inputs)
-        #   candidate: upstream line 15 (score 0.58): return logits
+        #   candidate: upstream line 14 (score 0.97): logits = self.model.compute_logits(hidden, temperature=self.temperature)
+        #   candidate: upstream line 13 (score 0.57): hidden = self._forward(inputs)
+        #   candidate: upstream line 15 (score 0.57): return logits
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.execute_model.block-02`.
         # | # ---------- Omni-new ----------
         # | try:
