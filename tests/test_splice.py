@@ -98,3 +98,48 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
     assert "# >>>>>>> omni-port conflict:" in text
     assert "temperature=self.temperature" in text
     assert any(f.code is Code.OP301 for f in result.findings)
+
+
+@pytest.mark.parametrize(
+    ("case", "fates"),
+    [
+        pytest.param(
+            "gpu_transplant",
+            {"execute_model.block-01": "placed"},
+            id="gpu-block-lands-in-npu-method",
+        ),
+        pytest.param(
+            "neighbours_moved", {"block-01": "placed", "block-02": "placed"}, id="moved-neighbours"
+        ),
+        pytest.param(
+            "replaced_changed",
+            {"block-01": "placed", "block-02": "conflict"},
+            id="replaced-changed",
+        ),
+        pytest.param("replaced_duplicated", {"block-02": "conflict"}, id="replaced-duplicated"),
+        pytest.param(
+            "dataflow",
+            {"forward.block-01": "placed", "sample.block-01": "conflict"},
+            id="data-flow",
+        ),
+        pytest.param("nested_path", {"block-01": "placed"}, id="new-enclosing-with"),
+        pytest.param("vanished_method", {"load_model.block-01": "conflict"}, id="vanished-method"),
+        pytest.param(
+            "header_and_signature",
+            {"edit-01": "placed", "edit-02": "placed"},
+            id="header-signature",
+        ),
+        pytest.param(
+            "signature_changed",
+            {"edit-01": "conflict", "edit-02": "placed"},
+            id="signature-changed",
+        ),
+    ],
+)
+def test_fates(case: str, fates: dict[str, str]) -> None:
+    """The behaviour each golden case exists for, stated independently of the golden files."""
+    _, result = _run(CASES / case)
+    status = {p.block_id: p.status.value for p in result.placements}
+    for suffix, fate in fates.items():
+        found = [value for ident, value in status.items() if ident.endswith(suffix)]
+        assert found == [fate], (suffix, status)
