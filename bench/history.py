@@ -114,14 +114,16 @@ class Position:
         return self.before == other.before or self.after == other.after
 
 
-def positions(sources: dict[str, SourceText], base: extract.Base) -> list[Position]:
-    """Every statement-level marked block of the modules, positioned against ``base``."""
+def positions(
+    sources: dict[str, SourceText], base: extract.Base, marked: bool = True
+) -> list[Position]:
+    """Statement-level marked blocks (or unmarked edits with code), positioned against ``base``."""
     options = extract.ExtractOptions(lenient=True, copy_threshold=0.0)
     found = []
     for name, source in sources.items():
         pieces = extract.extract_module(source, name, base, options).module.pieces
         for piece in pieces:
-            if isinstance(piece, Block) and piece.marked:
+            if isinstance(piece, Block) and piece.marked == marked and piece.code.strip():
                 anchor = piece.anchor
                 found.append(
                     Position(

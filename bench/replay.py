@@ -77,14 +77,20 @@ def upstream_of(history: History, version: str) -> splice.Upstream:
     )
 
 
-def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, float]:
-    base = history.base(step.old_base)
+def _extract(history: History, version: str, base: extract.Base, implicit: bool) -> PatchSet:
     options = extract.ExtractOptions(lenient=True, implicit=implicit)
-    modules = tuple(
-        extract.extract_module(source, name, base, options).module
-        for name, source in history.omni(step.old).items()
+    return PatchSet(
+        tuple(
+            extract.extract_module(source, name, base, options).module
+            for name, source in history.omni(version).items()
+        )
     )
-    patches = PatchSet(modules)
+
+
+def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, Tally, float]:
+    """Marked-block and unmarked-edit tallies of one step, and the sync's wall time."""
+    base = history.base(step.old_base)
+    patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
     result = generate.sync(
         patches,
@@ -99,16 +105,23 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
         for name, data in result.files.items()
         if name.endswith(".py")
     }
-    truth = positions(history.omni(step.new), history.base(step.new_base))
-    got = positions(generated, history.base(step.new_base))
-    return score(patches, result.placements, truth, got), elapsed
+    new_base = history.base(step.new_base)
+    truth = positions(history.omni(step.new), new_base)
+    got = positions(generated, new_base)
+    marked = score(patches, result.placements, truth, got)
+    # Unmarked edits of N, whether or not this run carried them: lost ones count as missing.
+    every = patches if implicit else _extract(history, step.old, base, True)
+    truth_edits = positions(history.omni(step.new), new_base, marked=False)
+    got_edits = positions(generated, new_base, marked=False)
+    edits = score(every, result.placements, truth_edits, got_edits, marked=False)
+    return marked, edits, elapsed
 
 
-def _ours(patches: PatchSet) -> list[tuple[Block, Position]]:
+def _ours(patches: PatchSet, marked: bool) -> list[tuple[Block, Position]]:
     found = []
     for module in patches.modules:
         for piece in module.pieces:
-            if isinstance(piece, Block) and piece.marked:
+            if isinstance(piece, Block) and piece.marked == marked and piece.code.strip():
                 position = Position(
                     module.name,
                     piece.owner,
@@ -123,10 +136,14 @@ def _ours(patches: PatchSet) -> list[tuple[Block, Position]]:
 
 
 def score(
-    patches: PatchSet, placements: tuple[Placement, ...], truth: list[Position], got: list[Position]
+    patches: PatchSet,
+    placements: tuple[Placement, ...],
+    truth: list[Position],
+    got: list[Position],
+    marked: bool = True,
 ) -> Tally:
     tally = Tally()
-    ours = _ours(patches)
+    ours = _ours(patches, marked)
     status = {p.block_id: p for p in placements}
     to_truth = match([p for _, p in ours], truth)
     to_got = match([p for _, p in ours], got, threshold=0.999)
@@ -237,15 +254,17 @@ def main(argv: list[str] | None = None) -> int:
         paired = history.pairing(version, candidates)
         print(f"| {version} | {paired.label} | {paired.similarity:.3f} |")
     steps = plan_steps(history, candidates, args.steps)
-    results = []
+    results, edit_results = [], []
     for step in steps:
         tallies: dict[str, Tally] = {}
-        tallies["omni-port"], _ = run_omni_port(history, step, implicit=not args.no_implicit)
+        tallies["omni-port"], edits, _ = run_omni_port(history, step, implicit=not args.no_implicit)
         if not args.no_baselines:
             tallies["git merge-file"] = baselines.run(history, step, "merge-file")
             tallies["patch"] = baselines.run(history, step, "patch")
         results.append((step, tallies))
+        edit_results.append((step, {"omni-port": edits}))
     print_table("Marked blocks present in both releases", results, args.verbose)
+    print_table("Unmarked edits present in both releases", edit_results, args.verbose)
     return 0
 
 
