@@ -43,7 +43,9 @@ def tokens(key: str) -> tuple[str, ...]:
         return tuple(every)
     # Names compare by their parts: a rename such as set_forward_context ->
     # set_ascend_forward_context keeps most of them.
-    return tuple(part for t in significant for part in (t.split("_") if t[0] != "'" else [t]) if part)
+    return tuple(
+        part for t in significant for part in (t.split("_") if t[0] != "'" else [t]) if part
+    )
 
 
 @functools.lru_cache(maxsize=1 << 18)

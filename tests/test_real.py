@@ -5,15 +5,20 @@ Select with ``-m real``; deselect with ``-m "not real"``. CI runs them with a ca
 
 from __future__ import annotations
 
+import json
+import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from omni_port import extract
+from omni_port import extract, generate, lockfile, splice
+from omni_port.diff import flat_keys
 from omni_port.markers import LABELLED, PLAIN, scan
-from omni_port.model import Block, BlockKind
-from omni_port.syntax import parse
-from omni_port.textio import SourceText
+from omni_port.model import Block, BlockKind, Copy, PatchSet
+from omni_port.patchfile import render_patch_set
+from omni_port.syntax import Tree, parse
+from omni_port.textio import SourceText, decode
 from omni_port.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
 from tests.conftest import Cli
 
@@ -111,3 +116,145 @@ def test_sync_onto_its_own_base_places_everything(
     assert result.exit_code == 0, result.stdout + result.stderr
     for name in ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py"):
         compile((out / name).read_text(), name, "exec")
+
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL_CATALOG = Path(
+    os.environ.get(
+        "OMNI_PORT_REAL_CATALOG", ROOT.parent / "shared" / "seeds" / "npu_omni_specific_blocks.md"
+    )
+)
+
+
+def test_identity_sync_reproduces_the_copied_methods(cache_dir: Path, tmp_path: Path) -> None:
+    """Synced onto its own base, vllm-omni 0.24.0's copied methods come back.
+
+    Compared statement by statement through the normalized keys: formatting, comments
+    and quoted annotations of upstream lines follow upstream, everything else is exact.
+    """
+    base_source = locate(
+        Spec(SpecKind.PYPI, "vllm-ascend", "0.19.1rc1"), ASCEND_RUNNER, cache_dir
+    ).source
+    base = extract.Base("b", base_source.sha256, parse(base_source.text, base_source.path))
+    upstream = splice.Upstream(
+        "b", base_source.sha256, base.tree, "vllm_ascend.worker.model_runner_v1"
+    )
+    sources = {Path(m).name: _runner(cache_dir, "0.24.0", m) for m in OMNI_RUNNERS}
+    patches = PatchSet(tuple(extract.extract_module(s, n, base).module for n, s in sources.items()))
+    result = generate.sync(patches, render_patch_set(patches, "t"), upstream, "t", "t")
+    assert not [f for f in result.findings if f.severity.value == "error"]
+    kinds: Counter[str] = Counter()
+    for module in patches.modules:
+        source_tree = parse(sources[module.name].text, module.name)
+        generated_tree = parse(decode(result.files[module.name], module.name).text, module.name)
+        for piece in module.pieces:
+            if isinstance(piece, Copy):
+                assert _dump(source_tree, piece) == _dump(generated_tree, piece), piece.id
+            elif isinstance(piece, Block) and not piece.marked:
+                kinds[piece.kind.value] += 1
+    assert kinds["insertion"] and kinds["replacement"] and kinds["signature"]
+
+
+def _dump(tree: Tree, copy: Copy) -> list[str]:
+    member = splice.upstream_def(tree, copy.owner, copy.name)
+    assert member is not None
+    return [member.key, *flat_keys(member.clauses[0])]
+
+
+@pytest.mark.skipif(not REAL_CATALOG.is_file(), reason=f"the real catalog is not at {REAL_CATALOG}")
+def test_real_catalog_against_0_30_0(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
+    result = cli(
+        "--cache-dir", cache_dir, "check", "vllm-omni==0.30.0", "--catalog", REAL_CATALOG,
+        "--patches", tmp_path / "none", "--generated", tmp_path / "none",
+        "--no-cache", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    kinds = Counter(json.loads(line)["kind"] for line in result.stdout.splitlines())
+    assert (
+        kinds["uncatalogued"] >= 10
+        and kinds["content-drift"] >= 3
+        and kinds["missing-from-code"] >= 1
+    )
+    assert kinds["malformed-marker"] == 1
+
+
+def test_rendered_catalog_passes_check_on_0_30_0(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catalog rendered from 0.30.0's patches agrees with 0.30.0's code.
+
+    Runs outside the project so that its configured base (for unmarked divergence) stays out.
+    """
+    monkeypatch.chdir(tmp_path)
+    patches, catalog = tmp_path / "p", tmp_path / "catalog.md"
+    common = ("--cache-dir", cache_dir)
+    cli(
+        *common,
+        "extract",
+        "vllm-omni==0.30.0",
+        "--base",
+        "vllm-ascend==0.26.0rc1",
+        "--lenient",
+        "--patches",
+        patches,
+    )
+    assert cli(*common, "catalog", "--patches", patches, "--out", catalog).exit_code == 0
+    result = cli(
+        *common, "check", "vllm-omni==0.30.0", "--catalog", catalog, "--patches", tmp_path / "none",
+        "--generated", tmp_path / "none", "--no-cache", "--format", "json",
+    )  # fmt: skip
+    kinds = Counter(json.loads(line)["kind"] for line in result.stdout.splitlines())
+    assert kinds == Counter({"malformed-marker": 1})
+
+
+def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
+    patches, out = tmp_path / "p", tmp_path / "g"
+    common = ("--cache-dir", cache_dir, "--config", ROOT / "pyproject.toml")
+    assert cli(*common, "extract", "--patches", patches).exit_code == 0
+    assert cli(*common, "sync", "--patches", patches, "--out", out).exit_code in (0, 1)
+    result = cli(
+        *common, "verify", "--patches", patches, "--generated", out, "--json", tmp_path / "v.json"
+    )
+    findings = json.loads((tmp_path / "v.json").read_text())["findings"]
+    errors = [f for f in findings if f["severity"] == "error"]
+    # Unresolved names follow from conflicts left for the maintainer; nothing else may fail.
+    assert {f["code"] for f in errors} <= {"OP502", "OP507"}, errors
+    assert result.exit_code == (1 if errors else 0)
+
+
+def test_committed_lock_matches_the_default_sync(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """generated/omni-port.lock is current: `make sync` would write the same one.
+
+    Runs in a copy of the project's configuration so that the regenerate command written
+    into each output names the same relative paths as `make sync` does.
+    """
+    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    common = ("--cache-dir", cache_dir)
+    assert cli(*common, "extract").exit_code == 0
+    assert cli(*common, "sync").exit_code in (0, 1)
+    committed = json.loads((ROOT / "generated" / lockfile.LOCK_NAME).read_text())
+    fresh = json.loads((tmp_path / "generated" / lockfile.LOCK_NAME).read_text())
+    assert fresh == committed, (
+        "the committed lock is stale: run `make sync` and commit generated/omni-port.lock"
+    )
+
+
+def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
+    """The upgrade assistant on real data: 0.18.0's runners, base detected, onto 0.23.0."""
+    summary = tmp_path / "upgrade.md"
+    result = cli(
+        "--cache-dir", cache_dir, "upgrade", "vllm-omni==0.18.0", "--to", "vllm-ascend==0.23.0",
+        "--base", "detect", "--candidates", "0.17.0rc1,0.18.0,0.19.1rc1",
+        "--patches", tmp_path / "p", "--out", tmp_path / "g", "--summary", summary,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    text = summary.read_text()
+    assert "## Every block" in text and "## Conflicts to resolve" in text
+    assert text.count("omni-port resolve ") >= 1
+    lock = json.loads((tmp_path / "g" / lockfile.LOCK_NAME).read_text())
+    ids = {row["id"] for row in lock["placements"]}
+    for block_id in ids:
+        assert block_id in text, f"{block_id} is not accounted for in the summary"

@@ -71,11 +71,17 @@ from omni_port.upstream import locate_runners
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a JSON report ('-' for stdout).",
 )
+@click.option(
+    "--candidates",
+    help="With --base detect: comma-separated releases to rank "
+    "(default: every wheel since 0.13.0).",
+)
 @click.pass_obj
 @handle_errors
 def upgrade_command(
     options: Options, sources: tuple[str, ...], target: str, base: str | None,
     patches_dir: Path | None, out: Path | None, summary_path: Path, json_path: Path | None,
+    candidates: str | None,
 ) -> None:  # fmt: skip
     """Port the runners onto a new upstream and write a summary ready for a pull request.
 
@@ -92,7 +98,10 @@ def upgrade_command(
     ]
     base_text = base if base is not None else config.base
     if not base_text or base_text == "detect":
-        ranked = detect_base(options, [parse(r.source.text, r.source.path) for r in located])
+        wanted = [c.strip() for c in candidates.split(",")] if candidates else []
+        ranked = detect_base(
+            options, [parse(r.source.text, r.source.path) for r in located], wanted
+        )
         base_text = ranked[0].label
         summary(
             options, f"detected base {base_text} ({ranked[0].similarity:.1%} of copied statements)"
