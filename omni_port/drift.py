@@ -8,11 +8,10 @@ Each check is a pure function from parsed inputs to Findings (kinds as in the JS
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port import catalog as cat
-from omni_port.errors import BadInput
 from omni_port.markers import scan
 from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches
 from omni_port.syntax import Stmt, Tree, dedent_code
@@ -297,92 +296,6 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
 def _short(text: str, limit: int = 70) -> str:
     head = text.split(" [body ")[0]
     return head if len(head) <= limit else head[: limit - 3] + "..."
-
-
-# --- GPU / NPU parity -----------------------------------------------------------------------
-
-
-#: Which GPU runner module and class each NPU runner mirrors.
-PAIRS = (
-    ("gpu_model_runner.py", "npu_model_runner.py"),
-    ("gpu_ar_model_runner.py", "npu_ar_model_runner.py"),
-    ("gpu_generation_model_runner.py", "npu_generation_model_runner.py"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Allowed:
-    """A reviewed parity gap: ``module:Class.member`` with the reason it is fine."""
-
-    key: str
-    reason: str
-
-
-def parity_findings(
-    gpu: Mapping[str, Tree], npu: Mapping[str, Tree], allowed: Sequence[Allowed] = ()
-) -> list[Finding]:
-    """Methods and ``self`` attributes one runner family defines and its counterpart lacks."""
-    allow = {a.key for a in allowed}
-    findings = []
-    for gpu_name, npu_name in PAIRS:
-        if gpu_name not in gpu or npu_name not in npu:
-            continue
-        gpu_class, npu_class = _runner_class(gpu[gpu_name]), _runner_class(npu[npu_name])
-        if gpu_class is None or npu_class is None:
-            continue
-        for side, (mine, theirs, tree, their_tree) in {
-            "GPU": (gpu_class, npu_class, gpu[gpu_name], npu[npu_name]),
-            "NPU": (npu_class, gpu_class, npu[npu_name], gpu[gpu_name]),
-        }.items():
-            for name, line in _missing(mine, theirs):
-                key = f"{tree.path.rsplit('/', 1)[-1]}:{mine.name}.{name}"
-                if key in allow:
-                    continue
-                message = (
-                    f"{side} runner {mine.name} defines `{name}`, which {theirs.name} in "
-                    f"{their_tree.path.rsplit('/', 1)[-1]} lacks"
-                )
-                findings.append(Finding("parity", Code.OP408, tree.path, line, message))
-    return findings
-
-
-def _runner_class(tree: Tree) -> Stmt | None:
-    """The module's main runner class: the class with the most methods."""
-    classes = [s for s in tree.body.stmts if s.kind == "ClassDef" and s.clauses]
-    return max(classes, key=lambda c: sum(1 for m in c.clauses[0].stmts if m.name), default=None)
-
-
-def _members(cls: Stmt) -> dict[str, int]:
-    """Methods and ``self.x`` attributes a class defines, with the line of the first one."""
-    found: dict[str, int] = {}
-    for member in cls.clauses[0].stmts:
-        if member.name:
-            found.setdefault(member.name, member.start)
-        for attr in sorted(member.writes):
-            if attr.startswith("self."):
-                found.setdefault(attr, member.start)
-    return found
-
-
-def _missing(mine: Stmt, theirs: Stmt) -> Iterator[tuple[str, int]]:
-    have = _members(theirs)
-    for name, line in sorted(_members(mine).items(), key=lambda item: item[1]):
-        if name not in have:
-            yield name, line
-
-
-def parse_allowed(text: str, path: str) -> list[Allowed]:
-    """An allow-list file: ``module:Class.member  reason`` per line, ``#`` comments."""
-    entries = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        key, _, reason = line.partition(" ")
-        if ":" not in key or not reason.strip():
-            raise BadInput.at(Code.OP005, path, number, "expected 'module:Class.member reason'")
-        entries.append(Allowed(key, reason.strip()))
-    return entries
 
 
 # --- stale outputs --------------------------------------------------------------------------

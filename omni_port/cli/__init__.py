@@ -41,6 +41,7 @@ COMMANDS = {
     "catalog": "omni_port.cli.catalog:catalog_command",
     "verify": "omni_port.cli.verify:verify_command",
     "codes": "omni_port.cli.codes:codes_command",
+    "gpu-delta": "omni_port.cli.gpu_delta:gpu_delta_command",
     "resolve": "omni_port.cli.resolve:resolve_command",
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",

@@ -50,13 +50,15 @@ class CheckInputs:
     generated: Path
     upstream: str
     gpu: tuple[Located, ...]
+    #: vLLM releases the GPU runners' methods may be copied from; the first is the target.
+    vllm: tuple[str, ...]
     allow_path: Path | None
 
 
 def _check_inputs(
     options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
     patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
-    allow: Path | None,
+    vllm: tuple[str, ...], allow: Path | None,
 ) -> CheckInputs:  # fmt: skip
     config = options.config
     progress = options.progress()
@@ -68,12 +70,16 @@ def _check_inputs(
     gpu_located = (
         tuple(locate_runners(gpu, options.cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
     )
+    if gpu and not vllm:
+        from omni_port.cli.inputs import default_vllm_specs
+
+        vllm = tuple(default_vllm_specs([gpu]))
     if catalog_path is None and config.catalog:
         catalog_path = config.path(config.catalog)
     return CheckInputs(
         located, catalog_path, base if base is not None else config.base,
         patches_dir or config.path(config.patches), generated or config.path(config.generated),
-        upstream or "", gpu_located, allow,
+        upstream or "", gpu_located, vllm if gpu else (), allow,
     )  # fmt: skip
 
 
@@ -98,12 +104,22 @@ def _check_inputs(
     help="Generated directory to keep current (default: `generated`).",
 )
 @click.option("--upstream", help="Upstream of the generated runners (default: from the lock file).")
-@click.option("--gpu", help="GPU runners (a release, a checkout or a folder) for the parity check.")
+@click.option(
+    "--gpu",
+    help="GPU runners (a release, a checkout or a folder): check hunk-level parity with them.",
+)
+@click.option(
+    "--vllm",
+    "vllm",
+    multiple=True,
+    help="vLLM release the GPU runners copy from (repeat for candidates, the first is the "
+    "target; default: the GPU release's major.minor and the minors around it).",
+)
 @click.option(
     "--parity-allow",
     "allow",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Reviewed GPU-only or NPU-only members: 'module:Class.member reason' per line.",
+    help="Reviewed parity gaps: 'module.py:Class.method[:hunk or statement prefix]  reason'.",
 )
 @click.option(
     "--format",
@@ -129,7 +145,7 @@ def _check_inputs(
 def check_command(
     options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
     patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
-    allow: Path | None, fmt: str, json_path: Path | None, no_cache: bool,
+    vllm: tuple[str, ...], allow: Path | None, fmt: str, json_path: Path | None, no_cache: bool,
 ) -> None:  # fmt: skip
     """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
 
@@ -138,7 +154,7 @@ def check_command(
     1 with findings, 2 on bad input.
     """
     inputs = _check_inputs(
-        options, sources, catalog_path, base, patches_dir, generated, upstream, gpu, allow
+        options, sources, catalog_path, base, patches_dir, generated, upstream, gpu, vllm, allow
     )
     key = _check_key(inputs, options)
     findings = None if no_cache else _cached_findings(options.cache, key)
@@ -166,6 +182,7 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated)):
         if spec_text:
             texts.append(_spec_sha(spec_text, options))
+    texts.extend(_vllm_sha(spec_text, options) for spec_text in inputs.vllm)
     for path in (inputs.catalog_path, inputs.allow_path):
         texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
     for folder in (inputs.patches, inputs.generated):
@@ -184,6 +201,15 @@ def _code_stamp() -> str:
 
 def _spec_sha(text: str, options: Options) -> str:
     return locate(parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache).source.sha256
+
+
+def _vllm_sha(text: str, options: Options) -> str:
+    from omni_port.gpu import locate_vllm
+
+    try:
+        return locate_vllm(parse_spec(text, "vllm"), options.cache).source.sha256
+    except BadInput:
+        return "-"  # a candidate that cannot be had is skipped by the check itself
 
 
 def _locked_upstream(generated: Path) -> str:

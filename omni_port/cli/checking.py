@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from omni_port import catalog, drift, extract, generate, lockfile
+from omni_port import catalog, drift, extract, generate, lockfile, parity
 from omni_port.cli import TOOL, Options, shown
 from omni_port.cli.check import CheckInputs
 from omni_port.cli.inputs import (
@@ -14,6 +14,7 @@ from omni_port.cli.inputs import (
     extract_all,
     load_base,
     load_upstream,
+    load_vllm_bases,
     read_bytes_or_none,
     read_patches,
     verification_context,
@@ -46,7 +47,7 @@ def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
     findings.extend(_stale_patches(inputs, options, patch_set, base_tree))
     findings.extend(_stale_generated(inputs, options))
     if inputs.gpu:
-        findings.extend(_parity(inputs, runners))
+        findings.extend(_parity(inputs, options, runners))
     return findings
 
 
@@ -116,11 +117,16 @@ def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
     return findings
 
 
-def _parity(inputs: CheckInputs, runners: Sequence[drift.Runner]) -> list[Finding]:
-    gpu = {Path(s.member).name: parse(s.source.text, s.source.path) for s in inputs.gpu}
+def _parity(
+    inputs: CheckInputs, options: Options, runners: Sequence[drift.Runner]
+) -> list[Finding]:
+    """Hunk-level parity of the GPU runners (against their vLLM bases) with the NPU runners."""
+    gpu_sources = {Path(s.member).name: s.source for s in inputs.gpu}
     npu = {runner.name: runner.tree for runner in runners}
-    allowed: list[drift.Allowed] = []
+    allowed: tuple[parity.AllowEntry, ...] = ()
     if inputs.allow_path is not None:
         source = read_source(inputs.allow_path)
-        allowed = drift.parse_allowed(source.text, source.path)
-    return drift.parity_findings(gpu, npu, allowed)
+        allowed = parity.parse_allow_list(source.text, source.path)
+    bases, notes = load_vllm_bases(inputs.vllm, options)
+    target = next(iter(bases))
+    return [*notes, *parity.check_parity(gpu_sources, npu, bases, target, allowed)]

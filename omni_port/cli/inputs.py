@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from omni_port import extract, lockfile, splice, verify
+from omni_port import extract, gpu, lockfile, splice, verify
 from omni_port.cli import (
     TOOL,
     Options,
@@ -18,7 +18,7 @@ from omni_port.cli import (
     summary,
 )
 from omni_port.errors import BadInput
-from omni_port.model import Code, Finding, ModulePatches, PatchSet, Placement
+from omni_port.model import Code, Finding, ModulePatches, PatchSet, Placement, Severity
 from omni_port.patchfile import render_patch_set
 from omni_port.store import Changes, apply, existing, plan, read_patch_set, unified_diff
 from omni_port.syntax import parse
@@ -47,6 +47,51 @@ def load_base(text: str, options: Options) -> extract.Base:
     )
     source = located.source
     return extract.Base(located.label, source.sha256, parse(source.text, source.path))
+
+
+def default_vllm_specs(texts: Sequence[str]) -> list[str]:
+    """The target vLLM of the source release (or checkout), and the minors around it."""
+    version = ""
+    for text in texts:
+        spec = parse_spec(text, "vllm-omni")
+        if spec.kind is SpecKind.PYPI:
+            version = spec.version
+        elif spec.kind is SpecKind.PATH:
+            version = gpu.omni_version_of(Path(spec.path))
+        if version:
+            break
+    if not version:
+        raise BadInput.at(
+            Code.OP005, texts[0], 0,
+            "cannot tell which vLLM release the sources target; pass --vllm vllm==X",
+        )  # fmt: skip
+    target = gpu.target_vllm(version)
+    return [target, *(v for v in gpu.neighbours(target) if v != target)]
+
+
+def load_vllm_bases(
+    specs: Sequence[str], options: Options
+) -> tuple[dict[str, extract.Base], list[Finding]]:
+    """Every candidate that can be had; a candidate other than the first may be missing."""
+    bases: dict[str, extract.Base] = {}
+    notes: list[Finding] = []
+    for number, text in enumerate(specs):
+        try:
+            located = gpu.locate_vllm(parse_spec(text, "vllm"), options.cache, options.progress())
+        except BadInput as error:
+            if number == 0:
+                raise
+            first = error.findings[0]
+            notes.append(
+                Finding("note", Code.OP003, first.path, 0, f"candidate skipped: {first.message}",
+                        severity=Severity.NOTE)
+            )  # fmt: skip
+            continue
+        source = located.source
+        bases[located.label] = extract.Base(
+            located.label, source.sha256, parse(source.text, source.path)
+        )
+    return bases, notes
 
 
 def extract_all(

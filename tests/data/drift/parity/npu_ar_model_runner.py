@@ -7,4 +7,8 @@ class NPUARModelRunner(NPUModelRunner):
         self.kv_transfer_manager = None
 
     def _model_forward(self, input_ids, **kwargs):
-        return self.model(input_ids, **kwargs)
+        model = self.model
+        # ------------------------------ Omni-new ------------------------------
+        self.kv_transfer_manager.wait_for_layers(input_ids)
+        # ------------------------------ Omni-new ------------------------------
+        return model(input_ids, **kwargs)

@@ -1,0 +1,226 @@
+"""The `gpu-delta` command: the GPU runners' omni hunks against their per-method vLLM bases."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from omni_port import gpu, parity, report
+from omni_port.cli import (
+    TOOL,
+    Options,
+    emit_findings,
+    errors,
+    handle_errors,
+    summary,
+    write_json,
+)
+from omni_port.cli.inputs import default_vllm_specs, load_vllm_bases, write_files
+from omni_port.counterparts import Status
+from omni_port.model import Finding
+from omni_port.patchfile import render_patch_set
+from omni_port.store import existing
+from omni_port.syntax import Tree, parse
+from omni_port.textio import encode, read_source
+from omni_port.upstream import (
+    OMNI_GPU_RUNNERS,
+    OMNI_RUNNERS,
+    Located,
+    locate_runners,
+)
+
+
+@click.command("gpu-delta")
+@click.argument("sources", nargs=-1)
+@click.option(
+    "--vllm",
+    "vllm_specs",
+    multiple=True,
+    help="vLLM release to compare with (vllm==X, X, a path or 'installed'); repeat for "
+    "candidates, the first is the target. Default: the source release's major.minor and "
+    "the minor releases around it.",
+)
+@click.option(
+    "--patches",
+    "patches_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the hunks as a patch set here (usable by `sync --upstream-class`).",
+)
+@click.option("--parity", "npu_source", help="NPU runners to check hunk-level parity against.")
+@click.option(
+    "--allow",
+    "allow_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Reviewed parity gaps: 'module.py:Class.method[:hunk or statement prefix]  reason'.",
+)
+@click.option("--lenient", is_flag=True, help="Extract despite malformed markers.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a JSON report ('-' for stdout).",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the patches would change.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of the patch files.")
+@click.pass_obj
+@handle_errors
+def gpu_delta_command(
+    options: Options, sources: tuple[str, ...], vllm_specs: tuple[str, ...],
+    patches_dir: Path | None, npu_source: str | None, allow_path: Path | None, lenient: bool,
+    json_path: Path | None, check: bool, diff: bool,
+) -> None:  # fmt: skip
+    """List the omni changes of vLLM-Omni's GPU runners, each copied method against the
+    vLLM release its body matches best; with --parity, the hunks the NPU runners lack.
+
+    SOURCES are GPU runner files, a vllm-omni checkout, or a release such as
+    vllm-omni==0.26.0 (default: `source` in [tool.omni-port]). Exit 0 when clean, 1 with
+    parity gaps (or patches that would change under --check), 2 on bad input.
+    """
+    texts = sources or (options.config.source,)
+    located = [
+        r
+        for text in texts
+        for r in locate_runners(text, options.cache, options.progress(), OMNI_GPU_RUNNERS)
+    ]
+    allowed = _allow_list(allow_path) if allow_path is not None else ()
+    bases, notes = load_vllm_bases(vllm_specs or default_vllm_specs(texts), options)
+    target = next(iter(bases))
+    delta = gpu.gpu_delta({Path(r.member).name: r.source for r in located}, bases, target, lenient)
+    findings: list[Finding] = [*delta.findings, *notes]
+    rows: list[parity.HunkParity] = []
+    if npu_source is not None:
+        rows = parity.hunk_parity(delta, _npu_trees(npu_source, options), allowed)
+        findings.extend(parity.parity_findings(rows, allowed))
+    written = _write_patches(options, delta, patches_dir, check, diff)
+    click.echo(_text_report(delta), nl=False)
+    emit_findings(findings)
+    counts = _counts(delta, rows, written)
+    write_json(json_path, _json_report(delta, rows, findings, counts))
+    summary(options, _summary_line(counts))
+    if errors(findings) or (check and written):
+        sys.exit(1)
+
+
+def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
+    source = read_source(path)
+    return parity.parse_allow_list(source.text, source.path)
+
+
+def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
+    located: list[Located] = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
+    return {Path(r.member).name: parse(r.source.text, r.source.path) for r in located}
+
+
+def _write_patches(
+    options: Options, delta: gpu.Delta, directory: Path | None, check: bool, diff: bool
+) -> int:
+    """Write the patch set (when asked); the number of files that changed or would."""
+    if directory is None:
+        return 0
+    files = {rel: encode(text) for rel, text in render_patch_set(delta.patches, TOOL).items()}
+    changes = write_files(options, directory, files, existing(directory, "*/*.patch"), check, diff)
+    return len(changes.changed) + len(changes.removed)
+
+
+def _text_report(delta: gpu.Delta) -> str:
+    lines = []
+    for method in delta.methods:
+        base = method.base
+        lines.append(
+            f"{base.module}: {base.owner}.{base.member}  base {base.base} "
+            f"(contains {base.best.containment:.0%}, covers {base.best.coverage:.0%}), "
+            f"{len(method.hunks)} hunks"
+        )
+        for block in method.hunks:
+            where = f"{report.display_path(block.origin.path)}:{block.origin.start}"
+            local = block.id.rsplit(".", 1)[-1]
+            lines.append(f"  {where}: {local} {block.kind.value}: {block.title}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _counts(delta: gpu.Delta, rows: Sequence[parity.HunkParity], written: int) -> dict[str, int]:
+    statuses = Counter(f"{row.side}_{row.status.value}" for row in rows)
+    carried_by = Counter(
+        f"carried_by_{row.carried_by}"
+        for row in rows
+        if row.side == "gpu" and row.status is Status.CARRIED and row.carried_by
+    )
+    return {
+        "modules": len(delta.patches.modules),
+        "methods": len(delta.methods),
+        "hunks": sum(len(m.hunks) for m in delta.methods),
+        "written": written,
+        **statuses,
+        **carried_by,
+    }
+
+
+def _json_report(
+    delta: gpu.Delta,
+    rows: Sequence[parity.HunkParity],
+    findings: Sequence[Finding],
+    counts: dict[str, int],
+) -> str:
+    document = json.loads(
+        report.json_report(report.extracted_blocks(delta.patches), findings, counts)
+    )
+    document["methods"] = [_method_dict(m) for m in delta.methods]
+    document["parity"] = [_row_dict(row) for row in rows]
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def _method_dict(method: gpu.CopiedMethod) -> dict[str, object]:
+    base = method.base
+    return {
+        "module": base.module,
+        "class": base.owner,
+        "method": base.member,
+        "base": base.base,
+        "containment": round(base.best.containment, 3),
+        "coverage": round(base.best.coverage, 3),
+        "scores": [
+            {
+                "base": s.label,
+                "containment": round(s.containment, 3),
+                "coverage": round(s.coverage, 3),
+            }
+            for s in base.scores
+        ],
+        "hunks": [block.id for block in method.hunks],
+    }
+
+
+def _row_dict(row: parity.HunkParity) -> dict[str, object]:
+    return {
+        "side": row.side,
+        "module": row.module,
+        "class": row.owner,
+        "method": row.member,
+        "id": row.id,
+        "kind": row.kind,
+        "lines": [row.start, row.end],
+        "status": row.status.value,
+        "carried_by": row.carried_by,
+        "counterpart": row.counterpart,
+        "items": len(row.items),
+        "missing": [{"line": i.line, "kind": i.kind.value, "text": i.text} for i in row.missing],
+        "allowed": row.allow.reason if row.allow is not None else "",
+    }
+
+
+def _summary_line(counts: dict[str, int]) -> str:
+    line = f"{counts['hunks']} omni hunks in {counts['methods']} copied methods"
+    gpu_rows = {k.removeprefix("gpu_"): v for k, v in counts.items() if k.startswith("gpu_")}
+    if gpu_rows:
+        parts = ", ".join(f"{n} {k}" for k, n in sorted(gpu_rows.items()))
+        line += f"; GPU hunks on NPU: {parts}"
+        npu = {k.removeprefix("npu_"): v for k, v in counts.items() if k.startswith("npu_")}
+        line += "; NPU blocks on GPU: " + ", ".join(f"{n} {k}" for k, n in sorted(npu.items()))
+    if counts["written"]:
+        line += f"; {counts['written']} patch files changed"
+    return line

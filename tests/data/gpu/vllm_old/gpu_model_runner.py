@@ -1,0 +1,29 @@
+"""Synthetic vLLM GPU runner, older release (written for omni-port's tests)."""
+
+from fakevllm.context import set_forward_context
+from fakevllm.outputs import EMPTY_MODEL_RUNNER_OUTPUT
+
+
+class GPUModelRunner:
+    def execute_model(self, scheduler_output, intermediate_tensors=None):
+        self._update_states(scheduler_output)
+        if not scheduler_output.total_num_scheduled_tokens:
+            return EMPTY_MODEL_RUNNER_OUTPUT
+        inputs = self._prepare_inputs(scheduler_output)
+        with set_forward_context(self.attn_metadata, self.vllm_config):
+            model_output = self._model_forward(
+                input_ids=inputs.input_ids,
+                positions=inputs.positions,
+            )
+        logits = self.model.compute_logits(model_output)
+        self.execute_model_state = (logits, inputs)
+        return None
+
+    def sample_tokens(self, grammar_output):
+        state = self.execute_model_state
+        self.execute_model_state = None
+        sampler_output = self._sample(state[0], grammar_output)
+        return self._bookkeeping(sampler_output)
+
+    def _model_forward(self, input_ids=None, positions=None, **model_kwargs):
+        return self.model(input_ids=input_ids, positions=positions, **model_kwargs)
