@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from omni_port import diff
 from omni_port.evidence import LEX, Item, ItemKind, flat, words
 from omni_port.markers import scan
+from omni_port.pysource import c3_linearization
 from omni_port.syntax import Stmt, Tree, find_def
 
 #: Statements at least this similar are the same statement (renamed locals, an argument).
@@ -95,20 +96,8 @@ def _bases(header: str) -> tuple[str, ...]:
 
 def mro(name: str, index: ClassIndex) -> list[str]:
     """C3 linearization over the known classes; unknown bases are leaves."""
-    cls = index.get(name)
-    if cls is None:
-        return [name]
-    sequences = [mro(base, index) for base in cls.bases if base != name] + [list(cls.bases)]
-    result = [name]
-    while any(sequences):
-        sequences = [s for s in sequences if s]
-        head = next(
-            (s[0] for s in sequences if not any(s[0] in t[1:] for t in sequences)),
-            sequences[0][0],
-        )
-        result.append(head)
-        sequences = [s[1:] if s[0] == head else s for s in sequences]
-    return result
+    known = index.get
+    return c3_linearization(name, lambda n: c.bases if (c := known(n)) else (), lambda n: n)
 
 
 def runner_class(tree: Tree) -> Stmt | None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar
+
+T = TypeVar("T")
 
 # --- inputs ---------------------------------------------------------------------------------
 
@@ -227,7 +229,7 @@ class Class:
 class Hierarchy:
     """A class and the bases that could be read."""
 
-    #: Classes found, the class itself first, then its bases depth-first, left to right.
+    #: Classes found, in method resolution order (the class itself first).
     classes: tuple[Class, ...]
     #: Bases whose source is not available, as dotted names.
     unknown: tuple[str, ...]
@@ -270,24 +272,72 @@ def _import_target(tree: ast.Module, name: str, package: str) -> str | None:
 
 
 def class_hierarchy(world: World, start: Class) -> Hierarchy:
-    """``start`` and every base class that could be read, each once."""
-    classes: list[Class] = []
+    """``start`` and every base class that could be read, in method resolution order."""
     unknown: list[str] = []
-    pending = [start]
-    while pending:
-        current = pending.pop(0)
-        if any(c.node is current.node for c in classes):
-            continue
-        classes.append(current)
-        for base in current.node.bases:
-            expr = base.value if isinstance(base, ast.Subscript) else base
-            dotted = dotted_name(expr)
-            found = lookup_class(world, current.module, dotted) if dotted else ast.unparse(expr)
-            if isinstance(found, Class):
-                pending.append(found)
-            elif found is not None:
-                unknown.append(found)
+    bases_of: dict[int, list[Class]] = {}
+
+    def bases(current: Class) -> list[Class]:
+        if id(current.node) not in bases_of:
+            found_bases = []
+            for base in current.node.bases:
+                expr = base.value if isinstance(base, ast.Subscript) else base
+                dotted = dotted_name(expr)
+                found = lookup_class(world, current.module, dotted) if dotted else ast.unparse(expr)
+                if isinstance(found, Class):
+                    found_bases.append(found)
+                elif found is not None:
+                    unknown.append(found)
+            bases_of[id(current.node)] = found_bases
+        return bases_of[id(current.node)]
+
+    classes = c3_linearization(start, bases, lambda c: id(c.node))
     return Hierarchy(tuple(classes), tuple(dict.fromkeys(unknown)))
+
+
+def c3_linearization(
+    start: T, bases: Callable[[T], Sequence[T]], key: Callable[[T], Hashable]
+) -> list[T]:
+    """Python's method resolution order (C3) of ``start``, ``key`` telling classes apart.
+
+    An inconsistent hierarchy (Python would refuse it) or a cycle (a name that resolves to
+    the class itself) still yields every class once: the first head that cannot be placed
+    by the rule is taken as is.
+    """
+    memo: dict[Hashable, list[T]] = {}
+
+    def linearize(current: T, visiting: frozenset[Hashable]) -> list[T]:
+        mine = key(current)
+        if mine in memo:
+            return memo[mine]
+        direct = [b for b in bases(current) if key(b) not in visiting | {mine}]
+        sequences = [linearize(b, visiting | {mine}) for b in direct] + [direct]
+        result = [current]
+        while any(sequences):
+            sequences = [s for s in sequences if s]
+            head = next(
+                (
+                    s[0]
+                    for s in sequences
+                    if not any(key(s[0]) in {key(x) for x in t[1:]} for t in sequences)
+                ),
+                sequences[0][0],
+            )
+            result.append(head)
+            sequences = [s[1:] if key(s[0]) == key(head) else s for s in sequences]
+        memo[mine] = _first_of_each(result, key)
+        return memo[mine]
+
+    return linearize(start, frozenset())
+
+
+def _first_of_each(items: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
+    seen: set[Hashable] = set()
+    kept = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            kept.append(item)
+    return kept
 
 
 @functools.lru_cache(maxsize=64)
