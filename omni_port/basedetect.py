@@ -33,7 +33,7 @@ def rank(
     runners: Sequence[Tree], candidates: Mapping[str, Tree], upstream_class: str = "NPUModelRunner"
 ) -> list[BaseScore]:
     """Candidates ranked best first (ties broken by label, so the result is stable)."""
-    own = [keys for tree in runners for keys in _own_methods(tree)]
+    own = [(name, keys) for tree in runners for _, name, keys in own_methods(tree)]
     scores = []
     for label, tree in candidates.items():
         methods = _upstream_methods(tree, upstream_class)
@@ -50,8 +50,8 @@ def rank(
     return sorted(scores, key=lambda s: (-s.similarity, s.label))
 
 
-def _own_methods(tree: Tree) -> Iterator[tuple[str, list[str]]]:
-    """(name, keys of its statements outside marked blocks) for every method of every class."""
+def own_methods(tree: Tree) -> Iterator[tuple[str, str, list[str]]]:
+    """(class, method, keys of its statements outside marked regions) of every class."""
     pinned: set[int] = set()
     for region in scan(tree).regions:
         pinned.update(range(region.opener.line, region.closer.line + 1))
@@ -60,7 +60,7 @@ def _own_methods(tree: Tree) -> Iterator[tuple[str, list[str]]]:
             continue
         for member in cls.clauses[0].stmts:
             if member.kind in ("FunctionDef", "AsyncFunctionDef"):
-                yield member.name, _keys_outside(member.clauses[0], pinned)
+                yield cls.name, member.name, _keys_outside(member.clauses[0], pinned)
 
 
 def _keys_outside(suite: Suite, pinned: set[int]) -> list[str]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port import diff, extract
-from omni_port.markers import scan
+from omni_port.basedetect import own_methods
 from omni_port.model import Block, Chunk, Copy, Finding, ModulePatches, PatchSet, Piece
-from omni_port.syntax import Stmt, Suite, Tree, find_def, parse
+from omni_port.syntax import Stmt, Tree, find_def, parse
 from omni_port.textio import SourceText, decode, write_atomic
 from omni_port.upstream import (
     VLLM_RUNNER,
@@ -143,29 +143,6 @@ def method_bases(
             if best.containment >= COPY_FLOOR:
                 found.append(MethodBase(module, owner, member, best.label, best, tuple(scores)))
     return found
-
-
-def own_methods(tree: Tree) -> Iterator[tuple[str, str, list[str]]]:
-    """(class, method, keys of its statements outside marked regions) of every class."""
-    pinned: set[int] = set()
-    for region in scan(tree).regions:
-        pinned.update(range(region.opener.line, region.closer.line + 1))
-    for cls in tree.body.stmts:
-        if cls.kind != "ClassDef" or not cls.clauses:
-            continue
-        for member in cls.clauses[0].stmts:
-            if member.kind in _DEF_KINDS:
-                yield cls.name, member.name, _keys_outside(member.clauses[0], pinned)
-
-
-def _keys_outside(suite: Suite, pinned: set[int]) -> list[str]:
-    keys: list[str] = []
-    for stmt in suite.stmts:
-        if stmt.start not in pinned:
-            keys.append(stmt.key)
-        for clause in stmt.clauses:
-            keys.extend(_keys_outside(clause, pinned))
-    return keys
 
 
 def _class_methods(tree: Tree, class_name: str) -> dict[str, list[str]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from omni_port.diff import similarity
 from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution
-from omni_port.syntax import Stmt, Suite, full_key, split_full_key, walk
+from omni_port.syntax import Stmt, Suite, full_key, names_of, split_full_key, walk
 
 #: Least score of an accepted place.
 ACCEPT = 0.65
@@ -229,21 +229,9 @@ def _data_flow_side(block: Block, between: Sequence[Stmt], bound: frozenset[str]
 def block_names(code: str) -> tuple[frozenset[str], frozenset[str]]:
     """Names a block's code reads and binds (``x``, ``self.x``)."""
     try:
-        tree = ast.parse(code)
+        return names_of(ast.parse(code).body)
     except SyntaxError:
         return frozenset(), frozenset()
-    reads: set[str] = set()
-    writes: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        ):
-            (reads if isinstance(node.ctx, ast.Load) else writes).add("self." + node.attr)
-    return frozenset(reads), frozenset(writes)
 
 
 # --- scoring --------------------------------------------------------------------------------
