@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port import lockfile, splice
@@ -22,13 +22,24 @@ class SyncResult:
     counts: dict[str, int]
 
 
-def header(tool: str, upstream: splice.Upstream, patches_sha256: str, command: str) -> str:
-    """The comment block every generated module opens with."""
+def header(
+    tool: str,
+    upstream: splice.Upstream,
+    patches_sha256: str,
+    command: str,
+    transplants: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The comment block every generated module opens with.
+
+    ``transplants`` are the (label, sha256) of extra block sources merged into the patches.
+    """
+    extra = ", ".join(f"{label} (sha256 {digest[:16]})" for label, digest in transplants)
     return (
         f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
         f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
         f"patches sha256 {patches_sha256[:16]}.\n"
-        f"# Regenerate: {command}\n"
+        + (f"# Transplanted blocks: {extra}.\n" if extra else "")
+        + f"# Regenerate: {command}\n"
     )
 
 
@@ -38,10 +49,15 @@ def sync(
     upstream: splice.Upstream,
     tool: str,
     command: str,
+    transplants: Sequence[tuple[str, str]] = (),
 ) -> SyncResult:
-    """Generate every module of ``patches`` against ``upstream``; never writes anything."""
+    """Generate every module of ``patches`` against ``upstream``; never writes anything.
+
+    ``patch_files`` are the files of the main patch set (their digest is the one recorded);
+    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``.
+    """
     digest = lockfile.patches_digest(patch_files)
-    top = header(tool, upstream, digest, command)
+    top = header(tool, upstream, digest, command, transplants)
     files: dict[str, bytes] = {}
     placements: list[Placement] = []
     findings: list[Finding] = []
@@ -53,7 +69,7 @@ def sync(
         placements.extend(built.placements)
     outputs = {name: sha256(data) for name, data in files.items()}
     lock = lockfile.make(
-        tool, upstream.label, upstream.sha256, digest, outputs, command, placements
+        tool, upstream.label, upstream.sha256, digest, outputs, command, placements, transplants
     )
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))

@@ -27,6 +27,8 @@ class Lock:
     #: The command that regenerates the tree.
     command: str
     placements: tuple[dict[str, object], ...] = ()
+    #: (label, sha256) of the transplant inputs merged into the patches, in order.
+    transplants: tuple[tuple[str, str], ...] = ()
 
 
 def patches_digest(files: Mapping[str, str]) -> str:
@@ -38,13 +40,16 @@ def patches_digest(files: Mapping[str, str]) -> str:
 
 
 def render(lock: Lock) -> str:
+    inputs: dict[str, object] = {
+        "upstream": {"label": lock.upstream, "sha256": lock.upstream_sha256},
+        "patches": {"sha256": lock.patches_sha256},
+    }
+    if lock.transplants:
+        inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
     document = {
         "tool": lock.tool,
         "command": lock.command,
-        "inputs": {
-            "upstream": {"label": lock.upstream, "sha256": lock.upstream_sha256},
-            "patches": {"sha256": lock.patches_sha256},
-        },
+        "inputs": inputs,
         "outputs": dict(sorted(lock.outputs.items())),
         "placements": list(lock.placements),
     }
@@ -59,9 +64,13 @@ def make(
     outputs: Mapping[str, str],
     command: str,
     placements: Sequence[Placement],
+    transplants: Sequence[tuple[str, str]] = (),
 ) -> Lock:
     rows = tuple(_row(p) for p in placements)
-    return Lock(tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows)
+    return Lock(
+        tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows,
+        tuple(transplants),
+    )  # fmt: skip
 
 
 def _row(placement: Placement) -> dict[str, object]:
@@ -84,6 +93,9 @@ def parse(text: str, path: str) -> Lock:
             outputs={str(k): str(v) for k, v in data["outputs"].items()},
             command=str(data.get("command", "")),
             placements=tuple(data.get("placements", ())),
+            transplants=tuple(
+                (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
+            ),
         )
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None

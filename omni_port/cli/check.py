@@ -185,7 +185,7 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     texts.extend(_vllm_sha(spec_text, options) for spec_text in inputs.vllm)
     for path in (inputs.catalog_path, inputs.allow_path):
         texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
-    for folder in (inputs.patches, inputs.generated):
+    for folder in (inputs.patches, inputs.generated, *_locked_transplants(inputs.generated)):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
     digest.update("\n".join(texts).encode())
@@ -212,14 +212,25 @@ def _vllm_sha(text: str, options: Options) -> str:
         return "-"  # a candidate that cannot be had is skipped by the check itself
 
 
-def _locked_upstream(generated: Path) -> str:
+def _lock(generated: Path) -> lockfile.Lock | None:
     path = generated / lockfile.LOCK_NAME
     if not path.is_file():
-        return ""
+        return None
     try:
-        return lockfile.parse(path.read_text(encoding="utf-8"), str(path)).upstream
+        return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
     except BadInput:
-        return ""
+        return None
+
+
+def _locked_upstream(generated: Path) -> str:
+    lock = _lock(generated)
+    return lock.upstream if lock is not None else ""
+
+
+def _locked_transplants(generated: Path) -> list[Path]:
+    """Transplant inputs the lock names: an edited one must not be answered from the cache."""
+    lock = _lock(generated)
+    return [Path(label) for label, _ in lock.transplants] if lock is not None else []
 
 
 def _cached_findings(cache: Path, key: str) -> list[Finding] | None:

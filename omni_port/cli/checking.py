@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from omni_port import catalog, drift, extract, generate, lockfile, parity
+from omni_port import catalog, drift, extract, lockfile, parity
 from omni_port.cli import TOOL, Options, shown
 from omni_port.cli.check import CheckInputs
 from omni_port.cli.inputs import (
@@ -20,6 +20,7 @@ from omni_port.cli.inputs import (
     verification_context,
     verify_outputs,
 )
+from omni_port.cli.sync import sync_with_transplants
 from omni_port.errors import BadInput
 from omni_port.markers import scan
 from omni_port.model import Code, Finding, PatchSet
@@ -100,7 +101,8 @@ def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
     lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
     patch_set, patch_files = read_patches(inputs.patches)
     loaded = load_upstream(inputs.upstream or lock.upstream, options, options.config.upstream_class)
-    result = generate.sync(patch_set, patch_files, loaded, TOOL, lock.command)
+    transplants = [Path(label) for label, _ in lock.transplants]
+    result, _ = sync_with_transplants(patch_set, patch_files, loaded, lock.command, transplants)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}
     command = lock.command or "omni-port sync"
     findings = drift.stale_findings(result.files, actual, shown(inputs.generated), command)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import gpu, parity, report
+from omni_port import gpu, parity, report, transplant
 from omni_port.cli import (
     TOOL,
     Options,
@@ -20,9 +20,10 @@ from omni_port.cli import (
     summary,
     write_json,
 )
-from omni_port.cli.inputs import default_vllm_specs, load_vllm_bases, write_files
+from omni_port.cli.inputs import carry_edits, default_vllm_specs, load_vllm_bases, write_files
 from omni_port.counterparts import Status
-from omni_port.model import Finding
+from omni_port.errors import BadInput
+from omni_port.model import Code, Finding, PatchSet
 from omni_port.patchfile import render_patch_set
 from omni_port.store import existing
 from omni_port.syntax import Tree, parse
@@ -53,6 +54,13 @@ from omni_port.upstream import (
 )
 @click.option("--parity", "npu_source", help="NPU runners to check hunk-level parity against.")
 @click.option(
+    "--transplant",
+    "transplant_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the hunks the NPU runners lack (needs --parity), re-homed onto the NPU "
+    "runners, as extra blocks for `sync --transplant`.",
+)
+@click.option(
     "--allow",
     "allow_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -71,16 +79,19 @@ from omni_port.upstream import (
 @handle_errors
 def gpu_delta_command(
     options: Options, sources: tuple[str, ...], vllm_specs: tuple[str, ...],
-    patches_dir: Path | None, npu_source: str | None, allow_path: Path | None, lenient: bool,
-    json_path: Path | None, check: bool, diff: bool,
+    patches_dir: Path | None, npu_source: str | None, transplant_dir: Path | None,
+    allow_path: Path | None, lenient: bool, json_path: Path | None, check: bool, diff: bool,
 ) -> None:  # fmt: skip
     """List the omni changes of vLLM-Omni's GPU runners, each copied method against the
     vLLM release its body matches best; with --parity, the hunks the NPU runners lack.
 
     SOURCES are GPU runner files, a vllm-omni checkout, or a release such as
     vllm-omni==0.26.0 (default: `source` in [tool.omni-port]). Exit 0 when clean, 1 with
-    parity gaps (or patches that would change under --check), 2 on bad input.
+    parity gaps (or patches that would change under --check), 2 on bad input. With
+    --transplant, the missing and partial hunks of copied methods are written re-homed onto
+    the NPU runners; owned GPU methods are listed as not transplantable.
     """
+    _check_transplant_options(transplant_dir, npu_source, patches_dir)
     texts = sources or (options.config.source,)
     located = [
         r
@@ -93,14 +104,24 @@ def gpu_delta_command(
     delta = gpu.gpu_delta({Path(r.member).name: r.source for r in located}, bases, target, lenient)
     findings: list[Finding] = [*delta.findings, *notes]
     rows: list[parity.HunkParity] = []
+    plan: transplant.Plan | None = None
     if npu_source is not None:
-        rows = parity.hunk_parity(delta, _npu_trees(npu_source, options), allowed)
+        npu = _npu_trees(npu_source, options)
+        rows = parity.hunk_parity(delta, npu, allowed)
         findings.extend(parity.parity_findings(rows, allowed))
-    written = _write_patches(options, delta, patches_dir, check, diff)
-    click.echo(_text_report(delta), nl=False)
+        if transplant_dir is not None:
+            plan = transplant.plan(delta, npu, rows, options.config.upstream_class)
+    written = _write_patches(options, delta.patches, patches_dir, check, diff)
+    if plan is not None and transplant_dir is not None:
+        # Conflict resolutions recorded in the transplant (`resolve --patches DIR`) are kept.
+        kept = carry_edits(plan.patches, transplant_dir)
+        written += _write_patches(options, kept, transplant_dir, check, diff)
+    click.echo(_text_report(delta) + _transplant_report(plan), nl=False)
     emit_findings(findings)
     counts = _counts(delta, rows, written)
-    write_json(json_path, _json_report(delta, rows, findings, counts))
+    if plan is not None:
+        counts.update(transplanted=len(plan.moved), not_transplantable=len(plan.skipped))
+    write_json(json_path, _json_report(delta, rows, findings, counts, plan))
     summary(options, _summary_line(counts))
     if errors(findings) or (check and written):
         sys.exit(1)
@@ -116,13 +137,31 @@ def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
     return {Path(r.member).name: parse(r.source.text, r.source.path) for r in located}
 
 
+def _check_transplant_options(
+    directory: Path | None, npu_source: str | None, patches_dir: Path | None
+) -> None:
+    """--transplant needs the parity it selects hunks by, and a directory of its own."""
+    if directory is None:
+        return
+    if npu_source is None:
+        raise BadInput.at(
+            Code.OP005, str(directory), 0,
+            "--transplant needs --parity NPU_SOURCES: only the hunks the NPU runners lack "
+            "are transplanted",
+        )  # fmt: skip
+    if patches_dir is not None and patches_dir.resolve() == directory.resolve():
+        raise BadInput.at(
+            Code.OP005, str(directory), 0, "--transplant and --patches name the same directory"
+        )
+
+
 def _write_patches(
-    options: Options, delta: gpu.Delta, directory: Path | None, check: bool, diff: bool
+    options: Options, patches: PatchSet, directory: Path | None, check: bool, diff: bool
 ) -> int:
-    """Write the patch set (when asked); the number of files that changed or would."""
+    """Write a patch set (when asked); the number of files that changed or would."""
     if directory is None:
         return 0
-    files = {rel: encode(text) for rel, text in render_patch_set(delta.patches, TOOL).items()}
+    files = {rel: encode(text) for rel, text in render_patch_set(patches, TOOL).items()}
     changes = write_files(options, directory, files, existing(directory, "*/*.patch"), check, diff)
     return len(changes.changed) + len(changes.removed)
 
@@ -140,6 +179,28 @@ def _text_report(delta: gpu.Delta) -> str:
             where = f"{report.display_path(block.origin.path)}:{block.origin.start}"
             local = block.id.rsplit(".", 1)[-1]
             lines.append(f"  {where}: {local} {block.kind.value}: {block.title}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _transplant_report(plan: transplant.Plan | None) -> str:
+    """What --transplant wrote, and the gaps it could not."""
+    if plan is None:
+        return ""
+    lines = [f"transplant: {len(plan.moved)} hunks re-homed onto the NPU runners"]
+    for moved in plan.moved:
+        block = moved.block
+        local = block.id.rsplit(".", 1)[-1]
+        note = "" if moved.hosted else f" (the NPU class does not override {block.member})"
+        lines.append(
+            f"  {moved.module}: {block.owner}.{block.member} {local} <- {moved.source_id} "
+            f"({moved.status.value}){note}"
+        )
+    for skipped in plan.skipped:
+        where = f"{report.display_path(skipped.path)}:{skipped.line}"
+        lines.append(
+            f"  not transplantable: {where}: {skipped.owner}.{skipped.member} "
+            f"({skipped.status.value}): {skipped.reason}"
+        )
     return "".join(line + "\n" for line in lines)
 
 
@@ -165,13 +226,46 @@ def _json_report(
     rows: Sequence[parity.HunkParity],
     findings: Sequence[Finding],
     counts: dict[str, int],
+    plan: transplant.Plan | None = None,
 ) -> str:
     document = json.loads(
         report.json_report(report.extracted_blocks(delta.patches), findings, counts)
     )
     document["methods"] = [_method_dict(m) for m in delta.methods]
     document["parity"] = [_row_dict(row) for row in rows]
+    if plan is not None:
+        document["transplant"] = {
+            "blocks": [_moved_dict(m) for m in plan.moved],
+            "not_transplantable": [_skipped_dict(s) for s in plan.skipped],
+        }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def _moved_dict(moved: transplant.Moved) -> dict[str, object]:
+    block = moved.block
+    return {
+        "id": block.id,
+        "from": moved.source_id,
+        "module": moved.module,
+        "class": block.owner,
+        "method": block.member,
+        "kind": block.kind.value,
+        "status": moved.status.value,
+        "hosted": moved.hosted,
+    }
+
+
+def _skipped_dict(skipped: transplant.Skipped) -> dict[str, object]:
+    return {
+        "id": skipped.id,
+        "module": skipped.module,
+        "class": skipped.owner,
+        "method": skipped.member,
+        "path": report.display_path(skipped.path),
+        "line": skipped.line,
+        "status": skipped.status.value,
+        "reason": skipped.reason,
+    }
 
 
 def _method_dict(method: gpu.CopiedMethod) -> dict[str, object]:
@@ -221,6 +315,11 @@ def _summary_line(counts: dict[str, int]) -> str:
         line += f"; GPU hunks on NPU: {parts}"
         npu = {k.removeprefix("npu_"): v for k, v in counts.items() if k.startswith("npu_")}
         line += "; NPU blocks on GPU: " + ", ".join(f"{n} {k}" for k, n in sorted(npu.items()))
+    if "transplanted" in counts:
+        line += (
+            f"; {counts['transplanted']} hunks transplanted, "
+            f"{counts['not_transplantable']} not transplantable"
+        )
     if counts["written"]:
         line += f"; {counts['written']} patch files changed"
     return line
