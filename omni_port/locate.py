@@ -116,7 +116,7 @@ def decide(method: Stmt, blocks: Sequence[Block]) -> list[Decision]:
     """A decision for every block of one copied member, in block order."""
     index = _index(method)
     decisions = [_decide(method, index, block) for block in blocks]
-    return _resolve_overlaps(decisions)
+    return _resolve_overlaps(_settle_by_order(decisions))
 
 
 def _decide(method: Stmt, index: _Index, block: Block) -> Decision:
@@ -144,7 +144,7 @@ def _decide(method: Stmt, index: _Index, block: Block) -> Decision:
     if block.anchor.replaced and best.replaced < 1.0:
         reason = "the statements it replaced changed upstream"
         return Decision(block, best.slot, best.score, True, top, reason)
-    if len(top) > 1 and best.score - top[1].score < MARGIN and not best.dominates(top[1]):
+    if len(top) > 1 and not _clear_winner(best, top[1]):
         return _tie(method, block, top)
     return Decision(block, best.slot, best.score, False, top)
 
@@ -386,6 +386,47 @@ def resolution_at(slot: Slot) -> Resolution:
     after = stmts[slot.index - 1].key if slot.index else ""
     replaces = tuple(full_key(s) for s in stmts[slot.index : slot.index + slot.span])
     return Resolution(after, slot.path, replaces)
+
+
+def _settle_by_order(decisions: list[Decision]) -> list[Decision]:
+    """An ambiguous block takes the best place that keeps the blocks' order, if clear.
+
+    Blocks of one member keep their relative order across an upgrade: a place that would
+    put a block before an earlier block (or after a later one) placed in the same body is
+    no place for it. Only accepted placements constrain, so nothing is guessed in a chain.
+    """
+    result = list(decisions)
+    for position, decision in enumerate(decisions):
+        if not decision.conflict or not decision.reason.startswith("ambiguous"):
+            continue
+        kept = [c for c in decision.candidates if _keeps_order(c.slot, position, decisions)]
+        if len(kept) == len(decision.candidates) or not kept or kept[0].score < ACCEPT:
+            continue
+        if len(kept) == 1 or _clear_winner(kept[0], kept[1]):
+            reason = "the best place that keeps the order of the member's blocks"
+            chosen = kept[0]
+            result[position] = Decision(
+                decision.block, chosen.slot, chosen.score, False, decision.candidates, reason
+            )
+    return result
+
+
+def _clear_winner(best: Scored, runner_up: Scored) -> bool:
+    return best.score - runner_up.score >= MARGIN or best.dominates(runner_up)
+
+
+def _keeps_order(slot: Slot, position: int, decisions: Sequence[Decision]) -> bool:
+    for other, decision in enumerate(decisions):
+        placed = decision.slot
+        if other == position or decision.conflict or placed is None:
+            continue
+        if placed.suite is not slot.suite:
+            continue
+        if other < position and slot.index < placed.index + placed.span:
+            return False
+        if other > position and slot.index > placed.index:
+            return False
+    return True
 
 
 def _resolve_overlaps(decisions: list[Decision]) -> list[Decision]:

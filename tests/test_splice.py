@@ -123,6 +123,11 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
             id="data-flow",
         ),
         pytest.param("nested_path", {"block-01": "placed"}, id="new-enclosing-with"),
+        pytest.param(
+            "block_order",
+            {"block-01": "placed", "block-02": "placed"},
+            id="order-of-blocks-settles-a-tie",
+        ),
         pytest.param("vanished_method", {"load_model.block-01": "conflict"}, id="vanished-method"),
         pytest.param(
             "header_and_signature",
