@@ -127,10 +127,28 @@ def _header_line(key: str, value: str) -> str:
 
 
 def piece_filename(module: ModulePatches, piece: Piece) -> str:
-    """Relative path of a piece's file: ``<module stem>/<id without the stem>.patch``."""
+    """Relative path of a piece's file: ``<module stem>/<id without the stem>.patch``.
+
+    Raises BadInput (OP203) when the module name or the id would put the file anywhere
+    but one folder below the patches directory (a source file named ``...py``, an id
+    edited into ``../x``).
+    """
     stem = module.name.removesuffix(".py")
     local = piece.id.removeprefix(stem + ".")
+    if not (_plain_name(stem) and _plain_name(local)):
+        raise BadInput.at(
+            Code.OP203,
+            module.source or module.name,
+            0,
+            f"module {module.name!r} and piece {piece.id!r} do not make a file name inside "
+            "the patches directory",
+        )
     return f"{stem}/{local}.patch"
+
+
+def _plain_name(name: str) -> bool:
+    """A single path component: not empty, not ``.`` or ``..``, no separator or NUL."""
+    return name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
 
 
 def render_index(patches: PatchSet, tool: str) -> str:
@@ -222,6 +240,10 @@ def parse_piece(text: str, path: str) -> Piece:
     if header.one("omni-port-patch", "") != FORMAT:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port patch (format {FORMAT})")
     code = "\n".join(lines[split + 1 :])
+    if not _plain_name(header.one("id")):
+        raise BadInput.at(
+            Code.OP201, path, header.line_of("id"), "an id is one name: no '/', '\\' or '..'"
+        )
     kind = header.one("type")
     builder = _BUILDERS.get(kind)
     if builder is None:
@@ -386,7 +408,18 @@ def _check_relative(path: str, number: int, name: str) -> None:
 
 
 def build_module(entry: IndexModule, pieces: tuple[Piece, ...], path: str) -> ModulePatches:
+    """The module an index entry describes; OP203 for a module name that is not a plain
+    file name (sync writes the module under that name), OP204 for a missing field."""
     fields = entry.fields
+    name = fields.get("module", "")
+    if not (_plain_name(name) and _plain_name(name.removesuffix(".py"))):
+        raise BadInput.at(
+            Code.OP203,
+            path,
+            entry.line,
+            f"module {name!r} is not a plain file name (the output would land outside "
+            "the output directory)",
+        )
     try:
         return ModulePatches(
             name=fields["module"],

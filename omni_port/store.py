@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port.errors import BadInput
+from omni_port.lockfile import LOCK_NAME
 from omni_port.model import Code, PatchSet, Piece
 from omni_port.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.textio import decode, read_source, write_tree
+from omni_port.textio import decode, read_source, safe_relative, write_tree
 
 
 def read_patch_set(directory: Path) -> PatchSet:
@@ -65,7 +66,14 @@ def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]
             unchanged.append(rel)
         else:
             changed.append(rel)
-    stale = sorted({rel for rel in stale_candidates if rel not in files and (root / rel).is_file()})
+    # A candidate comes from a lock file a user may have edited: never reach outside root.
+    stale = sorted(
+        {
+            rel
+            for rel in stale_candidates
+            if safe_relative(rel) and rel not in files and (root / rel).is_file()
+        }
+    )
     return Changes(tuple(changed), tuple(stale), tuple(unchanged))
 
 
@@ -76,9 +84,19 @@ def existing(root: Path, pattern: str) -> list[str]:
     return [p.relative_to(root).as_posix() for p in root.glob(pattern) if p.is_file()]
 
 
+#: Files that describe the rest of a tree: renamed last, so that an interrupted write
+#: leaves a manifest that does not match the files, which the next run notices.
+MANIFESTS = (INDEX_NAME, LOCK_NAME)
+
+
 def apply(root: Path, files: Mapping[str, bytes], changes: Changes) -> None:
-    """Write the changed files (all staged before any rename) and remove stale ones."""
-    write_tree(root, {rel: files[rel] for rel in changes.changed}, changes.removed)
+    """Write the changed files and remove stale ones; see ``textio.write_tree``.
+
+    No file is ever half-written. A failure before the renames changes nothing; a failed
+    rename puts back the files renamed before it; the index or lock goes last.
+    """
+    changed = {rel: files[rel] for rel in changes.changed}
+    write_tree(root, changed, changes.removed, last=MANIFESTS)
 
 
 def unified_diff(root: Path, files: Mapping[str, bytes], changes: Changes) -> str:

@@ -89,30 +89,77 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_tree(root: Path, files: Mapping[str, bytes], remove: tuple[str, ...] = ()) -> None:
-    """Write several files under ``root``: all temp files first, then the renames.
+def safe_relative(rel: str) -> bool:
+    """Whether ``rel`` names a file below a root: relative, POSIX, no ``..``, no empty part."""
+    parts = rel.split("/")
+    return (
+        bool(rel)
+        and not rel.startswith("/")
+        and "\\" not in rel
+        and "\0" not in rel
+        and not any(part in ("", ".", "..") for part in parts)
+        and not (len(parts[0]) >= 2 and parts[0][1] == ":")
+    )
 
-    A failure while preparing leaves every previous file untouched; the renames at the
-    end are individually atomic.
+
+def write_tree(
+    root: Path,
+    files: Mapping[str, bytes],
+    remove: tuple[str, ...] = (),
+    last: tuple[str, ...] = (),
+) -> None:
+    """Write several files under ``root``: every temp file first, then the renames.
+
+    Guarantees: no file is ever half-written, and no temp file is left behind. A failure
+    while staging leaves every previous file untouched. A failure during the renames
+    (an OS error) puts back the files already renamed, best effort, before re-raising.
+    The files named in ``last`` (an index or lock describing the others) are renamed
+    after all the rest, so a run killed in between leaves a tree whose manifest does not
+    match it, which the next run notices. Stale files in ``remove`` go only after every
+    rename succeeded.
+
+    Raises ValueError, writing nothing, for a path that is not a plain relative path below
+    ``root``: callers must never build one.
     """
+    unsafe = [rel for rel in (*files, *remove) if not safe_relative(rel)]
+    if unsafe:
+        raise ValueError(f"refusing to write outside {root}: {unsafe[0]!r}")
+    order = sorted(files, key=lambda rel: (rel in last, rel))
     staged: list[tuple[str, Path]] = []
     try:
-        for rel, data in sorted(files.items()):
+        for rel in order:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            staged.append((tmp, target))
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                handle.write(files[rel])
                 handle.flush()
                 os.fsync(handle.fileno())
-            staged.append((tmp, target))
+        _rename_all(staged)
     except BaseException:
         for tmp, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
     for rel in remove:
         with contextlib.suppress(FileNotFoundError):
             (root / rel).unlink()
+
+
+def _rename_all(staged: list[tuple[str, Path]]) -> None:
+    """Rename every staged file onto its target; on failure, restore the targets done so far."""
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for tmp, target in staged:
+            old = target.read_bytes() if target.is_file() else None
+            os.replace(tmp, target)
+            done.append((target, old))
+    except BaseException:
+        for target, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    target.unlink()
+                else:
+                    write_atomic(target, old)
+        raise

@@ -47,9 +47,7 @@ def test_nearest_wheel_is_named_for_an_sdist_only_release() -> None:
 
 
 def test_version_order_puts_release_candidates_first() -> None:
-    ordered = sorted(
-        ["0.23.0", "0.23.0rc1", "0.22.1rc1", "0.23.0.post1"], key=upstream.version_key
-    )
+    ordered = sorted(["0.23.0", "0.23.0rc1", "0.22.1rc1", "0.23.0.post1"], key=upstream.version_key)
     assert ordered == ["0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1"]
 
 

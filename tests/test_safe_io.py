@@ -1,0 +1,402 @@
+"""Safe I/O: atomic writes, paths that cannot escape, wheels and caches, inputs never executed.
+
+What the writers guarantee (``textio.write_atomic``, ``textio.write_tree``, ``store.apply``):
+
+- a file is never half-written: each is written to a temp file beside it, synced, renamed;
+- no temp file is left behind, whatever fails;
+- a tree write that fails while staging changes nothing; one whose rename fails puts back
+  the files it had already renamed (best effort) before re-raising;
+- the manifest (patch index, lock file) is renamed last, stale files are removed only after
+  every rename, and no path outside the target directory is ever written or removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omni_port import textio, upstream
+from omni_port.errors import BadInput
+from omni_port.lockfile import LOCK_NAME
+from omni_port.model import Chunk, ModulePatches, Origin
+from omni_port.patchfile import INDEX_NAME, parse_piece, piece_filename
+from omni_port.store import apply, plan, read_patch_set
+from omni_port.upstream import Spec, SpecKind, parse_spec
+from tests.conftest import Cli
+
+BASE = """\
+class NPUModelRunner:
+    def execute_model(self, batch):
+        self.prepare(batch)
+        output = self.model(batch)
+        return output
+"""
+RUNNER = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class OmniRunner(NPUModelRunner):
+    def execute_model(self, batch):
+        self.prepare(batch)
+        # ---------- Omni-new ----------
+        self.omni_hook(batch)
+        # ---------- Omni-new ----------
+        output = self.model(batch)
+        return output
+"""
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _failing_on(call: int, real: Callable[..., Any]) -> Callable[..., Any]:
+    """A stand-in for ``real`` that raises OSError on its ``call``-th use only."""
+    count = 0
+
+    def fake(*args: Any, **kwargs: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count == call:
+            raise OSError(28, "No space left on device")
+        return real(*args, **kwargs)
+
+    return fake
+
+
+# --- atomic writes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("broken", ["replace", "fsync"])
+def test_write_atomic_keeps_the_old_file_on_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    target = tmp_path / "out.py"
+    target.write_bytes(b"old\n")
+    monkeypatch.setattr(os, broken, _failing_on(1, getattr(os, broken)))
+    with pytest.raises(OSError):
+        textio.write_atomic(target, b"new\n" * 1000)
+    assert _tree(tmp_path) == {"out.py": b"old\n"}
+
+
+@pytest.fixture
+def old_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "out"
+    root.mkdir()
+    (root / "a.py").write_bytes(b"a old\n")
+    (root / "b.py").write_bytes(b"b old\n")
+    (root / LOCK_NAME).write_bytes(b"lock old\n")
+    return root
+
+
+NEW = {"a.py": b"a new\n", "b.py": b"b new\n", "c.py": b"c new\n", LOCK_NAME: b"lock new\n"}
+
+
+@pytest.mark.parametrize("call", [1, 2, 4])
+def test_write_tree_failing_while_staging_changes_nothing(
+    old_tree: Path, monkeypatch: pytest.MonkeyPatch, call: int
+) -> None:
+    before = _tree(old_tree)
+    monkeypatch.setattr(os, "fsync", _failing_on(call, os.fsync))
+    with pytest.raises(OSError):
+        textio.write_tree(old_tree, NEW, last=(LOCK_NAME,))
+    assert _tree(old_tree) == before
+
+
+@pytest.mark.parametrize("call", [1, 2, 3, 4])
+def test_write_tree_failing_rename_puts_back_what_it_renamed(
+    old_tree: Path, monkeypatch: pytest.MonkeyPatch, call: int
+) -> None:
+    before = _tree(old_tree)
+    monkeypatch.setattr(os, "replace", _failing_on(call, os.replace))
+    with pytest.raises(OSError):
+        textio.write_tree(old_tree, NEW, remove=("b.py",), last=(LOCK_NAME,))
+    assert _tree(old_tree) == before
+
+
+def test_write_tree_renames_the_manifest_last_and_removes_after(
+    old_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+    real = os.replace
+
+    def spy(src: str, dst: Path) -> None:
+        order.append(Path(dst).name)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    textio.write_tree(
+        old_tree, {LOCK_NAME: b"l\n", "z.py": b"z\n"}, remove=("a.py",), last=(LOCK_NAME,)
+    )
+    assert order == ["z.py", LOCK_NAME]
+    assert _tree(old_tree) == {"b.py": b"b old\n", "z.py": b"z\n", LOCK_NAME: b"l\n"}
+
+
+@pytest.mark.parametrize(
+    "rel", ["../x.py", "/tmp/x.py", "a/../../x.py", "a\\..\\x.py", "", "a//b.py", "C:/x.py"]
+)
+def test_write_tree_refuses_paths_outside_its_root(old_tree: Path, rel: str) -> None:
+    before = _tree(old_tree.parent)
+    with pytest.raises(ValueError, match="outside"):
+        textio.write_tree(old_tree, {"fine.py": b"x\n", rel: b"evil\n"})
+    with pytest.raises(ValueError, match="outside"):
+        textio.write_tree(old_tree, {}, remove=(rel,))
+    assert _tree(old_tree.parent) == before
+
+
+def test_stale_candidates_never_reach_outside_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    root.mkdir()
+    (tmp_path / "victim.txt").write_text("precious")
+    (root / "old.py").write_text("stale")
+    changes = plan(
+        root, {"new.py": b"x\n"}, ["old.py", "../victim.txt", str(tmp_path / "victim.txt")]
+    )
+    assert changes.removed == ("old.py",)
+    apply(root, {"new.py": b"x\n"}, changes)
+    assert (tmp_path / "victim.txt").read_text() == "precious"
+    assert sorted(_tree(root)) == ["new.py"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.py").write_text(BASE)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.omni-port]\nupstream-class = "NPUModelRunner"\n'
+    )
+    return tmp_path
+
+
+def _run(cli: Cli, *args: str) -> Any:
+    return cli("--config", "pyproject.toml", "--cache-dir", "cache", *args)
+
+
+def test_a_sync_failing_midway_leaves_the_previous_outputs(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    before = _tree(workspace / "g")
+    (workspace / "v2.py").write_text(BASE.replace("self.prepare(batch)", "self.prepare(batch, 2)"))
+    monkeypatch.setattr(os, "replace", _failing_on(2, os.replace))
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
+    assert result.exit_code == 123
+    assert _tree(workspace / "g") == before
+
+
+def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(
+    cli: Cli, workspace: Path
+) -> None:
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    lock = workspace / "g" / LOCK_NAME
+    data = json.loads(lock.read_text())
+    data["outputs"]["../runner.py"] = "0" * 64
+    lock.write_text(json.dumps(data))
+    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (workspace / "runner.py").read_text() == RUNNER
+
+
+# --- patch file names -----------------------------------------------------------------------
+
+
+def _module(name: str, piece_id: str) -> tuple[ModulePatches, Chunk]:
+    piece = Chunk(piece_id, "", "", "x = 1\n", Origin("m.py", 1, 1))
+    return ModulePatches(name, "src/m.py", "", "", "", (piece,)), piece
+
+
+@pytest.mark.parametrize(
+    ("name", "piece_id"),
+    [
+        pytest.param("m.py", "m./../../evil", id="dotdot-parts"),
+        pytest.param("m.py", "m.a/b", id="slash"),
+        pytest.param("m.py", "m.a\\b", id="backslash"),
+        pytest.param("m.py", "m...", id="dotdot-local"),
+        pytest.param("...py", "...chunk-01", id="module-named-dotdot"),
+        pytest.param("m/n.py", "m/n.chunk-01", id="module-with-folder"),
+    ],
+)
+def test_piece_file_names_stay_inside_the_patches_directory(name: str, piece_id: str) -> None:
+    module, piece = _module(name, piece_id)
+    with pytest.raises(BadInput) as error:
+        piece_filename(module, piece)
+    assert error.value.findings[0].code.value == "OP203"
+
+
+def test_a_normal_piece_file_name() -> None:
+    module, piece = _module("npu_model_runner.py", "npu_model_runner.R.execute_model.block-01")
+    assert piece_filename(module, piece) == "npu_model_runner/R.execute_model.block-01.patch"
+
+
+@pytest.mark.parametrize("name", ["../evil.py", "/abs/evil.py", "a/b.py", "...py", ""])
+def test_index_module_names_cannot_escape_the_output(tmp_path: Path, name: str) -> None:
+    (tmp_path / INDEX_NAME).write_text(f"omni-port-index: 1\n\nmodule: {name}\n")
+    with pytest.raises(BadInput) as error:
+        read_patch_set(tmp_path)
+    assert (error.value.findings[0].code.value, error.value.findings[0].line) == ("OP203", 3)
+
+
+def test_a_piece_id_edited_into_a_path_is_refused() -> None:
+    text = "omni-port-patch: 1\nid: ../../evil\ntype: chunk\n---\n"
+    with pytest.raises(BadInput) as error:
+        parse_piece(text, "x.patch")
+    assert (error.value.findings[0].code.value, error.value.findings[0].line) == ("OP201", 2)
+
+
+def test_extract_of_a_source_named_dotdot_writes_nothing(cli: Cli, workspace: Path) -> None:
+    (workspace / "...py").write_text(RUNNER)
+    before = _tree(workspace)
+    result = _run(cli, "extract", "...py", "--base", "base.py", "--patches", "p")
+    assert result.exit_code == 2 and "OP203" in result.stderr
+    assert _tree(workspace) == before
+
+
+# --- wheels and the download cache ----------------------------------------------------------
+
+
+def _wheel(path: Path, members: dict[str, bytes], links: tuple[str, ...] = ()) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name)
+            if name in links:
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, data)
+    return path
+
+
+@pytest.mark.parametrize("name", ["pkg\\..\\..\\evil.py", "..\\evil.py", "pkg/./../../x.py"])
+def test_wheel_members_with_backslashes_or_dotdot_are_refused(tmp_path: Path, name: str) -> None:
+    wheel = _wheel(tmp_path / "w.whl", {"pkg/ok.py": b"a = 1\n", name: b"x = 1\n"})
+    with pytest.raises(BadInput):
+        upstream.python_members(wheel, "pkg")
+    with pytest.raises(BadInput):
+        upstream.read_member(wheel, name)
+
+
+def test_a_symlink_member_is_read_as_its_bytes_never_followed(tmp_path: Path) -> None:
+    wheel = _wheel(
+        tmp_path / "w.whl",
+        {"pkg/link.py": b"/etc/passwd", "pkg/ok.py": b"a = 1\n"},
+        ("pkg/link.py",),
+    )
+    found = upstream.python_members(wheel, "pkg")
+    assert found == {"pkg/link.py": b"/etc/passwd", "pkg/ok.py": b"a = 1\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.whl"]
+
+
+@pytest.mark.parametrize("text", ["x==1.0/../../etc", "../../x==1.0", "vllm-ascend==0.1\\..\\.."])
+def test_a_spec_with_a_path_inside_never_becomes_a_cache_path(text: str) -> None:
+    assert parse_spec(text, "vllm-ascend").kind is SpecKind.PATH
+
+
+@pytest.fixture
+def fake_pip(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """subprocess.run that "downloads" a small wheel into --dest instead of running pip."""
+    calls: list[list[str]] = []
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        dest = Path(command[command.index("--dest") + 1])
+        dist, version = command[-1].split("==")
+        body = f"VERSION = {version!r}\n".encode()
+        _wheel(
+            dest / f"{dist.replace('-', '_')}-{version}-py3-none-any.whl",
+            {upstream.ASCEND_RUNNER: body},
+        )
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    yield calls
+
+
+def test_downloads_are_cached_by_name_and_version(
+    tmp_path: Path, fake_pip: list[list[str]]
+) -> None:
+    for version in ("1.0.0", "1.1.0rc1", "1.0.0"):
+        located = upstream.locate(
+            Spec(SpecKind.PYPI, "vllm-ascend", version), upstream.ASCEND_RUNNER, tmp_path
+        )
+        assert located.source.text == f"VERSION = {version!r}\n"
+        assert located.label == f"vllm-ascend=={version}"
+    assert [c[-1] for c in fake_pip] == ["vllm-ascend==1.0.0", "vllm-ascend==1.1.0rc1"]
+    assert all(c[:3] == [sys.executable, "-m", "pip"] and "--no-deps" in c for c in fake_pip)
+    assert sorted(_tree(tmp_path)) == [
+        f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}",
+        f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}",
+        "wheels/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl",
+        "wheels/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl",
+    ]
+
+
+def test_a_kept_member_answers_without_opening_the_wheel(
+    tmp_path: Path, fake_pip: list[list[str]]
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
+    upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    for wheel in (tmp_path / "wheels").rglob("*.whl"):
+        wheel.write_bytes(b"not a zip any more")
+    again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    assert again.source.text == "VERSION = '2.0.0'\n"
+    assert len(fake_pip) == 1
+
+
+# --- inputs are read, never imported or executed --------------------------------------------
+
+TRIPWIRE = """\
+import pathlib
+pathlib.Path("EXECUTED-{name}").write_text("module code ran")
+raise SystemExit("{name} was executed")
+"""
+
+EXECUTED: list[str] = []
+WATCHING: list[bool] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not WATCHING:
+        return
+    if event == "exec" and args and hasattr(args[0], "co_filename"):
+        EXECUTED.append(args[0].co_filename)
+    elif event == "import" and args and str(args[0]).startswith(("vllm_ascend", "runner", "base")):
+        EXECUTED.append(f"import {args[0]}")
+
+
+sys.addaudithook(_audit)
+
+
+def test_inputs_are_never_imported_or_executed(cli: Cli, workspace: Path) -> None:
+    (workspace / "runner.py").write_text(TRIPWIRE.format(name="runner") + RUNNER)
+    package = workspace / "up" / "vllm_ascend"
+    (package / "worker").mkdir(parents=True)
+    (package / "__init__.py").write_text(TRIPWIRE.format(name="package"))
+    (package / "worker" / "__init__.py").write_text(TRIPWIRE.format(name="subpackage"))
+    (package / "worker" / "model_runner_v1.py").write_text(TRIPWIRE.format(name="upstream") + BASE)
+    (workspace / "base.py").write_text(TRIPWIRE.format(name="base") + BASE)
+    WATCHING.append(True)
+    try:
+        extracted = _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p")
+        synced = _run(cli, "sync", "--patches", "p", "--upstream", "up", "--out", "g")
+    finally:
+        WATCHING.clear()
+    assert (extracted.exit_code, synced.exit_code) == (0, 0), extracted.stderr + synced.stderr
+    assert not list(workspace.glob("EXECUTED-*"))
+    ours = [
+        n
+        for n in EXECUTED
+        if n.startswith("import ") or not os.path.isabs(n) or str(workspace) in n
+    ]
+    assert not [n for n in ours if not n.startswith("<")], ours
+    assert not [name for name in sys.modules if name.startswith(("vllm_ascend", "runner"))]
+    generated = (workspace / "g" / "runner.py").read_text()
+    assert 'raise SystemExit("runner was executed")' in generated
