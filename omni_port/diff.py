@@ -115,11 +115,49 @@ def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: Fal
     # A compound statement whose clauses were added, removed or relabelled is not the same
     # statement: pairing it would silently keep upstream's clause structure.
     exact = [(o, n) for o, n in exact if same_clauses(old.stmts[o], new.stmts[n])]
+    exact = _fewest_gaps(exact, old_keys, len(new_keys))
     pairs = sorted(exact + list(_compound_pairs(old.stmts, new.stmts, exact, pinned)))
     children = tuple(
         child for o, n in pairs for child in _align_clauses(old.stmts[o], new.stmts[n], pinned)
     )
     return SuiteMatch(old, new, tuple(pairs), children)
+
+
+def _fewest_gaps(
+    pairs: list[tuple[int, int]], old_keys: Sequence[str], new_count: int
+) -> list[tuple[int, int]]:
+    """Slide each pair onto an equal old statement when that leaves fewer gaps.
+
+    With repeated statements several pairings are equally long; the one with the fewest
+    runs of unpaired code is the smallest edit (one replacement rather than a replacement
+    and a deletion), as a diff tool would show it.
+    """
+    result = list(pairs)
+    for at, (o, n) in enumerate(result):
+        low = result[at - 1][0] + 1 if at else 0
+        high = result[at + 1][0] if at + 1 < len(result) else len(old_keys)
+        choices = [c for c in range(low, high) if old_keys[c] == old_keys[o]]
+        if len(choices) > 1:
+            best = min(
+                choices,
+                key=lambda c: (_gaps_around(result, at, c, len(old_keys), new_count), c != o),
+            )
+            result[at] = (best, n)
+    return result
+
+
+def _gaps_around(
+    pairs: Sequence[tuple[int, int]], at: int, old_index: int, old_count: int, new_count: int
+) -> int:
+    """Non-empty runs of unpaired statements on both sides of pair ``at`` moved to ``old_index``."""
+    before = pairs[at - 1] if at else (-1, -1)
+    after = pairs[at + 1] if at + 1 < len(pairs) else (old_count, new_count)
+    n = pairs[at][1]
+    runs = (
+        (old_index - before[0] - 1, n - before[1] - 1),
+        (after[0] - old_index - 1, after[1] - n - 1),
+    )
+    return sum(1 for old_run, new_run in runs if old_run or new_run)
 
 
 def _compound_pairs(

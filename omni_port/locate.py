@@ -292,14 +292,23 @@ def _score(slot: Slot, anchor: Anchor) -> Scored:
     path = _path_score(anchor.path, slot.path)
     # "First (last) in its body" is evidence only for the body the anchor names.
     before, after = stmts[: slot.index], stmts[slot.index + slot.span :]
-    prev = _side(anchor.before, before[::-1]) * (1.0 if anchor.before else path)
-    nxt = _side(anchor.after, after) * (1.0 if anchor.after else path)
-    # The nearest old neighbour, still present but on the wrong side, contradicts the place.
-    if anchor.before and any(
-        s.key == anchor.before[0] for s in (*after, *stmts[slot.index : slot.index + slot.span])
+    prev = _side(anchor.before, anchor.after, before[::-1]) * (1.0 if anchor.before else path)
+    nxt = _side(anchor.after, anchor.before, after) * (1.0 if anchor.after else path)
+    # The nearest old neighbour, still present but on the wrong side (and not also right
+    # next to the place on its own side: code repeats), contradicts the place.
+    if (
+        anchor.before
+        and not (before and before[-1].key == anchor.before[0])
+        and any(
+            s.key == anchor.before[0] for s in (*after, *stmts[slot.index : slot.index + slot.span])
+        )
     ):
         prev *= CONTRADICTED
-    if anchor.after and any(s.key == anchor.after[0] for s in before):
+    if (
+        anchor.after
+        and not (after and after[0].key == anchor.after[0])
+        and any(s.key == anchor.after[0] for s in before)
+    ):
         nxt *= CONTRADICTED
     if anchor.replaced:
         replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
@@ -310,13 +319,21 @@ def _score(slot: Slot, anchor: Anchor) -> Scored:
     return Scored(slot, score, replaced, (replaced, path, prev, nxt))
 
 
-def _side(anchor_keys: Sequence[str], neighbours: Sequence[Stmt]) -> float:
-    """How well the nearest statements on one side match the anchor's old neighbours."""
+def _side(
+    anchor_keys: Sequence[str], other_side: Sequence[str], neighbours: Sequence[Stmt]
+) -> float:
+    """How well the nearest statements on one side match the anchor's old neighbours.
+
+    A statement that is exactly an old neighbour from the other side is that statement,
+    not an edited version of one on this side, however much it resembles one.
+    """
     if not anchor_keys:
         return 1.0 if not neighbours else 0.0
     if not neighbours:
         return 0.0
     nearest = neighbours[0].key
+    if nearest in other_side and nearest not in anchor_keys:
+        return 0.0
     best = 0.0
     for k, key in enumerate(anchor_keys):
         match = similarity(key, nearest)

@@ -53,12 +53,10 @@ PLAIN_CLOSER = "# ------------------------------------------"
 UPSTREAM_ID = re.compile(r"[a-z_](\d+)x?\b")
 BLOCK_ID = re.compile(r"\bomni_b(\d+)_")
 T = TypeVar("T")
-#: Generate statements whose code repeats (told apart by a trailing comment). Off until
-#: the known misplacement between two equal statements is fixed (see the xfail tests).
-DUPLICATES = False
-#: Let different statements share words in their names. Off until the known misplacement
-#: of a block whose body upstream wrapped in a new statement is fixed (see the xfail tests).
-SIMILAR_NAMES = False
+#: Generate statements whose code repeats (told apart by a trailing comment).
+DUPLICATES = True
+#: Let different statements share words in their names (and string labels).
+SIMILAR_NAMES = True
 
 
 # --- a chooser: hypothesis or a seeded Random drive the same generator ---------------------------
@@ -892,12 +890,6 @@ def _runner(body: str) -> str:
     return "class NPUModelRunner:\n    def forward(self, batch):\n" + body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="locate._score: the 'nearest old neighbour on the wrong side' penalty (CONTRADICTED) "
-    "compares statement keys, so between two equal statements the right slot is penalised "
-    "and the block is placed one statement early, silently, on an unchanged upstream",
-)
 def test_block_between_two_equal_statements_stays_there() -> None:
     base = _runner(
         "        self.g(batch)\n        self.common(batch)\n        self.common(batch)\n"
@@ -945,14 +937,6 @@ WRAPPED = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="locate._path_score is 0.0 when the old path is () and the new one is not, so a "
-    "block whose neighbours upstream wrapped in a new `with` loses 0.4 of its score there "
-    "(0.6 at best), and a place elsewhere whose neighbours merely resemble the old ones "
-    "(a shared string label: similarity floor 0.85; names differing in a number, with the "
-    "name-splitting diff.tokens) wins with a clear margin: silently misplaced",
-)
 @pytest.mark.parametrize(("base", "around", "upstream", "after"), WRAPPED)
 def test_block_follows_its_neighbours_into_a_new_with(
     base: str, around: tuple[str, str], upstream: str, after: str
