@@ -96,6 +96,7 @@ def extract_module(
         base_sha256=base.sha256 if base else "",
         pieces=pieces,
         newline=source.newline,
+        bom=source.bom,
         unused_imports=unused_import_names(source.text, source.path),
     )
     notes = [] if base else [_no_base_note(source.path, pieces)]

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port import lockfile, splice
-from omni_port.model import Code, Finding, PatchSet, Placement, Status
+from omni_port.errors import BadInput
+from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
 from omni_port.textio import encode, sha256
 
 GENERATED = "@gen" + "erated"
@@ -56,6 +57,7 @@ def sync(
     ``patch_files`` are the files of the main patch set (their digest is the one recorded);
     ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``.
     """
+    _require_upstream_classes(patches, upstream)
     digest = lockfile.patches_digest(patch_files)
     top = header(tool, upstream, digest, command, transplants)
     files: dict[str, bytes] = {}
@@ -65,7 +67,7 @@ def sync(
         built = splice.build(module, upstream, top)
         findings.extend(built.findings)
         findings.extend(_compile_findings(module.name, built.text))
-        files[module.name] = encode(built.text, module.newline)
+        files[module.name] = encode(built.text, module.newline, module.bom)
         placements.extend(built.placements)
     outputs = {name: sha256(data) for name, data in files.items()}
     lock = lockfile.make(
@@ -109,3 +111,30 @@ def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
         "owned": owned,
         "modules": len(patches.modules),
     }
+
+
+def _require_upstream_classes(patches: PatchSet, upstream: splice.Upstream) -> None:
+    """BadInput (OP004) when the upstream lacks a class the copies come from.
+
+    A missing method is an upgrade's business (a conflict); a missing class means the
+    upstream file is not the runner module at all, and nothing sensible can be written.
+    """
+    wanted = sorted(
+        {
+            upstream.class_name or piece.upstream_owner
+            for module in patches.modules
+            for piece in module.pieces
+            if isinstance(piece, Copy) and piece.upstream_owner
+        }
+    )
+    present = {s.name for s in upstream.tree.body.stmts if s.kind == "ClassDef"}
+    missing = [name for name in wanted if name not in present]
+    if missing:
+        raise BadInput.at(
+            Code.OP004,
+            upstream.tree.path,
+            0,
+            f"the upstream defines no class {', '.join(missing)}: it is not the runner module "
+            "the patches were extracted against (or pass --upstream-class)",
+        )
+

@@ -271,6 +271,8 @@ class ModulePatches:
     newline: str = "\n"
     #: Imports the source itself left unused (kept even when unused in the output).
     unused_imports: tuple[str, ...] = ()
+    #: Whether the source opened with a UTF-8 byte order mark (the output keeps it).
+    bom: bool = False
 
 
 @dataclass(frozen=True, slots=True)

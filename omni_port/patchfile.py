@@ -164,6 +164,7 @@ def render_index(patches: PatchSet, tool: str) -> str:
             f"newline: {'crlf' if module.newline == chr(13) + chr(10) else 'lf'}",
             _header_line("unused-imports", " ".join(module.unused_imports)),
         ]
+        lines += ["bom: yes"] if module.bom else []
         lines += [f"piece: {piece_filename(module, p)}" for p in module.pieces]
     return "\n".join(lines) + "\n"
 
@@ -430,6 +431,7 @@ def build_module(entry: IndexModule, pieces: tuple[Piece, ...], path: str) -> Mo
             pieces=pieces,
             newline="\r\n" if fields.get("newline") == "crlf" else "\n",
             unused_imports=tuple(fields.get("unused-imports", "").split()),
+            bom=fields.get("bom") == "yes",
         )
     except KeyError as exc:
         raise BadInput.at(

@@ -101,14 +101,17 @@ def parse(text: str, path: str) -> Tree:
 
 
 def _parse_ast(text: str, path: str) -> ast.Module:
+    # The parser refuses a NUL byte without saying where it is (as a SyntaxError or a
+    # ValueError, by Python version): point at it ourselves.
+    nul = text.find("\0")
+    if nul >= 0:
+        line_start = text.rfind("\n", 0, nul) + 1
+        line = text.count("\n", 0, nul) + 1
+        raise syntax_error(path, text, line, nul - line_start + 1, "a NUL byte in the source")
     try:
         return ast.parse(text, filename=path)
     except SyntaxError as exc:
-        line = exc.lineno or 1
-        col = exc.offset or 1
-        raise syntax_error(path, text, line, col, exc.msg) from None
-    except ValueError as exc:  # null bytes
-        raise BadInput.at(Code.OP002, path, 1, f"syntax error: {exc}") from None
+        raise syntax_error(path, text, exc.lineno or 1, exc.offset or 1, exc.msg) from None
 
 
 def syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
