@@ -8,14 +8,26 @@ place in another upstream version.
 
 from __future__ import annotations
 
+import io
 import re
-from collections.abc import Iterator
+import tokenize
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port import diff
 from omni_port.markers import Region
 from omni_port.model import Anchor, Block, BlockKind, Edge, Origin
-from omni_port.syntax import Stmt, Suite, Tree, full_key, header_end, reindent
+from omni_port.syntax import (
+    Stmt,
+    Suite,
+    Tree,
+    full_key,
+    header_end,
+    reindent,
+    split_full_key,
+    walk,
+)
 
 #: How many upstream neighbours an anchor remembers on each side.
 CONTEXT = 3
@@ -449,3 +461,82 @@ def _deletion_title(stmt: Stmt | None) -> str:
 def short(text: str, limit: int = 72) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- comments, which statement keys do not see ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CommentDrift:
+    """A comment line of a copied member that sync will not reproduce."""
+
+    #: Line in the omni source (added) or in the base (removed).
+    line: int
+    #: "added" by omni outside every block, or "removed" by omni from upstream code.
+    change: str
+    text: str
+
+
+def comment_drift(
+    marked: MarkedTree, member: Stmt, base_tree: Tree, base: Stmt, blocks: Sequence[Block]
+) -> list[CommentDrift]:
+    """Comments omni added to or removed from upstream code outside every block.
+
+    Statements compare without their comments, so such an edit is neither a block nor an
+    implicit edit: sync takes the comments of the new upstream there. Reported, not lost.
+    """
+    carried = marked.pinned_lines(member) | {
+        line for b in blocks for line in range(b.origin.start, b.origin.end + 1)
+    }
+    mine = [c for c in _comments(marked.tree, member) if c[0] not in carried]
+    every = _comments(base_tree, base)
+    # An upstream comment comes back with the statement it belongs to; a replaced or
+    # deleted statement leaves its leading comments in place.
+    kept = {s.key for s in _flat(member) if s.start not in carried}
+    replaced = {split_full_key(k)[0] for b in blocks for k in b.anchor.replaced}
+    theirs = [c for c in every if _comes_back(base, c[0], kept, replaced)]
+    added = Counter(text for _, text in mine) - Counter(text for _, text in every)
+    removed = Counter(text for _, text in theirs) - Counter(text for _, text in mine)
+    drift = [CommentDrift(line, "added", text) for line, text in mine if _take(added, text)]
+    drift += [CommentDrift(line, "removed", text) for line, text in theirs if _take(removed, text)]
+    return drift
+
+
+def _flat(member: Stmt) -> list[Stmt]:
+    found: list[Stmt] = []
+    for clause in member.clauses:
+        for _, suite in walk(clause):
+            found.extend(suite.stmts)
+    return found
+
+
+def _comes_back(base: Stmt, line: int, kept: set[str], replaced: set[str]) -> bool:
+    """Whether sync keeps the base comment at ``line``: its statement is kept, or the
+    comment leads a statement that a block replaced."""
+    owners = [
+        s for s in _flat(base) if s.lead <= line <= (header_end(s) if s.clauses else s.full_end)
+    ]
+    if not owners:
+        return False
+    owner = max(owners, key=lambda s: s.lead)
+    return owner.key in kept or (line < owner.start and owner.key in replaced)
+
+
+def _take(counts: Counter[str], text: str) -> bool:
+    if counts[text] <= 0:
+        return False
+    counts[text] -= 1
+    return True
+
+
+def _comments(tree: Tree, member: Stmt) -> list[tuple[int, str]]:
+    """(line, text) of every comment in a member, its decorators included."""
+    source = tree.text(member.start, member.full_end)
+    found: list[tuple[int, str]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                found.append((member.start + token.start[0] - 1, token.string.strip()))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    return found

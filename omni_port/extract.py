@@ -14,7 +14,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from omni_port import diff
-from omni_port.blocks import MarkedTree, block_title, member_blocks
+from omni_port.blocks import (
+    CommentDrift,
+    MarkedTree,
+    block_title,
+    comment_drift,
+    member_blocks,
+)
 from omni_port.errors import BadInput
 from omni_port.markers import Region, scan
 from omni_port.model import (
@@ -99,8 +105,26 @@ def extract_module(
         bom=source.bom,
         unused_imports=unused_import_names(source.text, source.path),
     )
-    notes = [] if base else [_no_base_note(source.path, pieces)]
+    notes = [*ctx.notes, *([] if base else [_no_base_note(source.path, pieces)])]
     return Extraction(module, found.findings + tuple(n for n in notes if n is not None))
+
+
+def _comment_note(path: str, owner: str, member: Stmt, drift: Sequence[CommentDrift]) -> Finding:
+    added = sum(1 for d in drift if d.change == "added")
+    where = f"{owner}.{member.name}" if owner else member.name
+    message = (
+        f"{len(drift)} comment lines of {where} differ from the base outside every block "
+        f"(omni added {added}, removed {len(drift) - added}); sync keeps upstream's comments "
+        "there (put the change in a marked block to carry it)"
+    )
+    detail = "\n".join(
+        f"line {d.line}: {d.text}"
+        if d.change == "added"
+        else f"upstream line {d.line}: {d.text} (removed)"
+        for d in drift
+    )
+    line = next((d.line for d in drift if d.change == "added"), member.start)
+    return Finding("note", Code.OP902, path, line, message, detail=detail, severity=Severity.NOTE)
 
 
 def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
@@ -125,6 +149,7 @@ class _Context:
     options: ExtractOptions
     used_ids: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
+    notes: list[Finding] = field(default_factory=list)
 
     def unique(self, ident: str) -> str:
         """``ident``, suffixed when taken (a property and its setter share a name)."""
@@ -157,9 +182,15 @@ class _Context:
     def member_blocks(self, member: Stmt, base: Stmt | None, owner: str) -> list[Block]:
         """The member's blocks, numbered per member in source order."""
         prefix = f"{self.stem}.{owner}.{member.name}." if owner else f"{self.stem}.{member.name}."
+        blocks = member_blocks(self.marked, member, base, owner, self.options.implicit)
+        if base is not None and self.base is not None:
+            drift = comment_drift(self.marked, member, self.base.tree, base, blocks)
+            self.notes.extend(
+                [_comment_note(self.tree.path, owner, member, drift)] if drift else []
+            )
         return [
             dataclasses.replace(b, id=self.numbered(prefix, "block" if b.marked else "edit"))
-            for b in member_blocks(self.marked, member, base, owner, self.options.implicit)
+            for b in blocks
         ]
 
 

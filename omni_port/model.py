@@ -61,6 +61,7 @@ class Code(enum.StrEnum):
     OP509 = ("OP509", "Upstream attribute a block uses no longer exists.")
     # Notes
     OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
+    OP902 = ("OP902", "Comments omni changed outside blocks are not carried by sync.")
 
 
 class Severity(enum.StrEnum):
