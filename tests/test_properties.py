@@ -430,7 +430,7 @@ def _swappable(a: Node, b: Node) -> bool:
 
 
 def _changed(text: str) -> str:
-    extra = f"extra{text.count('extra')}=True"
+    extra = f"extra_{'abcdefghijklmnop'[text.count('extra')]}=True"  # no digit: ids are numbers
     if text.endswith(",\n)"):
         return text[:-1] + f"    {extra},\n)"
     if text.startswith("if "):

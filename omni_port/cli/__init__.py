@@ -123,6 +123,41 @@ def main(ctx: click.Context, config: Path | None, cache_dir: Path | None, quiet:
     ctx.obj = Options(loaded, cache_dir or default_cache(), quiet)
 
 
+# --- options several commands share ----------------------------------------------------------
+
+
+def patches_option(help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--patches",
+        "patches_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=help_text,
+    )
+
+
+def json_option(command: F) -> F:
+    return click.option(
+        "--json",
+        "json_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write a JSON report ('-' for stdout).",
+    )(command)
+
+
+def write_options(what: str) -> Callable[[F], F]:
+    """``--check`` and ``--diff`` of a command that writes ``what``."""
+
+    def decorate(command: F) -> F:
+        command = click.option("--diff", is_flag=True, help=f"Print the unified diff of {what}.")(
+            command
+        )
+        return click.option(
+            "--check", is_flag=True, help=f"Write nothing; exit 1 if {what} would change."
+        )(command)
+
+    return decorate
+
+
 def summary(options: Options, message: str) -> None:
     """The one-line summary (and progress) go to stderr; stdout carries the payload."""
     if not options.quiet:

@@ -14,6 +14,7 @@ from omni_port.cli import (
     handle_errors,
     shown,
     summary,
+    write_options,
 )
 from omni_port.cli.inputs import write_files
 from omni_port.model import PatchSet
@@ -40,8 +41,7 @@ def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
     help="Catalog file to write ('-' for stdout; default: `catalog` in [tool.omni-port], "
     "else stdout).",
 )  # fmt: skip
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the catalog would change.")
-@click.option("--diff", is_flag=True, help="Print the unified diff of the catalog.")
+@write_options("the catalog")
 @click.pass_obj
 @handle_errors
 def catalog_command(

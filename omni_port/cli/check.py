@@ -23,6 +23,8 @@ from omni_port.cli import (
     errors,
     finding_counts,
     handle_errors,
+    json_option,
+    patches_option,
     summary,
     write_json,
 )
@@ -92,12 +94,7 @@ def _check_inputs(
     help="Markdown catalog to compare with the code (default: `catalog`).",
 )
 @click.option("--base", help="Upstream the sources were ported from; enables unmarked-divergence.")
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory to keep current (default: `patches`).",
-)
+@patches_option("Patches directory to keep current (default: `patches`).")
 @click.option(
     "--generated",
     type=click.Path(file_okay=False, path_type=Path),
@@ -129,12 +126,7 @@ def _check_inputs(
     show_default=True,
     help="Finding format on stdout.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)
+@json_option
 @click.option(
     "--no-cache",
     is_flag=True,

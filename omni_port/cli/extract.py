@@ -16,8 +16,11 @@ from omni_port.cli import (
     emit_findings,
     errors,
     handle_errors,
+    json_option,
+    patches_option,
     summary,
     write_json,
+    write_options,
 )
 from omni_port.cli.inputs import carry_edits, extract_all, load_base, write_files
 from omni_port.model import PatchSet
@@ -29,12 +32,7 @@ from omni_port.upstream import locate_runners
 
 @click.command("extract")
 @click.argument("sources", nargs=-1)
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory to write.",
-)
+@patches_option("Patches directory to write.")
 @click.option(
     "--base", help="Upstream the sources were ported from: vllm-ascend==X, a path, or 'installed'."
 )
@@ -50,14 +48,8 @@ from omni_port.upstream import locate_runners
     show_default=True,
     help="Record unmarked edits against the base.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the patches would change.")
-@click.option("--diff", is_flag=True, help="Print the unified diff of the patch files.")
+@json_option
+@write_options("the patches")
 @click.pass_obj
 @handle_errors
 def extract_command(

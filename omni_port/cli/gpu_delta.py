@@ -17,8 +17,11 @@ from omni_port.cli import (
     emit_findings,
     errors,
     handle_errors,
+    json_option,
+    patches_option,
     summary,
     write_json,
+    write_options,
 )
 from omni_port.cli.inputs import carry_edits, default_vllm_specs, load_vllm_bases, write_files
 from omni_port.counterparts import Status
@@ -46,12 +49,7 @@ from omni_port.upstream import (
     "candidates, the first is the target. Default: the source release's major.minor and "
     "the minor releases around it.",
 )
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the hunks as a patch set here (usable by `sync --upstream-class`).",
-)
+@patches_option("Write the hunks as a patch set here (usable by `sync --upstream-class`).")
 @click.option("--parity", "npu_source", help="NPU runners to check hunk-level parity against.")
 @click.option(
     "--transplant",
@@ -67,14 +65,8 @@ from omni_port.upstream import (
     help="Reviewed parity gaps: 'module.py:Class.method[:hunk or statement prefix]  reason'.",
 )
 @click.option("--lenient", is_flag=True, help="Extract despite malformed markers.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the patches would change.")
-@click.option("--diff", is_flag=True, help="Print the unified diff of the patch files.")
+@json_option
+@write_options("the patches")
 @click.pass_obj
 @handle_errors
 def gpu_delta_command(

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from omni_port import edits, locate, splice
-from omni_port.cli import Options, handle_errors, shown, summary
+from omni_port.cli import Options, handle_errors, patches_option, shown, summary
 from omni_port.cli.inputs import load_upstream, save_patches
 from omni_port.errors import BadInput
 from omni_port.model import Block, Code, Copy, ModulePatches
@@ -22,12 +22,7 @@ from omni_port.syntax import Stmt, walk
 @click.option(
     "--at", "choice", help="Where it goes: `#K` for candidate K, or an upstream line number."
 )
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory (default: `patches`).",
-)
+@patches_option("Patches directory (default: `patches`).")
 @click.option(
     "--upstream", help="Upstream the conflict was reported against (default: `upstream`)."
 )
@@ -124,12 +119,7 @@ def _ask(candidates: tuple[locate.Scored, ...]) -> str:
 @click.command("adopt")
 @click.argument("edit_id")
 @click.option("--title", default="", help="Title of the new marked block (default: the edit's).")
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory (default: `patches`).",
-)
+@patches_option("Patches directory (default: `patches`).")
 @click.pass_obj
 @handle_errors
 def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path | None) -> None:

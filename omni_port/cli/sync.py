@@ -18,9 +18,12 @@ from omni_port.cli import (
     errors,
     fail,
     handle_errors,
+    json_option,
+    patches_option,
     shown,
     summary,
     write_json,
+    write_options,
 )
 from omni_port.cli.inputs import load_upstream, previous_outputs, read_patches, write_files
 from omni_port.errors import BadInput
@@ -30,12 +33,7 @@ from omni_port.store import Changes
 
 
 @click.command("sync")
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory (default: `patches` in [tool.omni-port]).",
-)
+@patches_option("Patches directory (default: `patches` in [tool.omni-port]).")
 @click.option(
     "--upstream",
     help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, or 'installed'.",
@@ -45,12 +43,7 @@ from omni_port.store import Changes
     type=click.Path(file_okay=False, path_type=Path),
     help="Output directory (default: `generated`).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)
+@json_option
 @click.option(
     "--upstream-class",
     help="Upstream class to copy methods from (default: `upstream-class`, NPUModelRunner); "
@@ -64,8 +57,7 @@ from omni_port.store import Changes
     help="Extra blocks for the copies of the patches (written by `gpu-delta --transplant`); "
     "repeatable. A block whose method the patches do not copy is a conflict.",
 )
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the output would change.")
-@click.option("--diff", is_flag=True, help="Print the unified diff of the output.")
+@write_options("the output")
 @click.pass_obj
 @handle_errors
 def sync_command(

@@ -14,6 +14,8 @@ from omni_port.cli import (
     emit_findings,
     errors,
     handle_errors,
+    json_option,
+    patches_option,
     shown,
     summary,
     write_json,
@@ -46,12 +48,7 @@ from omni_port.upstream import locate_runners
     "--base",
     help="Upstream the runners were ported from (default: `base`; `detect` ranks releases).",
 )
-@click.option(
-    "--patches",
-    "patches_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory to write (default: `patches`).",
-)
+@patches_option("Patches directory to write (default: `patches`).")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -65,12 +62,7 @@ from omni_port.upstream import locate_runners
     show_default=True,
     help="Markdown summary for the pull request ('-' for stdout).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)
+@json_option
 @click.option(
     "--candidates",
     help="With --base detect: comma-separated releases to rank "
