@@ -88,13 +88,18 @@ class _Builder:
         lead = start - len(leading_lines)
         leading = self.comments(leading_lines, lead)
         end = max(n.end_lineno or n.lineno for n in nodes)
-        reads, writes = names_of(nodes)
         if isinstance(node, cst.SimpleStatementLine):
+            reads, writes = names_of(nodes)
             key = "; ".join(simple_key(n) for n in nodes)
             return Stmt(
                 key, type(first).__name__, "", lead, start, end, end, leading, (), reads, writes
             )
         clauses = tuple(self.clauses(node, first))
+        # The bodies' statements know their names already: walk the header alone.
+        reads, writes = names_of(nodes, header_only=True)
+        nested = [s for clause in clauses for s in clause.stmts]
+        reads = reads.union(*(s.reads for s in nested))
+        writes = writes.union(*(s.writes for s in nested))
         full_end = max([end, *(c.end for c in clauses)])
         name = getattr(first, "name", "") if isinstance(first, NAMED) else ""
         return Stmt(
@@ -112,7 +117,11 @@ class _Builder:
         )
 
     def clauses(self, node: cst.BaseStatement, tree: ast.stmt) -> Iterator[Suite]:
-        # Every compound statement has a main body in both trees.
+        if isinstance(node, cst.Match) and isinstance(tree, ast.Match):
+            for case, case_ast in zip(node.cases, tree.cases, strict=True):
+                yield self.body(case_key(case_ast), case.body, case_ast.body)
+            return
+        # Every other compound statement has a main body in both trees.
         main_body: cst.BaseSuite = cast(Any, node).body
         yield self.body("", main_body, cast(Any, tree).body)
         if isinstance(node, cst.If):
@@ -129,9 +138,6 @@ class _Builder:
                 yield self.body("finally:", node.finalbody.body, tree.finalbody)
         elif isinstance(node, cst.For | cst.While) and node.orelse is not None:
             yield self.body("else:", node.orelse.body, cast(Any, tree).orelse)
-        elif isinstance(node, cst.Match) and isinstance(tree, ast.Match):
-            for case, case_ast in zip(node.cases, tree.cases, strict=True):
-                yield self.body(case_key(case_ast), case.body, case_ast.body)
 
     def _else_chain(
         self, orelse: cst.If | cst.Else | None, tree: list[ast.stmt]

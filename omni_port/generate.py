@@ -137,4 +137,3 @@ def _require_upstream_classes(patches: PatchSet, upstream: splice.Upstream) -> N
             f"the upstream defines no class {', '.join(missing)}: it is not the runner module "
             "the patches were extracted against (or pass --upstream-class)",
         )
-

@@ -222,19 +222,34 @@ def indentation(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def names_of(nodes: Sequence[ast.AST]) -> tuple[frozenset[str], frozenset[str]]:
+def names_of(
+    nodes: Sequence[ast.AST], header_only: bool = False
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Names the nodes read and bind (``x``, ``self.x``).
+
+    ``header_only`` leaves out the statements nested in them (a compound statement's
+    bodies), whose names a caller already has: the tree is then walked once in all.
+    """
     reads: set[str] = set()
     writes: set[str] = set()
-    for root in nodes:
-        for node in ast.walk(root):
-            if isinstance(node, ast.Name):
-                (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
-            elif (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-            ):
-                (reads if isinstance(node.ctx, ast.Load) else writes).add("self." + node.attr)
+    pending = list(nodes)
+    roots = {id(n) for n in nodes}
+    while pending:
+        node = pending.pop()
+        orelse = node.orelse if isinstance(node, ast.If) else []
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            roots.add(id(orelse[0]))  # an ``elif``: its test is part of this header
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else writes).add(node.id)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            (reads if isinstance(node.ctx, ast.Load) else writes).add("self." + node.attr)
+        for child in ast.iter_child_nodes(node):
+            if not (header_only and isinstance(child, ast.stmt) and id(child) not in roots):
+                pending.append(child)
     return frozenset(reads), frozenset(writes)
 
 

@@ -123,6 +123,7 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
             id="data-flow",
         ),
         pytest.param("nested_path", {"block-01": "placed"}, id="new-enclosing-with"),
+        pytest.param("match_case", {"block-01": "placed"}, id="block-in-a-match-case"),
         pytest.param(
             "block_order",
             {"block-01": "placed", "block-02": "placed"},

@@ -1,0 +1,15 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        self.prepare(batch)
+        match batch.kind:
+            case "a":
+                self.run_a(batch)
+                self.finish(batch)
+            case "b":
+                self.run_b(batch)
+            case _:
+                self.run_other(batch)
+        return batch
