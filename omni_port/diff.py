@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import keyword
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -106,16 +107,14 @@ def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: Fal
     """
     old_keys = [s.key for s in old.stmts]
     new_keys = [s.key if not pinned(s) else f"\0{i}" for i, s in enumerate(new.stmts)]
-    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
-    exact = [
-        (block.a + k, block.b + k)
-        for block in matcher.get_matching_blocks()
-        for k in range(block.size)
-    ]
+
     # A compound statement whose clauses were added, removed or relabelled is not the same
     # statement: pairing it would silently keep upstream's clause structure.
-    exact = [(o, n) for o, n in exact if same_clauses(old.stmts[o], new.stmts[n])]
-    exact = _fewest_gaps(exact, old_keys, len(new_keys))
+    def same(o: int, n: int) -> bool:
+        return same_clauses(old.stmts[o], new.stmts[n])
+
+    exact = _matching(old_keys, new_keys, same)
+    exact = _slide_repeats(exact, old_keys, new_keys, same)
     pairs = sorted(exact + list(_compound_pairs(old.stmts, new.stmts, exact, pinned)))
     children = tuple(
         child for o, n in pairs for child in _align_clauses(old.stmts[o], new.stmts[n], pinned)
@@ -123,41 +122,87 @@ def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: Fal
     return SuiteMatch(old, new, tuple(pairs), children)
 
 
-def _fewest_gaps(
-    pairs: list[tuple[int, int]], old_keys: Sequence[str], new_count: int
+def _matching(
+    old_keys: Sequence[str], new_keys: Sequence[str], same: Callable[[int, int], bool]
 ) -> list[tuple[int, int]]:
-    """Slide each pair onto an equal old statement when that leaves fewer gaps.
+    """Equal keys paired in order, longest matching runs first (difflib)."""
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    return [
+        (block.a + k, block.b + k)
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+        if same(block.a + k, block.b + k)
+    ]
 
-    With repeated statements several pairings are equally long; the one with the fewest
-    runs of unpaired code is the smallest edit (one replacement rather than a replacement
-    and a deletion), as a diff tool would show it.
+
+def _slide_repeats(
+    pairs: list[tuple[int, int]],
+    old_keys: Sequence[str],
+    new_keys: Sequence[str],
+    same: Callable[[int, int], bool],
+) -> list[tuple[int, int]]:
+    """Move pairs of repeated statements to the copy that pairs the most, in fewest gaps.
+
+    difflib pairs a repeated statement with its first copy, which can strand the
+    statements between the copies (paired as omni insertions and upstream deletions). The
+    largest pairing is the true one; among equally large ones, the one with the fewest
+    runs of unpaired code is the smallest edit, as a diff tool would show it.
     """
     result = list(pairs)
-    for at, (o, n) in enumerate(result):
+    at = 0
+    while at < len(result):
+        o, n = result[at]
         low = result[at - 1][0] + 1 if at else 0
         high = result[at + 1][0] if at + 1 < len(result) else len(old_keys)
-        choices = [c for c in range(low, high) if old_keys[c] == old_keys[o]]
+        choices = [c for c in range(low, high) if old_keys[c] == old_keys[o] and same(c, n)]
         if len(choices) > 1:
-            best = min(
-                choices,
-                key=lambda c: (_gaps_around(result, at, c, len(old_keys), new_count), c != o),
-            )
-            result[at] = (best, n)
+            options = [_moved(result, at, c, old_keys, new_keys, same) for c in choices]
+            ranks = [(len(x), -_gap_count(x, len(old_keys), len(new_keys))) for x in options]
+            best = max(range(len(options)), key=lambda i: (ranks[i], choices[i] == o))
+            result = options[best]
+            at = result.index((choices[best], n))
+        at += 1
     return result
 
 
-def _gaps_around(
-    pairs: Sequence[tuple[int, int]], at: int, old_index: int, old_count: int, new_count: int
-) -> int:
-    """Non-empty runs of unpaired statements on both sides of pair ``at`` moved to ``old_index``."""
-    before = pairs[at - 1] if at else (-1, -1)
-    after = pairs[at + 1] if at + 1 < len(pairs) else (old_count, new_count)
-    n = pairs[at][1]
-    runs = (
-        (old_index - before[0] - 1, n - before[1] - 1),
-        (after[0] - old_index - 1, after[1] - n - 1),
-    )
-    return sum(1 for old_run, new_run in runs if old_run or new_run)
+def _moved(
+    pairs: Sequence[tuple[int, int]],
+    at: int,
+    old_index: int,
+    old_keys: Sequence[str],
+    new_keys: Sequence[str],
+    same: Callable[[int, int], bool],
+) -> list[tuple[int, int]]:
+    """``pairs`` with pair ``at`` moved to ``old_index`` and its two gaps paired again."""
+    left = pairs[at - 1] if at else (-1, -1)
+    right = pairs[at + 1] if at + 1 < len(pairs) else (len(old_keys), len(new_keys))
+    moved = (old_index, pairs[at][1])
+    return [
+        *pairs[: max(at - 1, 0)],
+        *([left] if at else []),
+        *_gap_pairs(left, moved, old_keys, new_keys, same),
+        moved,
+        *_gap_pairs(moved, right, old_keys, new_keys, same),
+        *pairs[at + 1 :],
+    ]
+
+
+def _gap_pairs(
+    left: tuple[int, int],
+    right: tuple[int, int],
+    old_keys: Sequence[str],
+    new_keys: Sequence[str],
+    same: Callable[[int, int], bool],
+) -> list[tuple[int, int]]:
+    o0, n0 = left[0] + 1, left[1] + 1
+    found = _matching(old_keys[o0 : right[0]], new_keys[n0 : right[1]], lambda o, n: True)
+    return [(o0 + o, n0 + n) for o, n in found if same(o0 + o, n0 + n)]
+
+
+def _gap_count(pairs: Sequence[tuple[int, int]], old_count: int, new_count: int) -> int:
+    """Runs of unpaired statements (on either side) between consecutive pairs."""
+    bounds = [(-1, -1), *pairs, (old_count, new_count)]
+    return sum(1 for (o1, n1), (o2, n2) in itertools.pairwise(bounds) if o2 - o1 > 1 or n2 - n1 > 1)
 
 
 def _compound_pairs(

@@ -31,6 +31,9 @@ FUZZY = 0.6
 PATH_FUZZY = 0.75
 #: A path this similar to the anchor's names the same body (headers edited, not moved).
 PATH_CERTAIN = 0.9
+#: Path score of a place whose two old neighbours both stand right around it, in a body
+#: upstream wrapped (or unwrapped): the gap is intact, only its depth changed.
+PATH_INTACT = 0.75
 #: Weight of the n-th nearest old neighbour when nearer ones vanished upstream.
 DECAY = 0.8
 #: Total lead, over all kinds of evidence, of a place that is nowhere worse than another.
@@ -241,8 +244,10 @@ def _score_all(index: _Index, block: Block) -> Iterator[Scored]:
     anchor = block.anchor
     spanning = (BlockKind.REPLACEMENT, BlockKind.DELETION, BlockKind.HEADER)
     span = len(anchor.replaced) if block.kind in spanning else 0
+    repeated = frozenset(key for key, places in index.by_key.items() if len(places) > 1)
+    present = frozenset(index.by_key)
     for slot in _candidate_slots(index, anchor, span):
-        yield _score(slot, anchor)
+        yield _score(slot, anchor, repeated, present)
 
 
 def _candidate_slots(index: _Index, anchor: Anchor, span: int) -> Iterator[Slot]:
@@ -287,28 +292,42 @@ def _matches(index: _Index, key: str) -> list[tuple[int, int]]:
     ]
 
 
-def _score(slot: Slot, anchor: Anchor) -> Scored:
+def _score(
+    slot: Slot,
+    anchor: Anchor,
+    repeated: frozenset[str] = frozenset(),
+    present: frozenset[str] | None = None,
+) -> Scored:
     stmts = slot.suite.stmts
     path = _path_score(anchor.path, slot.path)
     # "First (last) in its body" is evidence only for the body the anchor names.
     before, after = stmts[: slot.index], stmts[slot.index + slot.span :]
     prev = _side(anchor.before, anchor.after, before[::-1]) * (1.0 if anchor.before else path)
     nxt = _side(anchor.after, anchor.before, after) * (1.0 if anchor.after else path)
-    # The nearest old neighbour, still present but on the wrong side (and not also right
-    # next to the place on its own side: code repeats), contradicts the place.
+    # The nearest old neighbour still present upstream, found only on the wrong side of
+    # the place (nested statements count: upstream may have wrapped it), contradicts it.
+    ahead = _keys_within((*stmts[slot.index : slot.index + slot.span], *after))
+    behind = _keys_within(before)
+    if _wrong_side(anchor.before, present, ahead, behind):
+        prev *= CONTRADICTED
+    if _wrong_side(anchor.after, present, behind, ahead):
+        nxt *= CONTRADICTED
+    # Both old neighbours right around the place: the block's gap survived intact, only
+    # wrapped in (or unwrapped from) a new compound statement.
     if (
         anchor.before
-        and not (before and before[-1].key == anchor.before[0])
-        and any(
-            s.key == anchor.before[0] for s in (*after, *stmts[slot.index : slot.index + slot.span])
-        )
+        and anchor.after
+        and before
+        and after
+        and before[-1].key == anchor.before[0]
+        and after[0].key == anchor.after[0]
+        and (_wrapped(anchor.path, slot.path) or _wrapped(slot.path, anchor.path))
     ):
+        path = max(path, PATH_INTACT)
+    # A statement the method repeats tells little alone: its neighbour must agree too.
+    if _unconfirmed(anchor.before, before[::-1], repeated):
         prev *= CONTRADICTED
-    if (
-        anchor.after
-        and not (after and after[0].key == anchor.after[0])
-        and any(s.key == anchor.after[0] for s in before)
-    ):
+    if _unconfirmed(anchor.after, after, repeated):
         nxt *= CONTRADICTED
     if anchor.replaced:
         replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
@@ -317,6 +336,52 @@ def _score(slot: Slot, anchor: Anchor) -> Scored:
         replaced = 1.0
         score = 0.4 * path + 0.3 * prev + 0.3 * nxt
     return Scored(slot, score, replaced, (replaced, path, prev, nxt))
+
+
+def _wrong_side(
+    anchor_keys: Sequence[str], present: frozenset[str] | None, wrong: set[str], right: set[str]
+) -> bool:
+    surviving = [k for k in anchor_keys if present is None or k in present][:1]
+    return bool(surviving) and surviving[0] in wrong and surviving[0] not in right
+
+
+_CLAUSE_LABELS = ("else:", "finally:", "except", "case ")
+
+
+def _wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
+    """Whether ``long`` is ``short`` with whole compound statements wrapped around parts
+    of it: its extra entries are headers, never a clause label (``else:``), which would
+    put the body in another branch."""
+    extra: list[str] = []
+    position = 0
+    for entry in long:
+        if position < len(short) and entry == short[position]:
+            position += 1
+        else:
+            extra.append(entry)
+    return position == len(short) and not any(e.startswith(_CLAUSE_LABELS) for e in extra)
+
+
+def _keys_within(stmts: Sequence[Stmt]) -> set[str]:
+    """Keys of ``stmts`` and of every statement nested in them."""
+    keys: set[str] = set()
+    for stmt in stmts:
+        keys.add(stmt.key)
+        for clause in stmt.clauses:
+            keys |= _keys_within(clause.stmts)
+    return keys
+
+
+def _unconfirmed(
+    anchor_keys: Sequence[str], neighbours: Sequence[Stmt], repeated: frozenset[str]
+) -> bool:
+    """The nearest neighbour is the anchor's, but a repeated statement whose own next
+    neighbour does not match the anchor's second one."""
+    if len(anchor_keys) < 2 or not neighbours or neighbours[0].key != anchor_keys[0]:
+        return False
+    if anchor_keys[0] not in repeated:
+        return False
+    return len(neighbours) < 2 or similarity(neighbours[1].key, anchor_keys[1]) < FUZZY
 
 
 def _side(
