@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: sync test lint check bench clean
+.PHONY: sync test fuzz lint check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ bench: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The property tests on newly drawn examples (`make test` replays a fixed set); a failure
+# prints the @reproduce_failure blob to turn into a fix and a regression example.
+fuzz: $(STAMP)
+	OMNI_PORT_FUZZ=1 $(BIN)/python -m pytest tests/test_properties.py -p no:cacheprovider
 
 lint: $(STAMP)
 	$(BIN)/ruff check omni_port tests
