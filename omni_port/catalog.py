@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 # Code matching and location wording are re-exported: callers reach them as ``catalog.*``.
 from omni_port.codematch import (
     appears_in,
+    code_containment,
     code_matches,
     code_similarity,
     marked_regions,
@@ -47,6 +48,7 @@ __all__ = [
     "CatalogEntry",
     "EntryKind",
     "appears_in",
+    "code_containment",
     "code_matches",
     "code_similarity",
     "describe_location",

@@ -155,6 +155,25 @@ def code_similarity(entry_code: str, block_code: str) -> float:
     return min(0.99, common / len(code))
 
 
+#: Shortest run of tokens that counts as shared code, not a coincidence (``self . x (``).
+SHARED_RUN = 4
+
+
+def code_containment(entry_code: str, block_code: str) -> float:
+    """Share of an entry's tokens that a block holds in order, in runs of ``SHARED_RUN``.
+
+    For a block that grew around the code an entry shows: the symmetric similarity falls
+    with every line added, but the entry's own code is still there (mostly unchanged).
+    """
+    code = [t.text for t in _tokens(entry_code) if t.text != _ELIDED]
+    block = [t.text for t in _tokens(block_code)]
+    if not code:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, code, block, autojunk=False)
+    shared = sum(size for _, _, size in matcher.get_matching_blocks() if size >= SHARED_RUN)
+    return shared / len(code)
+
+
 def _segments(code: str) -> list[tuple[str, ...]]:
     """Token texts between elisions (an elision at an edge gives an empty segment)."""
     segments: list[list[str]] = [[]]

@@ -18,6 +18,8 @@ from omni_port.syntax import Stmt, Tree, dedent_code
 
 #: An entry and a block this similar are the same code, drifted.
 SIMILAR = 0.6
+#: Share of an entry's code a block must still hold, in runs, to be that block grown.
+CONTAINED = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,20 +176,34 @@ def _drifted_or_missing(
     candidates: Sequence[CodeBlock],
     indices: list[int],
 ) -> tuple[Finding, set[int]]:
-    scored = sorted(
-        ((cat.code_similarity(code, b.code), i) for b, i in zip(candidates, indices, strict=True)),
-        reverse=True,
-    )
-    if scored and scored[0][0] >= SIMILAR:
-        block = candidates[indices.index(scored[0][1])]
+    match = _drifted_block(code, candidates)
+    if match is not None:
+        at, how = match
+        block = candidates[at]
         message = (
             f"entry '{entry.method} - {entry.title}' and the block at {block.path}:{block.line} "
-            f"differ (similarity {scored[0][0]:.2f})"
+            f"differ ({how})"
         )
         finding = _entry(entry, path, Code.OP404, "content-drift", message, _diff(code, block.code))
-        return finding, {scored[0][1]}
+        return finding, {indices[at]}
     message = f"entry '{entry.method} - {entry.title}': no block in {_scope(entry)} has this code"
     return _entry(entry, path, Code.OP403, "missing-from-code", message), set()
+
+
+def _drifted_block(code: str, candidates: Sequence[CodeBlock]) -> tuple[int, str] | None:
+    """The candidate an entry's code drifted into, and how: edited in place (similar), or
+    grown around (the block still holds most of the entry's code)."""
+    if not candidates:
+        return None
+    similar = [cat.code_similarity(code, b.code) for b in candidates]
+    best = max(range(len(candidates)), key=similar.__getitem__)
+    if similar[best] >= SIMILAR:
+        return best, f"similarity {similar[best]:.2f}"
+    kept = [cat.code_containment(code, b.code) for b in candidates]
+    best = max(range(len(candidates)), key=kept.__getitem__)
+    if kept[best] >= CONTAINED:
+        return best, f"the block grew around the entry's code, {kept[best]:.0%} of it kept"
+    return None
 
 
 def _module_entry(entry: cat.CatalogEntry, path: str, trees: Mapping[str, Tree]) -> Finding | None:

@@ -17,6 +17,7 @@ from omni_port.catalog import (
     CatalogEntry,
     EntryKind,
     appears_in,
+    code_containment,
     code_matches,
     code_similarity,
     describe_location,
@@ -380,6 +381,18 @@ def test_similarity_with_elisions_counts_the_entry_code() -> None:
     entry = "x = f(a)\n# ... gap ...\nz = 3\n"
     assert code_similarity(entry, "x = f(a)\ny = 2\nz = 4\n") == 8 / 9
     assert code_similarity(entry, "x = f(a)\ny = 2\nz = 3\nq = 0\n") == 0.99
+
+
+def test_containment_counts_runs_of_the_entry_code_not_scattered_tokens() -> None:
+    entry = "self.ids = self.manager.handle(finished=getattr(out, 'done', {}), size=self.size)\n"
+    grown = (
+        "finished = getattr(out, 'done', {})\n"
+        "for rid in finished:\n    self.note(rid)\n"
+        "self.ids = self.manager.handle(finished=finished, size=self.size)\n"
+    )
+    assert code_similarity(entry, grown) < 0.6 < code_containment(entry, grown)
+    scattered = "self.a(x)\nself.b(y)\nself.c(z)\nself.d(out)\n"
+    assert code_containment(entry, scattered) == 0.0
 
 
 POOL = [
