@@ -376,11 +376,14 @@ def _unconfirmed(
     anchor_keys: Sequence[str], neighbours: Sequence[Stmt], repeated: frozenset[str]
 ) -> bool:
     """The nearest neighbour is the anchor's, but a repeated statement whose own next
-    neighbour does not match the anchor's second one."""
-    if len(anchor_keys) < 2 or not neighbours or neighbours[0].key != anchor_keys[0]:
+    neighbour does not match the anchor's second one (or is there where the anchor saw the
+    edge of the body)."""
+    if not anchor_keys or not neighbours or neighbours[0].key != anchor_keys[0]:
         return False
     if anchor_keys[0] not in repeated:
         return False
+    if len(anchor_keys) < 2:
+        return len(neighbours) > 1
     return len(neighbours) < 2 or similarity(neighbours[1].key, anchor_keys[1]) < FUZZY
 
 
