@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +75,7 @@ def sha256(data: bytes) -> str:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a file so that readers see the old or the new content, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -130,7 +129,7 @@ def write_tree(
         for rel in order:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            fd, tmp = _temp_beside(target)
             staged.append((tmp, target))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(files[rel])
@@ -163,3 +162,12 @@ def _rename_all(staged: list[tuple[str, Path]]) -> None:
                 else:
                     write_atomic(target, old)
         raise
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temp file in ``path``'s folder (so the final rename is atomic), open for writing."""
+    # Imported here: tempfile (and the random module it loads) is start-up time that
+    # `check` on unchanged inputs, which writes nothing, should not pay.
+    import tempfile
+
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +91,8 @@ def handle_errors(command: F) -> F:
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception:
+            import traceback  # only on this path: it is start-up time every run would pay
+
             click.echo("omni-port: internal error (please report this):", err=True)
             click.echo(traceback.format_exc(), err=True)
             sys.exit(123)
