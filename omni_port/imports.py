@@ -59,7 +59,16 @@ def settle(
     undefined = sorted({i.name for i in found if i.kind == "undefined"})
     table = upstream_bindings(upstream.tree, upstream.module)
     resolved = {name: table[name] for name in undefined if name in table}
-    findings = [
+    orphaned = {i.name for i in found if i.kind == "unused-import"} - set(module.unused_imports)
+    if orphaned:
+        _drop_imports(segments, orphaned)
+    if resolved:
+        _add_imports(segments, resolved, text)
+    if set(undefined) <= set(resolved):
+        return []
+    # Imports were added and dropped above: read the final text again for true lines.
+    final = issues("".join(s.text for s in segments), module.name)
+    return [
         Finding(
             "unresolved-name",
             Code.OP303,
@@ -69,15 +78,9 @@ def settle(
             "does not define or import it",
             issue.col,
         )
-        for issue in found
-        if issue.kind == "undefined" and issue.name not in resolved
+        for issue in final
+        if issue.kind == "undefined"
     ]
-    orphaned = {i.name for i in found if i.kind == "unused-import"} - set(module.unused_imports)
-    if orphaned:
-        _drop_imports(segments, orphaned)
-    if resolved:
-        _add_imports(segments, resolved, text)
-    return findings
 
 
 def upstream_bindings(tree: Tree, module: str) -> dict[str, Binding]:

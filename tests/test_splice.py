@@ -92,6 +92,17 @@ def test_placed_blocks_round_trip_through_extract(case: str) -> None:
                 assert piece.code.strip("\n") in found, piece.id
 
 
+def test_unresolved_names_point_at_their_line_in_the_output() -> None:
+    """OP303 lines are lines of the written module, after imports were added and dropped."""
+    _, result = _run(CASES / "signature_changed")
+    lines = decode(result.files["omni.py"], "omni.py").text.split("\n")
+    unresolved = [f for f in result.findings if f.code is Code.OP303]
+    assert unresolved
+    for finding in unresolved:
+        name = finding.message.split("'")[1]
+        assert name in lines[finding.line - 1][finding.col - 1 :], finding
+
+
 def test_conflict_output_parses_and_keeps_upstream_code() -> None:
     _, result = _run(CASES / "replaced_changed")
     text = decode(result.files["omni.py"], "omni.py").text
