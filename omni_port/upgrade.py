@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from omni_port import locate
 from omni_port.diff import flat_keys
-from omni_port.model import Block, Copy, Finding, PatchSet, Placement, Severity, Status
+from omni_port.model import Block, Code, Copy, Finding, PatchSet, Placement, Severity, Status
 from omni_port.splice import upstream_def
 from omni_port.syntax import Stmt, Tree, find_def, split_full_key
 from omni_port.wording import describe_location
@@ -217,9 +217,7 @@ def _new_methods(upgrade: Upgrade) -> Iterator[str]:
 
 
 def _verification(upgrade: Upgrade) -> Iterator[str]:
-    problems = [
-        f for f in upgrade.findings if f.severity is Severity.ERROR and f.kind != "conflict"
-    ]
+    problems = verification_problems(upgrade.findings)
     notes = [f for f in upgrade.findings if f.severity is Severity.NOTE]
     yield "## Verification of the generated runners"
     yield ""
@@ -230,6 +228,16 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
     if notes:
         yield f"- {len(notes)} notes: imports or attributes left unverified (no package source)"
     yield ""
+
+
+def verification_problems(findings: Sequence[Finding]) -> list[Finding]:
+    """The errors other than conflicts, each said once: sync (OP303) and verify (OP502)
+    both report a name that nothing defines, at the same place."""
+    problems = [f for f in findings if f.severity is Severity.ERROR and f.kind != "conflict"]
+    unresolved = {(f.path, f.line, f.col) for f in problems if f.code is Code.OP303}
+    return [
+        f for f in problems if not (f.code is Code.OP502 and (f.path, f.line, f.col) in unresolved)
+    ]
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from omni_port.model import Code, Finding
+from omni_port.upgrade import verification_problems
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -121,3 +123,12 @@ def test_bases_ranks_the_release_the_runner_was_ported_from(cli: Cli, work: Path
     assert result.exit_code == 0, result.stderr
     ranked = [line.split("\t")[0] for line in result.stdout.splitlines()]
     assert ranked[0] == "v1.py"
+
+
+def test_a_name_nothing_defines_is_listed_once() -> None:
+    where = ("gen.py", 12, 9)
+    sync_says = Finding("unresolved-name", Code.OP303, where[0], where[1], "name 'x'", where[2])
+    verify_says = Finding("undefined-name", Code.OP502, where[0], where[1], "`x`", where[2])
+    elsewhere = Finding("undefined-name", Code.OP502, "gen.py", 40, "`y`", 5)
+    found = verification_problems([sync_says, verify_says, elsewhere])
+    assert found == [sync_says, elsewhere]
