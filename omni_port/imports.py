@@ -54,33 +54,57 @@ def settle(
     segments: Sequence[Segment], module: ModulePatches, upstream: UpstreamLike
 ) -> list[Finding]:
     """Fix the imports of the assembled segments in place; unresolvable names are findings."""
-    text = "".join(s.text for s in segments)
+    text = _text_of(segments)
     found = issues(text, module.name)
     undefined = sorted({i.name for i in found if i.kind == "undefined"})
     table = upstream_bindings(upstream.tree, upstream.module)
     resolved = {name: table[name] for name in undefined if name in table}
     orphaned = {i.name for i in found if i.kind == "unused-import"} - set(module.unused_imports)
+    before = [segment.text for segment in segments]
     if orphaned:
         _drop_imports(segments, orphaned)
     if resolved:
         _add_imports(segments, resolved, text)
-    if set(undefined) <= set(resolved):
-        return []
-    # Imports were added and dropped above: read the final text again for true lines.
-    final = issues("".join(s.text for s in segments), module.name)
+    unresolved = [i for i in found if i.kind == "undefined" and i.name not in resolved]
+    # Imports were added and dropped above: each finding names its line in the final text.
+    lines = [_line_after_edits(i.line, before, segments) for i in unresolved]
+    if None in lines:
+        unresolved = [i for i in issues(_text_of(segments), module.name) if i.kind == "undefined"]
+        lines = [i.line for i in unresolved]
     return [
         Finding(
             "unresolved-name",
             Code.OP303,
             module.name,
-            issue.line,
+            line or issue.line,
             f"name {issue.name!r} is not defined here and {upstream.label} "
             "does not define or import it",
             issue.col,
         )
-        for issue in final
-        if issue.kind == "undefined"
+        for issue, line in zip(unresolved, lines, strict=True)
     ]
+
+
+def _text_of(segments: Sequence[Segment]) -> str:
+    return "".join(segment.text for segment in segments)
+
+
+def _line_after_edits(line: int, before: Sequence[str], segments: Sequence[Segment]) -> int | None:
+    """Where ``line`` of the text before import edits is now: shifted by the lines the
+    edited segments above it gained or lost; None when an edited segment touches it."""
+    shift = newlines = 0
+    for old, segment in zip(before, segments, strict=True):
+        first = newlines + 1
+        newlines += old.count("\n")
+        if first > line:
+            break
+        if segment.text == old:
+            continue
+        last = newlines if old.endswith("\n") else newlines + 1
+        if line <= last:
+            return None
+        shift += segment.text.count("\n") - old.count("\n")
+    return line + shift
 
 
 def upstream_bindings(tree: Tree, module: str) -> dict[str, Binding]:

@@ -8,11 +8,13 @@ line per block with its fate (``expected.txt``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from omni_port import extract, generate, splice
+from omni_port.imports import _line_after_edits
 from omni_port.model import Block, Code, PatchSet, Status
 from omni_port.patchfile import render_patch_set
 from omni_port.syntax import parse
@@ -101,6 +103,26 @@ def test_unresolved_names_point_at_their_line_in_the_output() -> None:
     for finding in unresolved:
         name = finding.message.split("'")[1]
         assert name in lines[finding.line - 1][finding.col - 1 :], finding
+
+
+@dataclass
+class _Piece:
+    text: str
+    tag: str = ""
+
+
+def test_lines_after_import_edits_shift_or_need_a_new_reading() -> None:
+    before = ["import a\nimport b\n", "x = 1\ny = 2", " + 3\n", "z = f()\n"]
+    pieces = [
+        _Piece(before[0] + "import c\n"),
+        _Piece(before[1]),
+        _Piece(" + 4\n"),
+        _Piece(before[3]),
+    ]
+    assert _line_after_edits(1, before, pieces) is None  # in the edited import segment
+    assert _line_after_edits(3, before, pieces) == 4  # one import line added above
+    assert _line_after_edits(4, before, pieces) is None  # a line the edited piece shares
+    assert _line_after_edits(5, before, pieces) == 6
 
 
 def test_conflict_output_parses_and_keeps_upstream_code() -> None:
