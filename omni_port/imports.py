@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from omni_port.model import Code, Finding, ModulePatches
-from omni_port.names import issues
+from omni_port.names import NameIssue, issues
 from omni_port.syntax import Stmt, Suite, Tree
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
@@ -66,27 +66,34 @@ def settle(
     if resolved:
         _add_imports(segments, resolved, text)
     unresolved = [i for i in found if i.kind == "undefined" and i.name not in resolved]
-    # Imports were added and dropped above: each finding names its line in the final text.
-    lines = [_line_after_edits(i.line, before, segments) for i in unresolved]
-    if None in lines:
-        unresolved = [i for i in issues(_text_of(segments), module.name) if i.kind == "undefined"]
-        lines = [i.line for i in unresolved]
     return [
         Finding(
             "unresolved-name",
             Code.OP303,
             module.name,
-            line or issue.line,
+            line,
             f"name {issue.name!r} is not defined here and {upstream.label} "
             "does not define or import it",
             issue.col,
         )
-        for issue, line in zip(unresolved, lines, strict=True)
+        for issue, line in _final_lines(unresolved, before, segments, module.name)
     ]
 
 
 def _text_of(segments: Sequence[Segment]) -> str:
     return "".join(segment.text for segment in segments)
+
+
+def _final_lines(
+    unresolved: Sequence[NameIssue], before: Sequence[str], segments: Sequence[Segment], path: str
+) -> list[tuple[NameIssue, int]]:
+    """Each issue with its line in the text after the import edits."""
+    moved = [(issue, _line_after_edits(issue.line, before, segments)) for issue in unresolved]
+    found = [(issue, line) for issue, line in moved if line is not None]
+    if len(found) == len(moved):
+        return found
+    final = issues(_text_of(segments), path)
+    return [(issue, issue.line) for issue in final if issue.kind == "undefined"]
 
 
 def _line_after_edits(line: int, before: Sequence[str], segments: Sequence[Segment]) -> int | None:
