@@ -292,12 +292,9 @@ def _matches(index: _Index, key: str) -> list[tuple[int, int]]:
     ]
 
 
-def _score(
-    slot: Slot,
-    anchor: Anchor,
-    repeated: frozenset[str] = frozenset(),
-    present: frozenset[str] | None = None,
-) -> Scored:
+def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: frozenset[str]) -> Scored:
+    """Score a place; ``repeated`` are keys the new method has more than once, ``present``
+    every key it has (an old neighbour that is gone cannot contradict a place)."""
     stmts = slot.suite.stmts
     path = _path_score(anchor.path, slot.path)
     # "First (last) in its body" is evidence only for the body the anchor names.
@@ -339,9 +336,10 @@ def _score(
 
 
 def _wrong_side(
-    anchor_keys: Sequence[str], present: frozenset[str] | None, wrong: set[str], right: set[str]
+    anchor_keys: Sequence[str], present: frozenset[str], wrong: set[str], right: set[str]
 ) -> bool:
-    surviving = [k for k in anchor_keys if present is None or k in present][:1]
+    """The nearest old neighbour still in the method stands only on the wrong side."""
+    surviving = [k for k in anchor_keys if k in present][:1]
     return bool(surviving) and surviving[0] in wrong and surviving[0] not in right
 
 
