@@ -38,8 +38,8 @@ fuzz: $(STAMP)
 	OMNI_PORT_FUZZ=1 $(BIN)/python -m pytest tests/test_properties.py -p no:cacheprovider
 
 lint: $(STAMP)
-	$(BIN)/ruff check omni_port tests
-	$(BIN)/ruff format --check omni_port tests
+	$(BIN)/ruff check omni_port tests bench
+	$(BIN)/ruff format --check omni_port tests bench
 	$(BIN)/mypy
 
 clean:

@@ -31,6 +31,7 @@ from bench.history import (
 from omni_port import extract, generate, splice
 from omni_port.model import Block, PatchSet, Placement, Status
 from omni_port.patchfile import render_patch_set
+from omni_port.syntax import Suite, Tree
 from omni_port.textio import decode
 from omni_port.upstream import ASCEND_RUNNER, default_cache
 
@@ -108,12 +109,13 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
     new_base = history.base(step.new_base)
     truth = positions(history.omni(step.new), new_base)
     got = positions(generated, new_base)
-    marked = score(patches, result.placements, truth, got)
+    upstream = history.ascend_tree(step.new_base)
+    marked = score(patches, result.placements, truth, got, upstream)
     # Unmarked edits of N, whether or not this run carried them: lost ones count as missing.
     every = patches if implicit else _extract(history, step.old, base, True)
     truth_edits = positions(history.omni(step.new), new_base, marked=False)
     got_edits = positions(generated, new_base, marked=False)
-    edits = score(every, result.placements, truth_edits, got_edits, marked=False)
+    edits = score(every, result.placements, truth_edits, got_edits, upstream, marked=False)
     return marked, edits, elapsed
 
 
@@ -140,6 +142,7 @@ def score(
     placements: tuple[Placement, ...],
     truth: list[Position],
     got: list[Position],
+    upstream: Tree,
     marked: bool = True,
 ) -> Tally:
     tally = Tally()
@@ -154,7 +157,7 @@ def score(
         placement = status.get(block.id)
         if placement is not None and placement.status is Status.CONFLICT:
             tally.add(block.id, "flagged", placement.reason)
-            if _right_candidate(placement, expected):
+            if _right_candidate(placement, expected, upstream):
                 tally.flagged_with_candidate += 1
             continue
         if index not in to_got:
@@ -168,13 +171,31 @@ def score(
     return tally
 
 
-def _right_candidate(placement: Placement, expected: Position) -> bool:
+def _right_candidate(placement: Placement, expected: Position, upstream: Tree) -> bool:
+    """Whether a candidate is the maintainers' place: same body and the same upstream
+    statement on one side. A candidate names the statement at its line (the first one a
+    replacement replaces), so the statement before it comes from the upstream tree."""
     for candidate in placement.candidates:
         if candidate.path != expected.path:
             continue
-        if candidate.text == (expected.after or candidate.text):
+        before = _statement_before(upstream.body, candidate.line)
+        if candidate.text == expected.after or (before is not None and before == expected.before):
             return True
     return False
+
+
+def _statement_before(suite: Suite, line: int) -> str | None:
+    """Key of the statement just before the one starting at ``line`` ("" when it is first
+    in its body); None when no statement starts there."""
+    for index, stmt in enumerate(suite.stmts):
+        if stmt.start == line:
+            return suite.stmts[index - 1].key if index else ""
+        if stmt.start < line <= stmt.full_end:
+            for clause in stmt.clauses:
+                found = _statement_before(clause, line)
+                if found is not None:
+                    return found
+    return None
 
 
 def _difference(actual: Position, expected: Position) -> str:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import libcst
 
 from omni_port.cli import main
-from omni_port.config import load
+from omni_port.config import Config, load
 from omni_port.upstream import (
     ASCEND_RUNNER,
     default_cache,
@@ -91,7 +91,7 @@ def main_bench(argv: list[str] | None = None) -> int:
 
 
 def _check_times(
-    work: Path, patches: Path, generated: Path, config: object, repeat: int
+    work: Path, patches: Path, generated: Path, config: Config, repeat: int
 ) -> list[float]:
     """Wall time of the check command in a fresh process once its cache is warm."""
     command = [
