@@ -122,17 +122,69 @@ def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: Fal
     return SuiteMatch(old, new, tuple(pairs), children)
 
 
+#: Largest body pair (old x new statements) for an exact longest-common-subsequence pass.
+LCS_CELLS = 40_000
+
+
 def _matching(
     old_keys: Sequence[str], new_keys: Sequence[str], same: Callable[[int, int], bool]
 ) -> list[tuple[int, int]]:
-    """Equal keys paired in order, longest matching runs first (difflib)."""
+    """Equal keys paired in order, longest matching runs first (difflib).
+
+    Around repeated statements difflib's runs can strand a statement on both sides (old
+    ``a a a`` against new ``a X a a`` pairs two); then the longest common subsequence
+    pairs them all, if the bodies are small enough to afford it.
+    """
     matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
-    return [
+    pairs = [
         (block.a + k, block.b + k)
         for block in matcher.get_matching_blocks()
         for k in range(block.size)
         if same(block.a + k, block.b + k)
     ]
+    if _stranded(pairs, old_keys, new_keys) and len(old_keys) * len(new_keys) <= LCS_CELLS:
+        longest = _longest_common(old_keys, new_keys, same)
+        if len(longest) > len(pairs):
+            return longest
+    return pairs
+
+
+def _stranded(
+    pairs: Sequence[tuple[int, int]], old_keys: Sequence[str], new_keys: Sequence[str]
+) -> bool:
+    """Whether some key is left unpaired on both sides."""
+    old_paired = {o for o, _ in pairs}
+    new_paired = {n for _, n in pairs}
+    old_left = {k for i, k in enumerate(old_keys) if i not in old_paired}
+    return any(k in old_left for i, k in enumerate(new_keys) if i not in new_paired)
+
+
+def _longest_common(
+    old_keys: Sequence[str], new_keys: Sequence[str], same: Callable[[int, int], bool]
+) -> list[tuple[int, int]]:
+    """A longest sequence of in-order pairs of equal keys (dynamic programming)."""
+    rows, cols = len(old_keys), len(new_keys)
+
+    def equal(o: int, n: int) -> bool:
+        return old_keys[o] == new_keys[n] and same(o, n)
+
+    # table[o][n]: length of the longest common subsequence of old[o:] and new[n:].
+    table = [[0] * (cols + 1) for _ in range(rows + 1)]
+    for o in range(rows - 1, -1, -1):
+        row, below = table[o], table[o + 1]
+        for n in range(cols - 1, -1, -1):
+            row[n] = below[n + 1] + 1 if equal(o, n) else max(below[n], row[n + 1])
+    pairs: list[tuple[int, int]] = []
+    o = n = 0
+    while o < rows and n < cols:
+        if equal(o, n) and table[o][n] == table[o + 1][n + 1] + 1:
+            pairs.append((o, n))
+            o, n = o + 1, n + 1
+        elif table[o + 1][n] >= table[o][n + 1]:
+            o += 1
+        else:
+            n += 1
+    return pairs
 
 
 def _slide_repeats(
