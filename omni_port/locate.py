@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.diff import similarity
@@ -104,6 +104,8 @@ class _Index:
     suites: tuple[tuple[tuple[str, ...], Suite], ...]
     #: key -> [(suite position in ``suites``, statement index)]
     by_key: dict[str, list[tuple[int, int]]]
+    #: Keys the method has more than once.
+    repeated: frozenset[str]
 
 
 def _index(method: Stmt) -> _Index:
@@ -112,7 +114,8 @@ def _index(method: Stmt) -> _Index:
     for position, (_, suite) in enumerate(suites):
         for i, stmt in enumerate(suite.stmts):
             by_key.setdefault(stmt.key, []).append((position, i))
-    return _Index(suites, by_key)
+    repeated = frozenset(key for key, places in by_key.items() if len(places) > 1)
+    return _Index(suites, by_key, repeated)
 
 
 def decide(method: Stmt, blocks: Sequence[Block]) -> list[Decision]:
@@ -244,10 +247,8 @@ def _score_all(index: _Index, block: Block) -> Iterator[Scored]:
     anchor = block.anchor
     spanning = (BlockKind.REPLACEMENT, BlockKind.DELETION, BlockKind.HEADER)
     span = len(anchor.replaced) if block.kind in spanning else 0
-    repeated = frozenset(key for key, places in index.by_key.items() if len(places) > 1)
-    present = frozenset(index.by_key)
     for slot in _candidate_slots(index, anchor, span):
-        yield _score(slot, anchor, repeated, present)
+        yield _score(slot, anchor, index.repeated, index.by_key)
 
 
 def _candidate_slots(index: _Index, anchor: Anchor, span: int) -> Iterator[Slot]:
@@ -292,7 +293,7 @@ def _matches(index: _Index, key: str) -> list[tuple[int, int]]:
     ]
 
 
-def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: frozenset[str]) -> Scored:
+def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Container[str]) -> Scored:
     """Score a place; ``repeated`` are keys the new method has more than once, ``present``
     every key it has (an old neighbour that is gone cannot contradict a place)."""
     stmts = slot.suite.stmts
@@ -336,7 +337,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: frozen
 
 
 def _wrong_side(
-    anchor_keys: Sequence[str], present: frozenset[str], wrong: set[str], right: set[str]
+    anchor_keys: Sequence[str], present: Container[str], wrong: set[str], right: set[str]
 ) -> bool:
     """The nearest old neighbour still in the method stands only on the wrong side."""
     surviving = [k for k in anchor_keys if k in present][:1]

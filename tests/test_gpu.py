@@ -296,7 +296,7 @@ def test_patches_feed_sync_onto_the_npu_upstream(cli: Cli, tmp_path: Path) -> No
     assert again.exit_code == 0, again.stderr
     out = tmp_path / "out"
     synced = cli(
-        "sync", "--patches", patches, "--upstream", GPU / "ascend.py",
+        "sync", "--patches", patches, "--upstream", DATA / "transplant" / "ascend.py",
         "--upstream-class", "NPUModelRunner", "--out", out,
     )  # fmt: skip
     assert synced.exit_code in (0, 1), synced.stderr
