@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.history import History, match, normalize_code, positions
-from omni_port import extract
-from omni_port.markers import scan
+from omni_port.extract import extractor
+from omni_port.extract.markers import scan
 from omni_port.model import Copy
-from omni_port.syntax import Stmt, Tree, parse
-from omni_port.textio import SourceText, decode
+from omni_port.pyast.syntax import Stmt, Tree, parse
+from omni_port.sources.textio import SourceText, decode
 
 if TYPE_CHECKING:
     from bench.replay import Step, Tally
@@ -38,11 +38,11 @@ def run(history: History, step: Step, tool: str) -> Tally:
     base_n = history.ascend_tree(step.old_base)
     base_m = history.ascend_tree(step.new_base)
     omni = history.omni(step.old)
-    options = extract.ExtractOptions(lenient=True)
+    options = extractor.ExtractOptions(lenient=True)
     merged: dict[str, SourceText] = {}
     flagged_code: list[str] = []
     for name, source in omni.items():
-        module = extract.extract_module(source, name, history.base(step.old_base), options).module
+        module = extractor.extract_module(source, name, history.base(step.old_base), options).module
         copies = [p for p in module.pieces if isinstance(p, Copy) and p.owner]
         tree = parse(source.text, source.path)
         text, unresolved = _merge_module(tree, copies, base_n, base_m, merge)
@@ -94,7 +94,7 @@ def _merge_module(
 
 
 def _method(tree: Tree, owner: str, name: str) -> Stmt | None:
-    from omni_port.splice import upstream_def
+    from omni_port.sync.splice import upstream_def
 
     return upstream_def(tree, owner, name)
 

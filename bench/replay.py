@@ -28,12 +28,13 @@ from bench.history import (
     normalize_code,
     positions,
 )
-from omni_port import extract, generate, splice
+from omni_port.extract import extractor
 from omni_port.model import Block, PatchSet, Placement, Status
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import Suite, Tree
-from omni_port.textio import decode
-from omni_port.upstream import ASCEND_RUNNER, default_cache
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import Suite, Tree
+from omni_port.sources.textio import decode
+from omni_port.sources.upstream import ASCEND_RUNNER, default_cache
+from omni_port.sync import pipeline, splice
 
 OUTCOMES = ("correct", "flagged", "wrong", "missing")
 
@@ -78,11 +79,11 @@ def upstream_of(history: History, version: str) -> splice.Upstream:
     )
 
 
-def _extract(history: History, version: str, base: extract.Base, implicit: bool) -> PatchSet:
-    options = extract.ExtractOptions(lenient=True, implicit=implicit)
+def _extract(history: History, version: str, base: extractor.Base, implicit: bool) -> PatchSet:
+    options = extractor.ExtractOptions(lenient=True, implicit=implicit)
     return PatchSet(
         tuple(
-            extract.extract_module(source, name, base, options).module
+            extractor.extract_module(source, name, base, options).module
             for name, source in history.omni(version).items()
         )
     )
@@ -93,7 +94,7 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
     base = history.base(step.old_base)
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
-    result = generate.sync(
+    result = pipeline.sync(
         patches,
         render_patch_set(patches, "bench"),
         upstream_of(history, step.new_base),

@@ -23,11 +23,12 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from omni_port import extract, generate, splice
+from omni_port.extract import extractor
 from omni_port.model import ModulePatches, PatchSet, Status
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import parse
-from omni_port.textio import decode
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import decode
+from omni_port.sync import pipeline, splice
 
 R = TypeVar("R")
 MARK = "# ---------- Omni-new ----------"
@@ -184,19 +185,19 @@ class Figures:
 
 def _stages(
     data: Synthetic,
-) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], generate.SyncResult]]:
+) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], pipeline.SyncResult]]:
     """extract (the omni module parsed inside) and sync, on upstream trees parsed once."""
-    base = extract.Base("base.py", "0" * 64, parse(data.base, "base.py"))
+    base = extractor.Base("base.py", "0" * 64, parse(data.base, "base.py"))
     upstream = splice.Upstream("v2.py", "1" * 64, parse(data.v2, "v2.py"), "fakeacc.runner_v1")
 
     def run_extract() -> ModulePatches:
         source = decode(data.omni.encode(), "omni.py")
-        return extract.extract_module(source, "omni.py", base).module
+        return extractor.extract_module(source, "omni.py", base).module
 
-    def run_sync(module: ModulePatches) -> generate.SyncResult:
+    def run_sync(module: ModulePatches) -> pipeline.SyncResult:
         patches = PatchSet((module,))
         files = render_patch_set(patches, "bench")
-        return generate.sync(patches, files, upstream, "bench", "python bench/scale.py")
+        return pipeline.sync(patches, files, upstream, "bench", "python bench/scale.py")
 
     return run_extract, run_sync
 

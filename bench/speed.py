@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import libcst
 
 from omni_port.cli import main
-from omni_port.config import Config, load
-from omni_port.upstream import (
+from omni_port.sources.config import Config, load
+from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     default_cache,
     locate,

@@ -177,8 +177,8 @@ def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
     """Marked regions inside omni-owned code (carried with it, listed for the catalog)."""
     if "omni" not in chunk.code.lower():
         return
-    from omni_port.markers import scan  # parsing is for extract reports only
-    from omni_port.syntax import dedent_code, parse
+    from omni_port.extract.markers import scan  # parsing is for extract reports only
+    from omni_port.pyast.syntax import dedent_code, parse
 
     tree = parse(dedent_code(chunk.code), chunk.origin.path)
     offset = chunk.origin.start - 1

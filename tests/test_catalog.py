@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omni_port.catalog import (
+from omni_port.catalog.markdown import (
     Catalog,
     CatalogEntry,
     EntryKind,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract
+from omni_port.extract import extractor
 from omni_port.model import Code
 from tests.conftest import Cli, read_tree
 from tests.golden import DATA
@@ -102,7 +102,7 @@ def test_internal_error_exit_123(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("synthetic failure")
 
-    monkeypatch.setattr(extract, "extract_module", boom)
+    monkeypatch.setattr(extractor, "extract_module", boom)
     result = cli("extract", "omni", "--patches", tmp_path / "p")
     assert result.exit_code == 123
     assert "internal error" in result.stderr

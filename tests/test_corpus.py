@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from omni_port.textio import BOM
+from omni_port.sources.textio import BOM
 from tests.conftest import Cli
 from tests.golden import DATA, cases
 

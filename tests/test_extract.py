@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract
+from omni_port.extract import extractor
 from omni_port.model import Block, BlockKind, Chunk, Copy, Edge
-from omni_port.patchfile import render_patch_set
-from omni_port.store import read_patch_set
-from omni_port.syntax import parse
-from omni_port.textio import read_source
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import read_patch_set
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import read_source
 from tests.conftest import Cli, read_tree
 from tests.golden import DATA, cases, check_tree
 
@@ -37,15 +37,15 @@ def test_extract_golden(case: str, cli: Cli, in_data: Path, tmp_path: Path) -> N
     assert rendered == read_tree(out)
 
 
-def _base() -> extract.Base:
+def _base() -> extractor.Base:
     source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    return extract.Base("v1", source.sha256, parse(source.text, source.path))
+    return extractor.Base("v1", source.sha256, parse(source.text, source.path))
 
 
-def _pieces(name: str, base: extract.Base | None = None, **options: object) -> list[object]:
+def _pieces(name: str, base: extractor.Base | None = None, **options: object) -> list[object]:
     source = read_source(DATA / "omni" / name)
-    opts = replace(extract.ExtractOptions(), **options)  # type: ignore[arg-type]
-    return list(extract.extract_module(source, name, base, opts).module.pieces)
+    opts = replace(extractor.ExtractOptions(), **options)  # type: ignore[arg-type]
+    return list(extractor.extract_module(source, name, base, opts).module.pieces)
 
 
 def _block(pieces: list[object], ident_suffix: str) -> Block:

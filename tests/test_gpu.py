@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract, gpu, parity
-from omni_port.counterparts import Status, index_classes, mro, resolve
 from omni_port.errors import BadInput
-from omni_port.evidence import ItemKind
+from omni_port.extract import extractor
+from omni_port.gpu import parity, vllm_delta
+from omni_port.gpu.counterparts import Status, index_classes, mro, resolve
+from omni_port.gpu.evidence import ItemKind
 from omni_port.model import Block, Code, Severity
-from omni_port.store import read_patch_set
-from omni_port.syntax import Tree, parse
-from omni_port.textio import read_source
-from omni_port.upstream import VLLM_RUNNER, Spec, SpecKind
+from omni_port.patches.store import read_patch_set
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.textio import read_source
+from omni_port.sources.upstream import VLLM_RUNNER, Spec, SpecKind
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -26,15 +27,15 @@ NPU_RUNNER = OMNI / "vllm_omni/platforms/npu/worker/npu_model_runner.py"
 OLD, NEW = "vllm==old", "vllm==new"
 
 
-def _base(label: str, folder: str) -> extract.Base:
+def _base(label: str, folder: str) -> extractor.Base:
     source = read_source(GPU / folder / "gpu_model_runner.py")
-    return extract.Base(label, source.sha256, parse(source.text, source.path))
+    return extractor.Base(label, source.sha256, parse(source.text, source.path))
 
 
-def _delta(*labels: str) -> gpu.Delta:
+def _delta(*labels: str) -> vllm_delta.Delta:
     folders = {NEW: "vllm_new", OLD: "vllm_old"}
     bases = {label: _base(label, folders[label]) for label in labels}
-    return gpu.gpu_delta({"gpu_model_runner.py": read_source(GPU_RUNNER)}, bases, labels[0])
+    return vllm_delta.gpu_delta({"gpu_model_runner.py": read_source(GPU_RUNNER)}, bases, labels[0])
 
 
 def _npu() -> dict[str, Tree]:
@@ -54,7 +55,7 @@ def test_each_method_gets_the_release_it_was_copied_from() -> None:
     assert execute.base.best.containment > execute.base.scores[0].containment
 
 
-def _replaced(delta: gpu.Delta) -> list[str]:
+def _replaced(delta: vllm_delta.Delta) -> list[str]:
     return [key for m in delta.methods for b in m.hunks for key in b.anchor.replaced]
 
 
@@ -84,11 +85,11 @@ def test_the_delta_is_an_ordinary_patch_set_with_each_copy_from_its_base() -> No
 
 
 def test_target_and_neighbours() -> None:
-    assert gpu.target_vllm("0.26.0") == "0.26.0"
-    assert gpu.target_vllm("0.22.1rc2") == "0.22.0"
-    assert gpu.neighbours("0.26.0") == ["0.24.0", "0.25.0", "0.26.0", "0.27.0"]
-    assert gpu.omni_version_of(OMNI) == "0.26.0"
-    assert gpu.omni_version_of(GPU) == ""
+    assert vllm_delta.target_vllm("0.26.0") == "0.26.0"
+    assert vllm_delta.target_vllm("0.22.1rc2") == "0.22.0"
+    assert vllm_delta.neighbours("0.26.0") == ["0.24.0", "0.25.0", "0.26.0", "0.27.0"]
+    assert vllm_delta.omni_version_of(OMNI) == "0.26.0"
+    assert vllm_delta.omni_version_of(GPU) == ""
 
 
 def test_a_release_keeps_one_member_and_no_wheel(
@@ -104,11 +105,11 @@ def test_a_release_keeps_one_member_and_no_wheel(
         return wheel
 
     calls: list[str] = []
-    monkeypatch.setattr(gpu, "fetch_wheel", fake_fetch)
+    monkeypatch.setattr(vllm_delta, "fetch_wheel", fake_fetch)
     cache = tmp_path / "cache"
     spec = Spec(SpecKind.PYPI, "vllm", "9.9.0")
     for _ in range(2):
-        located = gpu.locate_vllm(spec, cache)
+        located = vllm_delta.locate_vllm(spec, cache)
         assert located.label == "vllm==9.9.0"
         assert "GPUModelRunner" in located.source.text
     assert calls == ["9.9.0"]
@@ -323,7 +324,7 @@ def test_check_parity_for_the_check_command() -> None:
 @pytest.mark.real
 def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
     """vllm-omni 0.26.0 against vLLM 0.26.0 and two earlier releases (one member each)."""
-    from omni_port.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate
+    from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate
 
     omni = Spec(SpecKind.PYPI, "vllm-omni", "0.26.0")
     sources = {Path(m).name: locate(omni, m, cache_dir).source for m in OMNI_GPU_RUNNERS}
@@ -334,13 +335,13 @@ def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
     }
     bases = {}
     for version in ("0.26.0", "0.25.0", "0.24.0"):
-        located = gpu.locate_vllm(Spec(SpecKind.PYPI, "vllm", version), cache_dir)
+        located = vllm_delta.locate_vllm(Spec(SpecKind.PYPI, "vllm", version), cache_dir)
         source = located.source
-        bases[located.label] = extract.Base(
+        bases[located.label] = extractor.Base(
             located.label, source.sha256, parse(source.text, source.path)
         )
     assert not (cache_dir / "wheels" / "vllm-0.26.0").exists()
-    delta = gpu.gpu_delta(sources, bases, "vllm==0.26.0")
+    delta = vllm_delta.gpu_delta(sources, bases, "vllm==0.26.0")
     chosen = {(m.base.module, m.base.member): m.base.base for m in delta.methods}
     assert ("gpu_ar_model_runner.py", "execute_model") in chosen
     assert set(chosen.values()) - {"vllm==0.26.0"}, "some copies lag their target release"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from omni_port.pysource import c3_linearization
+from omni_port.pyast.packages import c3_linearization
 
 
 @st.composite

@@ -9,8 +9,8 @@ import pytest
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block, BlockKind, Edge, Origin, Resolution
-from omni_port.patchfile import INDEX_NAME, parse_piece, render_piece
-from omni_port.store import read_patch_set
+from omni_port.patches.patchfile import INDEX_NAME, parse_piece, render_piece
+from omni_port.patches.store import read_patch_set
 from tests.golden import DATA, cases
 
 

@@ -27,11 +27,18 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from omni_port import extract, generate, splice
+from omni_port.extract import extractor
 from omni_port.model import Block, BlockKind, ModulePatches, PatchSet, Placement, Status
-from omni_port.patchfile import INDEX_NAME, build_module, parse_index, parse_piece, render_patch_set
-from omni_port.syntax import parse, reindent
-from omni_port.textio import decode
+from omni_port.patches.patchfile import (
+    INDEX_NAME,
+    build_module,
+    parse_index,
+    parse_piece,
+    render_patch_set,
+)
+from omni_port.pyast.syntax import parse, reindent
+from omni_port.sources.textio import decode
+from omni_port.sync import pipeline, splice
 
 #: `make test` (and CI) replays the same examples every run, so main stays green on what
 #: was checked; `make fuzz` (OMNI_PORT_FUZZ=1) draws new ones to find what is left.
@@ -653,16 +660,16 @@ def make_example(chooser: Chooser, edits: Sequence[EditKind]) -> Example:
 
 def run_extract(example: Example) -> ModulePatches:
     base_tree = parse(example.base, "base.py")
-    base = extract.Base("base.py", "0" * 64, base_tree)
+    base = extractor.Base("base.py", "0" * 64, base_tree)
     source = decode(example.omni.encode(), "omni.py")
-    return extract.extract_module(source, "omni.py", base, extract.ExtractOptions()).module
+    return extractor.extract_module(source, "omni.py", base, extractor.ExtractOptions()).module
 
 
-def run_sync(module: ModulePatches, upstream_text: str) -> generate.SyncResult:
+def run_sync(module: ModulePatches, upstream_text: str) -> pipeline.SyncResult:
     patches = PatchSet((module,))
     upstream = splice.Upstream("u.py", "1" * 64, parse(upstream_text, "u.py"), "pkg.mod")
     files = render_patch_set(patches, "omni-port test")
-    return generate.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
 
 
 def reparsed(module: ModulePatches) -> ModulePatches:
@@ -690,7 +697,7 @@ class Checked:
     text: str
 
 
-def check_reported(example: Example, module: ModulePatches, result: generate.SyncResult) -> Checked:
+def check_reported(example: Example, module: ModulePatches, result: pipeline.SyncResult) -> Checked:
     """Every block is placed (its code verbatim) or a commented conflict; the output compiles."""
     text = decode(result.files["omni.py"], "omni.py").text
     compile(text, "omni.py", "exec", dont_inherit=True)
@@ -781,7 +788,7 @@ def visible(new: Layout, key: SuiteKey, ident: int | None, step: int, gone: set[
     return body[at] if 0 <= at < len(body) else None
 
 
-def pipeline(example: Example) -> tuple[ModulePatches, generate.SyncResult, Checked]:
+def run_pipeline(example: Example) -> tuple[ModulePatches, pipeline.SyncResult, Checked]:
     module = run_extract(example)
     assert reparsed(module) == module, "patch files do not round-trip"
     result = run_sync(module, example.v2)
@@ -797,7 +804,7 @@ def pipeline(example: Example) -> tuple[ModulePatches, generate.SyncResult, Chec
 def test_unchanged_upstream_round_trips(data: st.DataObject) -> None:
     """extract then sync onto the same upstream gives the omni source back, byte for byte."""
     example = make_example(DataChooser(data), ())
-    _, result, checked = pipeline(example)
+    _, result, checked = run_pipeline(example)
     assert all(p.status is Status.PLACED for p in checked.placements.values())
     assert body_of(result.files["omni.py"]) == example.omni
 
@@ -812,7 +819,7 @@ def test_blocks_land_where_they_belong_or_conflict(
     edits: tuple[EditKind, ...], data: st.DataObject
 ) -> None:
     example = make_example(DataChooser(data), edits)
-    _, _, checked = pipeline(example)
+    _, _, checked = run_pipeline(example)
     check_places(example, checked)
 
 
@@ -822,7 +829,7 @@ def test_mixed_edits(data: st.DataObject) -> None:
     chooser = DataChooser(data)
     edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
     example = make_example(chooser, edits)
-    _, _, checked = pipeline(example)
+    _, _, checked = run_pipeline(example)
     check_places(example, checked)
 
 
@@ -833,7 +840,7 @@ def test_sync_is_idempotent(data: st.DataObject) -> None:
     chooser = DataChooser(data)
     edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(0, 2)))
     example = make_example(chooser, edits)
-    module, result, checked = pipeline(example)
+    module, result, checked = run_pipeline(example)
     assert run_sync(module, example.v2).files == result.files
     if any(p.status is Status.CONFLICT for p in checked.placements.values()):
         return
@@ -893,7 +900,7 @@ def _sync_text(base: str, omni: str, upstream: str | None = None) -> tuple[str, 
     """The generated module body of a one-block example, and that block's placement."""
     tree = parse(base, "base.py")
     source = decode(omni.encode(), "omni.py")
-    module = extract.extract_module(source, "omni.py", extract.Base("base.py", "0" * 64, tree))
+    module = extractor.extract_module(source, "omni.py", extractor.Base("base.py", "0" * 64, tree))
     result = run_sync(module.module, upstream or base)
     (placement,) = [p for p in result.placements if p.status is not Status.CARRIED]
     return body_of(result.files["omni.py"]), placement
@@ -966,7 +973,7 @@ def _comment_notes(base: str, omni: str) -> list[str]:
     """The details of extract's OP902 notes (comments sync will not reproduce)."""
     tree = parse(base, "base.py")
     source = decode(omni.encode(), "omni.py")
-    found = extract.extract_module(source, "omni.py", extract.Base("base.py", "0" * 64, tree))
+    found = extractor.extract_module(source, "omni.py", extractor.Base("base.py", "0" * 64, tree))
     return [f.detail for f in found.findings if f.code.value == "OP902"]
 
 

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract, generate, lockfile, splice
-from omni_port.diff import flat_keys
-from omni_port.markers import LABELLED, PLAIN, scan
+from omni_port.extract import extractor
+from omni_port.extract.markers import LABELLED, PLAIN, scan
 from omni_port.model import Block, BlockKind, Copy, PatchSet
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import Tree, parse
-from omni_port.textio import SourceText, decode
-from omni_port.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.diff import flat_keys
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.textio import SourceText, decode
+from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
+from omni_port.sync import pipeline, splice
 from tests.conftest import Cli
 
 pytestmark = pytest.mark.real
@@ -72,12 +74,12 @@ def test_replacements_against_the_base_record_what_they_replaced(cache_dir: Path
     base_source = locate(
         Spec(SpecKind.PYPI, "vllm-ascend", "0.26.0rc1"), ASCEND_RUNNER, cache_dir
     ).source
-    base = extract.Base(
+    base = extractor.Base(
         "vllm-ascend==0.26.0rc1", base_source.sha256, parse(base_source.text, base_source.path)
     )
     source = _runner(cache_dir, "0.30.0", "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py")
-    options = extract.ExtractOptions(lenient=True)
-    pieces = extract.extract_module(source, "npu_ar_model_runner.py", base, options).module.pieces
+    options = extractor.ExtractOptions(lenient=True)
+    pieces = extractor.extract_module(source, "npu_ar_model_runner.py", base, options).module.pieces
     blocks = [p for p in pieces if isinstance(p, Block) and p.marked]
     logits = [b for b in blocks if "compute_logits" in b.code and b.member == "execute_model"]
     assert len(logits) == 2
@@ -135,13 +137,15 @@ def test_identity_sync_reproduces_the_copied_methods(cache_dir: Path, tmp_path: 
     base_source = locate(
         Spec(SpecKind.PYPI, "vllm-ascend", "0.19.1rc1"), ASCEND_RUNNER, cache_dir
     ).source
-    base = extract.Base("b", base_source.sha256, parse(base_source.text, base_source.path))
+    base = extractor.Base("b", base_source.sha256, parse(base_source.text, base_source.path))
     upstream = splice.Upstream(
         "b", base_source.sha256, base.tree, "vllm_ascend.worker.model_runner_v1"
     )
     sources = {Path(m).name: _runner(cache_dir, "0.24.0", m) for m in OMNI_RUNNERS}
-    patches = PatchSet(tuple(extract.extract_module(s, n, base).module for n, s in sources.items()))
-    result = generate.sync(patches, render_patch_set(patches, "t"), upstream, "t", "t")
+    patches = PatchSet(
+        tuple(extractor.extract_module(s, n, base).module for n, s in sources.items())
+    )
+    result = pipeline.sync(patches, render_patch_set(patches, "t"), upstream, "t", "t")
     assert not [f for f in result.findings if f.severity.value == "error"]
     kinds: Counter[str] = Counter()
     for module in patches.modules:

@@ -24,13 +24,13 @@ from typing import Any
 
 import pytest
 
-from omni_port import textio, upstream
 from omni_port.errors import BadInput
-from omni_port.lockfile import LOCK_NAME
 from omni_port.model import Chunk, ModulePatches, Origin
-from omni_port.patchfile import INDEX_NAME, parse_piece, piece_filename
-from omni_port.store import apply, plan, read_patch_set
-from omni_port.upstream import Spec, SpecKind, parse_spec
+from omni_port.patches.lockfile import LOCK_NAME
+from omni_port.patches.patchfile import INDEX_NAME, parse_piece, piece_filename
+from omni_port.patches.store import apply, plan, read_patch_set
+from omni_port.sources import textio, upstream
+from omni_port.sources.upstream import Spec, SpecKind, parse_spec
 from tests.conftest import Cli
 
 BASE = """\

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract, generate, splice
-from omni_port.imports import _line_after_edits
+from omni_port.extract import extractor
 from omni_port.model import Block, Code, PatchSet, Status
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import parse
-from omni_port.textio import SourceText, decode
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import SourceText, decode
+from omni_port.sync import pipeline, splice
+from omni_port.sync.imports import _line_after_edits
 from tests.golden import DATA, cases, check_file
 
 CASES = DATA / "splice"
@@ -37,12 +38,12 @@ def _flags(folder: Path) -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-def _run(folder: Path) -> tuple[PatchSet, generate.SyncResult]:
+def _run(folder: Path) -> tuple[PatchSet, pipeline.SyncResult]:
     flags = _flags(folder)
     base_source = _read(folder, "base.py")
-    base = extract.Base("base.py", base_source.sha256, parse(base_source.text, "base.py"))
-    options = extract.ExtractOptions(upstream_class=flags.get("extract-class", "NPUModelRunner"))
-    module = extract.extract_module(_read(folder, "omni.py"), "omni.py", base, options).module
+    base = extractor.Base("base.py", base_source.sha256, parse(base_source.text, "base.py"))
+    options = extractor.ExtractOptions(upstream_class=flags.get("extract-class", "NPUModelRunner"))
+    module = extractor.extract_module(_read(folder, "omni.py"), "omni.py", base, options).module
     patches = PatchSet((module,))
     upstream_source = _read(folder, "upstream.py")
     upstream = splice.Upstream(
@@ -50,10 +51,10 @@ def _run(folder: Path) -> tuple[PatchSet, generate.SyncResult]:
         "fakeacc.runner_v1", flags.get("sync-class", ""),
     )  # fmt: skip
     files = render_patch_set(patches, "omni-port test")
-    return patches, generate.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+    return patches, pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
 
 
-def _fates(result: generate.SyncResult) -> str:
+def _fates(result: pipeline.SyncResult) -> str:
     lines = []
     for p in result.placements:
         where = f"lines {p.start}-{p.end}" if p.status is not Status.CONFLICT else "conflict"
@@ -82,10 +83,12 @@ def test_placed_blocks_round_trip_through_extract(case: str) -> None:
     patches, result = _run(folder)
     upstream_source = _read(folder, "upstream.py")
     flags = _flags(folder)
-    base = extract.Base("upstream.py", upstream_source.sha256, parse(upstream_source.text, "u.py"))
-    options = extract.ExtractOptions(upstream_class=flags.get("sync-class", "NPUModelRunner"))
+    base = extractor.Base(
+        "upstream.py", upstream_source.sha256, parse(upstream_source.text, "u.py")
+    )
+    options = extractor.ExtractOptions(upstream_class=flags.get("sync-class", "NPUModelRunner"))
     generated = decode(result.files["omni.py"], "omni.py")
-    again = extract.extract_module(generated, "omni.py", base, options).module
+    again = extractor.extract_module(generated, "omni.py", base, options).module
     found = {p.code.strip("\n") for p in again.pieces if isinstance(p, Block) and p.marked}
     placed = {p.block_id for p in result.placements if p.status is Status.PLACED}
     for module in patches.modules:

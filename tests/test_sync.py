@@ -6,20 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omni_port import extract, generate, splice
+from omni_port.extract import extractor
 from omni_port.model import Block, PatchSet
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import parse
-from omni_port.textio import SourceText, decode, read_source
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import SourceText, decode, read_source
+from omni_port.sync import pipeline, splice
 from tests.golden import DATA
 
 BASE = DATA / "upstream/v1/model_runner_v1.py"
 RUNNERS = ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py")
 
 
-def _base() -> extract.Base:
+def _base() -> extractor.Base:
     source = read_source(BASE)
-    return extract.Base("v1", source.sha256, parse(source.text, source.path))
+    return extractor.Base("v1", source.sha256, parse(source.text, source.path))
 
 
 def _upstream(path: Path = BASE) -> splice.Upstream:
@@ -31,13 +32,13 @@ def _upstream(path: Path = BASE) -> splice.Upstream:
 
 def _extract(sources: dict[str, SourceText]) -> PatchSet:
     base = _base()
-    modules = tuple(extract.extract_module(s, name, base).module for name, s in sources.items())
+    modules = tuple(extractor.extract_module(s, name, base).module for name, s in sources.items())
     return PatchSet(modules)
 
 
-def _sync(patches: PatchSet, upstream: splice.Upstream) -> generate.SyncResult:
+def _sync(patches: PatchSet, upstream: splice.Upstream) -> pipeline.SyncResult:
     files = render_patch_set(patches, "omni-port test")
-    return generate.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
 
 
 def _body(data: bytes) -> str:

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from omni_port.syntax import Suite, names_of, parse
+from omni_port.pyast.syntax import Suite, names_of, parse
 from tests.golden import DATA
 
 SHAPES = """

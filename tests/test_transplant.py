@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import extract, gpu, lockfile, parity, transplant
-from omni_port.counterparts import Status
 from omni_port.errors import BadInput
+from omni_port.extract import extractor
+from omni_port.gpu import parity, transplant, vllm_delta
+from omni_port.gpu.counterparts import Status
 from omni_port.model import Block, BlockKind, Code, Copy, PatchSet
-from omni_port.patchfile import render_patch_set
-from omni_port.store import read_patch_set
-from omni_port.syntax import Tree, parse
-from omni_port.textio import read_source
-from omni_port.upstream import Spec, SpecKind
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import read_patch_set
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.textio import read_source
+from omni_port.sources.upstream import Spec, SpecKind
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -44,11 +46,11 @@ CONFLICT = "npu_model_runner.OmniNPUModelRunner.execute_model.gpu-edit-02"
 HOMELESS = "npu_ar_model_runner.NPUARModelRunner.sample_tokens.gpu-edit-01"
 
 
-def _delta() -> gpu.Delta:
+def _delta() -> vllm_delta.Delta:
     source = read_source(VLLM)
-    bases = {"vllm==t": extract.Base("vllm==t", source.sha256, parse(source.text, source.path))}
+    bases = {"vllm==t": extractor.Base("vllm==t", source.sha256, parse(source.text, source.path))}
     sources = {name: read_source(GPU_WORKER / name) for name in GPU_MODULES}
-    return gpu.gpu_delta(sources, bases, "vllm==t")
+    return vllm_delta.gpu_delta(sources, bases, "vllm==t")
 
 
 def _npu() -> dict[str, Tree]:
@@ -61,16 +63,16 @@ def _plan(rows: list[parity.HunkParity] | None = None) -> transplant.Plan:
     return transplant.plan(delta, npu, rows if rows is not None else _rows(delta, npu))
 
 
-def _rows(delta: gpu.Delta, npu: dict[str, Tree]) -> list[parity.HunkParity]:
+def _rows(delta: vllm_delta.Delta, npu: dict[str, Tree]) -> list[parity.HunkParity]:
     return parity.hunk_parity(delta, npu)
 
 
 def _main() -> PatchSet:
     """The NPU runners' own patch set, extracted against the synthetic vllm-ascend."""
     source = read_source(ASCEND)
-    base = extract.Base("ascend", source.sha256, parse(source.text, source.path))
+    base = extractor.Base("ascend", source.sha256, parse(source.text, source.path))
     modules = [
-        extract.extract_module(read_source(NPU_WORKER / name), name, base).module
+        extractor.extract_module(read_source(NPU_WORKER / name), name, base).module
         for name in NPU_MODULES
     ]
     return PatchSet(tuple(modules))
@@ -525,7 +527,7 @@ def test_real_transplant_of_vllm_omni_0_26_gpu_hunks(
 ) -> None:
     """vllm-omni 0.26.0's GPU gaps onto its NPU runners, synced onto vllm-ascend 0.26.0rc1."""
     for version in ("0.26.0", "0.25.0", "0.24.0"):
-        gpu.locate_vllm(Spec(SpecKind.PYPI, "vllm", version), cache_dir)
+        vllm_delta.locate_vllm(Spec(SpecKind.PYPI, "vllm", version), cache_dir)
     common = ("--cache-dir", cache_dir)
     delta = cli(*common, "gpu-delta", "vllm-omni==0.26.0", "--vllm", "0.26.0", "--vllm", "0.25.0",
                 "--vllm", "0.24.0", "--parity", "vllm-omni==0.26.0", "--transplant",

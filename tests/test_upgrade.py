@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omni_port.model import Code, Finding
-from omni_port.upgrade import verification_problems
+from omni_port.sync.upgrade import verification_problems
 from tests.conftest import Cli
 from tests.golden import DATA
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import upstream
 from omni_port.errors import BadInput
-from omni_port.upstream import Spec, SpecKind, parse_spec
+from omni_port.sources import upstream
+from omni_port.sources.upstream import Spec, SpecKind, parse_spec
 
 
 @pytest.mark.parametrize(

@@ -13,18 +13,20 @@ from dataclasses import replace
 
 import pytest
 
-from omni_port import extract, generate, splice, verify
+from omni_port.extract import extractor
 from omni_port.model import Finding, PatchSet, Placement, Severity, Status
-from omni_port.patchfile import render_patch_set
-from omni_port.syntax import parse
-from omni_port.textio import decode, read_source
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import decode, read_source
+from omni_port.sync import pipeline, splice
+from omni_port.verify import checks
 from tests.golden import DATA
 
 GEN = "gen.py"
 RUNNERS = ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py")
 UPSTREAM_MODULE = "fakeacc.runner_v1"
 PACKAGES = DATA / "verify" / "packages"
-PLAIN = verify.Context()
+PLAIN = checks.Context()
 
 
 def _dedent(code: str) -> str:
@@ -69,10 +71,10 @@ def _blocks(text: str, owner: str = "Runner", path: str = GEN) -> list[Placement
 
 def _verify(
     text: str,
-    context: verify.Context = PLAIN,
-    overrides: Sequence[verify.Override] = (),
+    context: checks.Context = PLAIN,
+    overrides: Sequence[checks.Override] = (),
 ) -> list[Finding]:
-    return verify.verify({GEN: text}, _blocks(text), overrides, context)
+    return checks.verify({GEN: text}, _blocks(text), overrides, context)
 
 
 # --- 1 and 2: compile and pyflakes ----------------------------------------------------------
@@ -123,7 +125,7 @@ def test_compile_and_name_checks(code: str) -> None:
 
 def test_an_import_the_source_left_unused_is_allowed() -> None:
     text = "import os\nimport json  # !OP504\n"
-    context = verify.Context(unused_in_source={GEN: ("os",)})
+    context = checks.Context(unused_in_source={GEN: ("os",)})
     assert _found(_verify(text, context)) == _expected((GEN, text))
 
 
@@ -498,7 +500,7 @@ def test_only_placed_blocks_are_checked_for_binding() -> None:
     placed = _blocks(text)[0]
     found = {}
     for status in (Status.PLACED, Status.CONFLICT, Status.CARRIED):
-        findings = verify.verify({GEN: text}, [replace(placed, status=status)], [], PLAIN)
+        findings = checks.verify({GEN: text}, [replace(placed, status=status)], [], PLAIN)
         found[status] = _found(findings, ("OP507",))
     assert found == {Status.PLACED: [(GEN, "OP507", 3)], Status.CONFLICT: [], Status.CARRIED: []}
 
@@ -516,7 +518,7 @@ def test_crlf_modules_report_the_same_lines() -> None:
         """
     )
     crlf = text.replace("\n", "\r\n")
-    findings = verify.verify({GEN: crlf}, _blocks(text), [], PLAIN)
+    findings = checks.verify({GEN: crlf}, _blocks(text), [], PLAIN)
     assert _found(findings) == _expected((GEN, text))
 
 
@@ -540,7 +542,7 @@ def test_a_hazard_the_upstream_method_shares_is_a_note() -> None:
                 return logits
         """
     )
-    context = verify.Context(upstream=verify.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)))
+    context = checks.Context(upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)))
     findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
     assert _found(findings) == _expected((GEN, text))
     assert findings[0].severity is Severity.NOTE
@@ -561,9 +563,9 @@ FAKEACC = {
     ),
     "vllm.v1.worker.gpu_model_runner": "class GPUModelRunner:\n    pass\n",
 }
-IMPORT_CONTEXT = verify.Context(
+IMPORT_CONTEXT = checks.Context(
     package="fakeacc.gen",
-    sources=verify.PackageSources(FAKEACC, frozenset({"fakeacc"})),
+    sources=checks.PackageSources(FAKEACC, frozenset({"fakeacc"})),
     checked_packages=frozenset({"fakeacc", "vllm"}),
 )
 IMPORT_CODES = ("OP505", "OP506")
@@ -647,7 +649,7 @@ def test_import_resolution(code: str) -> None:
 
 def test_an_unavailable_package_is_one_note_across_modules() -> None:
     modules = {"a.py": "import vllm.config\n", "b.py": "from vllm import envs\nimport vllm\n"}
-    findings = verify.verify(modules, [], [], IMPORT_CONTEXT)
+    findings = checks.verify(modules, [], [], IMPORT_CONTEXT)
     notes = [f for f in findings if f.code.value == "OP506"]
     assert _found(notes) == [("a.py", "OP506", 1)]
     assert notes[0].severity is Severity.NOTE
@@ -692,17 +694,17 @@ class OpaqueRunner(GPUModelRunner):
 """
 
 
-def _override_context(upstream: str) -> verify.Context:
-    return verify.Context(
-        upstream=verify.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)),
-        sources=verify.PackageSources({}, frozenset({"fakeacc"})),
+def _override_context(upstream: str) -> checks.Context:
+    return checks.Context(
+        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)),
+        sources=checks.PackageSources({}, frozenset({"fakeacc"})),
     )
 
 
-def _copies(text: str, owner: str, upstream_owner: str) -> list[verify.Override]:
+def _copies(text: str, owner: str, upstream_owner: str) -> list[checks.Override]:
     """Every method of ``owner`` as a copy of the same-named upstream method."""
     names = re.findall(r"^    (?:async )?def (\w+)", text, re.MULTILINE)
-    return [verify.Override(GEN, owner, name, upstream_owner, name) for name in names]
+    return [checks.Override(GEN, owner, name, upstream_owner, name) for name in names]
 
 
 OVERRIDE_CASES = [
@@ -829,7 +831,7 @@ ATTRIBUTE_CASES = [
 def test_self_attributes_read_by_blocks(upstream: str, mark: str) -> None:
     text = _dedent(ATTRIBUTE_RUNNER.replace("{mark}", mark))
     context = _override_context(upstream)
-    overrides = [verify.Override(GEN, "Runner", "execute_model", "NPUModelRunner", "execute_model")]
+    overrides = [checks.Override(GEN, "Runner", "execute_model", "NPUModelRunner", "execute_model")]
     findings = _verify(text, context, overrides)
     assert _found(findings, ("OP509", "OP506")) == _expected((GEN, text))
 
@@ -844,49 +846,49 @@ def test_module_names_follow_the_package_layout() -> None:
         "pkg/inner/__init__.py": "c",
         "pkg/data.json": "d",
     }
-    assert verify.module_names(files) == {"pkg": "a", "pkg.sub": "b", "pkg.inner": "c"}
+    assert checks.module_names(files) == {"pkg": "a", "pkg.sub": "b", "pkg.inner": "c"}
 
 
 # --- end to end on the synthetic runners ----------------------------------------------------
 
 
-def _package_sources() -> verify.PackageSources:
+def _package_sources() -> checks.PackageSources:
     files = {
         path.relative_to(PACKAGES).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted(PACKAGES.rglob("*.py"))
     }
-    return verify.PackageSources(verify.module_names(files), frozenset({"fakeacc", "fakeomni"}))
+    return checks.PackageSources(checks.module_names(files), frozenset({"fakeacc", "fakeomni"}))
 
 
 def _patches() -> PatchSet:
     base_source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    base = extract.Base("v1", base_source.sha256, parse(base_source.text, base_source.path))
+    base = extractor.Base("v1", base_source.sha256, parse(base_source.text, base_source.path))
     sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
-    return PatchSet(tuple(extract.extract_module(s, n, base).module for n, s in sources.items()))
+    return PatchSet(tuple(extractor.extract_module(s, n, base).module for n, s in sources.items()))
 
 
-def _generate(patches: PatchSet, upstream_text: str) -> generate.SyncResult:
+def _generate(patches: PatchSet, upstream_text: str) -> pipeline.SyncResult:
     upstream = splice.Upstream("v", "0" * 64, parse(upstream_text, "u.py"), UPSTREAM_MODULE)
     files = render_patch_set(patches, "omni-port test")
-    return generate.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
 
 
 def _verify_generated(
     patches: PatchSet,
-    result: generate.SyncResult,
+    result: pipeline.SyncResult,
     upstream_text: str,
-    sources: verify.PackageSources | None = None,
+    sources: checks.PackageSources | None = None,
 ) -> tuple[dict[str, str], list[Finding]]:
     modules = {name: decode(result.files[name], name).text for name in RUNNERS}
-    context = verify.Context(
+    context = checks.Context(
         package="fakeomni.npu",
         sources=_package_sources() if sources is None else sources,
-        upstream=verify.UpstreamInfo(UPSTREAM_MODULE, upstream_text),
+        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, upstream_text),
         checked_packages=frozenset({"fakeacc", "fakeomni"}),
-        unused_in_source=verify.unused_in_source_of(patches),
+        unused_in_source=checks.unused_in_source_of(patches),
     )
-    overrides = verify.overrides_of(patches)
-    return modules, verify.verify(modules, result.placements, overrides, context)
+    overrides = checks.overrides_of(patches)
+    return modules, checks.verify(modules, result.placements, overrides, context)
 
 
 def _upstream_text() -> str:
@@ -897,7 +899,7 @@ def test_synced_runners_verify_clean() -> None:
     patches = _patches()
     result = _generate(patches, _upstream_text())
     assert sum(1 for p in result.placements if p.status is Status.PLACED) > 10
-    assert {o.upstream_owner for o in verify.overrides_of(patches)} >= {"NPUModelRunner"}
+    assert {o.upstream_owner for o in checks.overrides_of(patches)} >= {"NPUModelRunner"}
     _, findings = _verify_generated(patches, result, _upstream_text())
     assert findings == []
 
@@ -905,7 +907,7 @@ def test_synced_runners_verify_clean() -> None:
 def test_without_package_sources_the_runners_get_notes_not_errors() -> None:
     patches = _patches()
     result = _generate(patches, _upstream_text())
-    _, findings = _verify_generated(patches, result, _upstream_text(), verify.PackageSources())
+    _, findings = _verify_generated(patches, result, _upstream_text(), checks.PackageSources())
     assert findings
     assert {f.code.value for f in findings} == {"OP506"}
     assert {f.severity for f in findings} == {Severity.NOTE}

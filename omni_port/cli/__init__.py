@@ -22,11 +22,11 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from omni_port import __version__, report
-from omni_port.config import Config, load
 from omni_port.errors import BadInput
 from omni_port.model import Finding, Severity
-from omni_port.textio import write_atomic
-from omni_port.upstream import Progress, default_cache
+from omni_port.sources.config import Config, load
+from omni_port.sources.textio import write_atomic
+from omni_port.sources.upstream import Progress, default_cache
 
 TOOL = f"omni-port {__version__}"
 F = TypeVar("F", bound=Callable[..., Any])

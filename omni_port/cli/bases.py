@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import click
 
-from omni_port import basedetect
 from omni_port.cli import Options, handle_errors, summary
-from omni_port.syntax import Tree, parse
-from omni_port.upstream import (
+from omni_port.extract import basedetect
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     locate,
     locate_runners,

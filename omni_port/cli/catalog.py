@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import catalog, describe, generate
+from omni_port.catalog import describe, markdown
 from omni_port.cli import (
     TOOL,
     Options,
@@ -18,17 +18,18 @@ from omni_port.cli import (
 )
 from omni_port.cli.inputs import write_files
 from omni_port.model import PatchSet
-from omni_port.store import read_patch_set
-from omni_port.textio import encode
+from omni_port.patches.store import read_patch_set
+from omni_port.sources.textio import encode
+from omni_port.sync import pipeline
 
 
 def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
     """The catalog of a patch set, with a notice naming how it is made."""
     notice = (
-        f"<!-- This catalog is {generate.GENERATED} by {TOOL} from {shown(patches_dir)}/; "
+        f"<!-- This catalog is {pipeline.GENERATED} by {TOOL} from {shown(patches_dir)}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
-    return catalog.render(describe.entries(patch_set), preamble=notice)
+    return markdown.render(describe.entries(patch_set), preamble=notice)
 
 
 @click.command("catalog")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import lockfile, report
+from omni_port import report
 from omni_port.cli import (
     TOOL,
     Options,
@@ -30,8 +30,9 @@ from omni_port.cli import (
 )
 from omni_port.errors import BadInput
 from omni_port.model import Finding
-from omni_port.textio import sha256, write_atomic
-from omni_port.upstream import (
+from omni_port.patches import lockfile
+from omni_port.sources.textio import sha256, write_atomic
+from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
     Located,
@@ -196,7 +197,7 @@ def _spec_sha(text: str, options: Options) -> str:
 
 
 def _vllm_sha(text: str, options: Options) -> str:
-    from omni_port.gpu import locate_vllm
+    from omni_port.gpu.vllm_delta import locate_vllm
 
     try:
         return locate_vllm(parse_spec(text, "vllm"), options.cache).source.sha256

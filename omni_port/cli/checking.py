@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from omni_port import catalog, drift, extract, lockfile, parity
+from omni_port.catalog import drift, markdown
 from omni_port.cli import TOOL, Options, shown
 from omni_port.cli.check import CheckInputs
 from omni_port.cli.inputs import (
@@ -22,12 +22,15 @@ from omni_port.cli.inputs import (
 )
 from omni_port.cli.sync import sync_with_transplants
 from omni_port.errors import BadInput
-from omni_port.markers import scan
+from omni_port.extract import extractor
+from omni_port.extract.markers import scan
+from omni_port.gpu import parity
 from omni_port.model import Code, Finding, PatchSet
-from omni_port.patchfile import INDEX_NAME, render_patch_set
-from omni_port.store import existing, read_patch_set
-from omni_port.syntax import Tree, parse
-from omni_port.textio import SourceText, encode, read_source
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
+from omni_port.patches.store import existing, read_patch_set
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.textio import SourceText, encode, read_source
 
 
 def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
@@ -37,11 +40,13 @@ def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
     for runner in runners:
         findings.extend(scan(runner.tree).findings)
     base_tree = load_base(inputs.base, options) if inputs.base else None
-    ext_options = extract.ExtractOptions(upstream_class=options.config.upstream_class, lenient=True)
+    ext_options = extractor.ExtractOptions(
+        upstream_class=options.config.upstream_class, lenient=True
+    )
     patch_set, _ = extract_all(inputs.sources, base_tree, ext_options)
     if inputs.catalog_path is not None:
         source = read_source(inputs.catalog_path)
-        parsed = catalog.parse(source.text, source.path)
+        parsed = markdown.parse(source.text, source.path)
         findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
         findings.extend(drift.divergence_findings(patch_set.modules))
@@ -57,7 +62,7 @@ def _parse_lenient(source: SourceText) -> Tree:
 
 
 def _stale_patches(
-    inputs: CheckInputs, options: Options, patch_set: PatchSet, base: extract.Base | None
+    inputs: CheckInputs, options: Options, patch_set: PatchSet, base: extractor.Base | None
 ) -> list[Finding]:
     """Patch files that differ from what extract would write now, with their recorded base."""
     directory = inputs.patches
@@ -67,7 +72,7 @@ def _stale_patches(
     if recorded != (base.label if base is not None else ""):
         # The patches were made against another base (or none): compare like with like.
         new_base = load_base(recorded, options) if recorded else None
-        ext_options = extract.ExtractOptions(
+        ext_options = extractor.ExtractOptions(
             upstream_class=options.config.upstream_class, lenient=True
         )
         patch_set, _ = extract_all(inputs.sources, new_base, ext_options)

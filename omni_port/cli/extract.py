@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from omni_port import extract, report
+from omni_port import report
 from omni_port.cli import (
     TOOL,
     Options,
@@ -23,11 +23,12 @@ from omni_port.cli import (
     write_options,
 )
 from omni_port.cli.inputs import carry_edits, extract_all, load_base, write_files
+from omni_port.extract import extractor
 from omni_port.model import PatchSet
-from omni_port.patchfile import render_patch_set
-from omni_port.store import Changes, existing
-from omni_port.textio import encode
-from omni_port.upstream import locate_runners
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import Changes, existing
+from omni_port.sources.textio import encode
+from omni_port.sources.upstream import locate_runners
 
 
 @click.command("extract")
@@ -79,7 +80,7 @@ def extract_command(
     ]
     base_text = base if base is not None else config.base
     base_tree = load_base(base_text, options) if base_text else None
-    ext_options = extract.ExtractOptions(
+    ext_options = extractor.ExtractOptions(
         upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
     )
     patch_set, findings = extract_all(located, base_tree, ext_options)

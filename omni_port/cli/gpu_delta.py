@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import gpu, parity, report, transplant
+from omni_port import report
 from omni_port.cli import (
     TOOL,
     Options,
@@ -24,14 +24,15 @@ from omni_port.cli import (
     write_options,
 )
 from omni_port.cli.inputs import carry_edits, default_vllm_specs, load_vllm_bases, write_files
-from omni_port.counterparts import Status
 from omni_port.errors import BadInput
+from omni_port.gpu import parity, transplant, vllm_delta
+from omni_port.gpu.counterparts import Status
 from omni_port.model import Code, Finding, PatchSet
-from omni_port.patchfile import render_patch_set
-from omni_port.store import existing
-from omni_port.syntax import Tree, parse
-from omni_port.textio import encode, read_source
-from omni_port.upstream import (
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import existing
+from omni_port.pyast.syntax import Tree, parse
+from omni_port.sources.textio import encode, read_source
+from omni_port.sources.upstream import (
     OMNI_GPU_RUNNERS,
     OMNI_RUNNERS,
     Located,
@@ -93,7 +94,9 @@ def gpu_delta_command(
     allowed = _allow_list(allow_path) if allow_path is not None else ()
     bases, notes = load_vllm_bases(vllm_specs or default_vllm_specs(texts), options)
     target = next(iter(bases))
-    delta = gpu.gpu_delta({Path(r.member).name: r.source for r in located}, bases, target, lenient)
+    delta = vllm_delta.gpu_delta(
+        {Path(r.member).name: r.source for r in located}, bases, target, lenient
+    )
     findings: list[Finding] = [*delta.findings, *notes]
     rows: list[parity.HunkParity] = []
     plan: transplant.Plan | None = None
@@ -158,7 +161,7 @@ def _write_patches(
     return len(changes.changed) + len(changes.removed)
 
 
-def _text_report(delta: gpu.Delta) -> str:
+def _text_report(delta: vllm_delta.Delta) -> str:
     lines = []
     for method in delta.methods:
         base = method.base
@@ -196,7 +199,9 @@ def _transplant_report(plan: transplant.Plan | None) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _counts(delta: gpu.Delta, rows: Sequence[parity.HunkParity], written: int) -> dict[str, int]:
+def _counts(
+    delta: vllm_delta.Delta, rows: Sequence[parity.HunkParity], written: int
+) -> dict[str, int]:
     statuses = Counter(f"{row.side}_{row.status.value}" for row in rows)
     carried_by = Counter(
         f"carried_by_{row.carried_by}"
@@ -214,7 +219,7 @@ def _counts(delta: gpu.Delta, rows: Sequence[parity.HunkParity], written: int) -
 
 
 def _json_report(
-    delta: gpu.Delta,
+    delta: vllm_delta.Delta,
     rows: Sequence[parity.HunkParity],
     findings: Sequence[Finding],
     counts: dict[str, int],
@@ -260,7 +265,7 @@ def _skipped_dict(skipped: transplant.Skipped) -> dict[str, object]:
     }
 
 
-def _method_dict(method: gpu.CopiedMethod) -> dict[str, object]:
+def _method_dict(method: vllm_delta.CopiedMethod) -> dict[str, object]:
     base = method.base
     return {
         "module": base.module,

@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from omni_port import extract, gpu, lockfile, splice, verify
 from omni_port.cli import (
     TOOL,
     Options,
@@ -18,12 +17,15 @@ from omni_port.cli import (
     summary,
 )
 from omni_port.errors import BadInput
+from omni_port.extract import extractor
+from omni_port.gpu import vllm_delta
 from omni_port.model import Code, Finding, ModulePatches, PatchSet, Placement, Severity
-from omni_port.patchfile import render_patch_set
-from omni_port.store import Changes, apply, existing, plan, read_patch_set, unified_diff
-from omni_port.syntax import parse
-from omni_port.textio import decode, encode
-from omni_port.upstream import (
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import Changes, apply, existing, plan, read_patch_set, unified_diff
+from omni_port.pyast.syntax import parse
+from omni_port.sources.textio import decode, encode
+from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
     Spec,
@@ -33,6 +35,8 @@ from omni_port.upstream import (
     package_texts,
     parse_spec,
 )
+from omni_port.sync import splice
+from omni_port.verify import checks
 
 #: Packages whose imports must resolve against their pinned sources.
 CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
@@ -40,13 +44,13 @@ CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
 RUNNER_PACKAGE = "vllm_omni.platforms.npu.worker"
 
 
-def load_base(text: str, options: Options) -> extract.Base:
+def load_base(text: str, options: Options) -> extractor.Base:
     """Parse the upstream base named by ``text`` (a version, a path or ``installed``)."""
     located = locate(
         parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
     )
     source = located.source
-    return extract.Base(located.label, source.sha256, parse(source.text, source.path))
+    return extractor.Base(located.label, source.sha256, parse(source.text, source.path))
 
 
 def default_vllm_specs(texts: Sequence[str]) -> list[str]:
@@ -57,7 +61,7 @@ def default_vllm_specs(texts: Sequence[str]) -> list[str]:
         if spec.kind is SpecKind.PYPI:
             version = spec.version
         elif spec.kind is SpecKind.PATH:
-            version = gpu.omni_version_of(Path(spec.path))
+            version = vllm_delta.omni_version_of(Path(spec.path))
         if version:
             break
     if not version:
@@ -65,19 +69,21 @@ def default_vllm_specs(texts: Sequence[str]) -> list[str]:
             Code.OP005, texts[0], 0,
             "cannot tell which vLLM release the sources target; pass --vllm vllm==X",
         )  # fmt: skip
-    target = gpu.target_vllm(version)
-    return [target, *(v for v in gpu.neighbours(target) if v != target)]
+    target = vllm_delta.target_vllm(version)
+    return [target, *(v for v in vllm_delta.neighbours(target) if v != target)]
 
 
 def load_vllm_bases(
     specs: Sequence[str], options: Options
-) -> tuple[dict[str, extract.Base], list[Finding]]:
+) -> tuple[dict[str, extractor.Base], list[Finding]]:
     """Every candidate that can be had; a candidate other than the first may be missing."""
-    bases: dict[str, extract.Base] = {}
+    bases: dict[str, extractor.Base] = {}
     notes: list[Finding] = []
     for number, text in enumerate(specs):
         try:
-            located = gpu.locate_vllm(parse_spec(text, "vllm"), options.cache, options.progress())
+            located = vllm_delta.locate_vllm(
+                parse_spec(text, "vllm"), options.cache, options.progress()
+            )
         except BadInput as error:
             if number == 0:
                 raise
@@ -88,14 +94,14 @@ def load_vllm_bases(
             )  # fmt: skip
             continue
         source = located.source
-        bases[located.label] = extract.Base(
+        bases[located.label] = extractor.Base(
             located.label, source.sha256, parse(source.text, source.path)
         )
     return bases, notes
 
 
 def extract_all(
-    sources: Sequence[Located], base: extract.Base | None, ext_options: extract.ExtractOptions
+    sources: Sequence[Located], base: extractor.Base | None, ext_options: extractor.ExtractOptions
 ) -> tuple[PatchSet, list[Finding]]:
     """Extract every source; all bad inputs are reported together (BadInput) and none is kept."""
     modules: list[ModulePatches] = []
@@ -104,7 +110,7 @@ def extract_all(
     for located in sources:
         name = Path(located.member).name
         try:
-            extraction = extract.extract_module(located.source, name, base, ext_options)
+            extraction = extractor.extract_module(located.source, name, base, ext_options)
         except BadInput as error:
             failures.extend(error.findings)
             continue
@@ -201,7 +207,7 @@ def verification_context(
     upstream: splice.Upstream,
     upstream_text: str,
     source_text: str,
-) -> verify.Context:
+) -> checks.Context:
     """Package sources for import resolution: vllm-ascend, vllm-omni, and vllm when at hand."""
     texts: dict[str, str] = {}
     packages: set[str] = set()
@@ -217,14 +223,14 @@ def verification_context(
         if found:
             texts.update(found)
             packages.add(package)
-    sources = verify.PackageSources(verify.module_names(texts), frozenset(packages))
+    sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
     text = "".join(line + "\n" for line in upstream.tree.lines)
-    return verify.Context(
+    return checks.Context(
         package=RUNNER_PACKAGE,
         sources=sources,
-        upstream=verify.UpstreamInfo(upstream.module, text),
+        upstream=checks.UpstreamInfo(upstream.module, text),
         checked_packages=CHECKED_PACKAGES,
-        unused_in_source=verify.unused_in_source_of(patch_set),
+        unused_in_source=checks.unused_in_source_of(patch_set),
     )
 
 
@@ -237,12 +243,12 @@ def _vllm_spec(options: Options) -> Spec | None:
 
 def verify_outputs(
     files: Mapping[str, bytes], placements: Sequence[Placement], patch_set: PatchSet,
-    context: verify.Context,
+    context: checks.Context,
 ) -> list[Finding]:  # fmt: skip
     modules = {
         name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
     }
-    return verify.verify(modules, placements, verify.overrides_of(patch_set), context)
+    return checks.verify(modules, placements, checks.overrides_of(patch_set), context)
 
 
 def read_lock(out: Path) -> lockfile.Lock:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
-from omni_port import edits, locate, splice
 from omni_port.cli import Options, handle_errors, patches_option, shown, summary
 from omni_port.cli.inputs import load_upstream, save_patches
 from omni_port.errors import BadInput
 from omni_port.model import Block, Code, Copy, ModulePatches
-from omni_port.store import read_patch_set
-from omni_port.syntax import Stmt, walk
+from omni_port.patches import edits
+from omni_port.patches.store import read_patch_set
+from omni_port.pyast.syntax import Stmt, walk
+from omni_port.sync import locate, splice
 
 
 @click.command("resolve")

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from omni_port import generate, lockfile, report, splice, transplant
+from omni_port import report
 from omni_port.cli import (
     TOOL,
     Options,
@@ -27,9 +27,12 @@ from omni_port.cli import (
 )
 from omni_port.cli.inputs import load_upstream, previous_outputs, read_patches, write_files
 from omni_port.errors import BadInput
+from omni_port.gpu import transplant
 from omni_port.model import Code, PatchSet
-from omni_port.patchfile import INDEX_NAME
-from omni_port.store import Changes
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import INDEX_NAME
+from omni_port.patches.store import Changes
+from omni_port.sync import pipeline, splice
 
 
 @click.command("sync")
@@ -127,13 +130,13 @@ def sync_with_transplants(
     upstream: splice.Upstream,
     command: str,
     directories: Sequence[Path],
-) -> tuple[generate.SyncResult, transplant.Merged]:
-    """``generate.sync`` of the patches with the transplant inputs merged in.
+) -> tuple[pipeline.SyncResult, transplant.Merged]:
+    """``pipeline.sync`` of the patches with the transplant inputs merged in.
 
     What `check` needs too to regenerate a tree whose lock names transplant inputs.
     """
     merged = transplant.merge(patch_set, load_transplants(directories))
-    result = generate.sync(merged.patches, patch_files, upstream, TOOL, command, merged.inputs)
+    result = pipeline.sync(merged.patches, patch_files, upstream, TOOL, command, merged.inputs)
     return result, merged
 
 

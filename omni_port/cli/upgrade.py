@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from omni_port import extract, generate, upgrade
 from omni_port.cli import (
     TOOL,
     Options,
@@ -32,11 +31,13 @@ from omni_port.cli.inputs import (
     verify_outputs,
     write_files,
 )
-from omni_port.patchfile import render_patch_set
+from omni_port.extract import extractor
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast.syntax import parse
 from omni_port.report import json_report
-from omni_port.syntax import parse
-from omni_port.textio import encode, write_atomic
-from omni_port.upstream import locate_runners
+from omni_port.sources.textio import encode, write_atomic
+from omni_port.sources.upstream import locate_runners
+from omni_port.sync import pipeline, upgrade
 
 
 @click.command("upgrade")
@@ -99,7 +100,7 @@ def upgrade_command(
             options, f"detected base {base_text} ({ranked[0].similarity:.1%} of copied statements)"
         )
     old = load_base(base_text, options)
-    ext_options = extract.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+    ext_options = extractor.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
     patch_set, extract_findings = extract_all(located, old, ext_options)
     patch_dir = patches_dir or config.path(config.patches)
     # Titles and recorded resolutions of the previous patches survive the re-extraction.
@@ -110,7 +111,7 @@ def upgrade_command(
     command = (
         f"omni-port sync --patches {shown(patch_dir)} --upstream {new.label} --out {shown(out_dir)}"
     )
-    result = generate.sync(patch_set, render_patch_set(patch_set, TOOL), new, TOOL, command)
+    result = pipeline.sync(patch_set, render_patch_set(patch_set, TOOL), new, TOOL, command)
     write_files(options, out_dir, result.files, previous_outputs(out_dir), check=False, diff=False)
     context = verification_context(
         options, patch_set, new, target, located[0].label if located else config.source

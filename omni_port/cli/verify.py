@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import lockfile, report
+from omni_port import report
 from omni_port.cli import (
     Options,
     emit_findings,
@@ -25,6 +25,7 @@ from omni_port.cli.inputs import (
     verification_context,
     verify_outputs,
 )
+from omni_port.patches import lockfile
 
 
 @click.command("verify")

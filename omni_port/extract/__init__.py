@@ -1,0 +1,1 @@
+"""Stage 1: runner modules to anchored pieces (markers, blocks, base detection)."""

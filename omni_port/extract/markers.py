@@ -1,0 +1,193 @@
+"""Find ``Omni-new`` marker comments and pair them into regions; diagnose malformed ones.
+
+Markers pair by order inside one body (a module, class, function or clause body), so an
+opener and its closer always sit at the same block level. A closer may be the same
+labelled comment or a plain dashed line; a plain dashed line with no open region is an
+ordinary divider, not a marker.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from omni_port.model import Code, Finding
+from omni_port.pyast.syntax import Comment, Suite, Tree, walk
+
+LABELLED = re.compile(
+    r"""
+    ^\#\s*                          # the comment sign
+    -*\s*                           # optional run of dashes
+    omni[-\s]?new                   # the label, any case, "-" or " " or nothing inside
+    (?:\s*:\s*(?P<title>.*?))?      # optional ": title"
+    \s*-*\s*$                       # optional run of dashes, nothing else
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+PLAIN = re.compile(
+    r"""
+    ^\#\s*      # the comment sign
+    -{10,}      # a long run of dashes and nothing else
+    \s*$
+    """,
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One marker comment line."""
+
+    line: int
+    col: int
+    #: Whether it carries the ``Omni-new`` label (False: plain dashed closer).
+    labelled: bool
+    #: Optional title written after the label (``# --- Omni-new: talker ---``).
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A pair of markers in one body."""
+
+    #: Headers of the enclosing statements of the body.
+    path: tuple[str, ...]
+    opener: Marker
+    closer: Marker
+    #: The body both markers belong to.
+    suite: Suite
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Regions found in a file, and diagnostics for markers that pair with nothing."""
+
+    regions: tuple[Region, ...]
+    findings: tuple[Finding, ...]
+
+
+def as_marker(comment: Comment) -> Marker | None:
+    """The marker a statement-level comment is, if any."""
+    labelled = LABELLED.match(comment.text)
+    if labelled:
+        return Marker(comment.line, comment.col, True, (labelled.group("title") or "").strip())
+    if PLAIN.match(comment.text):
+        return Marker(comment.line, comment.col, False, "")
+    return None
+
+
+def scan(tree: Tree) -> Scan:
+    """Pair the markers of ``tree``; never raises on malformed markers, reports them."""
+    regions: list[Region] = []
+    loose: list[tuple[Marker, Suite]] = []
+    for path, suite in walk(tree.body):
+        paired, unpaired = _pair(list(_suite_markers(suite)))
+        regions.extend(Region(path, o, c, suite) for o, c in paired)
+        loose.extend((m, suite) for m in unpaired)
+    regions.sort(key=lambda r: r.opener.line)
+    findings = [*_loose_findings(tree, loose), *_nested_findings(tree.path, regions)]
+    findings.extend(_inner_findings(tree))
+    findings.sort(key=lambda f: (f.line, f.col))
+    return Scan(tuple(regions), tuple(findings))
+
+
+def _suite_markers(suite: Suite) -> Iterator[Marker]:
+    comments = [c for stmt in suite.stmts for c in stmt.leading] + list(suite.footer)
+    for comment in comments:
+        marker = as_marker(comment)
+        if marker is not None:
+            yield marker
+
+
+def _pair(markers: list[Marker]) -> tuple[list[tuple[Marker, Marker]], list[Marker]]:
+    paired: list[tuple[Marker, Marker]] = []
+    opener: Marker | None = None
+    for marker in markers:
+        if opener is not None:
+            paired.append((opener, marker))
+            opener = None
+        elif marker.labelled:
+            opener = marker
+    return paired, [opener] if opener is not None else []
+
+
+def _loose_findings(tree: Tree, loose: list[tuple[Marker, Suite]]) -> Iterator[Finding]:
+    loose.sort(key=lambda item: item[0].line)
+    index = 0
+    while index < len(loose):
+        marker, suite = loose[index]
+        if index + 1 < len(loose) and loose[index + 1][1] is not suite:
+            other = loose[index + 1][0]
+            yield _finding(
+                tree.path,
+                marker,
+                Code.OP103,
+                f"marker pairs with the marker at line {other.line}, "
+                f"but they sit at different block levels (columns {marker.col} and {other.col})",
+            )
+            index += 2
+            continue
+        if any(stmt.start > marker.line for stmt in suite.stmts):
+            yield _finding(tree.path, marker, Code.OP101, _never_closed(tree, marker))
+        else:
+            yield _finding(
+                tree.path,
+                marker,
+                Code.OP102,
+                "marker closes a block that was never opened (its opening marker is missing)",
+            )
+        index += 1
+
+
+def _never_closed(tree: Tree, marker: Marker) -> str:
+    message = "block opened here is never closed in its body"
+    for number in range(marker.line + 1, len(tree.lines) + 1):
+        text = tree.lines[number - 1].strip()
+        if PLAIN.match(text) or LABELLED.match(text):
+            return f"{message}; the marker at line {number} sits at a different block level"
+    return message
+
+
+def _nested_findings(path: str, regions: list[Region]) -> Iterator[Finding]:
+    for outer in regions:
+        for inner in regions:
+            if outer.opener.line < inner.opener.line and inner.closer.line < outer.closer.line:
+                yield _finding(
+                    path,
+                    inner.opener,
+                    Code.OP105,
+                    f"marked block nested inside the block opened at line {outer.opener.line} "
+                    f"(closed at line {outer.closer.line}); blocks must not nest",
+                )
+
+
+def _inner_findings(tree: Tree) -> Iterator[Finding]:
+    """Labelled markers that are comments inside a statement rather than between statements."""
+    statement_level = {c.line for _, suite in walk(tree.body) for c in _suite_comments(suite)}
+    source = "".join(line + "\n" for line in tree.lines)
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.COMMENT or token.start[0] in statement_level:
+            continue
+        line_text = tree.lines[token.start[0] - 1]
+        if line_text.strip() == token.string and LABELLED.match(token.string):
+            marker = Marker(token.start[0], token.start[1] + 1, True, "")
+            yield _finding(
+                tree.path,
+                marker,
+                Code.OP104,
+                "marker comment sits inside a statement (an expression, decorator list or "
+                "between clauses), so it cannot open or close a block",
+            )
+
+
+def _suite_comments(suite: Suite) -> Iterator[Comment]:
+    for stmt in suite.stmts:
+        yield from stmt.leading
+    yield from suite.footer
+
+
+def _finding(path: str, marker: Marker, code: Code, message: str) -> Finding:
+    return Finding("malformed-marker", code, path, marker.line, message, marker.col)

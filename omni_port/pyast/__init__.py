@@ -1,0 +1,1 @@
+"""Python source as data: statement trees, keys, alignment, data flow, names, package sources."""

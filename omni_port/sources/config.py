@@ -1,0 +1,103 @@
+"""``[tool.omni-port]`` of the host repository's pyproject.toml; every key is also a CLI flag."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from omni_port.errors import BadInput
+from omni_port.model import Code
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Defaults for every command; a CLI flag of the same name wins."""
+
+    #: Where the omni runners come from: ``vllm-omni==X``, a directory, or files.
+    source: str = "vllm-omni==0.24.0"
+    #: Upstream the runners were ported from (``vllm-ascend==X``, a path, ``installed``).
+    base: str = ""
+    #: Upstream to port onto.
+    upstream: str = "vllm-ascend==0.23.0"
+    #: Patches directory.
+    patches: str = "patches"
+    #: Output directory of sync.
+    generated: str = "generated"
+    #: Upstream class the runner classes copy methods from.
+    upstream_class: str = "NPUModelRunner"
+    #: Markdown catalog checked by ``check``.
+    catalog: str = ""
+    #: Directory the configuration was read from; relative paths start here.
+    root: str = "."
+
+    def path(self, value: str) -> Path:
+        """A configured path, relative to the configuration file."""
+        candidate = Path(value)
+        return candidate if candidate.is_absolute() else Path(self.root) / candidate
+
+
+_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "root"}
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a ``[tool.omni-port]`` table, from ``start`` upwards."""
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and "omni-port" in _tool_table(candidate, quiet=True):
+            return candidate
+    return None
+
+
+def _tool_table(path: Path, quiet: bool = False) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        if quiet:
+            return {}
+        raise BadInput.at(Code.OP005, str(path), 0, f"cannot read configuration: {exc}") from None
+    tool = data.get("tool", {})
+    return tool if isinstance(tool, dict) else {}
+
+
+def load(path: Path | None) -> Config:
+    """Configuration from ``path`` (or the nearest pyproject.toml), else the defaults."""
+    if path is None:
+        path = find_pyproject(Path.cwd())
+        if path is None:
+            return Config()
+    table = _tool_table(path).get("omni-port", {})
+    if not isinstance(table, dict):
+        raise BadInput.at(Code.OP005, str(path), 0, "[tool.omni-port] must be a table")
+    values: dict[str, str] = {"root": str(path.parent)}
+    for key, value in table.items():
+        if key not in _KEYS:
+            known = ", ".join(sorted(_KEYS))
+            raise BadInput.at(
+                Code.OP005,
+                str(path),
+                0,
+                f"unknown key {key!r} in [tool.omni-port] (known: {known})",
+            )
+        if not isinstance(value, str):
+            raise BadInput.at(Code.OP005, str(path), 0, f"[tool.omni-port] {key} must be a string")
+        values[_KEYS[key]] = value
+    for key in _SPEC_KEYS:
+        if key in values:
+            values[key] = _relative_spec(values[key], path.parent)
+    return replace(Config(), **values)
+
+
+#: Keys whose value is a source spec: a release, ``installed``, or a path.
+_SPEC_KEYS = ("source", "base", "upstream")
+
+
+def _relative_spec(value: str, root: Path) -> str:
+    """A path spec made relative to the configuration file, shown from the working directory."""
+    from omni_port.sources.upstream import SpecKind, parse_spec
+
+    if not value or parse_spec(value, "").kind is not SpecKind.PATH or Path(value).is_absolute():
+        return value
+    return os.path.relpath(root / value)

@@ -1,0 +1,375 @@
+"""Locate package sources: a path, an installed package, or a pinned PyPI wheel in a cache.
+
+Nothing here imports the packages it reads: an installed package is found with
+``importlib.util.find_spec`` on its top-level name (which runs no package code) and a
+wheel is opened with ``zipfile``. Downloads go through ``pip download`` (which checks the
+index's hashes) into a cache keyed by distribution name and version.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from omni_port.errors import BadInput
+from omni_port.model import Code
+from omni_port.sources.textio import SourceText, decode, read_source, write_atomic
+
+#: Files the NPU runners live in, inside a vllm-omni distribution.
+OMNI_RUNNERS = (
+    "vllm_omni/platforms/npu/worker/npu_model_runner.py",
+    "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py",
+    "vllm_omni/platforms/npu/worker/npu_generation_model_runner.py",
+)
+#: Files the GPU runners live in, inside a vllm-omni distribution.
+OMNI_GPU_RUNNERS = (
+    "vllm_omni/worker/gpu_model_runner.py",
+    "vllm_omni/worker/gpu_ar_model_runner.py",
+    "vllm_omni/worker/gpu_generation_model_runner.py",
+)
+#: The upstream module the NPU runners copy from, inside a vllm-ascend distribution.
+ASCEND_RUNNER = "vllm_ascend/worker/model_runner_v1.py"
+#: vLLM's GPU runner, inside a vllm distribution.
+VLLM_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+
+Progress = Callable[[str], None]
+
+
+class SpecKind(enum.Enum):
+    PATH = "path"
+    """A file, or a directory holding the package tree."""
+    INSTALLED = "installed"
+    """The package installed in this Python environment (found, never imported)."""
+    PYPI = "pypi"
+    """A pinned release downloaded from PyPI."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """Where a distribution's source comes from, as the user wrote it."""
+
+    kind: SpecKind
+    #: Distribution name, e.g. ``vllm-ascend``.
+    dist: str
+    #: Pinned version (PyPI specs).
+    version: str = ""
+    #: File or directory (path specs).
+    path: str = ""
+
+    @property
+    def label(self) -> str:
+        """Stable name for reports and headers (no machine-specific paths for releases)."""
+        if self.kind is SpecKind.PYPI:
+            return f"{self.dist}=={self.version}"
+        if self.kind is SpecKind.INSTALLED:
+            return f"{self.dist} (installed)"
+        return self.path
+
+
+_PIN = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[0-9][0-9A-Za-z.+!-]*)$")
+_VERSION = re.compile(r"^[0-9]+(\.[0-9]+)+([a-z]+[0-9]*|\.post[0-9]+|\.dev[0-9]+)*$")
+
+
+def parse_spec(text: str, dist: str) -> Spec:
+    """``installed``, ``NAME==VERSION``, a bare version of ``dist``, or a path."""
+    text = text.strip()
+    if text == "installed":
+        return Spec(SpecKind.INSTALLED, dist)
+    pinned = _PIN.match(text)
+    if pinned and not os.path.exists(text):
+        return Spec(SpecKind.PYPI, pinned.group("dist"), pinned.group("version"))
+    if _VERSION.match(text) and not os.path.exists(text):
+        return Spec(SpecKind.PYPI, dist, text)
+    return Spec(SpecKind.PATH, dist, path=text)
+
+
+def default_cache() -> Path:
+    """``$OMNI_PORT_CACHE``, else ``$XDG_CACHE_HOME/omni-port``, else ``~/.cache/omni-port``."""
+    explicit = os.environ.get("OMNI_PORT_CACHE")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "omni-port"
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """One source file read from wherever its spec points."""
+
+    #: Stable label of the distribution (``vllm-ascend==0.23.0`` or the given path).
+    label: str
+    #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
+    member: str
+    source: SourceText
+
+
+def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = None) -> Located:
+    """Read ``member`` of the distribution ``spec`` points at.
+
+    Raises BadInput (OP003) when it cannot be found or downloaded, (OP001) when unreadable.
+    """
+    if spec.kind is SpecKind.PATH:
+        return _from_path(spec, member)
+    if spec.kind is SpecKind.INSTALLED:
+        return _from_installed(spec, member)
+    data = _cached_member(spec, member, cache, progress)
+    # Diagnostics name the release, not this machine's cache path: stable everywhere.
+    return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
+
+
+def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | None) -> bytes:
+    """A wheel member, kept beside the wheel once read (reopening a wheel costs ~20 ms)."""
+    if not _safe_member(member):
+        raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
+    kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
+    if kept.is_file():
+        return kept.read_bytes()
+    data = read_member(fetch_wheel(spec.dist, spec.version, cache, progress), member)
+    write_atomic(kept, data)
+    return data
+
+
+def _from_path(spec: Spec, member: str) -> Located:
+    root = Path(spec.path)
+    path = root if root.is_file() else root / member
+    if not path.is_file():
+        raise BadInput.at(
+            Code.OP003,
+            spec.path,
+            0,
+            f"no {member} here (give the file or the directory above the package)",
+        )
+    return Located(spec.label, member, read_source(path))
+
+
+def _from_installed(spec: Spec, member: str) -> Located:
+    top = PurePosixPath(member).parts[0]
+    found = importlib.util.find_spec(top)
+    locations = list(found.submodule_search_locations or []) if found else []
+    if not locations:
+        raise BadInput.at(
+            Code.OP003, spec.dist, 0, f"package {top!r} is not installed in {sys.executable}"
+        )
+    path = Path(locations[0]).parent / member
+    if not path.is_file():
+        raise BadInput.at(Code.OP003, str(path), 0, f"installed {spec.dist} has no {member}")
+    from importlib import metadata  # only here: it is slow to import and rarely needed
+
+    try:
+        version = metadata.version(spec.dist)
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    label = f"{spec.dist}=={version} (installed)"
+    return Located(label, member, read_source(path))
+
+
+# --- wheels ---------------------------------------------------------------------------------
+# These helpers import zipfile, subprocess, shutil and tempfile where they run: `check` on
+# cached inputs never opens a wheel, and those modules are a tenth of its start-up time.
+
+
+def fetch_wheel(dist: str, version: str, cache: Path, progress: Progress | None = None) -> Path:
+    """The cached wheel of ``dist==version``, downloaded with pip on first use."""
+    target = cache / "wheels" / f"{dist}-{version}"
+    cached = sorted(target.glob("*.whl")) if target.is_dir() else []
+    if cached:
+        return cached[0]
+    import shutil
+    import tempfile
+
+    if progress is not None:
+        progress(f"downloading {dist}=={version} from PyPI")
+    with tempfile.TemporaryDirectory(prefix="omni-port-") as tmp:
+        _pip_download(f"{dist}=={version}", Path(tmp), dist, version)
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if not wheels:
+            raise BadInput.at(Code.OP003, f"{dist}=={version}", 0, "pip downloaded no wheel")
+        target.mkdir(parents=True, exist_ok=True)
+        final = target / wheels[0].name
+        partial = target / (wheels[0].name + ".part")
+        shutil.copyfile(wheels[0], partial)
+        os.replace(partial, final)
+    return final
+
+
+def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
+    import subprocess
+
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--dest",
+        str(dest),
+        requirement,
+    ]
+    output = ""
+    for attempt in range(3):
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode == 0:
+            return
+        output = result.stdout + result.stderr
+        if "No matching distribution" in output:
+            raise BadInput.at(Code.OP003, requirement, 0, _no_wheel_message(dist, version, output))
+        time.sleep(2 * (attempt + 1))
+    last = output.strip().splitlines()[-1] if output.strip() else "no output"
+    raise BadInput.at(Code.OP003, requirement, 0, f"pip download failed after 3 attempts: {last}")
+
+
+def _no_wheel_message(dist: str, version: str, output: str) -> str:
+    listed = re.search(r"from versions: ([^)]*)\)", output)
+    versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    message = (
+        f"{dist}=={version} has no wheel on PyPI (an sdist-only release cannot be fetched "
+        "without building it)"
+    )
+    nearest = _nearest(version, versions)
+    if nearest:
+        message += f"; nearest release with a wheel: {dist}=={nearest}"
+    return message + "; or pass a source path instead"
+
+
+def version_key(text: str) -> tuple[tuple[int, ...], int, int]:
+    match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
+    if not match:
+        return ((), 0, 0)
+    release = tuple(int(p) for p in match.group(1).split("."))
+    pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
+    post = int(match.group(4) or 0)
+    return (release, pre, post)
+
+
+def _nearest(version: str, versions: list[str]) -> str:
+    """The highest listed version not above ``version``, else the lowest above it."""
+    key = version_key(version)
+    below = [v for v in versions if version_key(v) <= key]
+    if below:
+        return max(below, key=version_key)
+    return min(versions, key=version_key) if versions else ""
+
+
+def _safe_member(name: str) -> bool:
+    pure = PurePosixPath(name)
+    return not (pure.is_absolute() or ".." in pure.parts or "\\" in name or name.startswith("/"))
+
+
+def read_member(wheel: Path, member: str) -> bytes:
+    """One file of a wheel; refuses absolute and ``..`` names (OP003)."""
+    if not _safe_member(member):
+        raise BadInput.at(Code.OP003, str(wheel), 0, f"refusing unsafe member name {member!r}")
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            return archive.read(member)
+    except KeyError:
+        raise BadInput.at(Code.OP003, str(wheel), 0, f"wheel has no {member}") from None
+    except zipfile.BadZipFile as exc:
+        raise BadInput.at(Code.OP003, str(wheel), 0, f"not a wheel: {exc}") from None
+
+
+def python_members(wheel: Path, package: str) -> dict[str, bytes]:
+    """Every ``.py`` file of ``package`` in a wheel, by member path; unsafe names refused."""
+    import zipfile
+
+    found: dict[str, bytes] = {}
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if not _safe_member(name):
+                raise BadInput.at(
+                    Code.OP003, str(wheel), 0, f"refusing unsafe member name {name!r}"
+                )
+            if name.startswith(package + "/") and name.endswith(".py"):
+                found[name] = archive.read(name)
+    return found
+
+
+def locate_runners(
+    text: str,
+    cache: Path,
+    progress: Progress | None = None,
+    members: tuple[str, ...] = OMNI_RUNNERS,
+) -> list[Located]:
+    """The runner files a source argument names: a release, a checkout, a folder or a file."""
+    spec = parse_spec(text, "vllm-omni")
+    if spec.kind is not SpecKind.PATH:
+        return [locate(spec, member, cache, progress) for member in members]
+    root = Path(spec.path)
+    if root.is_file():
+        return [Located(spec.path, root.name, read_source(root))]
+    if not root.is_dir():
+        raise BadInput.at(Code.OP003, spec.path, 0, "no such file or directory")
+    in_tree = [m for m in members if (root / m).is_file()]
+    if in_tree:
+        return [Located(spec.path, m, read_source(root / m)) for m in in_tree]
+    flat = [PurePosixPath(m).name for m in members if (root / PurePosixPath(m).name).is_file()]
+    if not flat:
+        names = ", ".join(PurePosixPath(m).name for m in members)
+        raise BadInput.at(Code.OP003, spec.path, 0, f"no runner files ({names}) here")
+    return [Located(spec.path, name, read_source(root / name)) for name in flat]
+
+
+def package_texts(
+    spec: Spec, package: str, cache: Path, progress: Progress | None = None
+) -> dict[str, str] | None:
+    """Every ``.py`` file of ``package`` by member path, as text; None when unavailable.
+
+    A release comes from its cached wheel, an installed package from its directory (found,
+    never imported), a path from the tree below it. A path to a single file has no package.
+    """
+    if spec.kind is SpecKind.PYPI:
+        wheel = fetch_wheel(spec.dist, spec.version, cache, progress)
+        members = python_members(wheel, package)
+        return {name: data.decode("utf-8", "replace") for name, data in members.items()}
+    if spec.kind is SpecKind.INSTALLED:
+        found = importlib.util.find_spec(package)
+        locations = list(found.submodule_search_locations or []) if found else []
+        return _tree_texts(Path(locations[0]).parent, package) if locations else None
+    root = Path(spec.path)
+    return _tree_texts(root, package) if (root / package).is_dir() else None
+
+
+def _tree_texts(root: Path, package: str) -> dict[str, str]:
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted((root / package).rglob("*.py"))
+    }
+
+
+def cached_wheel(dist: str, cache: Path) -> Spec | None:
+    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
+    folders = sorted(
+        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
+    )
+    for folder in reversed(folders):
+        if any(folder.glob("*.whl")):
+            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
+    return None
+
+
+def wheel_versions(dist: str) -> list[str]:
+    """Every version of ``dist`` with a wheel on the index, oldest first (asks pip)."""
+    import subprocess
+    import tempfile
+
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--pre",
+        "--disable-pip-version-check", "--dest", tempfile.gettempdir(), f"{dist}==0.0.0.dev0",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    listed = re.search(r"from versions: ([^)]*)\)", result.stdout + result.stderr)
+    if not listed:
+        raise BadInput.at(Code.OP003, dist, 0, "pip lists no versions (is the index reachable?)")
+    versions = [v.strip() for v in listed.group(1).split(",") if v.strip() and v.strip() != "none"]
+    return sorted(versions, key=version_key)

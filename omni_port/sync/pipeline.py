@@ -1,0 +1,140 @@
+"""Sync a whole patch set onto one upstream: every module, checked, plus the lock file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from omni_port.errors import BadInput
+from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
+from omni_port.patches import lockfile
+from omni_port.sources.textio import encode, sha256
+from omni_port.sync import splice
+
+GENERATED = "@gen" + "erated"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    #: Output files by relative path (the modules and the lock).
+    files: dict[str, bytes]
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...]
+    #: Counters for the summary line.
+    counts: dict[str, int]
+
+
+def header(
+    tool: str,
+    upstream: splice.Upstream,
+    patches_sha256: str,
+    command: str,
+    transplants: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The comment block every generated module opens with.
+
+    ``transplants`` are the (label, sha256) of extra block sources merged into the patches.
+    """
+    extra = ", ".join(f"{label} (sha256 {digest[:16]})" for label, digest in transplants)
+    return (
+        f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
+        f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
+        f"patches sha256 {patches_sha256[:16]}.\n"
+        + (f"# Transplanted blocks: {extra}.\n" if extra else "")
+        + f"# Regenerate: {command}\n"
+    )
+
+
+def sync(
+    patches: PatchSet,
+    patch_files: Mapping[str, str],
+    upstream: splice.Upstream,
+    tool: str,
+    command: str,
+    transplants: Sequence[tuple[str, str]] = (),
+) -> SyncResult:
+    """Generate every module of ``patches`` against ``upstream``; never writes anything.
+
+    ``patch_files`` are the files of the main patch set (their digest is the one recorded);
+    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``.
+    """
+    _require_upstream_classes(patches, upstream)
+    digest = lockfile.patches_digest(patch_files)
+    top = header(tool, upstream, digest, command, transplants)
+    files: dict[str, bytes] = {}
+    placements: list[Placement] = []
+    findings: list[Finding] = []
+    for module in patches.modules:
+        built = splice.build(module, upstream, top)
+        findings.extend(built.findings)
+        findings.extend(_compile_findings(module.name, built.text))
+        files[module.name] = encode(built.text, module.newline, module.bom)
+        placements.extend(built.placements)
+    outputs = {name: sha256(data) for name, data in files.items()}
+    lock = lockfile.make(
+        tool, upstream.label, upstream.sha256, digest, outputs, command, placements, transplants
+    )
+    files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
+    return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
+
+
+def _compile_findings(name: str, text: str) -> list[Finding]:
+    try:
+        compile(text, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return [
+            Finding(
+                "verify",
+                Code.OP305,
+                name,
+                exc.lineno or 0,
+                f"generated module does not compile: {exc.msg}",
+            )
+        ]
+    return []
+
+
+def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
+    owned = sum(
+        1
+        for m in patches.modules
+        for p in m.pieces
+        if getattr(p, "name", "") and type(p).__name__ == "Chunk"
+    )
+    return {
+        "placed": sum(1 for p in placements if p.status is Status.PLACED and p.marked),
+        "conflict": sum(1 for p in placements if p.status is Status.CONFLICT and p.marked),
+        "implicit_placed": sum(1 for p in placements if p.status is Status.PLACED and not p.marked),
+        "implicit_conflict": sum(
+            1 for p in placements if p.status is Status.CONFLICT and not p.marked
+        ),
+        "carried": sum(1 for p in placements if p.status is Status.CARRIED),
+        "owned": owned,
+        "modules": len(patches.modules),
+    }
+
+
+def _require_upstream_classes(patches: PatchSet, upstream: splice.Upstream) -> None:
+    """BadInput (OP004) when the upstream lacks a class the copies come from.
+
+    A missing method is an upgrade's business (a conflict); a missing class means the
+    upstream file is not the runner module at all, and nothing sensible can be written.
+    """
+    wanted = sorted(
+        {
+            upstream.class_name or piece.upstream_owner
+            for module in patches.modules
+            for piece in module.pieces
+            if isinstance(piece, Copy) and piece.upstream_owner
+        }
+    )
+    present = {s.name for s in upstream.tree.body.stmts if s.kind == "ClassDef"}
+    missing = [name for name in wanted if name not in present]
+    if missing:
+        raise BadInput.at(
+            Code.OP004,
+            upstream.tree.path,
+            0,
+            f"the upstream defines no class {', '.join(missing)}: it is not the runner module "
+            "the patches were extracted against (or pass --upstream-class)",
+        )

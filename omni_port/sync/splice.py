@@ -1,0 +1,415 @@
+"""Build a generated runner module: omni code verbatim, upstream copies with blocks spliced in.
+
+The module is assembled as a list of tagged text segments (a tag is the id of the piece
+or block a segment came from), so every block's output line range is known at the end.
+Copies are cut from the new upstream by line ranges and re-indented only; blocks keep
+their own bytes. A conflict is never dropped: it lands at its best candidate as a
+commented region that still parses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Candidate,
+    Chunk,
+    ClassHeader,
+    Code,
+    Copy,
+    Finding,
+    ModulePatches,
+    Piece,
+    Placement,
+    Status,
+)
+from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.sync import imports, locate
+
+CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
+CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
+CONFLICT_LINE = "# | "
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """The upstream module to port onto."""
+
+    #: ``vllm-ascend==0.23.0`` or a path.
+    label: str
+    sha256: str
+    tree: Tree
+    #: Dotted module name the copies come from, for imports of its own definitions.
+    module: str
+    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
+    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
+    class_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """One generated module and what happened to each of its blocks."""
+
+    name: str
+    text: str
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(slots=True)
+class _Segment:
+    text: str
+    #: Id of the piece or block the text came from ("" for glue).
+    tag: str = ""
+
+
+@dataclass(slots=True)
+class _Assembly:
+    """Segments of the module being built, and the decisions taken on the way."""
+
+    segments: list[_Segment] = field(default_factory=list)
+    decisions: list[tuple[str, locate.Decision, Copy]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    carried: list[Piece] = field(default_factory=list)
+
+
+def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
+    """Generate one runner module from its patches and the new upstream."""
+    assembly = _Assembly([_Segment(header, "header")])
+    class_indent = ""
+    for piece, blocks in _grouped(module.pieces):
+        if isinstance(piece, ClassHeader):
+            class_indent = piece.body_indent
+        if isinstance(piece, Copy):
+            indent = class_indent if piece.owner else ""
+            _add_copy(assembly, module, piece, blocks, upstream, indent)
+        elif isinstance(piece, Chunk | ClassHeader):
+            assembly.segments.append(_Segment(piece.code, piece.id))
+            if isinstance(piece, Chunk):
+                assembly.carried.append(piece)
+    assembly.findings.extend(imports.settle(assembly.segments, module, upstream))
+    text = assembly_text(assembly.segments)
+    ranges = _line_ranges(assembly.segments)
+    placements = [
+        *_carried_rows(module, assembly.carried, ranges),
+        *_decision_rows(module, assembly, ranges),
+    ]
+    return Built(module.name, text, tuple(placements), tuple(assembly.findings))
+
+
+def assembly_text(segments: Sequence[_Segment]) -> str:
+    return "".join(segment.text for segment in segments)
+
+
+def _grouped(pieces: Sequence[Piece]) -> Iterator[tuple[Piece, list[Block]]]:
+    """Each non-block piece with the blocks of the copy it is (blocks follow their copy)."""
+    current: tuple[Piece, list[Block]] | None = None
+    for piece in pieces:
+        if isinstance(piece, Block):
+            if current is not None and isinstance(current[0], Copy):
+                current[1].append(piece)
+                continue
+            raise ValueError(f"block {piece.id} does not follow its copied member")
+        if current is not None:
+            yield current
+        current = (piece, [])
+    if current is not None:
+        yield current
+
+
+# --- copies ---------------------------------------------------------------------------------
+
+
+def upstream_def(tree: Tree, owner: str, name: str) -> Stmt | None:
+    """The upstream definition a copy comes from."""
+    if not owner:
+        return find_def(tree.body, name)
+    cls = find_def(tree.body, owner)
+    if cls is None or not cls.clauses:
+        return None
+    return find_def(cls.clauses[0], name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """Text to put before upstream line ``at``, replacing lines ``at .. remove_to``."""
+
+    at: int
+    remove_to: int
+    text: str
+    tag: str
+    order: int
+
+
+def _add_copy(
+    assembly: _Assembly,
+    module: ModulePatches,
+    copy: Copy,
+    blocks: list[Block],
+    upstream: Upstream,
+    indent: str,
+) -> None:
+    owner = (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+    member = upstream_def(upstream.tree, owner, copy.upstream_name)
+    if member is None:
+        _vanished(assembly, module, copy, blocks, upstream, indent)
+        return
+    signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
+    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
+    decisions = [_with_fallback(d, member) for d in locate.decide(member, statements)]
+    edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
+    for block in signatures:
+        decision, edit = _signature(upstream.tree, member, block, len(edits))
+        decisions.append(decision)
+        edits.append(edit)
+    assembly.decisions.extend((d.block.id, d, copy) for d in decisions)
+    upstream_indent = _indent_of(upstream.tree.lines[member.start - 1])
+    assembly.segments.append(_Segment(copy.leading, copy.id))
+    for segment in _cut(upstream.tree, member, edits):
+        segment.text = reindent(segment.text, upstream_indent, indent)
+        assembly.segments.append(segment)
+    for decision in decisions:
+        if decision.conflict:
+            assembly.findings.append(_conflict_finding(module, decision, upstream))
+
+
+def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
+    """Carry a signature edit when upstream kept the signature the omni edit started from."""
+    indent = _indent_of(tree.lines[member.start - 1])
+    if member.key == block.anchor.replaced[0]:
+        code = reindent(block.code, "", indent)
+        decision = locate.Decision(block, None, 1.0, False, ())
+        return decision, _Edit(member.start, header_end(member), code, block.id, order)
+    reason = f"the signature changed upstream; upstream now has: {_short(member.key, 120)}"
+    decision = locate.Decision(block, None, 0.0, True, (), reason)
+    text = _conflict_lines(block, reason, (), indent)
+    return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+
+
+def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
+    """A conflict with no candidate at all is shown at the end of the method body."""
+    if decision.slot is not None:
+        return decision
+    body = member.clauses[0]
+    slot = locate.Slot(body, (), len(body.stmts))
+    return locate.Decision(
+        decision.block, slot, decision.score, True, decision.candidates, decision.reason
+    )
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _cut(tree: Tree, member: Stmt, edits: list[_Edit]) -> Iterator[_Segment]:
+    """The member's upstream lines with the edits applied, as segments."""
+    cursor = member.start
+    for edit in sorted(edits, key=lambda e: (e.at, e.order)):
+        if edit.at > cursor:
+            yield _Segment(tree.text(cursor, edit.at - 1), "")
+            cursor = edit.at
+        yield _Segment(edit.text, edit.tag)
+        cursor = max(cursor, edit.remove_to + 1)
+    if cursor <= member.full_end:
+        yield _Segment(tree.text(cursor, member.full_end), "")
+
+
+def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
+    """The text edit that puts a decided block at its slot.
+
+    A block's code carries the blank lines that surrounded it in the source; the upstream
+    blank lines next to the edit give way to them.
+    """
+    block = decision.block
+    slot = decision.slot
+    if slot is None:
+        raise ValueError("a decision without a slot cannot be placed")
+    stmts = slot.suite.stmts
+    indent = slot.suite.indent or ""
+    if decision.conflict:
+        at = stmts[slot.index].lead if slot.index < len(stmts) else stmts[-1].full_end + 1
+        return _Edit(at, at - 1, _conflict_text(decision, indent), block.id, order)
+    code = reindent(block.code, "", indent)
+    if block.kind is BlockKind.HEADER:
+        target = stmts[slot.index]
+        return _Edit(target.start, header_end(target), code, block.id, order)
+    following = stmts[slot.index + slot.span] if slot.index + slot.span < len(stmts) else None
+    if following is None:
+        code = code.rstrip("\n") + "\n" if code.strip() else ""
+    if block.kind is BlockKind.DELETION:
+        first, last = stmts[slot.index], stmts[slot.index + slot.span - 1]
+        return _Edit(first.lead, last.full_end, "", block.id, order)
+    if slot.span:
+        first, last = stmts[slot.index], stmts[slot.index + slot.span - 1]
+        start = first.start - _blank_suffix(tree, first)
+        end = last.full_end + (_blank_prefix(tree, following) if following is not None else 0)
+        return _Edit(start, end, code, block.id, order)
+    if following is None:
+        at = stmts[-1].full_end + 1
+        return _Edit(at, at - 1, code, block.id, order)
+    return _Edit(
+        following.lead, following.lead + _blank_prefix(tree, following) - 1, code, block.id, order
+    )
+
+
+def _blank_prefix(tree: Tree, stmt: Stmt) -> int:
+    """Blank lines at the start of a statement's leading lines."""
+    count = 0
+    while stmt.lead + count < stmt.start and not tree.lines[stmt.lead + count - 1].strip():
+        count += 1
+    return count
+
+
+def _blank_suffix(tree: Tree, stmt: Stmt) -> int:
+    """Blank lines right above a statement, within its leading lines."""
+    count = 0
+    while stmt.start - count - 1 >= stmt.lead and not tree.lines[stmt.start - count - 2].strip():
+        count += 1
+    return count
+
+
+def _conflict_text(decision: locate.Decision, indent: str) -> str:
+    return _conflict_lines(decision.block, decision.reason, decision.candidates, indent)
+
+
+def _conflict_lines(
+    block: Block, reason: str, candidates: Sequence[locate.Scored], indent: str
+) -> str:
+    lines = [f"{CONFLICT_OPEN} {block.id}" + (f" ({block.title})" if block.title else "")]
+    lines.append(f"# {reason}.")
+    for scored in candidates:
+        where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
+        lines.append(f"#   candidate: {where}: {_short(scored.slot.text())}")
+    lines.append(
+        f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
+    )
+    body = (
+        block.code.rstrip("\n").split("\n")
+        if block.code.strip()
+        else ["<deletion of the upstream statements listed above>"]
+    )
+    lines.extend((CONFLICT_LINE + line).rstrip() for line in body)
+    lines.append(CONFLICT_CLOSE)
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _vanished(
+    assembly: _Assembly,
+    module: ModulePatches,
+    copy: Copy,
+    blocks: list[Block],
+    upstream: Upstream,
+    indent: str,
+) -> None:
+    where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
+    assembly.findings.append(
+        Finding(
+            "conflict",
+            Code.OP302,
+            module.name,
+            0,
+            f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
+            f"{len(blocks)} blocks are left commented out",
+        )
+    )
+    text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
+    for block in blocks:
+        decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
+        assembly.decisions.append((block.id, decision, copy))
+        body = [CONFLICT_LINE + line for line in block.code.rstrip("\n").split("\n")]
+        text += "".join(f"{indent}{line.rstrip()}\n" for line in body)
+    text += f"{indent}{CONFLICT_CLOSE}\n"
+    # The class may have no other member: a statement keeps its body valid Python.
+    text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
+    assembly.segments.append(_Segment(copy.leading + text, copy.id))
+
+
+def _conflict_finding(
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+) -> Finding:
+    candidates = (
+        "; ".join(f"line {s.slot.line()} ({s.score:.2f})" for s in decision.candidates) or "none"
+    )
+    line = decision.slot.line() if decision.slot is not None else 0
+    return Finding(
+        "conflict",
+        Code.OP301,
+        f"{upstream.label}",
+        line,
+        f"{module.name}: block {decision.block.id}: {decision.reason}; candidates: {candidates}",
+    )
+
+
+# --- report rows ----------------------------------------------------------------------------
+
+
+def _line_ranges(segments: Sequence[_Segment]) -> dict[str, tuple[int, int]]:
+    ranges: dict[str, tuple[int, int]] = {}
+    line = 1
+    for segment in segments:
+        count = segment.text.count("\n")
+        if segment.tag and count:
+            start, end = line, line + count - 1
+            old = ranges.get(segment.tag)
+            ranges[segment.tag] = (min(old[0], start), max(old[1], end)) if old else (start, end)
+        line += count
+    return ranges
+
+
+def _carried_rows(
+    module: ModulePatches, carried: list[Piece], ranges: dict[str, tuple[int, int]]
+) -> Iterator[Placement]:
+    for piece in carried:
+        if isinstance(piece, Chunk) and piece.marked:
+            start, end = ranges.get(piece.id, (0, 0))
+            kind = "class-level" if piece.owner else "module-level"
+            yield Placement(
+                piece.id,
+                module.name,
+                piece.owner,
+                piece.name,
+                kind,
+                True,
+                Status.CARRIED,
+                1.0,
+                start,
+                end,
+            )
+
+
+def _decision_rows(
+    module: ModulePatches, assembly: _Assembly, ranges: dict[str, tuple[int, int]]
+) -> Iterator[Placement]:
+    for block_id, decision, copy in assembly.decisions:
+        block = decision.block
+        start, end = ranges.get(block_id, (0, 0))
+        if not block.code and not decision.conflict:
+            start, end = (start, start - 1) if start else (0, 0)
+        status = Status.CONFLICT if decision.conflict else Status.PLACED
+        candidates = tuple(
+            Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path)
+            for s in decision.candidates
+        )
+        yield Placement(
+            block_id,
+            module.name,
+            copy.owner,
+            copy.name,
+            block.kind.value,
+            block.marked,
+            status,
+            decision.score,
+            start,
+            end,
+            candidates,
+            decision.reason,
+        )

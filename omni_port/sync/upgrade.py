@@ -1,0 +1,249 @@
+"""The upgrade summary: what changed upstream near every block, and what a maintainer must do.
+
+A markdown document for a pull request: every block accounted for (placed, or a conflict
+with its candidates and the command that resolves it), the upstream changes around each
+block, the copied methods upstream changed or removed, and the new upstream methods the
+runners may want to override.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from omni_port.catalog.wording import describe_location
+from omni_port.model import Block, Code, Copy, Finding, PatchSet, Placement, Severity, Status
+from omni_port.pyast.diff import flat_keys
+from omni_port.pyast.syntax import Stmt, Tree, find_def, split_full_key
+from omni_port.sync import locate
+from omni_port.sync.splice import upstream_def
+
+#: Statements of context on each side of a block when showing upstream changes near it.
+NEAR = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """Everything the summary is made from."""
+
+    old_label: str
+    new_label: str
+    old: Tree
+    new: Tree
+    upstream_class: str
+    patches: PatchSet
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...]
+
+
+def summary(upgrade: Upgrade) -> str:
+    """The markdown summary."""
+    parts = [
+        *_heading(upgrade),
+        *_conflicts(upgrade),
+        *_blocks(upgrade),
+        *_methods(upgrade),
+        *_new_methods(upgrade),
+        *_verification(upgrade),
+    ]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _heading(upgrade: Upgrade) -> Iterator[str]:
+    placements = upgrade.placements
+    placed = sum(1 for p in placements if p.status is Status.PLACED)
+    conflicts = sum(1 for p in placements if p.status is Status.CONFLICT)
+    carried = sum(1 for p in placements if p.status is Status.CARRIED)
+    yield f"# Port the NPU runners from {upgrade.old_label} to {upgrade.new_label}"
+    yield ""
+    yield (
+        f"{placed} edits placed, {conflicts} conflicts, {carried} marked regions carried "
+        f"({sum(1 for p in placements if p.marked)} marked blocks, "
+        f"{sum(1 for p in placements if not p.marked)} unmarked edits)."
+    )
+    yield ""
+
+
+def _conflicts(upgrade: Upgrade) -> Iterator[str]:
+    conflicts = [p for p in upgrade.placements if p.status is Status.CONFLICT]
+    if not conflicts:
+        return
+    blocks = {block.id: block for block in _all_blocks(upgrade.patches)}
+    yield "## Conflicts to resolve"
+    yield ""
+    for placement in conflicts:
+        yield f"- **{placement.block_id}**: {placement.reason}."
+        for rank, candidate in enumerate(placement.candidates, start=1):
+            text = candidate.text if len(candidate.text) <= 90 else candidate.text[:87] + "..."
+            where = " > ".join(candidate.path) or "method body"
+            score = f"score {candidate.score:.2f}"
+            yield f"  - `#{rank}` line {candidate.line} ({score}), before `{text}` in {where}"
+        replaced = blocks.get(placement.block_id)
+        if replaced is not None and replaced.anchor.replaced:
+            old = _short(replaced_summary(replaced.anchor.replaced))
+            yield f"  - it replaced, in the old base: `{old}`"
+        yield f"  - resolve: `omni-port resolve {placement.block_id} --at #1` (or the right line)"
+    yield ""
+
+
+def _blocks(upgrade: Upgrade) -> Iterator[str]:
+    yield "## Every block"
+    yield ""
+    yield "| block | kind | status | where | upstream changes near it |"
+    yield "| --- | --- | --- | --- | --- |"
+    status = {p.block_id: p for p in upgrade.placements}
+    for block in _all_blocks(upgrade.patches):
+        placement = status.get(block.id)
+        state = placement.status.value if placement else "missing"
+        if placement and placement.status is Status.PLACED:
+            state += f" (lines {placement.start}-{placement.end})"
+        marked = "marked" if block.marked else "unmarked"
+        near = _near_changes(upgrade, block)
+        where = _cell(describe_location(block.anchor))
+        yield f"| {block.id} | {marked} {block.kind.value} | {state} | {where} | {_cell(near)} |"
+    yield ""
+
+
+def _all_blocks(patches: PatchSet) -> Iterator[Block]:
+    for module in patches.modules:
+        for piece in module.pieces:
+            if isinstance(piece, Block):
+                yield piece
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def _near_changes(upgrade: Upgrade, block: Block) -> str:
+    """Upstream statements around the block, old base against new, as +/- lines."""
+    old_member = _member(upgrade.old, upgrade, block)
+    new_member = _member(upgrade.new, upgrade, block)
+    if old_member is None or new_member is None:
+        return "method missing upstream" if new_member is None else "method new upstream"
+    old_window = _window(old_member, block)
+    new_window = _window(new_member, block)
+    if old_window == new_window:
+        return "unchanged"
+    changes = [
+        line
+        for line in difflib.unified_diff(old_window, new_window, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    return "\n".join(f"`{line[0]} {line[1:][:80]}`" for line in changes[:6]) or "reordered"
+
+
+def _member(tree: Tree, upgrade: Upgrade, block: Block) -> Stmt | None:
+    owner = upgrade.upstream_class if block.owner else ""
+    return upstream_def(tree, owner, block.member)
+
+
+def _window(member: Stmt, block: Block) -> list[str]:
+    """Keys of the upstream statements around where the block's anchor points."""
+    decision = locate.decide(member, [block])[0]
+    slot = decision.slot if not decision.conflict or decision.score >= 0.5 else None
+    if slot is None:
+        return []
+    stmts = slot.suite.stmts
+    low = max(slot.index - NEAR, 0)
+    high = min(slot.index + slot.span + NEAR, len(stmts))
+    return [s.key for s in stmts[low:high]]
+
+
+def _methods(upgrade: Upgrade) -> Iterator[str]:
+    rows = list(_method_rows(upgrade))
+    if not rows:
+        return
+    yield "## Upstream methods the runners copy"
+    yield ""
+    yield "| runner member | upstream | change upstream |"
+    yield "| --- | --- | --- |"
+    yield from rows
+    yield ""
+
+
+def _method_rows(upgrade: Upgrade) -> Iterator[str]:
+    for module in upgrade.patches.modules:
+        for piece in module.pieces:
+            if not isinstance(piece, Copy):
+                continue
+            owner = upgrade.upstream_class if piece.upstream_owner else ""
+            where = f"{owner}.{piece.upstream_name}".lstrip(".")
+            runner = f"{module.name} {piece.owner + '.' if piece.owner else ''}{piece.name}"
+            change = _method_change(upgrade, owner, piece.upstream_name)
+            yield f"| {runner} | {where} | {_cell(change)} |"
+
+
+def _method_change(upgrade: Upgrade, owner: str, name: str) -> str:
+    old = upstream_def(upgrade.old, owner, name)
+    new = upstream_def(upgrade.new, owner, name)
+    if new is None:
+        return "**vanished** upstream"
+    if old is None:
+        return "not in the old base"
+    notes = []
+    if old.key != new.key:
+        notes.append(f"signature now `{new.key[:100]}`")
+    old_keys, new_keys = flat_keys(old.clauses[0]), flat_keys(new.clauses[0])
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    added = sum(
+        j2 - j1 for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace")
+    )
+    removed = sum(
+        i2 - i1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag in ("delete", "replace")
+    )
+    notes.append(f"+{added} / -{removed} statements" if added or removed else "body unchanged")
+    return "; ".join(notes)
+
+
+def _new_methods(upgrade: Upgrade) -> Iterator[str]:
+    old_cls = find_def(upgrade.old.body, upgrade.upstream_class)
+    new_cls = find_def(upgrade.new.body, upgrade.upstream_class)
+    if old_cls is None or new_cls is None:
+        return
+    old_names = {m.name for m in old_cls.clauses[0].stmts if m.name}
+    added = [m for m in new_cls.clauses[0].stmts if m.name and m.name not in old_names]
+    removed = sorted(old_names - {m.name for m in new_cls.clauses[0].stmts if m.name})
+    if not added and not removed:
+        return
+    yield f"## {upgrade.upstream_class} methods added or removed upstream"
+    yield ""
+    for member in added:
+        yield f"- added `{member.name}` (line {member.start}): should the omni runners override it?"
+    for name in removed:
+        yield f"- removed `{name}`"
+    yield ""
+
+
+def _verification(upgrade: Upgrade) -> Iterator[str]:
+    problems = verification_problems(upgrade.findings)
+    notes = [f for f in upgrade.findings if f.severity is Severity.NOTE]
+    yield "## Verification of the generated runners"
+    yield ""
+    if not problems:
+        yield "No problems found by `omni-port verify`."
+    for finding in problems:
+        yield f"- `{finding.path}:{finding.line}` {finding.code.value} {finding.message}"
+    if notes:
+        yield f"- {len(notes)} notes: imports or attributes left unverified (no package source)"
+    yield ""
+
+
+def verification_problems(findings: Sequence[Finding]) -> list[Finding]:
+    """The errors other than conflicts, each said once: sync (OP303) and verify (OP502)
+    both report a name that nothing defines, at the same place."""
+    problems = [f for f in findings if f.severity is Severity.ERROR and f.kind != "conflict"]
+    unresolved = {(f.path, f.line, f.col) for f in problems if f.code is Code.OP303}
+    return [
+        f for f in problems if not (f.code is Code.OP502 and (f.path, f.line, f.col) in unresolved)
+    ]
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def replaced_summary(keys: Sequence[str]) -> str:
+    """The replaced statements of a block, headers only, for one table cell."""
+    return "; ".join(split_full_key(key)[0] for key in keys)

@@ -1,0 +1,1 @@
+"""Stage 4: static verification of generated runner modules."""
