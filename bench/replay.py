@@ -12,7 +12,7 @@ import itertools
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -111,12 +111,15 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
     truth = positions(history.omni(step.new), new_base)
     got = positions(generated, new_base)
     upstream = history.ascend_tree(step.new_base)
-    marked = score(patches, result.placements, truth, got, upstream)
+    output = {name: source.text.split("\n") for name, source in generated.items()}
+    marked = score(patches, result.placements, truth, got, upstream, output=output)
     # Unmarked edits of N, whether or not this run carried them: lost ones count as missing.
     every = patches if implicit else _extract(history, step.old, base, True)
     truth_edits = positions(history.omni(step.new), new_base, marked=False)
     got_edits = positions(generated, new_base, marked=False)
-    edits = score(every, result.placements, truth_edits, got_edits, upstream, marked=False)
+    edits = score(
+        every, result.placements, truth_edits, got_edits, upstream, marked=False, output=output
+    )
     return marked, edits, elapsed
 
 
@@ -145,12 +148,15 @@ def score(
     got: list[Position],
     upstream: Tree,
     marked: bool = True,
+    output: dict[str, list[str]] | None = None,
 ) -> Tally:
     tally = Tally()
     ours = _ours(patches, marked)
     status = {p.block_id: p for p in placements}
     to_truth = match([p for _, p in ours], truth)
-    to_got = match([p for _, p in ours], got, threshold=0.999)
+    # A merged block reads as the sync wrote it, not as release N had it.
+    placed = [_as_placed(position, status.get(block.id), output) for block, position in ours]
+    to_got = match(placed, got, threshold=0.999)
     for index, (block, _) in enumerate(ours):
         if index not in to_truth:
             continue
@@ -161,6 +167,10 @@ def score(
             if _right_candidate(placement, expected, upstream):
                 tally.flagged_with_candidate += 1
             continue
+        if placement is not None and placement.status is Status.FOLLOWED:
+            # Upstream history called it upstream code, yet the maintainers kept it.
+            tally.add(block.id, "wrong", f"followed upstream ({placement.reason})")
+            continue
         if index not in to_got:
             tally.add(block.id, "missing")
             continue
@@ -170,6 +180,16 @@ def score(
         else:
             tally.add(block.id, "wrong", _difference(actual, expected))
     return tally
+
+
+def _as_placed(
+    position: Position, placement: Placement | None, output: dict[str, list[str]] | None
+) -> Position:
+    """``position`` with the code the sync wrote for it (a merge changes the code)."""
+    if placement is None or output is None or not placement.start or not placement.decided_by:
+        return position
+    lines = output.get(placement.module, [])[placement.start - 1 : placement.end]
+    return replace(position, code=normalize_code("\n".join(lines)))
 
 
 def _right_candidate(placement: Placement, expected: Position, upstream: Tree) -> bool:

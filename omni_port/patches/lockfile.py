@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement, Status
+from omni_port.model import Code, Placement, Rule, Status
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
@@ -77,6 +77,8 @@ def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
     row.pop("reason")
+    if not placement.release:
+        row.pop("release")
     return row
 
 
@@ -118,4 +120,13 @@ def placement(row: Mapping[str, object]) -> Placement:
         confidence=float(str(row.get("confidence", 0.0))),
         start=start,
         end=end,
+        decided_by=tuple(Rule(str(r)) for r in _list(row.get("decided_by")) if str(r) in _RULES),
+        release=str(row.get("release", "")),
     )
+
+
+_RULES = frozenset(rule.value for rule in Rule)
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []

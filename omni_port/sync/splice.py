@@ -24,10 +24,12 @@ from omni_port.model import (
     ModulePatches,
     Piece,
     Placement,
+    Rule,
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
 from omni_port.sync import imports, locate
+from omni_port.sync.rules.history import MemberHistory, Release, Version
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -47,6 +49,9 @@ class Upstream:
     #: Class whose methods the runner classes copy; "" keeps the class each copy names.
     #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
     class_name: str = ""
+    #: Upstream releases (or commits) around the upgrade, oldest first: the evidence of
+    #: the upstream-history rule. The patches' base must be among them for it to apply.
+    history: tuple[Release, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +166,9 @@ def _add_copy(
         return
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decisions = [_with_fallback(d, member) for d in locate.decide(member, statements)]
+    evidence = locate.Evidence(upstream.tree, _member_history(module, copy, upstream, owner))
+    decided = locate.decide(member, statements, evidence)
+    decisions = [_with_fallback(d, member) for d in decided]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
     for block in signatures:
         decision, edit = _signature(upstream.tree, member, block, len(edits))
@@ -178,17 +185,36 @@ def _add_copy(
             assembly.findings.append(_conflict_finding(module, decision, upstream))
 
 
+def _member_history(
+    module: ModulePatches, copy: Copy, upstream: Upstream, owner: str
+) -> MemberHistory | None:
+    """The copied member across upstream history, when the patches' base is part of it."""
+    labels = [release.label for release in upstream.history]
+    if not module.base or module.base not in labels:
+        return None
+    releases = list(upstream.history)
+    if upstream.label not in labels:
+        releases.append(Release(upstream.label, upstream.tree))
+    versions = tuple(
+        Version(r.label, r.tree, upstream_def(r.tree, owner, copy.upstream_name)) for r in releases
+    )
+    order = [v.label for v in versions]
+    return MemberHistory(versions, order.index(module.base), order.index(upstream.label))
+
+
 def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
-    """Carry a signature edit when upstream kept the signature the omni edit started from."""
+    """Carry a signature edit when upstream kept the signature the omni edit started from,
+    merge it when both sides changed different parameters; a conflict otherwise."""
     indent = _indent_of(tree.lines[member.start - 1])
-    if member.key == block.anchor.replaced[0]:
-        code = reindent(block.code, "", indent)
-        decision = locate.Decision(block, None, 1.0, False, ())
-        return decision, _Edit(member.start, header_end(member), code, block.id, order)
-    reason = f"the signature changed upstream; upstream now has: {_short(member.key, 120)}"
-    decision = locate.Decision(block, None, 0.0, True, (), reason)
-    text = _conflict_lines(block, reason, (), indent)
-    return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+    decision = locate.signature(member, block, tree)
+    if decision.conflict:
+        text = _conflict_lines(block, decision.reason, (), indent)
+        return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+    if decision.follow:
+        code = tree.text(member.start, header_end(member))
+    else:
+        code = reindent(decision.code if decision.code is not None else block.code, "", indent)
+    return decision, _Edit(member.start, header_end(member), code, block.id, order)
 
 
 def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
@@ -234,7 +260,9 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
     if decision.conflict:
         at = stmts[slot.index].lead if slot.index < len(stmts) else stmts[-1].full_end + 1
         return _Edit(at, at - 1, _conflict_text(decision, indent), block.id, order)
-    code = reindent(block.code, "", indent)
+    if decision.follow:
+        return _followed(tree, decision, order)
+    code = reindent(decision.code if decision.code is not None else block.code, "", indent)
     if block.kind is BlockKind.HEADER:
         target = stmts[slot.index]
         return _Edit(target.start, header_end(target), code, block.id, order)
@@ -254,6 +282,20 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
         return _Edit(at, at - 1, code, block.id, order)
     return _Edit(
         following.lead, following.lead + _blank_prefix(tree, following) - 1, code, block.id, order
+    )
+
+
+def _followed(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
+    """Upstream's own statements at the slot, unchanged, tagged with the decided block."""
+    slot = decision.slot
+    assert slot is not None
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    if not stmts:
+        at = slot.line() or 1
+        return _Edit(at, at - 1, "", decision.block.id, order)
+    first, last = stmts[0], stmts[-1]
+    return _Edit(
+        first.start, last.full_end, tree.text(first.start, last.full_end), decision.block.id, order
     )
 
 
@@ -395,6 +437,8 @@ def _decision_rows(
         if not block.code and not decision.conflict:
             start, end = (start, start - 1) if start else (0, 0)
         status = Status.CONFLICT if decision.conflict else Status.PLACED
+        if decision.follow and Rule.HISTORY in decision.rules:
+            status = Status.FOLLOWED
         candidates = tuple(
             Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path)
             for s in decision.candidates
@@ -412,4 +456,6 @@ def _decision_rows(
             end,
             candidates,
             decision.reason,
+            () if decision.conflict else decision.rules,
+            decision.release,
         )

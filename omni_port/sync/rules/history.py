@@ -1,0 +1,228 @@
+"""Upstream history: what the releases around an upgrade say about an unmarked edit.
+
+The runners are rarely copied from exactly one release. An unmarked edit whose text some
+upstream release holds at the edit's place is upstream code, not an omni edit:
+
+- drift, when that release is newer than the base: omni took upstream code early;
+- a lag, when it is older: upstream changed the code later and the runners never got it.
+
+Either way the output follows the new upstream there, and the release is recorded (for a
+lag, also the release that brought the change). An edit that an older or newer release
+explains better than the base, without holding it exactly, is merged against that
+release's text instead of the base's (``merge_base``): the part upstream changed since
+then is upstream's, the rest is omni's.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from omni_port.errors import BadInput
+from omni_port.model import Anchor, Block
+from omni_port.pyast.diff import tokens
+from omni_port.pyast.syntax import Stmt, Suite, Tree, dedent_code, full_key, parse, walk
+from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One upstream release (or commit of a clone) of the upstream module."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``path@rev`` for a commit of a clone.
+    label: str
+    tree: Tree
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One upstream release (or commit) and the member in it."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``path@rev`` for a commit of a clone.
+    label: str
+    tree: Tree
+    #: The member in this release (None when the release lacks it).
+    member: Stmt | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberHistory:
+    """One member across upstream history, oldest first."""
+
+    versions: tuple[Version, ...]
+    #: Position of the release the blocks were extracted against.
+    base: int
+    #: Position of the new upstream.
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """An unmarked edit that is upstream code."""
+
+    #: The release that holds the edit's text.
+    release: str
+    #: The runners lagged: upstream changed the code after ``release``, in ``brought_by``.
+    lag: bool
+    brought_by: str
+    #: Full keys of the new upstream's statements at the edit's place.
+    target_span: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Statements of one version between an edit's old neighbours."""
+
+    suite: Suite
+    start: int
+    stop: int
+
+    def stmts(self) -> tuple[Stmt, ...]:
+        return self.suite.stmts[self.start : self.stop]
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(full_key(s) for s in self.stmts())
+
+
+def place(member: Stmt, anchor: Anchor) -> _Place | None:
+    """The statements between an anchor's nearest neighbours in ``member``, in the one
+    body that has them (None when no body or several bodies do)."""
+    found: list[_Place] = []
+    for path, suite in walk(member.clauses[0]):
+        if path_score(anchor.path, path) < PATH_FUZZY:
+            continue
+        keys = [s.key for s in suite.stmts]
+        starts = (
+            [i + 1 for i, k in enumerate(keys) if k == anchor.before[0]] if anchor.before else [0]
+        )
+        stops = (
+            [i for i, k in enumerate(keys) if k == anchor.after[0]] if anchor.after else [len(keys)]
+        )
+        pairs = [(a, b) for a in starts for b in stops if a <= b]
+        found.extend(_Place(suite, a, b) for a, b in pairs)
+    return found[0] if len(found) == 1 else None
+
+
+def code_keys(code: str) -> tuple[str, ...] | None:
+    """Full keys of the statements of a block's code (None when it does not parse)."""
+    try:
+        tree = parse(dedent_code(code), "<block>")
+    except BadInput:
+        return None
+    return tuple(full_key(s) for s in tree.body.stmts)
+
+
+def _verified(history: MemberHistory, block: Block) -> bool:
+    """The base holds the edit's replaced statements at the place: the place is right."""
+    base = history.versions[history.base]
+    if base.member is None:
+        return False
+    found = place(base.member, block.anchor)
+    return found is not None and found.keys() == block.anchor.replaced
+
+
+def explain(block: Block, history: MemberHistory) -> Explained | None:
+    """The release whose text at the edit's place is the edit's own text, if one is."""
+    mine = code_keys(block.code)
+    if mine is None or not _verified(history, block):
+        return None
+    holders = [
+        i
+        for i, version in enumerate(history.versions)
+        if i != history.base and _keys_at(version, block.anchor) == mine
+    ]
+    if not holders:
+        return None
+    target = history.versions[history.target]
+    span = _keys_at(target, block.anchor) or ()
+    if history.target in holders:
+        return Explained(target.label, False, "", span, "upstream made the same change")
+    older = [i for i in holders if i < history.base]
+    if older:
+        holder = older[-1]
+        brought = next(
+            (v.label for v in history.versions[holder + 1 :] if _keys_at(v, block.anchor) != mine),
+            history.versions[history.base].label,
+        )
+        held = history.versions[holder].label
+        reason = (
+            f"upstream code of {held}: the runners never had the change {brought} brought; "
+            "the new upstream is followed"
+        )
+        return Explained(held, True, brought, span, reason)
+    held = history.versions[holders[0]].label
+    reason = f"upstream code of {held}, newer than the base: the new upstream is followed"
+    return Explained(held, False, "", span, reason)
+
+
+def _keys_at(version: Version, anchor: Anchor) -> tuple[str, ...] | None:
+    if version.member is None:
+        return None
+    found = place(version.member, anchor)
+    return found.keys() if found is not None else None
+
+
+def base_text(block: Block, history: MemberHistory) -> str | None:
+    """The base release's code of the statements an edit replaced (None when unknown)."""
+    if not _verified(history, block):
+        return None
+    base = history.versions[history.base]
+    assert base.member is not None
+    found = place(base.member, block.anchor)
+    return _text(base.tree, found.stmts()) if found is not None else None
+
+
+def merge_base(block: Block, history: MemberHistory) -> tuple[str, str] | None:
+    """The release (label, code at the edit's place) that explains an unmarked edit best,
+    when it explains it better than the base does; None when the base explains it best.
+
+    "Better" counts the tokens an edit adds and removes: a release whose code needs fewer
+    of them to become omni's is the one omni's code was written against there.
+    """
+    if block.marked or not _verified(history, block):
+        return None
+    mine = _tokens(block.code)
+    base = history.versions[history.base]
+    assert base.member is not None
+    base_place = place(base.member, block.anchor)
+    if mine is None or base_place is None:
+        return None
+    best_distance = _distance(mine, _tokens(_text(base.tree, base_place.stmts())))
+    best: tuple[str, str] | None = None
+    for i, version in enumerate(history.versions):
+        if i == history.base or version.member is None:
+            continue
+        found = place(version.member, block.anchor)
+        if found is None:
+            continue
+        text = _text(version.tree, found.stmts())
+        distance = _distance(mine, _tokens(text))
+        if distance < best_distance:
+            best_distance, best = distance, (version.label, text)
+    return best
+
+
+def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
+    if not stmts:
+        return ""
+    return dedent_code(tree.text(stmts[0].start, stmts[-1].end))
+
+
+def _tokens(code: str) -> list[str] | None:
+    try:
+        nodes = ast.parse(dedent_code(code)).body
+    except SyntaxError:
+        return None
+    return [t for node in nodes for t in tokens(ast.unparse(node))]
+
+
+def _distance(a: list[str] | None, b: list[str] | None) -> int:
+    """Tokens added plus tokens removed to turn ``b`` into ``a``."""
+    if a is None or b is None:
+        return 1 << 30
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    return len(a) + len(b) - 2 * matched
