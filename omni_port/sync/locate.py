@@ -131,11 +131,14 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     if best.score < ACCEPT:
         return _conflict(block, best, top, f"best place scores {best.score:.2f}")
     clear = len(top) == 1 or clear_winner(best, top[1])
-    if block.anchor.replaced and best.replaced < 1.0:
+    rebase = None
+    if evidence.history is not None and block.anchor.replaced:
+        rebase = history.merge_base(block, evidence.history)
+    if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
         if not clear:
             reason = "the statements it replaced changed upstream, and two places score alike"
             return _conflict(block, best, top, reason)
-        return _changed(method, block, best, top, evidence)
+        return _changed(method, block, best, top, evidence, rebase)
     if not clear:
         return _tie(method, block, top, evidence)
     return _accepted(method, block, best, top, evidence, (Rule.ANCHOR,))
@@ -188,9 +191,18 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
 
 
 def _changed(
-    method: Stmt, block: Block, best: Scored, top: tuple[Scored, ...], evidence: Evidence
+    method: Stmt,
+    block: Block,
+    best: Scored,
+    top: tuple[Scored, ...],
+    evidence: Evidence,
+    rebase: tuple[str, str] | None = None,
 ) -> Decision:
-    """A block whose replaced statements upstream changed: convergent, merged, or a conflict."""
+    """A block whose replaced statements upstream changed: convergent, merged, or a conflict.
+
+    With ``rebase`` (a release, and its code at the block's place), the block is an
+    unmarked edit that release explains better than the base: it merges against that code.
+    """
     slot = best.slot
     changed = "the statements it replaced changed upstream"
     tree = evidence.tree
@@ -198,23 +210,33 @@ def _changed(
         return _conflict(block, best, top, changed)
     found = slot.suite.stmts[slot.index : slot.index + slot.span]
     theirs = _source(tree, found, header=block.kind is BlockKind.HEADER)
-    if block.kind is BlockKind.DELETION:
+    if block.kind is BlockKind.DELETION and rebase is None:
         return _conflict(block, best, top, "the statements it deleted changed upstream")
     mine = _with_body(block.code) if block.kind is BlockKind.HEADER else block.code
     if convergent.same_code(mine, theirs):
-        return _followed(
-            block, best, top, (Rule.ANCHOR, Rule.CONVERGENT), "upstream made the same change"
-        )
-    base = _base_text(block, evidence)
+        same = (Rule.ANCHOR, Rule.CONVERGENT)
+        return _followed(block, best, top, same, "upstream made the same change")
+    base = _base_text(block, evidence) if rebase is None else rebase[1]
     if base is None:
         return _conflict(block, best, top, f"{changed} inside compound statements")
     merged = merge3.merge(base, mine, theirs)
     if isinstance(merged, merge3.Clash):
+        if rebase is not None:
+            changed = f"against {rebase[0]}, which explains it better than the base"
         return _conflict(block, best, top, f"{changed}: {merged.reason}")
     code = _without_body(merged.text) if block.kind is BlockKind.HEADER else merged.text
     reason = "merged upstream's edits: " + "; ".join(merged.taken)
-    decision = _accepted(method, block, best, top, evidence, (Rule.ANCHOR, Rule.MERGE3), reason)
-    return decision if decision.conflict else replace(decision, code=code)
+    rules: tuple[Rule, ...] = (Rule.ANCHOR, Rule.MERGE3)
+    if not merged.taken:
+        reason = "upstream's changes are in omni's code already"
+        rules = (Rule.ANCHOR, Rule.CONVERGENT)
+    if rebase is not None:
+        reason = f"written against {rebase[0]}, not the base; {reason}"
+        rules = (Rule.ANCHOR, Rule.HISTORY, Rule.MERGE3)
+    decision = _accepted(method, block, best, top, evidence, rules, reason)
+    if decision.conflict:
+        return decision
+    return replace(decision, code=code, release=rebase[0] if rebase else "")
 
 
 def _followed(
@@ -291,6 +313,10 @@ def signature(member: Stmt, block: Block, tree: Tree) -> Decision:
     if not isinstance(merged, merge3.Merged):
         why = f": {merged.reason}" if isinstance(merged, merge3.Clash) else ""
         return Decision(block, None, 0.0, True, (), upstream_now + why)
+    if not merged.taken:
+        # Upstream's edits were omni's already (or quoting only): nothing to take.
+        reason = "upstream's changes are in omni's signature already"
+        return Decision(block, None, 1.0, False, (), reason, (Rule.CONVERGENT,))
     reason = "merged upstream's edits: " + "; ".join(merged.taken)
     return Decision(
         block, None, 1.0, False, (), reason, (Rule.MERGE3,), code=_without_body(merged.text)
@@ -399,18 +425,19 @@ def _new_code_around(block: Block, slot: Slot) -> tuple[list[Stmt], list[Stmt]]:
     """
     stmts = slot.suite.stmts
     anchor = block.anchor
+    # Neighbours that another block replaced are recorded with their bodies' fingerprint.
+    old_before = {split_full_key(key)[0] for key in anchor.before}
+    old_after = {split_full_key(key)[0] for key in anchor.after}
     earlier = stmts[: slot.index]
     later = stmts[slot.index + slot.span :]
     before: list[Stmt] = []
-    cut = next(
-        (i for i in range(len(earlier) - 1, -1, -1) if earlier[i].key in anchor.before), None
-    )
+    cut = next((i for i in range(len(earlier) - 1, -1, -1) if earlier[i].key in old_before), None)
     if cut is not None:
         before = list(earlier[cut + 1 :])
     elif anchor.edge in (Edge.FIRST, Edge.ONLY):
         before = list(earlier)
     after: list[Stmt] = []
-    cut = next((i for i, s in enumerate(later) if s.key in anchor.after), None)
+    cut = next((i for i, s in enumerate(later) if s.key in old_after), None)
     if cut is not None:
         after = list(later[:cut])
     elif anchor.edge in (Edge.LAST, Edge.ONLY):
@@ -470,6 +497,12 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         return _conflict(block, top[0], top, ambiguous)
     stmts = first.slot.suite.stmts
     between = stmts[first.slot.index : second.slot.index]
+    last = block.anchor.edge is Edge.LAST and second.slot.index == len(stmts)
+    if last and merge3.all_fields(block.code) and all(s.kind == "AnnAssign" for s in between):
+        # Fields of a class body are positions, like arguments: upstream's new fields at
+        # the end keep theirs, and omni's last fields follow them.
+        reason = "fields are positions: upstream's new fields first, then omni's"
+        return _accepted(method, block, second, top, evidence, (Rule.MERGE3,), reason)
     mine = dataflow.flow_of_code(block.code)
     verdict = _verdict(method, mine, between, first.slot, tree) if mine is not None else None
     if verdict is not None and verdict.side is None:

@@ -269,7 +269,7 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
     following = stmts[slot.index + slot.span] if slot.index + slot.span < len(stmts) else None
     if following is None:
         code = code.rstrip("\n") + "\n" if code.strip() else ""
-    if block.kind is BlockKind.DELETION:
+    if block.kind is BlockKind.DELETION and decision.code is None:
         first, last = stmts[slot.index], stmts[slot.index + slot.span - 1]
         return _Edit(first.lead, last.full_end, "", block.id, order)
     if slot.span:

@@ -176,11 +176,13 @@ def base_text(block: Block, history: MemberHistory) -> str | None:
 
 
 def merge_base(block: Block, history: MemberHistory) -> tuple[str, str] | None:
-    """The release (label, code at the edit's place) that explains an unmarked edit best,
-    when it explains it better than the base does; None when the base explains it best.
+    """The release (label, its code at the edit's place) an unmarked edit was written
+    against, when that is not the base; None when the base explains it.
 
-    "Better" counts the tokens an edit adds and removes: a release whose code needs fewer
-    of them to become omni's is the one omni's code was written against there.
+    omni's code at the place is that release's code with additions (its tokens, in order,
+    are all in omni's), while the base's code is not: the base has something omni's copy
+    never had. Of such releases the one with the most code is taken, the nearest to the
+    base on a tie.
     """
     if block.marked or not _verified(history, block):
         return None
@@ -190,19 +192,31 @@ def merge_base(block: Block, history: MemberHistory) -> tuple[str, str] | None:
     base_place = place(base.member, block.anchor)
     if mine is None or base_place is None:
         return None
-    best_distance = _distance(mine, _tokens(_text(base.tree, base_place.stmts())))
-    best: tuple[str, str] | None = None
+    if _contained(_tokens(_text(base.tree, base_place.stmts())), mine):
+        return None
+    found: list[tuple[int, int, str, str]] = []
     for i, version in enumerate(history.versions):
         if i == history.base or version.member is None:
             continue
-        found = place(version.member, block.anchor)
-        if found is None:
+        at = place(version.member, block.anchor)
+        if at is None:
             continue
-        text = _text(version.tree, found.stmts())
-        distance = _distance(mine, _tokens(text))
-        if distance < best_distance:
-            best_distance, best = distance, (version.label, text)
-    return best
+        text = _text(version.tree, at.stmts())
+        theirs = _tokens(text)
+        if theirs is not None and _contained(theirs, mine):
+            found.append((len(theirs), -abs(i - history.base), version.label, text))
+    if not found:
+        return None
+    _, _, label, text = max(found)
+    return label, text
+
+
+def _contained(part: list[str] | None, whole: list[str]) -> bool:
+    """Whether every token of ``part`` is in ``whole``, in order."""
+    if part is None:
+        return False
+    matcher = difflib.SequenceMatcher(None, part, whole, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) == len(part)
 
 
 def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
@@ -217,12 +231,3 @@ def _tokens(code: str) -> list[str] | None:
     except SyntaxError:
         return None
     return [t for node in nodes for t in tokens(ast.unparse(node))]
-
-
-def _distance(a: list[str] | None, b: list[str] | None) -> int:
-    """Tokens added plus tokens removed to turn ``b`` into ``a``."""
-    if a is None or b is None:
-        return 1 << 30
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    matched = sum(block.size for block in matcher.get_matching_blocks())
-    return len(a) + len(b) - 2 * matched

@@ -108,12 +108,37 @@ _ANNOTATIONS = frozenset({"annotation", "returns"})
 
 
 def _unquoted(node: object) -> object:
+    """An annotation in the one form typing gives every spelling of it: unquoted, and
+    ``Optional[X]`` / ``Union[X, Y]`` as ``X | None`` / ``X | Y`` (flat, in order)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            return ast.parse(node.value, mode="eval").body
+            node = ast.parse(node.value, mode="eval").body
         except SyntaxError:
             return node
-    return node
+    if not isinstance(node, ast.expr):
+        return node
+    members = _union_members(node)
+    if len(members) < 2:
+        return node
+    result: ast.expr = members[0]
+    for member in members[1:]:
+        result = ast.BinOp(result, ast.BitOr(), member)
+    return result
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    """The members of a union annotation, flattened (the node itself when it is none)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_union_members(node.left), *_union_members(node.right)]
+    if isinstance(node, ast.Subscript):
+        name = node.value.attr if isinstance(node.value, ast.Attribute) else None
+        name = node.value.id if isinstance(node.value, ast.Name) else name
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if name == "Optional" and len(items) == 1:
+            return [*_union_members(items[0]), ast.Constant(None)]
+        if name == "Union":
+            return [member for item in items for member in _union_members(item)]
+    return [node]
 
 
 def _same(a: object, b: object) -> bool:
@@ -570,14 +595,29 @@ def _targets(stmt: ast.stmt) -> str:
     return ""
 
 
+def all_fields(code: str) -> bool:
+    """Whether ``code`` is one or more field declarations of a class body."""
+    try:
+        nodes = ast.parse(dedent_code(code)).body
+    except SyntaxError:
+        return False
+    return bool(nodes) and all(_is_field(node) for node in nodes)
+
+
+def _is_field(stmt: ast.AST) -> bool:
+    """A declaration of a class body's field: ``name: annotation`` (with or without value)."""
+    return isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+
+
 class _Statements(_Sequence):
     """Statements of a body: whole lines, re-indented for omni's text."""
 
     similar = staticmethod(_similar_statements)
 
     def appendable(self) -> bool:
-        # Statement order is data flow, not position: the placement engine decides it.
-        return False
+        # Statement order is data flow, not position, except for the fields of a class
+        # body (a NamedTuple's, a dataclass's): those are positions, like arguments.
+        return all(_is_field(s) for s in (*self.b, *self.o, *self.t))
 
     def _lines(self, stmt: ast.AST) -> tuple[int, int]:
         decorators = getattr(stmt, "decorator_list", [])
@@ -607,8 +647,9 @@ class _Statements(_Sequence):
         return "".join(out)
 
     def _indent(self) -> str:
+        # No statement at all: omni deleted everything, at the top of the (dedented) code.
         if not self.o:
-            raise _Conflict(f"upstream added {self.what} where omni's code has none")
+            return ""
         return self.context.omni.indent_of_line(self._lines(self.o[0])[0])
 
     def insert_after(self, index: int, ts: list[ast.AST]) -> None:
@@ -616,13 +657,17 @@ class _Statements(_Sequence):
         if index >= 0:
             _, end = self._own_lines(self.o[index])
             self.context.edits.append(_Edit(end, end, text))
-        else:
+        elif self.o:
             start, _ = self._own_lines(self.o[0])
             self.context.edits.append(_Edit(start, start, text))
+        else:
+            self.context.edits.append(_Edit(0, 0, text))
         self.context.taken.append(f"{self.what}: {len(ts)} statements added")
 
     def insert_before(self, index: int, ts: list[ast.AST]) -> None:
-        raise _Conflict(f"both sides added {self.what} at the same place")
+        start, _ = self._own_lines(self.o[index])
+        self.context.edits.append(_Edit(start, start, self._text(ts, self._indent())))
+        self.context.taken.append(f"{self.what}: {len(ts)} added by both, upstream's first")
 
     def delete(self, index: int) -> None:
         start, end = self._own_lines(self.o[index])
