@@ -32,10 +32,10 @@ from omni_port.extract import extractor
 from omni_port.model import Block, PatchSet, Placement, Status
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.syntax import Suite, Tree
+from omni_port.sources.history import Release
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import ASCEND_RUNNER, default_cache
 from omni_port.sync import pipeline, splice
-from omni_port.sync.rules.history import Release
 
 OUTCOMES = ("correct", "flagged", "followed", "wrong", "missing")
 
@@ -86,7 +86,7 @@ def upstream_of(history: History, version: str, old_base: str = "") -> splice.Up
         order = list(ASCEND_CANDIDATES)
         low = max(order.index(old_base) - HISTORY_BEFORE, 0)
         releases = tuple(
-            Release(f"vllm-ascend=={v}", history.ascend_tree(v))
+            Release(f"vllm-ascend=={v}", history.ascend(v).text)
             for v in order[low : order.index(version) + 1]
         )
     return splice.Upstream(

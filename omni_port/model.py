@@ -40,6 +40,16 @@ class Code(enum.StrEnum):
     OP303 = ("OP303", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "Generated output would change (--check).")
     OP305 = ("OP305", "Generated module does not compile.")
+    OP306 = (
+        "OP306",
+        "Upstream change the runners never had: an unmarked edit is an older release's code "
+        "(sync follows the new upstream).",
+    )
+    OP307 = (
+        "OP307",
+        "An unmarked edit is upstream code of a release newer than the base "
+        "(sync follows the new upstream).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "Catalog structure is not understood.")
     OP402 = ("OP402", "Block in the code that no catalog entry describes.")
@@ -49,6 +59,7 @@ class Code(enum.StrEnum):
     OP406 = ("OP406", "Generated file differs from what sync would produce, or was edited.")
     OP407 = ("OP407", "Runner code differs from its upstream base outside every marker.")
     OP408 = ("OP408", "One runner family overrides or defines what the other lacks.")
+    OP409 = ("OP409", "A block is placed where its catalog Location line says it does not go.")
     # Verification of generated code
     OP501 = ("OP501", "Generated module does not parse or compile.")
     OP502 = ("OP502", "Name used but never defined.")

@@ -19,6 +19,7 @@ from omni_port.cli.inputs import (
     read_patches,
     verification_context,
     verify_outputs,
+    with_history,
 )
 from omni_port.cli.sync import sync_with_transplants
 from omni_port.errors import BadInput
@@ -106,6 +107,8 @@ def _stale_generated(inputs: CheckInputs, options: Options) -> list[Finding]:
     lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
     patch_set, patch_files = read_patches(inputs.patches)
     loaded = load_upstream(inputs.upstream or lock.upstream, options, options.config.upstream_class)
+    # The history the lock names: the same evidence gives the same outputs.
+    loaded, _ = with_history(loaded, options, names=[label for label, _ in lock.history])
     transplants = [Path(label) for label, _ in lock.transplants]
     result, _ = sync_with_transplants(patch_set, patch_files, loaded, lock.command, transplants)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}

@@ -24,6 +24,7 @@ from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, apply, existing, plan, read_patch_set, unified_diff
 from omni_port.pyast.syntax import parse
+from omni_port.sources import history
 from omni_port.sources.textio import decode, encode
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
@@ -182,6 +183,37 @@ def load_upstream(text: str, options: Options, class_name: str = "") -> splice.U
     module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
     tree = parse(source.text, source.path)
     return splice.Upstream(located.label, source.sha256, tree, module, class_name)
+
+
+def with_history(
+    upstream: splice.Upstream,
+    options: Options,
+    patch_set: PatchSet | None = None,
+    names: Sequence[str] | None = None,
+    mode: str = "auto",
+) -> tuple[splice.Upstream, list[Finding]]:
+    """``upstream`` with its history: the releases ``names`` (a lock's), or with ``mode``
+    ``auto`` those around the patches' base and the upstream. History is evidence, so what
+    cannot be had is left out with a note, never an error."""
+    if names is None:
+        base = next((m.base for m in patch_set.modules if m.base), "") if patch_set else ""
+        if mode != "auto" or not base:
+            return upstream, []
+        try:
+            names = history.labels(base, upstream.label, options.cache)
+        except BadInput as error:
+            reason = error.findings[0].message
+            note = Finding(
+                "note",
+                Code.OP003,
+                upstream.label,
+                0,
+                f"no upstream history: {reason}",
+                severity=Severity.NOTE,
+            )
+            return upstream, [note]
+    releases, _, notes = history.load(names, options.cache, options.progress())
+    return replace(upstream, history=releases), notes
 
 
 def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:

@@ -25,7 +25,13 @@ from omni_port.cli import (
     write_json,
     write_options,
 )
-from omni_port.cli.inputs import load_upstream, previous_outputs, read_patches, write_files
+from omni_port.cli.inputs import (
+    load_upstream,
+    previous_outputs,
+    read_patches,
+    with_history,
+    write_files,
+)
 from omni_port.errors import BadInput
 from omni_port.gpu import transplant
 from omni_port.model import Code, PatchSet
@@ -53,6 +59,14 @@ from omni_port.sync import pipeline, splice
     "copies extracted from another class (e.g. GPU runners) are ported onto it.",
 )
 @click.option(
+    "--history",
+    "history_mode",
+    type=click.Choice(["auto", "none"]),
+    help="Upstream history for the upstream-history rule (default: `history`, auto): the "
+    "releases (or commits of a PATH@REV clone) from a few before the patches' base up to "
+    "the upstream; `none` reads none.",
+)
+@click.option(
     "--transplant",
     "transplant_dirs",
     multiple=True,
@@ -70,6 +84,7 @@ def sync_command(
     out: Path | None,
     json_path: Path | None,
     upstream_class: str | None,
+    history_mode: str | None,
     transplant_dirs: tuple[Path, ...],
     check: bool,
     diff: bool,
@@ -86,13 +101,15 @@ def sync_command(
     upstream_text = upstream or config.upstream
     patch_set, patch_files = read_patches(directory)
     loaded = load_upstream(upstream_text, options, upstream_class or config.upstream_class)
+    mode = history_mode or config.history
+    loaded, history_notes = with_history(loaded, options, patch_set, mode=mode)
     command = (
         f"omni-port sync --patches {shown(directory)} --upstream {loaded.label} "
         f"--out {shown(target)}" + "".join(f" --transplant {shown(d)}" for d in transplant_dirs)
     )
     result, merged = sync_with_transplants(patch_set, patch_files, loaded, command, transplant_dirs)
     placements = (*result.placements, *merged.orphans)
-    findings = (*result.findings, *merged.findings)
+    findings = (*history_notes, *result.findings, *merged.findings)
     for module in patch_set.modules:
         summary(options, _module_line(module.name, placements))
     if any(f.code is Code.OP305 for f in findings):

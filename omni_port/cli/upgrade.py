@@ -29,6 +29,7 @@ from omni_port.cli.inputs import (
     save_patches,
     verification_context,
     verify_outputs,
+    with_history,
     write_files,
 )
 from omni_port.extract import extractor
@@ -107,6 +108,7 @@ def upgrade_command(
     patch_set = carry_edits(patch_set, patch_dir)
     save_patches(options, patch_dir, patch_set)
     new = load_upstream(target, options, config.upstream_class)
+    new, history_notes = with_history(new, options, patch_set, mode=config.history)
     out_dir = out or config.path(config.generated)
     command = (
         f"omni-port sync --patches {shown(patch_dir)} --upstream {new.label} --out {shown(out_dir)}"
@@ -117,6 +119,7 @@ def upgrade_command(
         options, patch_set, new, target, located[0].label if located else config.source
     )
     findings = [
+        *history_notes,
         *extract_findings,
         *result.findings,
         *verify_outputs(result.files, result.placements, patch_set, context),

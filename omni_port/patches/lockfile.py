@@ -29,6 +29,8 @@ class Lock:
     placements: tuple[dict[str, object], ...] = ()
     #: (label, sha256) of the transplant inputs merged into the patches, in order.
     transplants: tuple[tuple[str, str], ...] = ()
+    #: (label, sha256 of the text) of the upstream history releases sync read, oldest first.
+    history: tuple[tuple[str, str], ...] = ()
 
 
 def patches_digest(files: Mapping[str, str]) -> str:
@@ -46,6 +48,8 @@ def render(lock: Lock) -> str:
     }
     if lock.transplants:
         inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
+    if lock.history:
+        inputs["history"] = [{"label": lb, "sha256": sha} for lb, sha in lock.history]
     document = {
         "tool": lock.tool,
         "command": lock.command,
@@ -98,6 +102,7 @@ def parse(text: str, path: str) -> Lock:
             transplants=tuple(
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
+            history=tuple((str(t["label"]), str(t["sha256"])) for t in inputs.get("history", ())),
         )
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None

@@ -30,6 +30,9 @@ class Config:
     upstream_class: str = "NPUModelRunner"
     #: Markdown catalog checked by ``check``.
     catalog: str = ""
+    #: Upstream history sync reads: ``auto`` (the releases around the base and the
+    #: upstream), or ``none``.
+    history: str = "auto"
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
 
@@ -98,6 +101,9 @@ def _relative_spec(value: str, root: Path) -> str:
     """A path spec made relative to the configuration file, shown from the working directory."""
     from omni_port.sources.upstream import SpecKind, parse_spec
 
-    if not value or parse_spec(value, "").kind is not SpecKind.PATH or Path(value).is_absolute():
+    spec = parse_spec(value, "") if value else None
+    if spec is not None and spec.kind is SpecKind.GIT and not Path(spec.path).is_absolute():
+        return f"{os.path.relpath(root / spec.path)}@{spec.rev}"
+    if spec is None or spec.kind is not SpecKind.PATH or Path(value).is_absolute():
         return value
     return os.path.relpath(root / value)

@@ -49,6 +49,8 @@ class SpecKind(enum.Enum):
     """The package installed in this Python environment (found, never imported)."""
     PYPI = "pypi"
     """A pinned release downloaded from PyPI."""
+    GIT = "git"
+    """A tag or commit of a local git clone (``PATH@REV``), read with ``git show``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +62,10 @@ class Spec:
     dist: str
     #: Pinned version (PyPI specs).
     version: str = ""
-    #: File or directory (path specs).
+    #: File or directory (path specs); the clone (git specs).
     path: str = ""
+    #: Tag, branch or commit of the clone (git specs).
+    rev: str = ""
 
     @property
     def label(self) -> str:
@@ -70,6 +74,8 @@ class Spec:
             return f"{self.dist}=={self.version}"
         if self.kind is SpecKind.INSTALLED:
             return f"{self.dist} (installed)"
+        if self.kind is SpecKind.GIT:
+            return f"{self.path}@{self.rev}"
         return self.path
 
 
@@ -77,11 +83,20 @@ _PIN = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[0-9][0-9
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)+([a-z]+[0-9]*|\.post[0-9]+|\.dev[0-9]+)*$")
 
 
+#: ``PATH@REV``: a revision of a git clone (the path holds a ``.git``; the revision has no
+#: ``@`` and no path separator other than a branch's ``/``).
+_GIT = re.compile(r"^(?P<path>.+)@(?P<rev>[^@\s]+)$")
+
+
 def parse_spec(text: str, dist: str) -> Spec:
-    """``installed``, ``NAME==VERSION``, a bare version of ``dist``, or a path."""
+    """``installed``, ``NAME==VERSION``, a bare version of ``dist``, ``PATH@REV`` (a tag or
+    commit of a local git clone), or a path."""
     text = text.strip()
     if text == "installed":
         return Spec(SpecKind.INSTALLED, dist)
+    git = _GIT.match(text)
+    if git and not os.path.exists(text) and (Path(git.group("path")) / ".git").exists():
+        return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=git.group("rev"))
     pinned = _PIN.match(text)
     if pinned and not os.path.exists(text):
         return Spec(SpecKind.PYPI, pinned.group("dist"), pinned.group("version"))
@@ -119,6 +134,11 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
         return _from_path(spec, member)
     if spec.kind is SpecKind.INSTALLED:
         return _from_installed(spec, member)
+    if spec.kind is SpecKind.GIT:
+        from omni_port.sources import gitrepo  # git runs only for git specs
+
+        data = gitrepo.show(spec.path, spec.rev, member)
+        return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
     data = _cached_member(spec, member, cache, progress)
     # Diagnostics name the release, not this machine's cache path: stable everywhere.
     return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
@@ -336,6 +356,10 @@ def package_texts(
         found = importlib.util.find_spec(package)
         locations = list(found.submodule_search_locations or []) if found else []
         return _tree_texts(Path(locations[0]).parent, package) if locations else None
+    if spec.kind is SpecKind.GIT:
+        from omni_port.sources import gitrepo
+
+        return gitrepo.python_files(spec.path, spec.rev, package) or None
     root = Path(spec.path)
     return _tree_texts(root, package) if (root / package).is_dir() else None
 

@@ -87,6 +87,8 @@ class Decision:
     follow: bool = False
     #: The upstream release behind an upstream-history decision.
     release: str = ""
+    #: For a lag (the edit is an older release's code): the release that changed it.
+    lag: str = ""
 
 
 def decide(
@@ -96,6 +98,7 @@ def decide(
     evidence = evidence or Evidence()
     index = index_of(method)
     decisions = [_decide(method, index, block, evidence) for block in blocks]
+    decisions = _coupled(method, index, decisions, evidence)
     return _resolve_overlaps(_settle_by_order(decisions))
 
 
@@ -153,22 +156,25 @@ def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> 
     found = history.explain(block, evidence.history)
     if found is None:
         return None
-    slot = _followed_slot(index, block, found.target_span)
-    reason = found.reason
-    if slot is None:
-        # The new upstream has nothing at the place: following it leaves nothing there.
-        slot = Slot(method.clauses[0], (), 0, 0)
-    scored = Scored(slot, 1.0, 1.0)
+    # When the new upstream has nothing at the place, following it leaves nothing there.
+    slot = _followed_slot(index, block, found.target_span) or Slot(method.clauses[0], (), 0, 0)
+    here = (Scored(slot, 1.0, 1.0),)
+    target = evidence.history.versions[evidence.history.target].label
+    if found.release == target:
+        return Decision(
+            block, slot, 1.0, False, here, found.reason, (Rule.CONVERGENT,), follow=True
+        )
     return Decision(
         block,
         slot,
         1.0,
         False,
-        (scored,),
-        reason,
+        here,
+        found.reason,
         (Rule.HISTORY,),
         follow=True,
         release=found.release,
+        lag=found.brought_by,
     )
 
 
@@ -236,7 +242,12 @@ def _changed(
     decision = _accepted(method, block, best, top, evidence, rules, reason)
     if decision.conflict:
         return decision
-    return replace(decision, code=code, release=rebase[0] if rebase else "")
+    if rebase is None:
+        return replace(decision, code=code)
+    assert evidence.history is not None
+    lag = history.older_than_base(evidence.history, rebase[0])
+    base = evidence.history.versions[evidence.history.base].label
+    return replace(decision, code=code, release=rebase[0], lag=base if lag else "")
 
 
 def _followed(
@@ -587,6 +598,54 @@ def _keeps_order(slot: Slot, position: int, decisions: Sequence[Decision]) -> bo
         if other > position and slot.index > placed.index:
             return False
     return True
+
+
+def _coupled(
+    method: Stmt, index: Index, decisions: list[Decision], evidence: Evidence
+) -> list[Decision]:
+    """An edit followed as upstream code must not take away a name another block reads.
+
+    Coupled edits (one binds what another reads) stay together: when following the new
+    upstream would drop a binding of the edit's that the new upstream's own code there
+    does not make, and another block of the member reads that name, omni's code depends
+    on the edit. It is then placed like any omni edit, without the history rule.
+    """
+    reads = {
+        d.block.id: flow.reads
+        for d in decisions
+        if (flow := dataflow.flow_of_code(d.block.code)) is not None
+    }
+    result = list(decisions)
+    alone = replace(evidence, history=None)
+    for position, decision in enumerate(decisions):
+        if not decision.follow or Rule.HISTORY not in decision.rules or decision.slot is None:
+            continue
+        mine = dataflow.flow_of_code(decision.block.code)
+        lost = mine.writes - _bound_by(decision.slot, evidence.tree) if mine else frozenset()
+        readers = sorted(
+            other.block.id
+            for other in decisions
+            if other is not decision and lost & reads.get(other.block.id, frozenset())
+        )
+        if not readers:
+            continue
+        names = ", ".join(f"`{n}`" for n in sorted(lost & reads[readers[0]]))
+        kept = _decide(method, index, decision.block, alone)
+        note = (
+            f"kept although it is upstream code of {decision.release}: {readers[0]} reads "
+            f"{names}, which it binds"
+        )
+        result[position] = replace(kept, reason=f"{note}; {kept.reason}" if kept.reason else note)
+    return result
+
+
+def _bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:
+    """Names the new upstream's statements at ``slot`` bind."""
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    if tree is None or not stmts:
+        return frozenset()
+    flow = dataflow.flow_of_code(_source(tree, stmts))
+    return flow.writes if flow is not None else frozenset()
 
 
 def _resolve_overlaps(decisions: list[Decision]) -> list[Decision]:

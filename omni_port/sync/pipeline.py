@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
@@ -36,11 +36,18 @@ def header(
     ``transplants`` are the (label, sha256) of extra block sources merged into the patches.
     """
     extra = ", ".join(f"{label} (sha256 {digest[:16]})" for label, digest in transplants)
+    releases = [release.label for release in upstream.history]
+    history = (
+        f"# Upstream history: {len(releases)} releases, {releases[0]} to {releases[-1]}.\n"
+        if releases
+        else ""
+    )
     return (
         f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
         f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
         f"patches sha256 {patches_sha256[:16]}.\n"
         + (f"# Transplanted blocks: {extra}.\n" if extra else "")
+        + history
         + f"# Regenerate: {command}\n"
     )
 
@@ -74,6 +81,8 @@ def sync(
     lock = lockfile.make(
         tool, upstream.label, upstream.sha256, digest, outputs, command, placements, transplants
     )
+    history = tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history)
+    lock = replace(lock, history=history)
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
 
@@ -108,6 +117,7 @@ def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
         "implicit_conflict": sum(
             1 for p in placements if p.status is Status.CONFLICT and not p.marked
         ),
+        "followed": sum(1 for p in placements if p.status is Status.FOLLOWED),
         "carried": sum(1 for p in placements if p.status is Status.CARRIED),
         "owned": owned,
         "modules": len(patches.modules),

@@ -25,11 +25,13 @@ from omni_port.model import (
     Piece,
     Placement,
     Rule,
+    Severity,
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.sources.history import Release
 from omni_port.sync import imports, locate
-from omni_port.sync.rules.history import MemberHistory, Release, Version
+from omni_port.sync.rules.history import MemberHistory, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -183,23 +185,20 @@ def _add_copy(
     for decision in decisions:
         if decision.conflict:
             assembly.findings.append(_conflict_finding(module, decision, upstream))
+        elif Rule.HISTORY in decision.rules:
+            assembly.findings.append(_history_finding(module, decision, upstream))
 
 
 def _member_history(
     module: ModulePatches, copy: Copy, upstream: Upstream, owner: str
 ) -> MemberHistory | None:
     """The copied member across upstream history, when the patches' base is part of it."""
-    labels = [release.label for release in upstream.history]
-    if not module.base or module.base not in labels:
+    if not upstream.history or not module.base:
         return None
-    releases = list(upstream.history)
-    if upstream.label not in labels:
-        releases.append(Release(upstream.label, upstream.tree))
-    versions = tuple(
-        Version(r.label, r.tree, upstream_def(r.tree, owner, copy.upstream_name)) for r in releases
+    target = Release(upstream.label, "")
+    return member_history(
+        upstream.history, module.base, target, upstream.tree, owner, copy.upstream_name
     )
-    order = [v.label for v in versions]
-    return MemberHistory(versions, order.index(module.base), order.index(upstream.label))
 
 
 def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
@@ -373,6 +372,17 @@ def _vanished(
     # The class may have no other member: a statement keeps its body valid Python.
     text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
+
+
+def _history_finding(
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+) -> Finding:
+    """A note for an edit upstream history explains: a lag, drift, or a merge against an
+    older release (every part of it upstream changed since is such a lag too)."""
+    line = decision.slot.line() if decision.slot is not None else 0
+    code = Code.OP306 if decision.lag else Code.OP307
+    message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
+    return Finding("history", code, upstream.label, line, message, severity=Severity.NOTE)
 
 
 def _conflict_finding(

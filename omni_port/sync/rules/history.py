@@ -17,23 +17,25 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block
 from omni_port.pyast.diff import tokens
-from omni_port.pyast.syntax import Stmt, Suite, Tree, dedent_code, full_key, parse, walk
+from omni_port.pyast.syntax import (
+    Stmt,
+    Suite,
+    Tree,
+    dedent_code,
+    find_def,
+    full_key,
+    parse,
+    walk,
+)
+from omni_port.sources.history import Release
 from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """One upstream release (or commit of a clone) of the upstream module."""
-
-    #: ``vllm-ascend==0.21.0rc1``, or ``path@rev`` for a commit of a clone.
-    label: str
-    tree: Tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,74 @@ class MemberHistory:
     base: int
     #: Position of the new upstream.
     target: int
+
+
+def member_history(
+    releases: Sequence[Release],
+    base: str,
+    target: Release,
+    target_tree: Tree,
+    owner: str,
+    name: str,
+) -> MemberHistory | None:
+    """One member across ``releases`` (oldest first; the target is added when missing),
+    or None when the base is not among them."""
+    labels = [r.label for r in releases]
+    if base not in labels:
+        return None
+    ordered = list(releases) if target.label in labels else [*releases, target]
+    versions = []
+    for release in ordered:
+        if release.label == target.label:
+            member = _find(target_tree, owner, name)
+            versions.append(Version(release.label, target_tree, member))
+        else:
+            tree = _member_tree(release.text, release.label, owner, name)
+            member = _find(tree, "", name) if tree is not None else None
+            versions.append(Version(release.label, tree or target_tree, member))
+    order = [v.label for v in versions]
+    return MemberHistory(tuple(versions), order.index(base), order.index(target.label))
+
+
+def _find(tree: Tree, owner: str, name: str) -> Stmt | None:
+    if not owner:
+        return find_def(tree.body, name)
+    cls = find_def(tree.body, owner)
+    return find_def(cls.clauses[0], name) if cls is not None and cls.clauses else None
+
+
+@functools.lru_cache(maxsize=256)
+def _member_tree(text: str, label: str, owner: str, name: str) -> Tree | None:
+    """The member's own code as a tree of its own (parsing a whole module per release
+    would cost more than the rest of a sync); None when the release lacks it."""
+    module = _module_ast(text)
+    if module is None:
+        return None
+    body: list[ast.stmt] = module.body
+    if owner:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        body = cls.body if cls is not None else []
+    node = None
+    for candidate in body:
+        if getattr(candidate, "name", None) == name:
+            node = candidate
+    if node is None or node.end_lineno is None:
+        return None
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    lines = text.split("\n")[first - 1 : node.end_lineno]
+    try:
+        return parse(dedent_code("\n".join(lines)) + "\n", f"{label}:{owner}.{name}")
+    except BadInput:
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def _module_ast(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +219,22 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
         )
         held = history.versions[holder].label
         reason = (
-            f"upstream code of {held}: the runners never had the change {brought} brought; "
-            "the new upstream is followed"
+            f"an upstream change the runners never had: this is the code of {held}, which "
+            f"{brought} changed; the new upstream is followed"
         )
         return Explained(held, True, brought, span, reason)
     held = history.versions[holders[0]].label
-    reason = f"upstream code of {held}, newer than the base: the new upstream is followed"
+    reason = (
+        f"upstream drift: this is the code of {held}, newer than the base; "
+        "the new upstream is followed"
+    )
     return Explained(held, False, "", span, reason)
+
+
+def older_than_base(history: MemberHistory, label: str) -> bool:
+    """Whether the release ``label`` comes before the base in ``history``."""
+    order = [v.label for v in history.versions]
+    return label in order and order.index(label) < history.base
 
 
 def _keys_at(version: Version, anchor: Anchor) -> tuple[str, ...] | None:
