@@ -38,7 +38,7 @@ from omni_port.pyast.syntax import (
     split_full_key,
     walk,
 )
-from omni_port.sync.rules import catalog, convergent, dataflow, history, layout, merge3
+from omni_port.sync.rules import catalog, convergent, dataflow, history, layout, merge3, moves
 from omni_port.sync.rules.anchor import (
     ACCEPT,
     PATH_CERTAIN,
@@ -65,6 +65,9 @@ class Evidence:
     history: history.MemberHistory | None = None
     #: Catalog constraints, by block id.
     constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
+    #: The release the module's copies are shown to date from (``history.copy_release``
+    #: over the whole module): what weak history evidence is checked against.
+    copied_from: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +102,7 @@ def decide(
     index = index_of(method)
     decisions = [_decide(method, index, block, evidence) for block in blocks]
     decisions = _coupled(method, index, decisions, evidence)
-    return _resolve_overlaps(_settle_by_order(decisions))
+    return _moves(method, _resolve_overlaps(_settle_by_order(decisions)), evidence)
 
 
 def _conflict(
@@ -137,6 +140,9 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     rebase = None
     if evidence.history is not None and block.anchor.replaced:
         rebase = history.merge_base(block, evidence.history)
+        weak = rebase is not None and rebase.weak
+        if weak and rebase is not None and not _corroborated(rebase.label, evidence):
+            rebase = None
     if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
         if not clear:
             reason = "the statements it replaced changed upstream, and two places score alike"
@@ -155,6 +161,10 @@ def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> 
     assert evidence.history is not None
     found = history.explain(block, evidence.history)
     if found is None:
+        return None
+    if found.weak and not history.corroborated(
+        evidence.history, found.release, evidence.copied_from
+    ):
         return None
     # When the new upstream has nothing at the place, following it leaves nothing there.
     slot = _followed_slot(index, block, found.target_span) or Slot(method.clauses[0], (), 0, 0)
@@ -176,6 +186,11 @@ def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> 
         release=found.release,
         lag=found.brought_by,
     )
+
+
+def _corroborated(release: str, evidence: Evidence) -> bool:
+    assert evidence.history is not None
+    return history.corroborated(evidence.history, release, evidence.copied_from)
 
 
 def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:
@@ -202,7 +217,7 @@ def _changed(
     best: Scored,
     top: tuple[Scored, ...],
     evidence: Evidence,
-    rebase: tuple[str, str] | None = None,
+    rebase: history.Rebase | None = None,
 ) -> Decision:
     """A block whose replaced statements upstream changed: convergent, merged, or a conflict.
 
@@ -222,13 +237,13 @@ def _changed(
     if convergent.same_code(mine, theirs):
         same = (Rule.ANCHOR, Rule.CONVERGENT)
         return _followed(block, best, top, same, "upstream made the same change")
-    base = _base_text(block, evidence) if rebase is None else rebase[1]
+    base = _base_text(block, evidence) if rebase is None else rebase.text
     if base is None:
         return _conflict(block, best, top, f"{changed} inside compound statements")
     merged = merge3.merge(base, mine, theirs)
     if isinstance(merged, merge3.Clash):
         if rebase is not None:
-            changed = f"against {rebase[0]}, which explains it better than the base"
+            changed = f"against {rebase.label}, which explains it better than the base"
         return _conflict(block, best, top, f"{changed}: {merged.reason}")
     code = _without_body(merged.text) if block.kind is BlockKind.HEADER else merged.text
     reason = "merged upstream's edits: " + "; ".join(merged.taken)
@@ -237,7 +252,7 @@ def _changed(
         reason = "upstream's changes are in omni's code already"
         rules = (Rule.ANCHOR, Rule.CONVERGENT)
     if rebase is not None:
-        reason = f"written against {rebase[0]}, not the base; {reason}"
+        reason = f"written against {rebase.label}, not the base; {reason}"
         rules = (Rule.ANCHOR, Rule.HISTORY, Rule.MERGE3)
     decision = _accepted(method, block, best, top, evidence, rules, reason)
     if decision.conflict:
@@ -245,9 +260,9 @@ def _changed(
     if rebase is None:
         return replace(decision, code=code)
     assert evidence.history is not None
-    lag = history.older_than_base(evidence.history, rebase[0])
+    lag = history.older_than_base(evidence.history, rebase.label)
     base = evidence.history.versions[evidence.history.base].label
-    return replace(decision, code=code, release=rebase[0], lag=base if lag else "")
+    return replace(decision, code=code, release=rebase.label, lag=base if lag else "")
 
 
 def _followed(
@@ -603,39 +618,140 @@ def _keeps_order(slot: Slot, position: int, decisions: Sequence[Decision]) -> bo
 def _coupled(
     method: Stmt, index: Index, decisions: list[Decision], evidence: Evidence
 ) -> list[Decision]:
-    """An edit followed as upstream code must not take away a name another block reads.
+    """An edit followed as upstream code must leave omni's code working around it.
 
-    Coupled edits (one binds what another reads) stay together: when following the new
-    upstream would drop a binding of the edit's that the new upstream's own code there
-    does not make, and another block of the member reads that name, omni's code depends
-    on the edit. It is then placed like any omni edit, without the history rule.
+    Coupled edits (one binds what another reads) stay together. Following the new upstream
+    replaces the edit's code with upstream's; that is refused when the edit binds a name
+    another block reads and upstream's code there does not bind, or when upstream's code
+    reads a name that omni's code no longer binds (its binding is inside statements another
+    block replaced). The edit is then placed like any omni edit, without the history rule.
     """
-    reads = {
-        d.block.id: flow.reads
-        for d in decisions
-        if (flow := dataflow.flow_of_code(d.block.code)) is not None
-    }
     result = list(decisions)
     alone = replace(evidence, history=None)
     for position, decision in enumerate(decisions):
         if not decision.follow or Rule.HISTORY not in decision.rules or decision.slot is None:
             continue
-        mine = dataflow.flow_of_code(decision.block.code)
-        lost = mine.writes - _bound_by(decision.slot, evidence.tree) if mine else frozenset()
-        readers = sorted(
-            other.block.id
-            for other in decisions
-            if other is not decision and lost & reads.get(other.block.id, frozenset())
+        why = _needed(decision, decisions, evidence.tree) or _unbound(
+            method, decision, decisions, evidence.tree
         )
-        if not readers:
+        if not why:
             continue
-        names = ", ".join(f"`{n}`" for n in sorted(lost & reads[readers[0]]))
         kept = _decide(method, index, decision.block, alone)
-        note = (
-            f"kept although it is upstream code of {decision.release}: {readers[0]} reads "
-            f"{names}, which it binds"
-        )
+        note = f"kept although it is upstream code of {decision.release}: {why}"
         result[position] = replace(kept, reason=f"{note}; {kept.reason}" if kept.reason else note)
+    return result
+
+
+def _needed(decision: Decision, decisions: Sequence[Decision], tree: Tree | None) -> str:
+    """Why another block needs the edit's bindings ("" when none does)."""
+    assert decision.slot is not None
+    mine = dataflow.flow_of_code(decision.block.code)
+    if mine is None:
+        return ""
+    lost = mine.writes - _bound_by(decision.slot, tree)
+    for other in decisions:
+        flow = dataflow.flow_of_code(other.block.code) if other is not decision else None
+        if flow is not None and lost & flow.reads:
+            names = ", ".join(f"`{n}`" for n in sorted(lost & flow.reads))
+            return f"{other.block.id} reads {names}, which it binds"
+    return ""
+
+
+def _unbound(
+    method: Stmt, decision: Decision, decisions: Sequence[Decision], tree: Tree | None
+) -> str:
+    """Why upstream's code at the edit's place would read names omni's code lost ("")."""
+    slot = decision.slot
+    assert slot is not None
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    theirs = dataflow.flow_of_code(_source(tree, stmts)) if tree is not None and stmts else None
+    mine = dataflow.flow_of_code(decision.block.code)
+    if theirs is None or mine is None:
+        return ""
+    gone: set[int] = set()
+    written: set[str] = set()
+    for other in decisions:
+        if other is decision or other.conflict or other.slot is None or other.follow:
+            continue
+        flow = dataflow.flow_of_code(other.code or other.block.code)
+        written |= flow.writes if flow is not None else frozenset()
+        span = other.slot.suite.stmts[other.slot.index : other.slot.index + other.slot.span]
+        gone |= {id(s) for s in _nested(span)}
+    line = slot.line()
+    lost = []
+    for name in sorted(theirs.reads - mine.reads - written):
+        binders = [
+            stmt
+            for _, suite in walk(method.clauses[0])
+            for stmt in suite.stmts
+            if stmt.full_end < line and name in stmt.writes
+        ]
+        if binders and all(id(b) in gone for b in binders):
+            lost.append(name)
+    if not lost:
+        return ""
+    names = ", ".join(f"`{n}`" for n in lost)
+    return f"the new upstream's code there reads {names}, which omni's code no longer binds"
+
+
+def _nested(stmts: Sequence[Stmt]) -> list[Stmt]:
+    """``stmts`` and every statement nested in them."""
+    found: list[Stmt] = []
+    for stmt in stmts:
+        found.append(stmt)
+        for clause in stmt.clauses:
+            found.extend(_nested(clause.stmts))
+    return found
+
+
+def _moves(method: Stmt, decisions: list[Decision], evidence: Evidence) -> list[Decision]:
+    """Upstream's edits of statements omni moved into blocks merge into the copies."""
+    past = evidence.history
+    base = past.versions[past.base] if past is not None else None
+    if past is None or base is None or base.member is None or evidence.tree is None:
+        return decisions
+    removed: list[moves.Original] = []
+    for decision in decisions:
+        anchor = decision.block.anchor
+        if anchor.replaced and decision.block.kind is not BlockKind.HEADER:
+            found = history.place(base.member, anchor)
+            if found is not None and found.keys() == anchor.replaced:
+                removed.extend(moves.nested(found.stmts(), base.tree))
+    if not removed:
+        return decisions
+    target = moves.simple_statements(method, evidence.tree)
+    older = [
+        (v.label, moves.simple_statements(v.member, v.tree))
+        for v in reversed(past.versions[: past.base])
+        if v.member is not None
+    ]
+    result = []
+    for decision in decisions:
+        kinds = (BlockKind.INSERTION, BlockKind.REPLACEMENT)
+        if decision.conflict or decision.follow or decision.block.kind not in kinds:
+            result.append(decision)
+            continue
+        code = decision.code if decision.code is not None else decision.block.code
+        moved = moves.merge_moves(code, removed, target, older) if code.strip() else None
+        if moved is None:
+            result.append(decision)
+        elif isinstance(moved, merge3.Clash):
+            result.append(replace(decision, conflict=True, reason=moved.reason, rules=()))
+        else:
+            rules = tuple(dict.fromkeys((*decision.rules, Rule.MERGE3)))
+            if moved.releases:
+                rules = tuple(dict.fromkeys((*rules, Rule.HISTORY)))
+            merged = "merged upstream's edits: " + "; ".join(moved.taken)
+            reason = f"{decision.reason}; {merged}" if decision.reason else merged
+            release = decision.release or (moved.releases[0] if moved.releases else "")
+            lag = decision.lag
+            if moved.releases and history.older_than_base(past, moved.releases[0]):
+                lag = lag or base.label
+            result.append(
+                replace(
+                    decision, code=moved.code, rules=rules, reason=reason, release=release, lag=lag
+                )
+            )
     return result
 
 

@@ -31,7 +31,7 @@ from omni_port.model import (
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
 from omni_port.sources.history import Release
 from omni_port.sync import imports, locate
-from omni_port.sync.rules.history import MemberHistory, member_history
+from omni_port.sync.rules.history import MemberHistory, copy_release, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -87,12 +87,13 @@ def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
     """Generate one runner module from its patches and the new upstream."""
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
+    copied_from = _copy_release(module, upstream)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            _add_copy(assembly, module, piece, blocks, upstream, indent)
+            _add_copy(assembly, module, piece, blocks, upstream, indent, copied_from)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -158,17 +159,17 @@ def _add_copy(
     blocks: list[Block],
     upstream: Upstream,
     indent: str,
+    copied_from: str = "",
 ) -> None:
-    owner = (
-        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
-    )
+    owner = _owner(copy, upstream)
     member = upstream_def(upstream.tree, owner, copy.upstream_name)
     if member is None:
         _vanished(assembly, module, copy, blocks, upstream, indent)
         return
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    evidence = locate.Evidence(upstream.tree, _member_history(module, copy, upstream, owner))
+    member_history = _member_history(module, copy, upstream, owner)
+    evidence = locate.Evidence(upstream.tree, member_history, copied_from=copied_from)
     decided = locate.decide(member, statements, evidence)
     decisions = [_with_fallback(d, member) for d in decided]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
@@ -187,6 +188,28 @@ def _add_copy(
             assembly.findings.append(_conflict_finding(module, decision, upstream))
         elif Rule.HISTORY in decision.rules:
             assembly.findings.append(_history_finding(module, decision, upstream))
+
+
+def _owner(copy: Copy, upstream: Upstream) -> str:
+    return (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+
+
+def _copy_release(module: ModulePatches, upstream: Upstream) -> str:
+    """The newest release the module's copies are shown, by non-empty code, to date from
+    (see ``history.copy_release``); "" without such evidence."""
+    if not upstream.history:
+        return ""
+    found: list[tuple[int, str]] = []
+    for piece, blocks in _grouped(module.pieces):
+        if not isinstance(piece, Copy):
+            continue
+        member = _member_history(module, piece, upstream, _owner(piece, upstream))
+        label = copy_release(member, blocks) if member is not None else ""
+        if label and member is not None:
+            found.append(([v.label for v in member.versions].index(label), label))
+    return max(found)[1] if found else ""
 
 
 def _member_history(

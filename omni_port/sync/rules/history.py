@@ -16,14 +16,12 @@ then is upstream's, the rest is omni's.
 from __future__ import annotations
 
 import ast
-import difflib
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block
-from omni_port.pyast.diff import tokens
 from omni_port.pyast.syntax import (
     Stmt,
     Suite,
@@ -35,6 +33,7 @@ from omni_port.pyast.syntax import (
     walk,
 )
 from omni_port.sources.history import Release
+from omni_port.sync.rules import merge3
 from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
 
 
@@ -140,6 +139,21 @@ class Explained:
     #: Full keys of the new upstream's statements at the edit's place.
     target_span: tuple[str, ...]
     reason: str
+    #: The edit's text is empty (a deletion): that a release had nothing there is weak
+    #: evidence, which needs corroboration (see ``corroborated``).
+    weak: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rebase:
+    """The release an unmarked edit was written against, other than the base."""
+
+    label: str
+    #: That release's code at the edit's place.
+    text: str
+    #: The release has nothing there, or omni deleted the code: weak evidence, as for
+    #: ``Explained``.
+    weak: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +223,7 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
     target = history.versions[history.target]
     span = _keys_at(target, block.anchor) or ()
     if history.target in holders:
-        return Explained(target.label, False, "", span, "upstream made the same change")
+        return Explained(target.label, False, "", span, "upstream made the same change", not mine)
     older = [i for i in holders if i < history.base]
     if older:
         holder = older[-1]
@@ -222,13 +236,13 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
             f"an upstream change the runners never had: this is the code of {held}, which "
             f"{brought} changed; the new upstream is followed"
         )
-        return Explained(held, True, brought, span, reason)
+        return Explained(held, True, brought, span, reason, not mine)
     held = history.versions[holders[0]].label
     reason = (
         f"upstream drift: this is the code of {held}, newer than the base; "
         "the new upstream is followed"
     )
-    return Explained(held, False, "", span, reason)
+    return Explained(held, False, "", span, reason, not mine)
 
 
 def older_than_base(history: MemberHistory, label: str) -> bool:
@@ -254,59 +268,74 @@ def base_text(block: Block, history: MemberHistory) -> str | None:
     return _text(base.tree, found.stmts()) if found is not None else None
 
 
-def merge_base(block: Block, history: MemberHistory) -> tuple[str, str] | None:
-    """The release (label, its code at the edit's place) an unmarked edit was written
-    against, when that is not the base; None when the base explains it.
+def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
+    """The older release (label, its code at the edit's place) an unmarked edit was
+    written against, when that is not the base; None when the base explains it.
 
-    omni's code at the place is that release's code with additions (its tokens, in order,
-    are all in omni's), while the base's code is not: the base has something omni's copy
-    never had. Of such releases the one with the most code is taken, the nearest to the
-    base on a tie.
+    omni's code was written against an older release there when upstream's changes from
+    that release to the base merge cleanly into omni's code, and omni's code lacks them
+    (``written_against``). Of such releases the newest is taken.
     """
     if block.marked or not _verified(history, block):
         return None
-    mine = _tokens(block.code)
     base = history.versions[history.base]
     assert base.member is not None
     base_place = place(base.member, block.anchor)
-    if mine is None or base_place is None:
+    if base_place is None:
         return None
-    if _contained(_tokens(_text(base.tree, base_place.stmts())), mine):
-        return None
-    found: list[tuple[int, int, str, str]] = []
-    for i, version in enumerate(history.versions):
-        if i == history.base or version.member is None:
-            continue
-        at = place(version.member, block.anchor)
+    base_code = _text(base.tree, base_place.stmts())
+    for version in reversed(history.versions[: history.base]):
+        at = place(version.member, block.anchor) if version.member is not None else None
         if at is None:
             continue
         text = _text(version.tree, at.stmts())
-        theirs = _tokens(text)
-        if theirs is not None and _contained(theirs, mine):
-            found.append((len(theirs), -abs(i - history.base), version.label, text))
-    if not found:
-        return None
-    _, _, label, text = max(found)
-    return label, text
+        if written_against(text, block.code, base_code):
+            # Absence on either side (omni deleted, the release had nothing) is weak.
+            return Rebase(version.label, text, not at.stmts() or not block.code.strip())
+    return None
 
 
-def _contained(part: list[str] | None, whole: list[str]) -> bool:
-    """Whether every token of ``part`` is in ``whole``, in order."""
-    if part is None:
+def written_against(older: str, mine: str, base: str) -> bool:
+    """Whether ``mine`` was written against ``older`` rather than ``base``: upstream's
+    changes from ``older`` to ``base`` merge cleanly into it and it lacks them."""
+    if older == base:
         return False
-    matcher = difflib.SequenceMatcher(None, part, whole, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks()) == len(part)
+    merged = merge3.merge(older, mine, base)
+    return isinstance(merged, merge3.Merged) and bool(merged.taken)
+
+
+def corroborated(history: MemberHistory, weak: str, copied_from: str) -> bool:
+    """Whether weak evidence from release ``weak`` (it had nothing at a place) stands: the
+    module's copies are shown, by code they hold, to date from ``copied_from`` or earlier,
+    and ``weak`` is no older than that. Code that existed when the copy was made, and that
+    the copy lacks, was taken out by omni, not missed."""
+    order = [v.label for v in history.versions]
+    if not copied_from or weak not in order or copied_from not in order:
+        return False
+    return order.index(weak) >= order.index(copied_from)
+
+
+def copy_release(history: MemberHistory, blocks: Sequence[Block]) -> str:
+    """The newest release older than the base that holds (or was merged against) a
+    non-empty unmarked edit of ``blocks``: strong evidence of how old the copy is."""
+    best = -1
+    for block in blocks:
+        if block.marked:
+            continue
+        found = explain(block, history)
+        if found is not None and found.lag and not found.weak:
+            best = max(best, _position(history, found.release))
+        rebase = merge_base(block, history) if block.anchor.replaced else None
+        if rebase is not None and not rebase.weak and older_than_base(history, rebase.label):
+            best = max(best, _position(history, rebase.label))
+    return history.versions[best].label if best >= 0 else ""
+
+
+def _position(history: MemberHistory, label: str) -> int:
+    return [v.label for v in history.versions].index(label)
 
 
 def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
     if not stmts:
         return ""
     return dedent_code(tree.text(stmts[0].start, stmts[-1].end))
-
-
-def _tokens(code: str) -> list[str] | None:
-    try:
-        nodes = ast.parse(dedent_code(code)).body
-    except SyntaxError:
-        return None
-    return [t for node in nodes for t in tokens(ast.unparse(node))]

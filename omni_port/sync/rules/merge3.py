@@ -329,6 +329,14 @@ class _Context:
         return _Statements(self, b, o, t, what).merge()  # type: ignore[return-value]
 
 
+#: Least similarity of two items both sides added at one place to count as one item.
+ALIKE = 0.9
+
+
+def _alike(a: ast.AST, b: ast.AST) -> bool:
+    return _same(a, b) or similarity(ast.unparse(a), ast.unparse(b)) >= ALIKE
+
+
 def _describe(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         return f"the call of {_short(ast.unparse(node.func))}"
@@ -437,17 +445,7 @@ class _Sequence:
         for gap in range(len(self.b) + 1):
             mine = [self.o[j] for j in ours.inserted[gap]]
             new = [self.t[j] for j in theirs.inserted[gap]]
-            if new and not mine:
-                self.insert_after(last_o, new)
-            elif new and mine and not _same(mine, new):
-                if gap < len(self.b) or not self.appendable():
-                    raise _Conflict(f"both sides added {self.what} at the same place")
-                # Both appended: upstream's first, so every upstream position stays.
-                self.insert_before(ours.inserted[gap][0], new)
-            if new and mine and not _same(mine, new):
-                result.extend([*new, *mine])
-            else:
-                result.extend(mine or new)
+            result.extend(self._both_added(gap, last_o, mine, new, ours.inserted[gap]))
             if ours.inserted[gap]:
                 last_o = ours.inserted[gap][-1]
             if gap == len(self.b):
@@ -458,6 +456,37 @@ class _Sequence:
             if ours.counterpart[gap] is not None:
                 last_o = ours.counterpart[gap]  # type: ignore[assignment]
         return result
+
+    def _both_added(
+        self,
+        gap: int,
+        last_o: int,
+        mine: list[ast.AST],
+        new: list[ast.AST],
+        positions: Sequence[int],
+    ) -> list[ast.AST]:
+        """The items of one gap: what omni added, and what upstream added there too."""
+        if not new:
+            return mine
+        if not mine:
+            self.insert_after(last_o, new)
+            return new
+        # What both added alike, at the start of the gap, counts once: the same item, or
+        # one so similar that omni's is upstream's edited (``batch_desc``, ``_batch_desc``).
+        common = 0
+        while common < min(len(mine), len(new)) and _alike(mine[common], new[common]):
+            common += 1
+        if common == len(new):
+            return mine
+        rest = new[common:]
+        if common == len(mine):
+            self.insert_after(positions[-1], rest)
+            return [*mine, *rest]
+        if gap < len(self.b) or not self.appendable():
+            raise _Conflict(f"both sides added {self.what} at the same place")
+        # Both appended: upstream's first, so every upstream position stays.
+        self.insert_before(positions[common], rest)
+        return [*new, *mine[common:]]
 
     def _item(self, index: int, mine: int | None, theirs: int | None) -> ast.AST | None:
         """The merge of base item ``index``; None when it is gone."""
