@@ -656,6 +656,15 @@ def test_an_unavailable_package_is_one_note_across_modules() -> None:
     assert "3 imports" in notes[0].message
 
 
+def test_the_unavailable_note_says_why() -> None:
+    why = "vllm==9.9.1 (paired with vllm-ascend==9.9.1rc1) could not be fetched: offline"
+    context = replace(IMPORT_CONTEXT, unavailable={"vllm": why})
+    findings = checks.verify({"a.py": "import vllm.config\n"}, [], [], context)
+    assert [f.message for f in findings if f.code.value == "OP506"] == [
+        f"unverified: source of vllm not available: {why} (1 imports not checked)"
+    ]
+
+
 # --- 5. overrides and attributes ------------------------------------------------------------
 
 UPSTREAM = """

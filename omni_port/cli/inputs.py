@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -24,13 +23,12 @@ from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, apply, existing, plan, read_patch_set, unified_diff
 from omni_port.pyast.syntax import parse
+from omni_port.sources import vllm_sources
 from omni_port.sources.textio import decode, encode
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
-    Spec,
     SpecKind,
-    cached_wheel,
     locate,
     package_texts,
     parse_spec,
@@ -207,22 +205,23 @@ def verification_context(
     upstream: splice.Upstream,
     upstream_text: str,
     source_text: str,
+    vllm_text: str = "",
 ) -> checks.Context:
-    """Package sources for import resolution: vllm-ascend, vllm-omni, and vllm when at hand."""
+    """Package sources for import resolution: vllm-ascend, vllm-omni, and vLLM (``vllm_text``,
+    by default the release the upstream vllm-ascend pairs with)."""
     texts: dict[str, str] = {}
     packages: set[str] = set()
-    wanted = [
-        (parse_spec(upstream_text, "vllm-ascend"), "vllm_ascend"),
-        (parse_spec(source_text, "vllm-omni"), "vllm_omni"),
-    ]
-    vllm = _vllm_spec(options)
-    if vllm is not None:
-        wanted.append((vllm, "vllm"))
+    ascend = parse_spec(upstream_text, "vllm-ascend")
+    wanted = [(ascend, "vllm_ascend"), (parse_spec(source_text, "vllm-omni"), "vllm_omni")]
     for spec, package in wanted:
         found = package_texts(spec, package, options.cache, options.progress())
         if found:
             texts.update(found)
             packages.add(package)
+    vllm = vllm_sources.verification_sources(vllm_text, ascend, options.cache, options.progress())
+    if vllm.texts:
+        texts.update(vllm.texts)
+        packages.add("vllm")
     sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
     text = "".join(line + "\n" for line in upstream.tree.lines)
     return checks.Context(
@@ -231,14 +230,8 @@ def verification_context(
         upstream=checks.UpstreamInfo(upstream.module, text),
         checked_packages=CHECKED_PACKAGES,
         unused_in_source=checks.unused_in_source_of(patch_set),
+        unavailable={"vllm": vllm.problem} if vllm.problem else {},
     )
-
-
-def _vllm_spec(options: Options) -> Spec | None:
-    """vLLM's source when it is installed or already cached; it is never downloaded for this."""
-    if importlib.util.find_spec("vllm") is not None:
-        return Spec(SpecKind.INSTALLED, "vllm")
-    return cached_wheel("vllm", options.cache)
 
 
 def verify_outputs(

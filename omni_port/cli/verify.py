@@ -38,21 +38,31 @@ from omni_port.patches import lockfile
     help="Patches the runners were generated from (default: `patches`).",
 )  # fmt: skip
 @click.option(
+    "--vllm", "vllm_text", default="",
+    help="vLLM source: vllm==X, X, a path or 'installed' (default: the release the upstream "
+    "vllm-ascend pairs with, read from its metadata; downloaded once, Python sources kept).",
+)  # fmt: skip
+@click.option(
     "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
     help="Write a JSON report ('-' for stdout).",
 )  # fmt: skip
 @click.pass_obj
 @handle_errors
 def verify_command(
-    options: Options, generated: Path | None, patches_dir: Path | None, json_path: Path | None
+    options: Options,
+    generated: Path | None,
+    patches_dir: Path | None,
+    vllm_text: str,
+    json_path: Path | None,
 ) -> None:
     """Prove the generated runners sound without running them.
 
     Every module compiles; no undefined, duplicate or splice-orphaned names; imports
-    resolve against the pinned vllm-ascend and vllm-omni sources (vllm when installed or
-    cached, otherwise an 'unverified' note); every local a block reads is bound on every
+    resolve against the pinned vllm-ascend, vllm-omni and vLLM sources (an 'unverified'
+    note names a source that cannot be had); every local a block reads is bound on every
     path before it; overrides match upstream signatures; upstream attributes blocks use
-    still exist.
+    still exist; arguments and unpacking targets line up with the fields and parameters
+    they fill.
     """
     config = options.config
     out = generated or config.path(config.generated)
@@ -64,7 +74,9 @@ def verify_command(
         name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
     }
     placements = [lockfile.placement(row) for row in lock.placements]
-    context = verification_context(options, patch_set, loaded, lock.upstream, config.source)
+    context = verification_context(
+        options, patch_set, loaded, lock.upstream, config.source, vllm_text
+    )
     findings = verify_outputs(files, placements, patch_set, context)
     emit_findings(findings)
     counts = finding_counts(findings)

@@ -347,17 +347,6 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
     }
 
 
-def cached_wheel(dist: str, cache: Path) -> Spec | None:
-    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
-    folders = sorted(
-        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
-    )
-    for folder in reversed(folders):
-        if any(folder.glob("*.whl")):
-            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
-    return None
-
-
 def wheel_versions(dist: str) -> list[str]:
     """Every version of ``dist`` with a wheel on the index, oldest first (asks pip)."""
     import subprocess

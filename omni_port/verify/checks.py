@@ -119,6 +119,8 @@ class Context:
     checked_packages: frozenset[str] = frozenset()
     #: Import bindings each source module already left unused, by generated file name.
     unused_in_source: Mapping[str, Collection[str]] = field(default_factory=dict)
+    #: Why a checked package's source is missing, by top-level package (for the notes).
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 def overrides_of(patches: PatchSet) -> tuple[Override, ...]:
@@ -268,12 +270,13 @@ def _import_findings(
                 message = f"`{ref.statement()}` does not resolve: {problem}"
                 yield Finding("unresolved-import", Code.OP505, name, ref.line, message, ref.col)
     for top, refs in sorted(unverified.items()):
-        yield _unverified_note(top, refs)
+        yield _unverified_note(top, refs, context.unavailable.get(top, ""))
 
 
-def _unverified_note(top: str, refs: list[_ImportRef]) -> Finding:
+def _unverified_note(top: str, refs: list[_ImportRef], why: str) -> Finding:
     first = min(refs, key=lambda r: (r.path, r.line, r.col))
-    message = f"unverified: source of {top} not available ({len(refs)} imports not checked)"
+    reason = f": {why}" if why else ""
+    message = f"unverified: source of {top} not available{reason} ({len(refs)} imports not checked)"
     return Finding(
         "unverified", Code.OP506, first.path, first.line, message, first.col, Severity.NOTE
     )
