@@ -59,6 +59,10 @@ class Code(enum.StrEnum):
     OP507 = ("OP507", "Block reads a local name not bound on every path before it.")
     OP508 = ("OP508", "Override has no upstream method, or an incompatible signature.")
     OP509 = ("OP509", "Upstream attribute a block uses no longer exists.")
+    OP510 = (
+        "OP510",
+        "Arguments or unpacking targets do not fit the parameters or fields they fill.",
+    )
     # Notes
     OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
     OP902 = ("OP902", "Comments omni changed outside blocks are not carried by sync.")

@@ -934,8 +934,14 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     _, findings = _verify_generated(patches, result, renamed)
     block = _placement(result.placements, "NPUARModelRunner.execute_model.block-03")
     assert block.status is Status.PLACED
-    assert _found(findings) == [("npu_ar_model_runner.py", "OP507", block.start)]
+    assert _found(findings, ["OP507"]) == [("npu_ar_model_runner.py", "OP507", block.start)]
     assert "`hidden_states`" in findings[0].message
+    # The renaming also conflicts the omni edit of the construction: upstream's, left in
+    # place, gives the omni field nothing.
+    missing = [f for f in findings if f.code.value == "OP510"]
+    assert sorted(f.path for f in missing) == ["npu_ar_model_runner.py", RUNNERS[2]]
+    assert all("field `multimodal_outputs`" in f.message for f in missing)
+    assert {f.code.value for f in findings} == {"OP507", "OP510"}
 
 
 def test_stale_runners_against_a_changed_upstream() -> None:

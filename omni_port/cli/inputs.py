@@ -234,6 +234,18 @@ def verification_context(
     )
 
 
+def patches_source(patch_set: PatchSet, default: str) -> str:
+    """The vllm-omni release (or tree) the patches were extracted from, else ``default``:
+    its own package sources are what the carried omni code imports."""
+    for module in patch_set.modules:
+        release, slash, _ = module.source.partition("/vllm_omni/")
+        if slash and parse_spec(release, "vllm-omni").kind is not SpecKind.PATH:
+            return release
+        if slash and Path(release, "vllm_omni").is_dir():
+            return release
+    return default
+
+
 def verify_outputs(
     files: Mapping[str, bytes], placements: Sequence[Placement], patch_set: PatchSet,
     context: checks.Context,

@@ -19,6 +19,7 @@ from omni_port.cli import (
 )
 from omni_port.cli.inputs import (
     load_upstream,
+    patches_source,
     read_bytes_or_none,
     read_lock,
     read_patches,
@@ -74,9 +75,8 @@ def verify_command(
         name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
     }
     placements = [lockfile.placement(row) for row in lock.placements]
-    context = verification_context(
-        options, patch_set, loaded, lock.upstream, config.source, vllm_text
-    )
+    source = patches_source(patch_set, config.source)
+    context = verification_context(options, patch_set, loaded, lock.upstream, source, vllm_text)
     findings = verify_outputs(files, placements, patch_set, context)
     emit_findings(findings)
     counts = finding_counts(findings)

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 
 from omni_port.model import Finding, Placement
 from omni_port.pyast.packages import PackageSources, module_names
+from omni_port.verify.arguments import argument_findings
 from omni_port.verify.attributes import attribute_findings
 from omni_port.verify.bindings import binding_findings, originals
 from omni_port.verify.context import (
@@ -97,4 +98,5 @@ def verify(
         findings.extend(attribute_findings(world, name, tree, blocks, mine, context))
     findings.extend(import_findings(world, trees, context))
     findings.extend(override_findings(world, trees, overrides, context.upstream))
+    findings.extend(argument_findings(world, trees, overrides, context))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
