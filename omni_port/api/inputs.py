@@ -20,6 +20,7 @@ from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
+from omni_port.sources import trees
 from omni_port.sources.config import Config
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
@@ -63,7 +64,9 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
     source = located.source
-    tree = parse(source.text, source.path)
+    # A release never changes: its tree is kept. A file of the user's is parsed each time.
+    kept = settings.cache if spec.kind is SpecKind.PYPI else None
+    tree = trees.parsed(source, kept)
     return Upstream(located.label, source.sha256, tree, class_name=class_name)
 
 

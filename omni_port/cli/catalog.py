@@ -9,7 +9,8 @@ import click
 from omni_port import TOOL
 from omni_port.catalog import describe, markdown
 from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
-from omni_port.cli.output import emit, write_files
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.model import PatchSet, Report
 from omni_port.patches.store import read_patch_set
 from omni_port.report import shown

@@ -16,7 +16,8 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.output import emit, write_files
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.extract.listing import extracted_blocks
 from omni_port.model import Chunk, Copy, PatchSet, Placement, Report
 from omni_port.patches.patchfile import render_patch_set

@@ -20,7 +20,8 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.output import emit, write_files
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.extract.listing import extracted_blocks
 from omni_port.gpu import parity, transplant, vllm_delta

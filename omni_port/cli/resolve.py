@@ -10,7 +10,7 @@ import click
 
 from omni_port import api
 from omni_port.cli import Options, handle_errors, patches_option, summary
-from omni_port.cli.output import save_patches
+from omni_port.cli.files import save_patches
 from omni_port.errors import BadInput
 from omni_port.model import Block, Code, Copy, ModulePatches
 from omni_port.patches import edits

@@ -17,7 +17,8 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.output import emit, write_files
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.model import Code, Placement, Report
 from omni_port.patches.store import Changes

@@ -17,7 +17,8 @@ from omni_port.cli import (
     summary,
 )
 from omni_port.cli.bases import detect_base
-from omni_port.cli.output import emit, save_patches, write_files
+from omni_port.cli.files import save_patches, write_files
+from omni_port.cli.output import emit
 from omni_port.model import Report
 from omni_port.report import shown
 from omni_port.sources.textio import encode, write_atomic

@@ -17,11 +17,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, decode, read_source, write_atomic
+
+if TYPE_CHECKING:
+    from omni_port.pyast.syntax import Tree
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
