@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
 from omni_port.gpu import parity, vllm_delta
 from omni_port.gpu.counterparts import Status, index_classes, mro, resolve
 from omni_port.gpu.evidence import ItemKind
 from omni_port.model import Block, Code, Severity
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import VLLM_RUNNER, Spec, SpecKind
+from omni_port.sources.upstream import VLLM_RUNNER, Spec, SpecKind, Upstream
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -27,9 +27,9 @@ NPU_RUNNER = OMNI / "vllm_omni/platforms/npu/worker/npu_model_runner.py"
 OLD, NEW = "vllm==old", "vllm==new"
 
 
-def _base(label: str, folder: str) -> extractor.Base:
+def _base(label: str, folder: str) -> Upstream:
     source = read_source(GPU / folder / "gpu_model_runner.py")
-    return extractor.Base(label, source.sha256, parse(source.text, source.path))
+    return Upstream(label, source.sha256, parse(source.text, source.path))
 
 
 def _delta(*labels: str) -> vllm_delta.Delta:
@@ -337,7 +337,7 @@ def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
     for version in ("0.26.0", "0.25.0", "0.24.0"):
         located = vllm_delta.locate_vllm(Spec(SpecKind.PYPI, "vllm", version), cache_dir)
         source = located.source
-        bases[located.label] = extractor.Base(
+        bases[located.label] = Upstream(
             located.label, source.sha256, parse(source.text, source.path)
         )
     assert not (cache_dir / "wheels" / "vllm-0.26.0").exists()

@@ -20,9 +20,10 @@ from omni_port.model import Block, BlockKind, Code, Copy, PatchSet
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import Spec, SpecKind
+from omni_port.sources.upstream import Spec, SpecKind, Upstream
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -48,7 +49,7 @@ HOMELESS = "npu_ar_model_runner.NPUARModelRunner.sample_tokens.gpu-edit-01"
 
 def _delta() -> vllm_delta.Delta:
     source = read_source(VLLM)
-    bases = {"vllm==t": extractor.Base("vllm==t", source.sha256, parse(source.text, source.path))}
+    bases = {"vllm==t": Upstream("vllm==t", source.sha256, parse(source.text, source.path))}
     sources = {name: read_source(GPU_WORKER / name) for name in GPU_MODULES}
     return vllm_delta.gpu_delta(sources, bases, "vllm==t")
 
@@ -70,7 +71,7 @@ def _rows(delta: vllm_delta.Delta, npu: dict[str, Tree]) -> list[parity.HunkPari
 def _main() -> PatchSet:
     """The NPU runners' own patch set, extracted against the synthetic vllm-ascend."""
     source = read_source(ASCEND)
-    base = extractor.Base("ascend", source.sha256, parse(source.text, source.path))
+    base = Upstream("ascend", source.sha256, parse(source.text, source.path))
     modules = [
         extractor.extract_module(read_source(NPU_WORKER / name), name, base).module
         for name in NPU_MODULES

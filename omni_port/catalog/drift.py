@@ -261,13 +261,13 @@ def _scope(entry: markdown.CatalogEntry) -> str:
 def _entry(
     entry: markdown.CatalogEntry, path: str, code: Code, kind: str, message: str, detail: str = ""
 ) -> Finding:
-    return Finding(kind, code, path, entry.line, message, detail=detail)
+    return Finding(code, path, entry.line, message, detail=detail)
 
 
 def _uncatalogued(block: CodeBlock) -> Finding:
     first = next((line for line in block.code.splitlines()[1:] if line.strip()), "").strip()
     message = f"block in {_where(block)} is not in the catalog: {first[:80]}"
-    return Finding("uncatalogued", Code.OP402, block.path, block.line, message)
+    return Finding(Code.OP402, block.path, block.line, message)
 
 
 def _diff(expected: str, actual: str) -> str:
@@ -306,9 +306,12 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
     lines = f"lines {block.origin.start}-{block.origin.end}" if block.code else "a deletion"
     message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{_short(target)}`"
     return Finding(
-        "unmarked-divergence", Code.OP407, block.origin.path, max(block.origin.start, 1), message,
+        Code.OP407,
+        block.origin.path,
+        max(block.origin.start, 1),
+        message,
         detail=block.code.rstrip("\n"),
-    )  # fmt: skip
+    )
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -330,5 +333,5 @@ def stale_findings(
             continue
         state = "is missing" if have is None else "differs from what it would be now"
         message = f"{rel} {state}; run `{command}`"
-        findings.append(Finding("stale-generated", Code.OP406, f"{root}/{rel}", 1, message))
+        findings.append(Finding(Code.OP406, f"{root}/{rel}", 1, message))
     return findings

@@ -170,9 +170,16 @@ def _signature_block(
     anchor = Anchor((), (), (), (base.key,), Edge.ONLY)
     title = "Unmarked edit of the signature: " + short(member.key)
     return Block(
-        "", owner, member.name, BlockKind.SIGNATURE, False, code, anchor,
-        ctx.marked.origin(member.start, end), title,
-    )  # fmt: skip
+        "",
+        owner,
+        member.name,
+        BlockKind.SIGNATURE,
+        False,
+        code,
+        anchor,
+        ctx.marked.origin(member.start, end),
+        title,
+    )
 
 
 def _upstream_indices(

@@ -190,4 +190,4 @@ def _suite_comments(suite: Suite) -> Iterator[Comment]:
 
 
 def _finding(path: str, marker: Marker, code: Code, message: str) -> Finding:
-    return Finding("malformed-marker", code, path, marker.line, message, marker.col)
+    return Finding(code, path, marker.line, message, marker.col)

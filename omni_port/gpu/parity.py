@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu.counterparts import (
     ClassIndex,
@@ -30,6 +29,7 @@ from omni_port.gpu.vllm_delta import CopiedMethod, Delta, gpu_delta
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast.syntax import Stmt, Tree, normalize
 from omni_port.sources.textio import SourceText
+from omni_port.sources.upstream import Upstream
 
 #: Which NPU runner module mirrors which GPU runner module.
 PAIRS = (
@@ -101,10 +101,12 @@ def parse_allow_list(text: str, path: str) -> tuple[AllowEntry, ...]:
         owner, _, member = where.partition(".")
         if not (module and owner and member and reason):
             raise BadInput.at(
-                Code.OP005, path, number,
+                Code.OP005,
+                path,
+                number,
                 "expected 'module.py:Class.method[:hunk id or statement prefix]  reason' "
                 "(two spaces or a tab before the reason)",
-            )  # fmt: skip
+            )
         entries.append(AllowEntry(module, owner, member, selector.strip(), reason, path, number))
     return tuple(entries)
 
@@ -165,9 +167,21 @@ def _gpu_rows(
             if not inherited:
                 status, missing, how = status_of(items, pool, wider)
             yield HunkParity(
-                "gpu", module, tree.path, cls.name, member.name, ident, kind, start, end,
-                status, _where(chain, npu_class, member.name), items, missing, how,
-            )  # fmt: skip
+                "gpu",
+                module,
+                tree.path,
+                cls.name,
+                member.name,
+                ident,
+                kind,
+                start,
+                end,
+                status,
+                _where(chain, npu_class, member.name),
+                items,
+                missing,
+                how,
+            )
 
 
 def _gpu_hunks(
@@ -199,9 +213,21 @@ def _npu_rows(
             status, missing = Status.CARRIED, ()
         ident = f"{stem}.{cls.name}.{member}.block-{number:02d}"
         yield HunkParity(
-            "npu", module, tree.path, cls.name, member, ident, "marked", start, end, status,
-            _where(chain, gpu_class, member), items, missing, how,
-        )  # fmt: skip
+            "npu",
+            module,
+            tree.path,
+            cls.name,
+            member,
+            ident,
+            "marked",
+            start,
+            end,
+            status,
+            _where(chain, gpu_class, member),
+            items,
+            missing,
+            how,
+        )
 
 
 def _npu_blocks(tree: Tree, cls: Stmt) -> Iterator[tuple[str, int, int, list[Stmt]]]:
@@ -250,9 +276,7 @@ def parity_findings(
         if entry not in used:
             message = f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no gap"
             findings.append(
-                Finding(
-                    "parity", Code.OP408, entry.path, entry.line, message, severity=Severity.NOTE
-                )
+                Finding(Code.OP408, entry.path, entry.line, message, severity=Severity.NOTE)
             )
     return findings
 
@@ -273,13 +297,13 @@ def _finding(row: HunkParity) -> Finding:
     selector = f":{local}" if row.kind != "owned" else ""
     detail.append(f"allow with: {row.module}:{row.owner}.{row.member}{selector}  <reason>")
     line = row.missing[0].line if row.side == "gpu" else row.start
-    return Finding("parity", Code.OP408, row.path, line, message, detail="\n".join(detail))
+    return Finding(Code.OP408, row.path, line, message, detail="\n".join(detail))
 
 
 def check_parity(
     gpu_sources: Mapping[str, SourceText],
     npu: Mapping[str, Tree],
-    bases: Mapping[str, extractor.Base],
+    bases: Mapping[str, Upstream],
     target: str,
     allowed: Sequence[AllowEntry] = (),
 ) -> list[Finding]:

@@ -131,9 +131,14 @@ def plan(
         if taken and cls is not None:
             copy = method.copy
             host = Copy(
-                f"{npu_module.removesuffix('.py')}.{cls.name}.{copy.name}", cls.name, copy.name,
-                upstream_class, copy.upstream_name, "", copy.origin,
-            )  # fmt: skip
+                f"{npu_module.removesuffix('.py')}.{cls.name}.{copy.name}",
+                cls.name,
+                copy.name,
+                upstream_class,
+                copy.upstream_name,
+                "",
+                copy.origin,
+            )
             pieces.setdefault(npu_module, []).extend([host, *(m.block for m in taken)])
             moved.extend(taken)
     skipped.extend(_owned(rows))
@@ -166,9 +171,15 @@ def _unjudged(block: Block, module: str, npu_module: str, has_runner: bool) -> S
     else:
         reason = f"parity did not judge it: {block.owner} is not the runner class of {module}"
     return Skipped(
-        module, block.owner, block.member, block.id, block.origin.path, block.origin.start,
-        Status.MISSING, reason,
-    )  # fmt: skip
+        module,
+        block.owner,
+        block.member,
+        block.id,
+        block.origin.path,
+        block.origin.start,
+        Status.MISSING,
+        reason,
+    )
 
 
 def _owned(rows: Sequence[HunkParity]) -> Iterator[Skipped]:
@@ -238,10 +249,12 @@ def merge(main: PatchSet, extras: Sequence[Extra]) -> Merged:
         for item in _incoming(extra):
             if item.block.id in seen:
                 raise BadInput.at(
-                    Code.OP201, item.path, 1,
+                    Code.OP201,
+                    item.path,
+                    1,
                     f"block id {item.block.id} is already in the patch set or another "
                     "transplant input",
-                )  # fmt: skip
+                )
             seen.add(item.block.id)
             waiting.setdefault((item.module, item.block.owner, item.block.member), []).append(item)
     joined: list[str] = []
@@ -280,21 +293,25 @@ def _incoming(extra: Extra) -> Iterator[_Incoming]:
             elif not isinstance(piece, Block):
                 kind = "chunk" if isinstance(piece, Chunk) else "class header"
                 raise BadInput.at(
-                    Code.OP201, path, 1,
+                    Code.OP201,
+                    path,
+                    1,
                     f"a transplant input holds only copies and their blocks, not a {kind} "
                     f"(is {extra.label} an ordinary patch set? write transplants with "
                     "`omni-port gpu-delta --transplant`)",
-                )  # fmt: skip
+                )
             elif host is None:
                 raise BadInput.at(
                     Code.OP201, index, 1, f"block {piece.id} does not follow the copy it edits"
                 )
             elif (piece.owner, piece.member) != (host.owner, host.name):
                 raise BadInput.at(
-                    Code.OP201, path, 1,
+                    Code.OP201,
+                    path,
+                    1,
                     f"block of {piece.owner}.{piece.member} follows the copy of "
                     f"{host.owner}.{host.name}",
-                )  # fmt: skip
+                )
             else:
                 yield _Incoming(piece, module.name, path)
 
@@ -355,11 +372,18 @@ def _homeless(main: PatchSet, module: str, owner: str, member: str) -> str:
 def _orphan_row(incoming: _Incoming, reason: str) -> Placement:
     block = incoming.block
     return Placement(
-        block.id, incoming.module, block.owner, block.member, block.kind.value, block.marked,
-        PlaceStatus.CONFLICT, 0.0, reason=reason,
-    )  # fmt: skip
+        block.id,
+        incoming.module,
+        block.owner,
+        block.member,
+        block.kind.value,
+        block.marked,
+        PlaceStatus.CONFLICT,
+        0.0,
+        reason=reason,
+    )
 
 
 def _orphan_finding(incoming: _Incoming, reason: str) -> Finding:
     message = f"{incoming.module}: transplanted block {incoming.block.id}: {reason}"
-    return Finding("conflict", Code.OP301, incoming.path, 1, message)
+    return Finding(Code.OP301, incoming.path, 1, message)

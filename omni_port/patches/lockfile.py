@@ -68,9 +68,15 @@ def make(
 ) -> Lock:
     rows = tuple(_row(p) for p in placements)
     return Lock(
-        tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows,
+        tool,
+        upstream,
+        upstream_sha256,
+        patches_sha256,
+        dict(outputs),
+        command,
+        rows,
         tuple(transplants),
-    )  # fmt: skip
+    )
 
 
 def _row(placement: Placement) -> dict[str, object]:

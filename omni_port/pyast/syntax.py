@@ -88,32 +88,6 @@ class Tree:
         return "".join(line + "\n" for line in self.lines[start - 1 : end])
 
 
-def parse(text: str, path: str) -> Tree:
-    """Parse Python text into a statement tree.
-
-    Raises BadInput (OP002) with the offending line echoed and a caret under it.
-    """
-    # libcst is imported on first parse: commands that parse nothing start fast.
-    from omni_port.pyast import cstwalk
-
-    module_ast = _parse_ast(text, path)
-    return cstwalk.build(text, path, module_ast)
-
-
-def _parse_ast(text: str, path: str) -> ast.Module:
-    # The parser refuses a NUL byte without saying where it is (as a SyntaxError or a
-    # ValueError, by Python version): point at it ourselves.
-    nul = text.find("\0")
-    if nul >= 0:
-        line_start = text.rfind("\n", 0, nul) + 1
-        line = text.count("\n", 0, nul) + 1
-        raise syntax_error(path, text, line, nul - line_start + 1, "a NUL byte in the source")
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise syntax_error(path, text, exc.lineno or 1, exc.offset or 1, exc.msg) from None
-
-
 def syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
     lines = text.split("\n")
     source_line = lines[line - 1] if 0 < line <= len(lines) else ""

@@ -16,6 +16,7 @@ from typing import Protocol
 from omni_port.model import Code, Finding, ModulePatches
 from omni_port.pyast.names import NameIssue, issues
 from omni_port.pyast.syntax import Stmt, Suite, Tree
+from omni_port.sources.upstream import Upstream
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
 
@@ -29,17 +30,6 @@ class Segment(Protocol):
     def tag(self) -> str: ...
 
 
-class UpstreamLike(Protocol):
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def tree(self) -> Tree: ...
-
-    @property
-    def module(self) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Binding:
     """How the upstream module makes a name available."""
@@ -50,9 +40,7 @@ class Binding:
     type_checking: bool
 
 
-def settle(
-    segments: Sequence[Segment], module: ModulePatches, upstream: UpstreamLike
-) -> list[Finding]:
+def settle(segments: Sequence[Segment], module: ModulePatches, upstream: Upstream) -> list[Finding]:
     """Fix the imports of the assembled segments in place; unresolvable names are findings."""
     text = _text_of(segments)
     found = issues(text, module.name)
@@ -68,7 +56,6 @@ def settle(
     unresolved = [i for i in found if i.kind == "undefined" and i.name not in resolved]
     return [
         Finding(
-            "unresolved-name",
             Code.OP303,
             module.name,
             line,

@@ -27,26 +27,12 @@ from omni_port.model import (
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
 CONFLICT_LINE = "# | "
-
-
-@dataclass(frozen=True, slots=True)
-class Upstream:
-    """The upstream module to port onto."""
-
-    #: ``vllm-ascend==0.23.0`` or a path.
-    label: str
-    sha256: str
-    tree: Tree
-    #: Dotted module name the copies come from, for imports of its own definitions.
-    module: str
-    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
-    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
-    class_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +299,6 @@ def _vanished(
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
     assembly.findings.append(
         Finding(
-            "conflict",
             Code.OP302,
             module.name,
             0,
@@ -341,7 +326,6 @@ def _conflict_finding(
     )
     line = decision.slot.line() if decision.slot is not None else 0
     return Finding(
-        "conflict",
         Code.OP301,
         f"{upstream.label}",
         line,

@@ -49,8 +49,6 @@ from omni_port.pyast.packages import (
 from omni_port.pyast.signatures import Binding, Param, Signature, call_signature, record_fields
 from omni_port.verify.context import Context, Override, dotted_module
 
-_KIND = "argument-mismatch"
-
 
 @dataclass(frozen=True, slots=True)
 class _Scope:
@@ -93,7 +91,7 @@ class _Site:
     def at(self, node: ast.AST | None, message: str) -> Finding:
         where = node if node is not None else self.node
         line, col = getattr(where, "lineno", 1), getattr(where, "col_offset", 0) + 1
-        return Finding(_KIND, Code.OP510, self.path, line, message, col)
+        return Finding(Code.OP510, self.path, line, message, col)
 
 
 def _targets(node: ast.Assign) -> list[ast.expr]:
@@ -608,7 +606,7 @@ def _dropped_fields(
                 else "no construction or unpacking here fills it"
             )
         )
-        yield Finding(_KIND, Code.OP510, path, ours.lineno, message, ours.col_offset + 1)
+        yield Finding(Code.OP510, path, ours.lineno, message, ours.col_offset + 1)
         for site, (node, detail) in disagreeing:
             yield site.at(
                 node,
@@ -646,5 +644,5 @@ def _reordered_fields(
                 f"`{ours.name}` has field `{mine_name}` where its original {original.name} "
                 f"has `{their_name}`: the copied fields are not in upstream's order"
             )
-            yield Finding(_KIND, Code.OP510, path, ours.lineno, message, ours.col_offset + 1)
+            yield Finding(Code.OP510, path, ours.lineno, message, ours.col_offset + 1)
             return

@@ -91,7 +91,7 @@ def _missing_attributes(
             f"unverified: blocks of {classes[-1]} read {names}, which no class that could be "
             f"read defines; {unread(hierarchy.unknown)}"
         )
-        yield Finding("unverified", Code.OP506, path, first.line, message, first.col, Severity.NOTE)
+        yield Finding(Code.OP506, path, first.line, message, first.col, Severity.NOTE)
         return
     owners = " or ".join(dict.fromkeys(classes))
     for (block_id, attr), read in missing.items():
@@ -99,4 +99,4 @@ def _missing_attributes(
             f"block {block_id} reads `self.{attr}`, which {owners} (and their bases) "
             "no longer assign or define"
         )
-        yield Finding("missing-attribute", Code.OP509, path, read.line, message, read.col)
+        yield Finding(Code.OP509, path, read.line, message, read.col)

@@ -15,7 +15,8 @@ from omni_port.pyast.packages import (
     module_class,
     module_exports,
 )
-from omni_port.verify.context import Override, UpstreamInfo
+from omni_port.sources.upstream import Upstream
+from omni_port.verify.context import Override
 
 
 def binding_findings(
@@ -48,13 +49,13 @@ def binding_findings(
 def _unbound_finding(path: str, block: Placement, name: str, inherited: bool) -> Finding:
     message = f"block {block.block_id} reads `{name}`, which is not bound on every path before it"
     if not inherited:
-        return Finding("unbound-local", Code.OP507, path, block.start, message)
+        return Finding(Code.OP507, path, block.start, message)
     message += " (the upstream method has the same hazard)"
-    return Finding("unbound-local", Code.OP507, path, block.start, message, 1, Severity.NOTE)
+    return Finding(Code.OP507, path, block.start, message, 1, Severity.NOTE)
 
 
 def originals(
-    world: World, upstream: UpstreamInfo | None, overrides: Sequence[Override]
+    world: World, upstream: Upstream | None, overrides: Sequence[Override]
 ) -> dict[tuple[str, str], Function]:
     """The upstream method of each copied method, by (class, method) of the copy."""
     tree = world.tree(upstream.module) if upstream is not None else None

@@ -39,20 +39,20 @@ from collections.abc import Mapping, Sequence
 
 from omni_port.model import Finding, Placement
 from omni_port.pyast.packages import PackageSources, module_names
+from omni_port.pyast.parser import compile_findings
 from omni_port.verify.arguments import argument_findings
 from omni_port.verify.attributes import attribute_findings
 from omni_port.verify.bindings import binding_findings, originals
 from omni_port.verify.context import (
     Context,
     Override,
-    UpstreamInfo,
     is_placed_block,
     overrides_of,
     unused_in_source_of,
     world_of,
 )
 from omni_port.verify.imports import import_findings
-from omni_port.verify.names import compile_findings, name_findings
+from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
 
 # Inputs are re-exported: callers build them from ``checks``.
@@ -60,7 +60,6 @@ __all__ = [
     "Context",
     "Override",
     "PackageSources",
-    "UpstreamInfo",
     "module_names",
     "overrides_of",
     "unused_in_source_of",

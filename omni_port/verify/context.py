@@ -7,16 +7,7 @@ from dataclasses import dataclass, field
 
 from omni_port.model import Copy, PatchSet, Placement, Status
 from omni_port.pyast.packages import PackageSources, World
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamInfo:
-    """The upstream module the copied members come from."""
-
-    #: Dotted module name, e.g. ``vllm_ascend.worker.model_runner_v1``.
-    module: str
-    #: Its source text.
-    text: str
+from omni_port.sources.upstream import Upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +35,7 @@ class Context:
     package: str = ""
     sources: PackageSources = field(default_factory=PackageSources)
     #: The upstream module of the copies; without it, overrides are not checked.
-    upstream: UpstreamInfo | None = None
+    upstream: Upstream | None = None
     #: Top-level packages whose imports are checked. Every other import (stdlib, torch,
     #: numpy, ...) is out of scope and never reported.
     checked_packages: frozenset[str] = frozenset()

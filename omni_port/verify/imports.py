@@ -45,7 +45,7 @@ def import_findings(
                 unverified.setdefault(ref.module.split(".")[0], []).append(ref)
             elif (problem := unresolved(world, ref.module, ref.name)) is not None:
                 message = f"`{ref.statement()}` does not resolve: {problem}"
-                yield Finding("unresolved-import", Code.OP505, name, ref.line, message, ref.col)
+                yield Finding(Code.OP505, name, ref.line, message, ref.col)
     for top, refs in sorted(unverified.items()):
         yield _unverified_note(top, refs, context.unavailable.get(top, ""))
 
@@ -54,9 +54,7 @@ def _unverified_note(top: str, refs: list[_ImportRef], why: str) -> Finding:
     first = min(refs, key=lambda r: (r.path, r.line, r.col))
     reason = f": {why}" if why else ""
     message = f"unverified: source of {top} not available{reason} ({len(refs)} imports not checked)"
-    return Finding(
-        "unverified", Code.OP506, first.path, first.line, message, first.col, Severity.NOTE
-    )
+    return Finding(Code.OP506, first.path, first.line, message, first.col, Severity.NOTE)
 
 
 def _import_refs(path: str, tree: ast.Module, package: str) -> Iterator[_ImportRef | Finding]:
@@ -71,7 +69,7 @@ def _import_refs(path: str, tree: ast.Module, package: str) -> Iterator[_ImportR
         module = absolute_module(node, package)
         if module is None:
             message = f"relative import beyond the top of package {package or '(none)'}"
-            yield Finding("unresolved-import", Code.OP505, path, node.lineno, message, col)
+            yield Finding(Code.OP505, path, node.lineno, message, col)
             continue
         for alias in node.names:
             name = "" if alias.name == "*" else alias.name

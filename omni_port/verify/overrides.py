@@ -15,14 +15,15 @@ from omni_port.pyast.packages import (
     find_member,
     module_class,
 )
-from omni_port.verify.context import Override, UpstreamInfo, unread
+from omni_port.sources.upstream import Upstream
+from omni_port.verify.context import Override, unread
 
 
 def override_findings(
     world: World,
     trees: Mapping[str, ast.Module],
     overrides: Sequence[Override],
-    upstream: UpstreamInfo | None,
+    upstream: Upstream | None,
 ) -> Iterator[Finding]:
     if upstream is None:
         return
@@ -50,15 +51,15 @@ def _override_finding(
     line, col = ours.lineno, ours.col_offset + 1
     if theirs is None and unknown:
         message = f"unverified: {where} not found in what could be read; {unread(unknown)}"
-        yield Finding("unverified", Code.OP506, override.module, line, message, col, Severity.NOTE)
+        yield Finding(Code.OP506, override.module, line, message, col, Severity.NOTE)
     elif theirs is None:
         message = f"{mine} copies {where}, which no longer exists upstream"
-        yield Finding("override", Code.OP508, override.module, line, message, col)
+        yield Finding(Code.OP508, override.module, line, message, col)
     elif isinstance(theirs, FUNCTIONS) and isinstance(ours, FUNCTIONS):
         problem = _signature_problem(theirs.args, ours.args)
         if problem is not None:
             message = f"{mine} does not match the signature of {where}: {problem}"
-            yield Finding("override", Code.OP508, override.module, line, message, col)
+            yield Finding(Code.OP508, override.module, line, message, col)
 
 
 def _upstream_member(
