@@ -491,8 +491,9 @@ def _call_findings(site: _Site, call: ast.Call) -> Iterator[Finding]:
     for keyword in call.keywords:
         if keyword.arg is None:
             continue
-        passed.add(keyword.arg)
         param = sig.named(keyword.arg)
+        if param is not None and param.keyword:
+            passed.add(keyword.arg)
         if (param is None or not param.keyword) and not sig.varkw:
             what = "is positional-only" if param else f"has no {noun} of that name"
             yield site.at(keyword, f"{site.text} passes keyword `{keyword.arg}`; {where} {what}")
