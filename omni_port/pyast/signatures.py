@@ -11,13 +11,15 @@ import ast
 import enum
 from dataclasses import dataclass, replace
 
+from omni_port.pyast.definitions import (
+    Target,
+    class_member,
+)
 from omni_port.pyast.packages import (
     FUNCTIONS,
     Class,
-    Target,
     World,
     class_hierarchy,
-    class_member,
     definition,
     dotted_name,
     import_target,

@@ -10,7 +10,13 @@ checks, in the order ``verify`` runs them:
    a checked package whose source is not given are one note per package (OP506);
 4. a placed block reads no local name that is not bound on every path before it (OP507);
 5. copied members still exist upstream with a compatible signature (OP508), and every
-   ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509).
+   ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509);
+6. every call whose definition can be read fits its parameters or fields, every unpacking
+   of a NamedTuple-typed value fits its fields, and a copied NamedTuple or dataclass keeps
+   the fields of its upstream original (OP510).
+
+One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
+``arguments``; ``context`` holds what they are checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
 error. Known limits, all on the side of silence or of a note rather than a false error
@@ -29,7 +35,11 @@ unless said otherwise:
   defines it at class level; assignments from outside the class are not seen, and a
   ``__getattr__`` anywhere in the hierarchy defines everything;
 - only copies are checked as overrides (omni-owned methods are not), and decorated
-  signatures are taken at face value.
+  signatures are taken at face value;
+- a call is checked only when its callee resolves for certain (see ``arguments``): a
+  name bound locally by anything but one ``def`` or import, a method an instance attribute
+  may shadow, a decorator not known to keep a signature, or a class with an unreadable
+  base, a metaclass or ``__new__`` is skipped.
 """
 
 from __future__ import annotations
