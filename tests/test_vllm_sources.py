@@ -44,6 +44,11 @@ def _metadata(version: str, requires: tuple[str, ...] = (), body: str = README_R
         pytest.param(_metadata("1.2.0", ("vllm (==1.1.0)",), ""), "1.1.0", id="old-style-pin"),
         pytest.param(_metadata("1.2.0", ("vllm>=1.0",), ""), None, id="a-range-says-nothing"),
         pytest.param(_metadata("1.2.0", (), "Runs on vLLM."), None, id="no-rule"),
+        pytest.param(
+            _metadata("1.2.0", ("vllm==1.1.0",)).replace("vllm_ascend", "other"),
+            None,
+            id="another-distribution",
+        ),
     ],
 )
 def test_pairing_from_metadata(metadata: str, expected: str | None) -> None:

@@ -57,9 +57,13 @@ def pairing_from_metadata(metadata: str) -> Pairing | None:
     """The vLLM release a vllm-ascend ``METADATA`` (or ``PKG-INFO``) text pairs with.
 
     An exact ``Requires-Dist`` pin of vllm wins; otherwise the README's "the same version
-    as vllm-ascend" rule applied to the ``Version`` header. None when neither says.
+    as vllm-ascend" rule applied to the ``Version`` header. None when neither says, or when
+    the metadata is another distribution's.
     """
     message = HeaderParser().parsestr(metadata)
+    name = re.sub(r"[-_.]+", "-", message.get("Name", "vllm-ascend")).lower()
+    if name != "vllm-ascend":
+        return None  # e.g. the PKG-INFO of another project found beside a path
     for requirement in message.get_all("Requires-Dist") or []:
         pinned = _PIN.match(requirement.strip())
         if pinned:
