@@ -370,6 +370,7 @@ def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
 def test_check_reports_hunk_level_parity(cli: Cli, tmp_path: Path) -> None:
     """`check --gpu` is the CI form of the parity report; the allow-list clears it."""
     common = (
+        "--config", DATA / "pyproject.toml",  # no base or upstream to download
         "check", OMNI, "--gpu", OMNI, *VLLM, "--patches", tmp_path / "none",
         "--generated", tmp_path / "none", "--no-cache", "--format", "json",
     )  # fmt: skip
