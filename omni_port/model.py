@@ -40,6 +40,12 @@ class Code(enum.StrEnum):
     OP303 = ("OP303", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "Generated output would change (--check).")
     OP305 = ("OP305", "Generated module does not compile.")
+    # Composition of Model Runner V2 runners
+    OP320 = (
+        "OP320",
+        "Both runner families override a method and neither calls the other through super().",
+    )
+    OP321 = ("OP321", "Omni's replacement of a vLLM method skips an NPU override it called.")
     # Catalog and drift
     OP401 = ("OP401", "Catalog structure is not understood.")
     OP402 = ("OP402", "Block in the code that no catalog entry describes.")
@@ -62,6 +68,15 @@ class Code(enum.StrEnum):
     # Notes
     OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
     OP902 = ("OP902", "Comments omni changed outside blocks are not carried by sync.")
+
+
+class Layout(enum.StrEnum):
+    """Which runners a generated tree holds."""
+
+    V1 = "v1"
+    """vLLM-Omni's NPU runners (``vllm_omni.platforms.npu.worker``) on ``model_runner_v1``."""
+    V2 = "v2"
+    """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
 
 
 class Severity(enum.StrEnum):

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from omni_port.catalog import drift, markdown
-from omni_port.cli import TOOL, Options, shown
+from omni_port.cli import TOOL, Options, shown, v2
 from omni_port.cli.check import CheckInputs
 from omni_port.cli.inputs import (
     carry_edits,
@@ -54,6 +54,8 @@ def run_checks(inputs: CheckInputs, options: Options) -> list[Finding]:
     findings.extend(_stale_generated(inputs, options))
     if inputs.gpu:
         findings.extend(_parity(inputs, options, runners))
+    if v2.configured(options):
+        findings.extend(v2.check_tree(options))
     return findings
 
 

@@ -27,6 +27,7 @@ from omni_port.pyast.syntax import parse
 from omni_port.sources.textio import decode, encode
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
+    VLLM_RUNNER,
     Located,
     Spec,
     SpecKind,
@@ -74,15 +75,18 @@ def default_vllm_specs(texts: Sequence[str]) -> list[str]:
 
 
 def load_vllm_bases(
-    specs: Sequence[str], options: Options
+    specs: Sequence[str], options: Options, member: str = VLLM_RUNNER
 ) -> tuple[dict[str, extractor.Base], list[Finding]]:
-    """Every candidate that can be had; a candidate other than the first may be missing."""
+    """Every candidate that can be had; a candidate other than the first may be missing.
+
+    ``member`` is the vLLM file compared (the V1 runner by default, the V2 one for V2).
+    """
     bases: dict[str, extractor.Base] = {}
     notes: list[Finding] = []
     for number, text in enumerate(specs):
         try:
             located = vllm_delta.locate_vllm(
-                parse_spec(text, "vllm"), options.cache, options.progress()
+                parse_spec(text, "vllm"), options.cache, options.progress(), member
             )
         except BadInput as error:
             if number == 0:

@@ -22,6 +22,7 @@ from omni_port.cli import (
     patches_option,
     shown,
     summary,
+    v2,
     write_json,
     write_options,
 )
@@ -104,7 +105,9 @@ def sync_command(
         counts.update(_transplant_counts(merged, placements))
     write_json(json_path, _json_report(placements, findings, counts, merged))
     summary(options, _syncsummary(counts, changes, check, target))
-    if errors(findings) or (check and not changes.clean):
+    # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
+    v2_failed = v2.configured(options) and v2.sync_configured(options, check, diff)
+    if errors(findings) or (check and not changes.clean) or v2_failed:
         sys.exit(1)
 
 

@@ -15,6 +15,7 @@ from omni_port.cli import (
     finding_counts,
     handle_errors,
     summary,
+    v2,
     write_json,
 )
 from omni_port.cli.inputs import (
@@ -25,7 +26,21 @@ from omni_port.cli.inputs import (
     verification_context,
     verify_outputs,
 )
+from omni_port.model import Finding, Placement
 from omni_port.patches import lockfile
+
+
+def _verify_v1(
+    options: Options, out: Path, directory: Path, lock: lockfile.Lock, placements: list[Placement]
+) -> list[Finding]:
+    config = options.config
+    patch_set, _ = read_patches(directory)
+    loaded = load_upstream(lock.upstream, options, config.upstream_class)
+    files = {
+        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
+    }
+    context = verification_context(options, patch_set, loaded, lock.upstream, config.source)
+    return verify_outputs(files, placements, patch_set, context)
 
 
 @click.command("verify")
@@ -58,14 +73,19 @@ def verify_command(
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
     lock = read_lock(out)
-    patch_set, _ = read_patches(directory)
-    loaded = load_upstream(lock.upstream, options, config.upstream_class)
-    files = {
-        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
-    }
     placements = [lockfile.placement(row) for row in lock.placements]
-    context = verification_context(options, patch_set, loaded, lock.upstream, config.source)
-    findings = verify_outputs(files, placements, patch_set, context)
+    files = [name for name in lock.outputs if name.endswith(".py")]
+    if v2.is_v2(lock):
+        findings = v2.verify_tree(options, out, lock)
+    else:
+        findings = _verify_v1(options, out, directory, lock, placements)
+    if generated is None and v2.configured(options):
+        # The configured V2 tree is part of the workspace `verify` proves by default.
+        v2_out = config.path(config.v2_generated)
+        v2_lock = read_lock(v2_out)
+        findings.extend(v2.verify_tree(options, v2_out, v2_lock))
+        placements.extend(lockfile.placement(row) for row in v2_lock.placements)
+        files.extend(name for name in v2_lock.outputs if name.endswith(".py"))
     emit_findings(findings)
     counts = finding_counts(findings)
     write_json(json_path, report.json_report(placements, findings, counts))
