@@ -46,6 +46,10 @@ class Code(enum.StrEnum):
         "Both runner families override a method and neither calls the other through super().",
     )
     OP321 = ("OP321", "Omni's replacement of a vLLM method skips an NPU override it called.")
+    OP322 = (
+        "OP322",
+        "Omni's code calls a method the composed runner lacks, or with arguments it does not take.",
+    )
     # Catalog and drift
     OP401 = ("OP401", "Catalog structure is not understood.")
     OP402 = ("OP402", "Block in the code that no catalog entry describes.")

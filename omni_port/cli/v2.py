@@ -58,7 +58,7 @@ def _settings(
         source=source or config.v2_source or config.source,
         upstream=upstream or config.v2_upstream or config.upstream,
         vllm_base=vllm_base or config.v2_vllm_base,
-        vllm=tuple(vllm),
+        vllm=tuple(vllm) or tuple(config.v2_vllm.split()),
         allow=allow_text,
     )
 
@@ -86,8 +86,18 @@ def _source_options(command: F) -> F:
 # --- v2-report ------------------------------------------------------------------------------
 
 
+_VLLM_OPTION = click.option(
+    "--vllm",
+    "vllm",
+    multiple=True,
+    help="Candidate vLLM release of omni's per-method delta (repeat; the first is the target; "
+    "default: `v2-vllm`, else the source release's major.minor and the minors around it).",
+)
+
+
 @click.command("v2-report")
 @_source_options
+@_VLLM_OPTION
 @json_option
 @click.pass_obj
 @handle_errors
@@ -96,6 +106,7 @@ def v2_report_command(
     source: str | None,
     upstream: str | None,
     vllm_base: str | None,
+    vllm: tuple[str, ...],
     json_path: Path | None,
 ) -> None:
     """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
@@ -103,21 +114,18 @@ def v2_report_command(
     SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
     folder or a file (default: `v2-source`, else `source`). For every method of every omni
     V2 runner class, of NPUModelRunner and of vLLM's GPUModelRunner: omni, npu, both or
-    neither, and for both, which side calls the other through super(). Exit 0 when no
-    method collides, 1 with collisions (OP320; bypassed NPU overrides, OP321, are notes),
-    2 on bad input. With --json -, stdout carries the JSON document only.
+    neither, and for both, which side calls the other through super(). Exit 0 when clean,
+    1 with collisions (OP320) or calls the composed runner cannot take (OP322); bypassed
+    NPU overrides (OP321) are notes. 2 on bad input. With --json -, stdout carries the
+    JSON document only.
     """
-    settings = _settings(options, source, upstream, vllm_base)
-    progress = options.progress()
-    label, omni = v2_inputs.load_omni(settings.source, options.cache, progress)
-    npu = v2_inputs.load_npu(settings.upstream, options.cache, progress)
-    base_spec = settings.vllm_base or v2_inputs.paired_vllm(settings.upstream, options.cache)
-    base = v2_inputs.load_vllm(base_spec, options.cache, progress)
-    result = overrides.override_report(pipeline.parse_sides(omni, npu, base))
+    settings = _settings(options, source, upstream, vllm_base, vllm)
+    loaded = v2_inputs.load(settings, options.cache, options.progress())
+    result = pipeline.report(loaded)
     findings = list(result.findings)
     counts = _report_counts(result)
     if json_path is None or str(json_path) != "-":
-        click.echo(_text_report(result, label, npu.label), nl=False)
+        click.echo(_text_report(result, loaded.omni_label, loaded.npu.label), nl=False)
         emit_findings(findings)
     write_json(json_path, _json_report(result, findings, counts))
     summary(options, _report_summary(counts))
@@ -161,6 +169,7 @@ def _report_counts(result: overrides.OverrideReport) -> dict[str, int]:
         **dict(sorted(counts.items())),
         "collisions": tally.get("collision", 0),
         "bypassed": tally.get("bypass", 0),
+        "calls": tally.get("call", 0),
     }
 
 
@@ -168,7 +177,8 @@ def _report_summary(counts: dict[str, int]) -> str:
     kinds = ", ".join(f"{counts.get(w.value, 0)} {w.value}" for w in overrides.Who)
     return (
         f"v2-report: {counts['runners']} runner classes; methods: {kinds}; "
-        f"{counts['collisions']} collisions, {counts['bypassed']} bypassed NPU overrides"
+        f"{counts['collisions']} collisions, {counts['bypassed']} bypassed NPU overrides, "
+        f"{counts['calls']} calls the composed runner cannot take"
     )
 
 
@@ -217,13 +227,7 @@ def _json_report(
 
 @click.command("v2-sync")
 @_source_options
-@click.option(
-    "--vllm",
-    "vllm",
-    multiple=True,
-    help="Candidate vLLM release of omni's per-method delta (repeat; the first is the target; "
-    "default: the source release's major.minor and the minors around it).",
-)
+@_VLLM_OPTION
 @click.option(
     "--allow",
     type=click.Path(dir_okay=False, path_type=Path),

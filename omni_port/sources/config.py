@@ -37,6 +37,9 @@ class Config:
     v2_upstream: str = ""
     #: The vLLM release that vllm-ascend runs on ("" = the one it pairs with by version).
     v2_vllm_base: str = ""
+    #: Candidate vLLM releases of omni's per-method delta, separated by spaces, the target
+    #: first ("" = the release omni targets and the minors around it).
+    v2_vllm: str = ""
     #: Output directory of the composed V2 runners.
     v2_generated: str = "generated/v2"
     #: Reviewed V2 methods whose NPU override omni's replacement shadows ("" = none).
@@ -98,6 +101,10 @@ def load(path: Path | None) -> Config:
     for key in _SPEC_KEYS:
         if key in values:
             values[key] = _relative_spec(values[key], path.parent)
+    if "v2_vllm" in values:
+        values["v2_vllm"] = " ".join(
+            _relative_spec(v, path.parent) for v in values["v2_vllm"].split()
+        )
     return replace(Config(), **values)
 
 

@@ -86,7 +86,12 @@ def compose(
             elif _is_class(head):
                 head = replace(head, code=rebase(head.code, base_class, report.npu_class))
             pieces.append(head)
-        shadowed.extend(_shadowed(module.name, tree, report, allowed))
+        done = {(owner, name) for m, owner, name in spliced if m == module.name}
+        shadowed.extend(
+            s
+            for s in _shadowed(module.name, tree, report, allowed)
+            if (s.owner, s.row.name) not in done
+        )
         modules.append(replace(module, pieces=tuple(pieces)))
     return Composition(PatchSet(tuple(modules)), tuple(spliced), tuple(shadowed))
 

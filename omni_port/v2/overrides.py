@@ -18,13 +18,14 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from omni_port.errors import BadInput
 from omni_port.gpu.counterparts import ClassIndex, calls_super, index_classes, mro, resolve
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast import diff
 from omni_port.pyast.syntax import Stmt, Tree, find_def
+from omni_port.v2 import calls
 
 #: vLLM's Model Runner V2 class, which both runner families extend.
 BASE_CLASS = "GPUModelRunner"
@@ -47,6 +48,9 @@ class Sides:
     base_label: str
     npu_class: str = NPU_CLASS
     base_class: str = BASE_CLASS
+    #: vLLM releases omni's code may be written against, by label (for OP322: a method
+    #: omni calls that only they define).
+    candidates: Mapping[str, Tree] = field(default_factory=dict)
 
 
 class Who(enum.StrEnum):
@@ -158,7 +162,11 @@ def override_report(sides: Sides) -> OverrideReport:
         raise BadInput.at(
             Code.OP004, path, 0, f"no class here extends {sides.base_class} (not V2 runners?)"
         )
-    findings = [*_collisions(runners, sides), *_bypasses(runners, index, npu, base, sides)]
+    findings = [
+        *_collisions(runners, sides),
+        *_bypasses(runners, index, npu, base, sides),
+        *_calls_into(sides, index),
+    ]
     return OverrideReport(
         tuple(runners), tuple(findings), sides.npu_class, sides.npu.path, sides.base_label
     )
@@ -297,3 +305,18 @@ def _bypass(
         "never calls it, so the NPU override does not run there"
     )
     return Finding("bypass", Code.OP321, site.path, site.line, message, severity=Severity.NOTE)
+
+
+def _calls_into(sides: Sides, index: ClassIndex) -> Iterator[Finding]:
+    """OP322: omni's calls the NPU runner or vLLM's runner of the base cannot take."""
+    targets: dict[str, calls.Target] = {}
+    for tree, owner in ((sides.npu, sides.npu_class), (sides.base, sides.base_class)):
+        for name, node in calls.methods_of(tree, owner).items():
+            targets.setdefault(name, calls.Target(owner, tree.path, node.lineno, node.args))
+    newer: dict[str, str] = {}
+    for label, tree in sides.candidates.items():
+        for name in calls.methods_of(tree, sides.base_class):
+            if name not in targets:
+                newer.setdefault(name, label)
+    found = calls.call_findings(sides.omni, index, targets, newer, sides.base_label)
+    yield from sorted(found, key=lambda f: (f.path, f.line, f.col))

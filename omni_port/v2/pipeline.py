@@ -59,18 +59,27 @@ class Result:
 
 
 def parse_sides(
-    omni: Mapping[str, SourceText], npu: splice.Upstream, base: extractor.Base
+    omni: Mapping[str, SourceText],
+    npu: splice.Upstream,
+    base: extractor.Base,
+    candidates: Mapping[str, extractor.Base] | None = None,
 ) -> overrides.Sides:
     """The parties of the override report, the omni modules parsed."""
     trees = {name: parse(source.text, source.path) for name, source in omni.items()}
-    return _sides(trees, npu, base)
+    return _sides(trees, npu, base, candidates)
 
 
 def _sides(
-    trees: Mapping[str, Tree], npu: splice.Upstream, base: extractor.Base
+    trees: Mapping[str, Tree],
+    npu: splice.Upstream,
+    base: extractor.Base,
+    candidates: Mapping[str, extractor.Base] | None = None,
 ) -> overrides.Sides:
     npu_class = npu.class_name or overrides.NPU_CLASS
-    return overrides.Sides(trees, npu.tree, base.tree, base.label, npu_class=npu_class)
+    others = {label: b.tree for label, b in (candidates or {}).items()}
+    return overrides.Sides(
+        trees, npu.tree, base.tree, base.label, npu_class=npu_class, candidates=others
+    )
 
 
 def delta(inputs: Inputs) -> vllm_delta.Delta:
@@ -80,10 +89,17 @@ def delta(inputs: Inputs) -> vllm_delta.Delta:
     return vllm_delta.gpu_delta(inputs.omni, bases, next(iter(bases)))
 
 
+def report(inputs: Inputs) -> overrides.OverrideReport:
+    """The override report alone."""
+    sides = parse_sides(inputs.omni, inputs.npu, inputs.base, inputs.candidates)
+    return overrides.override_report(sides)
+
+
 def generate(inputs: Inputs, tool: str, command: str) -> Result:
     """The composed modules, their lock, and what happened to every method and hunk."""
     found = delta(inputs)
-    override_report = overrides.override_report(_sides(found.trees, inputs.npu, inputs.base))
+    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates)
+    override_report = overrides.override_report(sides)
     composition = compose.compose(found, override_report, overrides.BASE_CLASS, inputs.allowed)
     patch_files = render_patch_set(composition.patches, tool)
     synced = pipeline.sync(composition.patches, patch_files, inputs.npu, tool, command)
