@@ -447,3 +447,23 @@ def test_without_v2_configured_sync_writes_no_v2_tree(cli: Cli, tmp_path: Path) 
     assert not (tmp_path / "generated" / "v2").exists()
     lock = (tmp_path / "generated" / lockfile.LOCK_NAME).read_text()
     assert '"layout"' not in lock and '"sources"' not in lock
+
+
+def test_v2_keys_of_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omni_port.sources.config import load
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        "[tool.omni-port]\n"
+        'v2-source = "omni"\n'
+        'v2-upstream = "vllm-ascend==0.26.0rc1"\n'
+        'v2-vllm = "vllm==0.30.0 ../vllm"\n'
+        'v2-allow = "allow.txt"\n'
+    )
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    loaded = load(config)
+    assert (loaded.v2_source, loaded.v2_upstream) == ("../omni", "vllm-ascend==0.26.0rc1")
+    assert loaded.v2_vllm == "vllm==0.30.0 ../../vllm"
+    assert loaded.path(loaded.v2_allow) == tmp_path / "allow.txt"
+    assert loaded.v2_generated == "generated/v2" and loaded.v2_vllm_base == ""
