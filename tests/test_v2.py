@@ -98,6 +98,14 @@ def test_omni_site_is_the_first_override_and_delegation_follows_the_omni_chain(
     inherited = next(r for r in report.runners if r.runner == "OmniGenerationModelRunner")
     load = next(row for row in inherited.rows if row.name == "load_model")
     assert load.omni is not None and load.omni.owner == "OmniGPUModelRunner"
+    # The generation runner's sample_tokens calls the omni base's, which collides: the
+    # collision (and the merge) is the base's, and the subclass adds no conflict of its own.
+    sample = report.row("OmniGenerationModelRunner", "sample_tokens")
+    assert sample is not None and sample.omni is not None and sample.collision
+    assert [cls for cls, _, _ in sample.omni.chain] == [
+        "OmniGenerationModelRunner", "OmniGPUModelRunner",
+    ]  # fmt: skip
+    assert sample.omni.last[0] == "OmniGPUModelRunner"
 
 
 def test_each_collision_once_with_both_locations(case: Path, tmp_path: Path) -> None:
@@ -195,6 +203,9 @@ def test_placements_and_conflicts(case: Path, tmp_path: Path) -> None:
     )
     conflict = rows["omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01"]
     assert conflict.status is Status.CONFLICT and conflict.candidates
+    assert [p.member for p in result.placements if p.kind == pipeline.SHADOWED] == [
+        "profile_run"
+    ], "the generation runner's sample_tokens reaches the merged base method"
     shadowed = rows["omni_generation_model_runner.OmniGenerationModelRunner.profile_run"]
     assert (shadowed.kind, shadowed.status) == (pipeline.SHADOWED, Status.CONFLICT)
     body = result.files[GEN].decode().splitlines()[shadowed.start - 1 : shadowed.end]

@@ -20,7 +20,7 @@ extend another omni runner keep their bases, which the generated modules provide
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.gpu.parity import AllowEntry
@@ -67,6 +67,7 @@ def compose(
     """The composition patch set of ``delta`` (omni's V2 modules against vLLM) per ``report``."""
     copies = {(m.copy.owner, m.copy.name): m for m in delta.methods}
     spliced: list[tuple[str, str, str]] = []
+    merged = _spliced_methods(delta, report, copies)
     shadowed: list[Shadowed] = []
     modules = []
     for module in delta.patches.modules:
@@ -86,12 +87,7 @@ def compose(
             elif _is_class(head):
                 head = replace(head, code=rebase(head.code, base_class, report.npu_class))
             pieces.append(head)
-        done = {(owner, name) for m, owner, name in spliced if m == module.name}
-        shadowed.extend(
-            s
-            for s in _shadowed(module.name, tree, report, allowed)
-            if (s.owner, s.row.name) not in done
-        )
+        shadowed.extend(_shadowed(module.name, tree, report, allowed, merged))
         modules.append(replace(module, pieces=tuple(pieces)))
     return Composition(PatchSet(tuple(modules)), tuple(spliced), tuple(shadowed))
 
@@ -156,10 +152,30 @@ def _verbatim(copy: Copy, tree: Tree) -> Chunk:
     return Chunk(copy.id, copy.owner, copy.name, code, copy.origin)
 
 
+def _spliced_methods(
+    delta: Delta, report: OverrideReport, copies: Mapping[tuple[str, str], CopiedMethod]
+) -> frozenset[tuple[str, str]]:
+    """(class, method) of every method generated from the NPU override."""
+    return frozenset(
+        key
+        for key, copied in copies.items()
+        if _splices(report.row(*key), copied, delta.trees[copied.base.module])
+    )
+
+
 def _shadowed(
-    module: str, tree: Tree, report: OverrideReport, allowed: Sequence[AllowEntry]
+    module: str,
+    tree: Tree,
+    report: OverrideReport,
+    allowed: Sequence[AllowEntry],
+    merged: frozenset[tuple[str, str]],
 ) -> Iterator[Shadowed]:
-    """Methods this module's classes define that replace an NPU override without ``super()``."""
+    """Methods whose omni code, ending in this module's class, never reaches the NPU override.
+
+    Reported once, at the omni definition the code ends in (a subclass override that calls
+    the base's through ``super()`` is the base's business); none when that code is a
+    method generated from the NPU override.
+    """
     for stmt in tree.body.stmts:
         if stmt.kind != "ClassDef" or not stmt.clauses:
             continue
@@ -167,17 +183,18 @@ def _shadowed(
             row = report.row(stmt.name, member.name) if member.name else None
             if row is None or row.who is not Who.BOTH or row.omni is None or row.omni.delegates:
                 continue
-            if row.omni.line != member.start:
-                continue  # a second definition of the name (a setter): reported once
-            allow = next(
-                (
-                    a
-                    for a in allowed
-                    if (a.module, a.owner, a.member) == (module, stmt.name, member.name)
-                ),
-                None,
-            )
-            yield Shadowed(module, stmt.name, row, allow)
+            owner, _, line = row.omni.last
+            if (owner, line) != (stmt.name, member.start):
+                continue  # the base's business, or a second definition (a setter)
+            if any((cls, member.name) in merged for cls, _, _ in row.omni.chain):
+                continue
+            yield Shadowed(module, stmt.name, row, _allow(allowed, module, stmt.name, member.name))
+
+
+def _allow(allowed: Sequence[AllowEntry], module: str, owner: str, name: str) -> AllowEntry | None:
+    return next(
+        (a for a in allowed if (a.module, a.owner, a.member) == (module, owner, name)), None
+    )
 
 
 def rebase(code: str, old: str, new: str) -> str:

@@ -77,6 +77,14 @@ class Site:
     #: The code this side runs for the method ends in ``super().name(...)``: omni's then
     #: reaches the NPU override in the composed class, the NPU's reaches vLLM's.
     delegates: bool
+    #: (class, path, line) of every definition this side runs for the method, first to
+    #: last (an omni subclass's override and the omni base's it calls through ``super()``).
+    chain: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def last(self) -> tuple[str, str, int]:
+        """The definition the side's code ends in: where the other side's code would go."""
+        return self.chain[-1] if self.chain else (self.owner, self.path, self.line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +247,8 @@ def _omni_site(
     owner, method = runs[0][0].name, runs[0][1]
     last = definers[-1]
     delegates = any(cls.name == last and calls_super(m, name) for cls, m in runs)
-    return Site(owner, paths[owner], method.start, delegates)
+    ran = tuple((cls.name, paths[cls.name], m.start) for cls, m in runs)
+    return Site(owner, paths[owner], method.start, delegates, ran)
 
 
 # --- findings -------------------------------------------------------------------------------
@@ -251,16 +260,17 @@ def _collisions(runners: list[RunnerReport], sides: Sides) -> Iterator[Finding]:
         for row in runner.rows:
             if not row.collision or row.omni is None or row.npu is None:
                 continue
-            key = (row.omni.owner, row.name)
-            if key in seen:
+            # An omni override that calls the omni base's through super() collides there.
+            owner, path, line = row.omni.last
+            if (owner, row.name) in seen:
                 continue
-            seen.add(key)
+            seen.add((owner, row.name))
             message = (
-                f"{row.omni.owner}.{row.name} and {sides.npu_class}.{row.name} "
+                f"{owner}.{row.name} and {sides.npu_class}.{row.name} "
                 f"({row.npu.path}:{row.npu.line}) both override {row.name} and neither calls "
                 "the other through super(): inheriting runs only one of them"
             )
-            yield Finding("collision", Code.OP320, row.omni.path, row.omni.line, message)
+            yield Finding("collision", Code.OP320, path, line, message)
 
 
 def _calls(method: Stmt, name: str) -> bool:

@@ -19,3 +19,8 @@ class OmniGenerationModelRunner(OmniGPUModelRunner):
         codes = scheduler_output.codes
         self.outputs = self.model.decode(codes)
         return None
+
+    def sample_tokens(self, grammar_output=None):
+        output = super().sample_tokens(grammar_output)
+        self.outputs = None
+        return output
