@@ -254,3 +254,12 @@ def test_v2_sync_and_verify_on_the_real_pair(cli: Cli, cache_dir: Path, tmp_path
     verified = cli("--cache-dir", cache_dir, "verify", "--generated", out, "--json", report)
     errors = [f for f in json.loads(report.read_text())["findings"] if f["severity"] == "error"]
     assert errors == [] and verified.exit_code == 0
+
+
+def test_comment_notes_only_for_methods_rebuilt_from_the_npu_override(
+    cache_dir: Path, composed: pipeline.Result
+) -> None:
+    """Omni's copies of vLLM methods are carried verbatim here, comments and all."""
+    delta = pipeline.delta(inputs.load(SETTINGS, cache_dir))
+    assert [f for f in delta.findings if f.code is Code.OP902], "gpu_delta notes comment drift"
+    assert not [f for f in composed.findings if f.code is Code.OP902]
