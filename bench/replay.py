@@ -28,13 +28,11 @@ from bench.history import (
     normalize_code,
     positions,
 )
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.model import Block, PatchSet, Placement, Status
-from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.syntax import Suite, Tree
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import ASCEND_RUNNER, default_cache
-from omni_port.sync import pipeline, splice
+from omni_port.sources.upstream import Upstream, default_cache
 
 OUTCOMES = ("correct", "flagged", "wrong", "missing")
 
@@ -71,22 +69,14 @@ def plan_steps(history: History, candidates: tuple[str, ...], requested: list[st
     return [Step(a, b, pairs[a], pairs[b]) for a, b in chosen]
 
 
-def upstream_of(history: History, version: str) -> splice.Upstream:
-    source = history.ascend(version)
-    module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
-    return splice.Upstream(
-        f"vllm-ascend=={version}", source.sha256, history.ascend_tree(version), module
-    )
+def upstream_of(history: History, version: str) -> Upstream:
+    return history.base(version)
 
 
-def _extract(history: History, version: str, base: extractor.Base, implicit: bool) -> PatchSet:
-    options = extractor.ExtractOptions(lenient=True, implicit=implicit)
-    return PatchSet(
-        tuple(
-            extractor.extract_module(source, name, base, options).module
-            for name, source in history.omni(version).items()
-        )
-    )
+def _extract(history: History, version: str, base: Upstream, implicit: bool) -> PatchSet:
+    options = api.ExtractOptions(lenient=True, implicit=implicit)
+    located = [api.Located(s.path, name, s) for name, s in history.omni(version).items()]
+    return api.extract(located, base, options)[0]
 
 
 def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, Tally, float]:
@@ -94,13 +84,9 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
     base = history.base(step.old_base)
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
-    result = pipeline.sync(
-        patches,
-        render_patch_set(patches, "bench"),
-        upstream_of(history, step.new_base),
-        "bench",
-        "bench",
-    )
+    result = api.sync_patches(
+        patches, upstream_of(history, step.new_base), command="bench", tool="bench"
+    ).result
     elapsed = time.perf_counter() - started
     generated = {
         name: decode(data, f"generated/{name}")

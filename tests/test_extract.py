@@ -11,8 +11,9 @@ from omni_port.extract import extractor
 from omni_port.model import Block, BlockKind, Chunk, Copy, Edge
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import parse
+from omni_port.pyast.parser import parse
 from omni_port.sources.textio import read_source
+from omni_port.sources.upstream import Upstream
 from tests.conftest import Cli, read_tree
 from tests.golden import DATA, cases, check_tree
 
@@ -37,12 +38,12 @@ def test_extract_golden(case: str, cli: Cli, in_data: Path, tmp_path: Path) -> N
     assert rendered == read_tree(out)
 
 
-def _base() -> extractor.Base:
+def _base() -> Upstream:
     source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    return extractor.Base("v1", source.sha256, parse(source.text, source.path))
+    return Upstream("v1", source.sha256, parse(source.text, source.path))
 
 
-def _pieces(name: str, base: extractor.Base | None = None, **options: object) -> list[object]:
+def _pieces(name: str, base: Upstream | None = None, **options: object) -> list[object]:
     source = read_source(DATA / "omni" / name)
     opts = replace(extractor.ExtractOptions(), **options)  # type: ignore[arg-type]
     return list(extractor.extract_module(source, name, base, opts).module.pieces)

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.extract.markers import LABELLED, PLAIN, scan
-from omni_port.model import Block, BlockKind, Copy, PatchSet
+from omni_port.model import Block, BlockKind, Copy
 from omni_port.patches import lockfile
-from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.diff import flat_keys
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, decode
-from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
-from omni_port.sync import pipeline, splice
+from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
+from omni_port.sync import splice
 from tests.conftest import Cli
 
 pytestmark = pytest.mark.real
@@ -71,15 +71,11 @@ def test_every_marker_line_is_accounted_for(
 
 
 def test_replacements_against_the_base_record_what_they_replaced(cache_dir: Path) -> None:
-    base_source = locate(
-        Spec(SpecKind.PYPI, "vllm-ascend", "0.26.0rc1"), ASCEND_RUNNER, cache_dir
-    ).source
-    base = extractor.Base(
-        "vllm-ascend==0.26.0rc1", base_source.sha256, parse(base_source.text, base_source.path)
-    )
+    base = api.load_upstream("vllm-ascend==0.26.0rc1", api.Settings(cache=cache_dir))
     source = _runner(cache_dir, "0.30.0", "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py")
-    options = extractor.ExtractOptions(lenient=True)
-    pieces = extractor.extract_module(source, "npu_ar_model_runner.py", base, options).module.pieces
+    options = api.ExtractOptions(lenient=True)
+    name = "npu_ar_model_runner.py"
+    pieces = api.extract_text(source, name, base, options).module.pieces
     blocks = [p for p in pieces if isinstance(p, Block) and p.marked]
     logits = [b for b in blocks if "compute_logits" in b.code and b.member == "execute_model"]
     assert len(logits) == 2
@@ -134,18 +130,11 @@ def test_identity_sync_reproduces_the_copied_methods(cache_dir: Path, tmp_path: 
     Compared statement by statement through the normalized keys: formatting, comments
     and quoted annotations of upstream lines follow upstream, everything else is exact.
     """
-    base_source = locate(
-        Spec(SpecKind.PYPI, "vllm-ascend", "0.19.1rc1"), ASCEND_RUNNER, cache_dir
-    ).source
-    base = extractor.Base("b", base_source.sha256, parse(base_source.text, base_source.path))
-    upstream = splice.Upstream(
-        "b", base_source.sha256, base.tree, "vllm_ascend.worker.model_runner_v1"
-    )
+    base = api.load_upstream("vllm-ascend==0.19.1rc1", api.Settings(cache=cache_dir))
     sources = {Path(m).name: _runner(cache_dir, "0.24.0", m) for m in OMNI_RUNNERS}
-    patches = PatchSet(
-        tuple(extractor.extract_module(s, n, base).module for n, s in sources.items())
-    )
-    result = pipeline.sync(patches, render_patch_set(patches, "t"), upstream, "t", "t")
+    located = [api.Located(s.path, n, s) for n, s in sources.items()]
+    patches, _ = api.extract(located, base, api.ExtractOptions())
+    result = api.sync_patches(patches, base).result
     assert not [f for f in result.findings if f.severity.value == "error"]
     kinds: Counter[str] = Counter()
     for module in patches.modules:

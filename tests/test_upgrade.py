@@ -127,8 +127,8 @@ def test_bases_ranks_the_release_the_runner_was_ported_from(cli: Cli, work: Path
 
 def test_a_name_nothing_defines_is_listed_once() -> None:
     where = ("gen.py", 12, 9)
-    sync_says = Finding("unresolved-name", Code.OP303, where[0], where[1], "name 'x'", where[2])
-    verify_says = Finding("undefined-name", Code.OP502, where[0], where[1], "`x`", where[2])
-    elsewhere = Finding("undefined-name", Code.OP502, "gen.py", 40, "`y`", 5)
+    sync_says = Finding(Code.OP303, where[0], where[1], "name 'x'", where[2])
+    verify_says = Finding(Code.OP502, where[0], where[1], "`x`", where[2])
+    elsewhere = Finding(Code.OP502, "gen.py", 40, "`y`", 5)
     found = verification_problems([sync_says, verify_says, elsewhere])
     assert found == [sync_says, elsewhere]

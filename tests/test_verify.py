@@ -13,12 +13,9 @@ from dataclasses import replace
 
 import pytest
 
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.model import Finding, PatchSet, Placement, Severity, Status
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
 from omni_port.sources.textio import decode, read_source
-from omni_port.sync import pipeline, splice
 from omni_port.verify import checks
 from tests.golden import DATA
 
@@ -542,7 +539,9 @@ def test_a_hazard_the_upstream_method_shares_is_a_note() -> None:
                 return logits
         """
     )
-    context = checks.Context(upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)))
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(upstream), "u.py", UPSTREAM_MODULE)
+    )
     findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
     assert _found(findings) == _expected((GEN, text))
     assert findings[0].severity is Severity.NOTE
@@ -696,7 +695,7 @@ class OpaqueRunner(GPUModelRunner):
 
 def _override_context(upstream: str) -> checks.Context:
     return checks.Context(
-        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)),
+        upstream=api.parse_upstream(_dedent(upstream), "u.py", UPSTREAM_MODULE),
         sources=checks.PackageSources({}, frozenset({"fakeacc"})),
     )
 
@@ -861,21 +860,19 @@ def _package_sources() -> checks.PackageSources:
 
 
 def _patches() -> PatchSet:
-    base_source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    base = extractor.Base("v1", base_source.sha256, parse(base_source.text, base_source.path))
+    base = api.parse_upstream(_upstream_text(), "v1")
     sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
-    return PatchSet(tuple(extractor.extract_module(s, n, base).module for n, s in sources.items()))
+    return PatchSet(tuple(api.extract_text(s, n, base).module for n, s in sources.items()))
 
 
-def _generate(patches: PatchSet, upstream_text: str) -> pipeline.SyncResult:
-    upstream = splice.Upstream("v", "0" * 64, parse(upstream_text, "u.py"), UPSTREAM_MODULE)
-    files = render_patch_set(patches, "omni-port test")
-    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+def _generate(patches: PatchSet, upstream_text: str) -> api.SyncResult:
+    upstream = api.parse_upstream(upstream_text, "v", UPSTREAM_MODULE)
+    return api.sync_patches(patches, upstream, tool="omni-port test").result
 
 
 def _verify_generated(
     patches: PatchSet,
-    result: pipeline.SyncResult,
+    result: api.SyncResult,
     upstream_text: str,
     sources: checks.PackageSources | None = None,
 ) -> tuple[dict[str, str], list[Finding]]:
@@ -883,7 +880,7 @@ def _verify_generated(
     context = checks.Context(
         package="fakeomni.npu",
         sources=_package_sources() if sources is None else sources,
-        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, upstream_text),
+        upstream=api.parse_upstream(upstream_text, "u.py", UPSTREAM_MODULE),
         checked_packages=frozenset({"fakeacc", "fakeomni"}),
         unused_in_source=checks.unused_in_source_of(patches),
     )

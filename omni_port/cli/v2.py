@@ -1,66 +1,32 @@
-"""The `v2-report` and `v2-sync` commands, and V2 trees in `sync`, `verify` and `check`."""
+"""The `v2-report` and `v2-sync` commands, and the V2 tree in `sync` and `verify`."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from omni_port import api
 from omni_port import report as reporting
+from omni_port.api import v2
 from omni_port.cli import (
-    TOOL,
     F,
     Options,
-    emit_findings,
-    errors,
     finding_counts,
     handle_errors,
     json_option,
-    shown,
     summary,
-    write_json,
     write_options,
 )
-from omni_port.cli.inputs import (
-    previous_outputs,
-    read_bytes_or_none,
-    verification_context,
-    verify_outputs,
-    write_files,
-)
-from omni_port.model import Finding, Layout, Status
-from omni_port.patches import lockfile
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
+from omni_port.model import Finding, Report, Status
 from omni_port.patches.store import Changes
-from omni_port.v2 import inputs as v2_inputs
+from omni_port.report import shown
 from omni_port.v2 import overrides, pipeline
-from omni_port.verify import checks
-
-
-def _settings(
-    options: Options,
-    source: str | None,
-    upstream: str | None,
-    vllm_base: str | None,
-    vllm: Sequence[str] = (),
-    allow: Path | None = None,
-) -> v2_inputs.Settings:
-    """Flags first, then ``[tool.omni-port]`` (``v2-*`` keys, then the V1 ones)."""
-    config = options.config
-    allow_text = str(allow) if allow is not None else ""
-    if allow is None and config.v2_allow:
-        allow_text = str(config.path(config.v2_allow))
-    return v2_inputs.Settings(
-        source=source or config.v2_source or config.source,
-        upstream=upstream or config.v2_upstream or config.upstream,
-        vllm_base=vllm_base or config.v2_vllm_base,
-        vllm=tuple(vllm) or tuple(config.v2_vllm.split()),
-        allow=allow_text,
-    )
 
 
 def _source_options(command: F) -> F:
@@ -77,6 +43,14 @@ def _source_options(command: F) -> F:
                 help="vLLM release the NPU runner runs on (vllm==X, a path or 'installed'; "
                 "default: `v2-vllm-base`, else the release vllm-ascend pairs with).",
             ),
+            click.option(
+                "--vllm",
+                "vllm",
+                multiple=True,
+                help="Candidate vLLM release of omni's per-method delta (repeat; the first is "
+                "the target; default: `v2-vllm`, else the source release's major.minor and the "
+                "minors around it).",
+            ),
         ]
     ):
         command = option(command)
@@ -86,18 +60,8 @@ def _source_options(command: F) -> F:
 # --- v2-report ------------------------------------------------------------------------------
 
 
-_VLLM_OPTION = click.option(
-    "--vllm",
-    "vllm",
-    multiple=True,
-    help="Candidate vLLM release of omni's per-method delta (repeat; the first is the target; "
-    "default: `v2-vllm`, else the source release's major.minor and the minors around it).",
-)
-
-
 @click.command("v2-report")
 @_source_options
-@_VLLM_OPTION
 @json_option
 @click.pass_obj
 @handle_errors
@@ -108,7 +72,7 @@ def v2_report_command(
     vllm_base: str | None,
     vllm: tuple[str, ...],
     json_path: Path | None,
-) -> None:
+) -> Report:
     """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
 
     SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
@@ -119,18 +83,15 @@ def v2_report_command(
     NPU overrides (OP321) are notes. 2 on bad input. With --json -, stdout carries the
     JSON document only.
     """
-    settings = _settings(options, source, upstream, vllm_base, vllm)
-    loaded = v2_inputs.load(settings, options.cache, options.progress())
-    result = pipeline.report(loaded)
-    findings = list(result.findings)
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm)
+    loaded, result = v2.report(sources, options.settings)
     counts = _report_counts(result)
+    outcome = Report(findings=result.findings, counts=counts)
     if json_path is None or str(json_path) != "-":
         click.echo(_text_report(result, loaded.omni_label, loaded.npu.label), nl=False)
-        emit_findings(findings)
-    write_json(json_path, _json_report(result, findings, counts))
+    emit(outcome, json_path, document=_json_report(result, result.findings, counts))
     summary(options, _report_summary(counts))
-    if errors(findings):
-        sys.exit(1)
+    return outcome
 
 
 def _text_report(result: overrides.OverrideReport, label: str, npu_label: str) -> str:
@@ -227,7 +188,6 @@ def _json_report(
 
 @click.command("v2-sync")
 @_source_options
-@_VLLM_OPTION
 @click.option(
     "--allow",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -254,7 +214,7 @@ def v2_sync_command(
     json_path: Path | None,
     check: bool,
     diff: bool,
-) -> None:
+) -> Report:
     """Generate NPU V2 runners: vLLM-Omni's worker_v2 runners composed with NPUModelRunner.
 
     One module per omni V2 runner module, under its own name. Methods only omni overrides
@@ -264,48 +224,34 @@ def v2_sync_command(
     shadows the NPU override is a conflict until --allow lists it. Exit 0 clean, 1 with
     conflicts (or output that would change under --check), 2 on bad input.
     """
-    settings = _settings(options, source, upstream, vllm_base, vllm, allow)
+    allowed = str(allow) if allow is not None else None
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
     target = out or options.config.path(options.config.v2_generated)
-    failed = sync_v2(options, settings, target, check, diff, json_path)
-    if failed:
-        sys.exit(1)
+    return sync_tree(options, sources, target, check, diff, json_path)
 
 
-def sync_v2(
+def sync_tree(
     options: Options,
-    settings: v2_inputs.Settings,
+    sources: v2.Sources,
     target: Path,
     check: bool,
     diff: bool,
     json_path: Path | None = None,
-) -> bool:
-    """Generate (or, with ``check``, compare) one V2 tree; True when that is a finding."""
-    loaded = v2_inputs.load(settings, options.cache, options.progress())
-    result = pipeline.generate(loaded, TOOL, _command(loaded, settings, target))
+) -> Report:
+    """Generate (or, with ``check``, compare) one V2 tree and report it."""
+    loaded, result = v2.generate(sources, options.settings, target)
     for module in sorted(loaded.omni):
         summary(options, _module_line(module, result))
-    changes = write_files(options, target, result.files, previous_outputs(target), check, diff)
-    emit_findings(result.findings)
+    changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
     counts = {
         **result.counts,
         "written": len(changes.changed),
         "unchanged": len(changes.unchanged),
     }
-    write_json(json_path, reporting.json_report(result.placements, result.findings, counts))
+    outcome = Report(result.placements, (*result.findings, *would), counts)
+    emit(outcome, json_path, diff=diff)
     summary(options, _sync_summary(counts, changes, check, target))
-    return bool(errors(result.findings)) or (check and not changes.clean)
-
-
-def _command(loaded: pipeline.Inputs, settings: v2_inputs.Settings, target: Path) -> str:
-    parts = [
-        f"omni-port v2-sync {loaded.omni_label}",
-        f"--upstream {loaded.npu.label}",
-        f"--vllm-base {loaded.base.label}",
-        *(f"--vllm {label}" for label in loaded.candidates),
-        *([f"--allow {settings.allow}"] if settings.allow else []),
-        f"--out {shown(target)}",
-    ]
-    return " ".join(parts)
+    return outcome
 
 
 def _module_line(module: str, result: pipeline.Result) -> str:
@@ -335,79 +281,34 @@ def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target:
     )
 
 
-# --- the V2 tree in sync, verify and check -------------------------------------------------
+# --- the configured V2 tree in sync and verify ----------------------------------------------
 
 
-def configured(options: Options) -> bool:
-    """Whether ``[tool.omni-port]`` turns V2 on (``v2-source``)."""
-    return bool(options.config.v2_source)
+def sync_configured(options: Options, check: bool, diff: bool) -> Report | None:
+    """`sync` of the configured V2 tree (None when ``v2-source`` is not set)."""
+    config = options.config
+    if not v2.configured(config):
+        return None
+    target = config.path(config.v2_generated)
+    return sync_tree(options, v2.sources_of(config), target, check, diff)
 
 
-def sync_configured(options: Options, check: bool, diff: bool) -> bool:
-    """`sync` of the configured V2 tree; True when that is a finding."""
-    target = options.config.path(options.config.v2_generated)
-    return sync_v2(options, _settings(options, None, None, None), target, check, diff)
+def verify_configured(options: Options) -> api.Verified | None:
+    """`verify` of the configured V2 tree (None when ``v2-source`` is not set)."""
+    config = options.config
+    if not v2.configured(config):
+        return None
+    out = config.path(config.v2_generated)
+    return api.verify(out, config.path(config.patches), options.settings)
 
 
-def verify_tree(options: Options, out: Path, lock: lockfile.Lock) -> list[Finding]:
-    """`verify` of a V2 tree as its lock says it was made, on the files on disk."""
-    settings = settings_of(lock)
-    loaded = v2_inputs.load(settings, options.cache, options.progress())
-    result = pipeline.generate(loaded, TOOL, lock.command)
-    files = {
-        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
-    }
-    placements = [lockfile.placement(row) for row in lock.placements]
-    context = _context(options, result, loaded, settings)
-    return verify_outputs(files, placements, result.composition.patches, context)
-
-
-def check_tree(options: Options) -> list[Finding]:
-    """`check` of the configured V2 tree: stale outputs and verification of what is on disk."""
-    from omni_port.catalog import drift
-
-    target = options.config.path(options.config.v2_generated)
-    settings = _settings(options, None, None, None)
-    loaded = v2_inputs.load(settings, options.cache, options.progress())
-    result = pipeline.generate(loaded, TOOL, _command(loaded, settings, target))
-    actual = {rel: read_bytes_or_none(target / rel) for rel in result.files}
-    findings = drift.stale_findings(result.files, actual, shown(target), "omni-port sync")
-    on_disk = {
-        rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")
-    }
-    context = _context(options, result, loaded, settings)
-    located = {rel: f"{shown(target)}/{rel}" for rel in on_disk}
-    patches = result.composition.patches
-    for finding in verify_outputs(on_disk, result.placements, patches, context):
-        findings.append(replace(finding, path=located.get(finding.path, finding.path)))
-    return findings
-
-
-def settings_of(lock: lockfile.Lock) -> v2_inputs.Settings:
-    """The inputs a V2 lock names."""
-    by_role: dict[str, list[str]] = {}
-    for source in lock.sources:
-        by_role.setdefault(source.role, []).append(source.label)
-    return v2_inputs.Settings(
-        source=by_role.get("source", [""])[0],
-        upstream=lock.upstream,
-        vllm_base=by_role.get("vllm-base", [""])[0],
-        vllm=tuple(by_role.get("vllm", ())),
-        allow=by_role.get("allow", [""])[0],
+def combined(first: Report, second: Report | None) -> Report:
+    """Two reports as one (the V1 and the V2 tree of a workspace)."""
+    if second is None:
+        return first
+    counts = {f"v2_{k}": v for k, v in second.counts.items()}
+    return Report(
+        (*first.placements, *second.placements),
+        (*first.findings, *second.findings),
+        {**first.counts, **counts},
     )
-
-
-def _context(
-    options: Options,
-    result: pipeline.Result,
-    loaded: pipeline.Inputs,
-    settings: v2_inputs.Settings,
-) -> checks.Context:
-    context = verification_context(
-        options, result.composition.patches, loaded.npu, settings.upstream, settings.source
-    )
-    return replace(context, package=pipeline.PACKAGE)
-
-
-def is_v2(lock: lockfile.Lock) -> bool:
-    return lock.layout is Layout.V2

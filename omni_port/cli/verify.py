@@ -2,65 +2,38 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from omni_port import report
+from omni_port import api
 from omni_port.cli import (
     Options,
-    emit_findings,
-    errors,
     finding_counts,
     handle_errors,
+    json_option,
+    patches_option,
     summary,
     v2,
-    write_json,
 )
-from omni_port.cli.inputs import (
-    load_upstream,
-    read_bytes_or_none,
-    read_lock,
-    read_patches,
-    verification_context,
-    verify_outputs,
-)
-from omni_port.model import Finding, Placement
-from omni_port.patches import lockfile
-
-
-def _verify_v1(
-    options: Options, out: Path, directory: Path, lock: lockfile.Lock, placements: list[Placement]
-) -> list[Finding]:
-    config = options.config
-    patch_set, _ = read_patches(directory)
-    loaded = load_upstream(lock.upstream, options, config.upstream_class)
-    files = {
-        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
-    }
-    context = verification_context(options, patch_set, loaded, lock.upstream, config.source)
-    return verify_outputs(files, placements, patch_set, context)
+from omni_port.cli.output import emit
+from omni_port.model import Report
 
 
 @click.command("verify")
 @click.option(
-    "--generated", type=click.Path(file_okay=False, path_type=Path),
+    "--generated",
+    type=click.Path(file_okay=False, path_type=Path),
     help="Generated directory (default: `generated` in [tool.omni-port]).",
-)  # fmt: skip
-@click.option(
-    "--patches", "patches_dir", type=click.Path(file_okay=False, path_type=Path),
-    help="Patches the runners were generated from (default: `patches`).",
-)  # fmt: skip
-@click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)  # fmt: skip
+)
+@patches_option("Patches the runners were generated from (default: `patches`).")
+@json_option
 @click.pass_obj
 @handle_errors
 def verify_command(
     options: Options, generated: Path | None, patches_dir: Path | None, json_path: Path | None
-) -> None:
+) -> Report:
     """Prove the generated runners sound without running them.
 
     Every module compiles; no undefined, duplicate or splice-orphaned names; imports
@@ -72,25 +45,21 @@ def verify_command(
     config = options.config
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
-    lock = read_lock(out)
-    placements = [lockfile.placement(row) for row in lock.placements]
-    files = [name for name in lock.outputs if name.endswith(".py")]
-    if v2.is_v2(lock):
-        findings = v2.verify_tree(options, out, lock)
-    else:
-        findings = _verify_v1(options, out, directory, lock, placements)
-    if generated is None and v2.configured(options):
-        # The configured V2 tree is part of the workspace `verify` proves by default.
-        v2_out = config.path(config.v2_generated)
-        v2_lock = read_lock(v2_out)
-        findings.extend(v2.verify_tree(options, v2_out, v2_lock))
-        placements.extend(lockfile.placement(row) for row in v2_lock.placements)
-        files.extend(name for name in v2_lock.outputs if name.endswith(".py"))
-    emit_findings(findings)
-    counts = finding_counts(findings)
-    write_json(json_path, report.json_report(placements, findings, counts))
-    problems = len(errors(findings))
+    verified = api.verify(out, directory, options.settings)
+    # The configured V2 tree is part of the workspace `verify` proves by default.
+    also = v2.verify_configured(options) if generated is None else None
+    if also is not None:
+        verified = replace(
+            verified,
+            modules=(*verified.modules, *also.modules),
+            placements=(*verified.placements, *also.placements),
+            findings=(*verified.findings, *also.findings),
+        )
+    findings = verified.findings
+    outcome = Report(verified.placements, findings, finding_counts(findings))
+    emit(outcome, json_path)
+    problems = sum(1 for f in findings if f.severity.value == "error")
     notes = len(findings) - problems
-    summary(options, f"verify: {len(files)} modules, {problems} problems, {notes} notes")
-    if problems:
-        sys.exit(1)
+    modules = len(verified.modules)
+    summary(options, f"verify: {modules} modules, {problems} problems, {notes} notes")
+    return outcome

@@ -18,7 +18,8 @@ from omni_port.extract import extractor
 from omni_port.extract.basedetect import own_methods
 from omni_port.model import Block, Chunk, Copy, Finding, ModulePatches, PatchSet, Piece
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Tree, find_def, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Stmt, Tree, find_def
 from omni_port.sources.textio import SourceText, decode, write_atomic
 from omni_port.sources.upstream import (
     VLLM_RUNNER,
@@ -27,6 +28,7 @@ from omni_port.sources.upstream import (
     Progress,
     Spec,
     SpecKind,
+    Upstream,
     fetch_wheel,
     locate,
     read_member,
@@ -213,7 +215,7 @@ class Delta:
 
 def gpu_delta(
     sources: Mapping[str, SourceText],
-    bases: Mapping[str, extractor.Base],
+    bases: Mapping[str, Upstream],
     target: str,
     lenient: bool = False,
 ) -> Delta:
@@ -285,7 +287,7 @@ def _assemble(
 def _copied(
     pieces: Sequence[Piece],
     chosen: Mapping[tuple[str, str], MethodBase],
-    bases: Mapping[str, extractor.Base],
+    bases: Mapping[str, Upstream],
 ) -> Iterator[CopiedMethod]:
     for group in _groups(pieces):
         head = group[0]

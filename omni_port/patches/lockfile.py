@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Layout, Placement, Status
+from omni_port.model import Code, Layout, Placement, Status, piece_kind
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
@@ -91,9 +91,17 @@ def make(
 ) -> Lock:
     rows = tuple(_row(p) for p in placements)
     return Lock(
-        tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows,
-        tuple(transplants), layout, tuple(sources),
-    )  # fmt: skip
+        tool,
+        upstream,
+        upstream_sha256,
+        patches_sha256,
+        dict(outputs),
+        command,
+        rows,
+        tuple(transplants),
+        layout,
+        tuple(sources),
+    )
 
 
 def _row(placement: Placement) -> dict[str, object]:
@@ -140,7 +148,7 @@ def placement(row: Mapping[str, object]) -> Placement:
         module=str(row.get("module", "")),
         owner=str(row.get("class", "")),
         member=str(row.get("method", "")),
-        kind=str(row.get("kind", "")),
+        kind=piece_kind(str(row.get("kind", ""))),
         marked=bool(row.get("marked", False)),
         status=Status(str(row.get("status", "placed"))),
         confidence=float(str(row.get("confidence", 0.0))),

@@ -17,10 +17,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources.textio import SourceText, decode, read_source, write_atomic
+
+if TYPE_CHECKING:
+    from omni_port.pyast.syntax import Tree
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -36,6 +40,8 @@ OMNI_GPU_RUNNERS = (
 )
 #: The upstream module the NPU runners copy from, inside a vllm-ascend distribution.
 ASCEND_RUNNER = "vllm_ascend/worker/model_runner_v1.py"
+#: Dotted name of that module: copies import its own definitions from it.
+ASCEND_MODULE = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
 #: vLLM's GPU runner, inside a vllm distribution.
 VLLM_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 #: vLLM-Omni's Model Runner V2 runners, inside a vllm-omni distribution.
@@ -118,6 +124,28 @@ class Located:
     #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
     member: str
     source: SourceText
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """A parsed upstream module: what extract compares the runners with (their base), what
+    sync ports them onto (the target), and what verify checks overrides against."""
+
+    #: ``vllm-ascend==0.23.0`` or a path.
+    label: str
+    #: sha256 of the module's bytes.
+    sha256: str
+    tree: Tree
+    #: Dotted module name the copies come from, for imports of its own definitions.
+    module: str = ASCEND_MODULE
+    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
+    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
+    class_name: str = ""
+
+    @property
+    def text(self) -> str:
+        """The module's source text (line endings normalized to "\\n")."""
+        return self.tree.text(1, len(self.tree.lines))
 
 
 def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = None) -> Located:
@@ -374,9 +402,18 @@ def wheel_versions(dist: str) -> list[str]:
     import tempfile
 
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--pre",
-        "--disable-pip-version-check", "--dest", tempfile.gettempdir(), f"{dist}==0.0.0.dev0",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--pre",
+        "--disable-pip-version-check",
+        "--dest",
+        tempfile.gettempdir(),
+        f"{dist}==0.0.0.dev0",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     listed = re.search(r"from versions: ([^)]*)\)", result.stdout + result.stderr)
     if not listed:

@@ -454,9 +454,11 @@ def _resolution(index: _Index, block: Block) -> Slot | None:
     for path, suite in index.suites:
         if path != resolution.path:
             continue
-        starts = [0] if not resolution.after else [
-            i + 1 for i, stmt in enumerate(suite.stmts) if stmt.key == resolution.after
-        ]  # fmt: skip
+        starts = (
+            [0]
+            if not resolution.after
+            else [i + 1 for i, stmt in enumerate(suite.stmts) if stmt.key == resolution.after]
+        )
         for start in starts:
             found = tuple(full_key(s) for s in suite.stmts[start : start + span])
             if found == resolution.replaces:

@@ -24,29 +24,17 @@ from omni_port.model import (
     ModulePatches,
     Piece,
     Placement,
+    RegionKind,
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.report import shorten
+from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
 CONFLICT_LINE = "# | "
-
-
-@dataclass(frozen=True, slots=True)
-class Upstream:
-    """The upstream module to port onto."""
-
-    #: ``vllm-ascend==0.23.0`` or a path.
-    label: str
-    sha256: str
-    tree: Tree
-    #: Dotted module name the copies come from, for imports of its own definitions.
-    module: str
-    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
-    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
-    class_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +173,7 @@ def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[loca
         code = reindent(block.code, "", indent)
         decision = locate.Decision(block, None, 1.0, False, ())
         return decision, _Edit(member.start, header_end(member), code, block.id, order)
-    reason = f"the signature changed upstream; upstream now has: {_short(member.key, 120)}"
+    reason = f"the signature changed upstream; upstream now has: {shorten(member.key, 120)}"
     decision = locate.Decision(block, None, 0.0, True, (), reason)
     text = _conflict_lines(block, reason, (), indent)
     return decision, _Edit(member.start, member.start - 1, text, block.id, order)
@@ -284,7 +272,7 @@ def _conflict_lines(
     lines.append(f"# {reason}.")
     for scored in candidates:
         where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
-        lines.append(f"#   candidate: {where}: {_short(scored.slot.text())}")
+        lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
     )
@@ -298,10 +286,6 @@ def _conflict_lines(
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _vanished(
     assembly: _Assembly,
     module: ModulePatches,
@@ -313,7 +297,6 @@ def _vanished(
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
     assembly.findings.append(
         Finding(
-            "conflict",
             Code.OP302,
             module.name,
             0,
@@ -341,7 +324,6 @@ def _conflict_finding(
     )
     line = decision.slot.line() if decision.slot is not None else 0
     return Finding(
-        "conflict",
         Code.OP301,
         f"{upstream.label}",
         line,
@@ -371,7 +353,7 @@ def _carried_rows(
     for piece in carried:
         if isinstance(piece, Chunk) and piece.marked:
             start, end = ranges.get(piece.id, (0, 0))
-            kind = "class-level" if piece.owner else "module-level"
+            kind = RegionKind.CLASS_LEVEL if piece.owner else RegionKind.MODULE_LEVEL
             yield Placement(
                 piece.id,
                 module.name,
@@ -404,7 +386,7 @@ def _decision_rows(
             module.name,
             copy.owner,
             copy.name,
-            block.kind.value,
+            block.kind,
             block.marked,
             status,
             decision.score,

@@ -82,9 +82,7 @@ def call_findings(
                 )
                 if problem is not None:
                     message = f"{node.name}.{caller} calls self.{name}(): {problem}"
-                    yield Finding(
-                        "call", Code.OP322, tree.path, call.lineno, message, call.col_offset + 1
-                    )
+                    yield Finding(Code.OP322, tree.path, call.lineno, message, call.col_offset + 1)
 
 
 def _self_calls(cls: ast.ClassDef) -> Iterator[tuple[ast.Call, str]]:

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry, parse_allow_list
 from omni_port.model import Code
-from omni_port.pyast.syntax import parse
+from omni_port.pyast.syntax import Tree
+from omni_port.sources import trees
 from omni_port.sources.textio import SourceText, read_source
 from omni_port.sources.upstream import (
     ASCEND_V2_RUNNER,
@@ -25,16 +25,18 @@ from omni_port.sources.upstream import (
     VLLM_V2_RUNNER,
     Progress,
     SpecKind,
+    Upstream,
     locate,
     locate_runners,
     parse_spec,
 )
-from omni_port.sync import splice
 from omni_port.v2 import overrides
 from omni_port.v2.pipeline import Inputs
 
 #: Dotted module of the NPU V2 runner (copies of its methods import its names from here).
 ASCEND_V2_MODULE = ASCEND_V2_RUNNER.removesuffix(".py").replace("/", ".")
+#: Dotted module of vLLM's V2 runner.
+VLLM_V2_MODULE = VLLM_V2_RUNNER.removesuffix(".py").replace("/", ".")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,20 +78,26 @@ def load_omni(
 
 def load_npu(
     text: str, cache: Path, progress: Progress | None = None, class_name: str = ""
-) -> splice.Upstream:
+) -> Upstream:
     """vllm-ascend's V2 runner module, parsed, as the upstream of the composition's copies."""
-    located = locate(parse_spec(text, "vllm-ascend"), ASCEND_V2_RUNNER, cache, progress)
-    source = located.source
-    tree = parse(source.text, source.path)
+    spec = parse_spec(text, "vllm-ascend")
+    located = locate(spec, ASCEND_V2_RUNNER, cache, progress)
+    tree = _parsed(located.source, spec.kind, cache)
     name = class_name or overrides.NPU_CLASS
-    return splice.Upstream(located.label, source.sha256, tree, ASCEND_V2_MODULE, name)
+    return Upstream(located.label, located.source.sha256, tree, ASCEND_V2_MODULE, name)
 
 
-def load_vllm(text: str, cache: Path, progress: Progress | None = None) -> extractor.Base:
+def load_vllm(text: str, cache: Path, progress: Progress | None = None) -> Upstream:
     """vLLM's V2 runner module of one release (or path), parsed."""
-    located = vllm_delta.locate_vllm(parse_spec(text, "vllm"), cache, progress, VLLM_V2_RUNNER)
-    source = located.source
-    return extractor.Base(located.label, source.sha256, parse(source.text, source.path))
+    spec = parse_spec(text, "vllm")
+    located = vllm_delta.locate_vllm(spec, cache, progress, VLLM_V2_RUNNER)
+    tree = _parsed(located.source, spec.kind, cache)
+    return Upstream(located.label, located.source.sha256, tree, VLLM_V2_MODULE)
+
+
+def _parsed(source: SourceText, kind: SpecKind, cache: Path) -> Tree:
+    """A release never changes: its tree is kept in the cache. A user's file is parsed."""
+    return trees.parsed(source, cache if kind is SpecKind.PYPI else None)
 
 
 def paired_vllm(upstream: str, cache: Path) -> str:
@@ -166,9 +174,9 @@ def candidate_specs(source: str, cache: Path) -> list[str]:
 
 def load_candidates(
     specs: Sequence[str], cache: Path, progress: Progress | None = None
-) -> dict[str, extractor.Base]:
+) -> dict[str, Upstream]:
     """Every candidate that can be had; the first must be (it is the target)."""
-    bases: dict[str, extractor.Base] = {}
+    bases: dict[str, Upstream] = {}
     for number, text in enumerate(specs):
         try:
             base = load_vllm(text, cache, progress)

@@ -270,7 +270,7 @@ def _collisions(runners: list[RunnerReport], sides: Sides) -> Iterator[Finding]:
                 f"({row.npu.path}:{row.npu.line}) both override {row.name} and neither calls "
                 "the other through super(): inheriting runs only one of them"
             )
-            yield Finding("collision", Code.OP320, path, line, message)
+            yield Finding(Code.OP320, path, line, message)
 
 
 def _calls(method: Stmt, name: str) -> bool:
@@ -314,7 +314,7 @@ def _bypass(
         f"{sides.npu_class} overrides {name} ({npu.path}:{npu.line}) and omni's {caller} "
         "never calls it, so the NPU override does not run there"
     )
-    return Finding("bypass", Code.OP321, site.path, site.line, message, severity=Severity.NOTE)
+    return Finding(Code.OP321, site.path, site.line, message, severity=Severity.NOTE)
 
 
 def _calls_into(sides: Sides, index: ClassIndex) -> Iterator[Finding]:

@@ -11,21 +11,22 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Layout, Placement, Severity, Status
+from omni_port.model import Code, Finding, Layout, Placement, RegionKind, Severity, Status
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
-from omni_port.sync import pipeline, splice
+from omni_port.sources.upstream import Upstream
+from omni_port.sync import pipeline
 from omni_port.v2 import compose, overrides
 
 #: The package the generated V2 modules are served as (they import each other under it).
 PACKAGE = "vllm_omni.worker_v2"
 #: Placement kind of a method both sides override that only omni's replacement runs.
-SHADOWED = "override"
+SHADOWED = RegionKind.OVERRIDE
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,11 @@ class Inputs:
     #: Label of where they came from (``vllm-omni==0.30.0`` or a path).
     omni_label: str
     #: vllm-ascend's V2 runner module (``class_name`` is its runner class).
-    npu: splice.Upstream
+    npu: Upstream
     #: The vLLM release the NPU runner extends: the override report's base.
-    base: extractor.Base
+    base: Upstream
     #: Candidate vLLM releases of omni's per-method delta bases; the first is the target.
-    candidates: Mapping[str, extractor.Base]
+    candidates: Mapping[str, Upstream]
     #: Reviewed shadowed overrides and the (label, sha256) of their file.
     allowed: tuple[AllowEntry, ...] = ()
     allow_input: tuple[str, str] | None = None
@@ -60,9 +61,9 @@ class Result:
 
 def parse_sides(
     omni: Mapping[str, SourceText],
-    npu: splice.Upstream,
-    base: extractor.Base,
-    candidates: Mapping[str, extractor.Base] | None = None,
+    npu: Upstream,
+    base: Upstream,
+    candidates: Mapping[str, Upstream] | None = None,
 ) -> overrides.Sides:
     """The parties of the override report, the omni modules parsed."""
     trees = {name: parse(source.text, source.path) for name, source in omni.items()}
@@ -71,9 +72,9 @@ def parse_sides(
 
 def _sides(
     trees: Mapping[str, Tree],
-    npu: splice.Upstream,
-    base: extractor.Base,
-    candidates: Mapping[str, extractor.Base] | None = None,
+    npu: Upstream,
+    base: Upstream,
+    candidates: Mapping[str, Upstream] | None = None,
 ) -> overrides.Sides:
     npu_class = npu.class_name or overrides.NPU_CLASS
     others = {label: b.tree for label, b in (candidates or {}).items()}
@@ -143,7 +144,7 @@ def _unused_allow(entry: AllowEntry) -> Finding:
         f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no shadowed "
         "V2 method"
     )
-    return Finding("allow", Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
+    return Finding(Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
 
 
 def _shadow_row(shadowed: compose.Shadowed, modules: Mapping[str, str]) -> Placement:
@@ -185,7 +186,7 @@ def _shadow_finding(shadowed: compose.Shadowed, upstream: str) -> Finding:
     line = row.omni.line if row.omni is not None else 0
     path = row.omni.path if row.omni is not None else upstream
     message = f"{shadowed.module}: {shadowed.owner}.{row.name}: {_shadow_reason(shadowed)}"
-    return Finding("conflict", Code.OP301, path, line, message)
+    return Finding(Code.OP301, path, line, message)
 
 
 def _lines_of(text: str, owner: str, name: str) -> tuple[int, int]:

@@ -52,7 +52,6 @@ from omni_port.pyast.packages import (
     absolute_module,
     class_hierarchy,
     class_names,
-    definition,
     dotted_name,
     find_member,
     is_self_attribute,
@@ -62,13 +61,15 @@ from omni_port.pyast.packages import (
     module_names,
     unresolved,
 )
+from omni_port.pyast.parser import compile_findings
+from omni_port.pyast.syntax import find_def
+from omni_port.sources.upstream import Upstream
 
 # PackageSources and module_names are re-exported: callers build inputs from ``verify``.
 __all__ = [
     "Context",
     "Override",
     "PackageSources",
-    "UpstreamInfo",
     "module_names",
     "overrides_of",
     "unused_in_source_of",
@@ -76,16 +77,6 @@ __all__ = [
 ]
 
 # --- inputs ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamInfo:
-    """The upstream module the copied members come from."""
-
-    #: Dotted module name, e.g. ``vllm_ascend.worker.model_runner_v1``.
-    module: str
-    #: Its source text.
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +104,7 @@ class Context:
     package: str = ""
     sources: PackageSources = field(default_factory=PackageSources)
     #: The upstream module of the copies; without it, overrides are not checked.
-    upstream: UpstreamInfo | None = None
+    upstream: Upstream | None = None
     #: Top-level packages whose imports are checked. Every other import (stdlib, torch,
     #: numpy, ...) is out of scope and never reported.
     checked_packages: frozenset[str] = frozenset()
@@ -154,7 +145,7 @@ def verify(
     trees: dict[str, ast.Module] = {}
     findings: list[Finding] = []
     for name in sorted(modules):
-        broken = _compile_findings(name, modules[name])
+        broken = compile_findings(name, modules[name])
         findings.extend(broken)
         if not broken:
             trees[name] = ast.parse(modules[name], filename=name)
@@ -188,17 +179,6 @@ def _dotted(package: str, file_name: str) -> str:
 # --- 1. compile -----------------------------------------------------------------------------
 
 
-def _compile_findings(name: str, text: str) -> list[Finding]:
-    try:
-        compile(text, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        message = f"does not compile: {exc.msg}"
-        return [Finding("syntax", Code.OP501, name, exc.lineno or 1, message, exc.offset or 1)]
-    except ValueError as exc:  # null bytes
-        return [Finding("syntax", Code.OP501, name, 1, f"does not compile: {exc}")]
-    return []
-
-
 # --- 2. names (pyflakes) --------------------------------------------------------------------
 
 
@@ -209,12 +189,12 @@ def _name_findings(
     for issue in issues(text, name):
         if issue.kind == "undefined" and (issue.name, issue.line) not in covered:
             message = f"undefined name `{issue.name}`"
-            yield Finding("undefined-name", Code.OP502, name, issue.line, message, issue.col)
+            yield Finding(Code.OP502, name, issue.line, message, issue.col)
         elif issue.kind == "redefinition":
-            yield Finding("redefinition", Code.OP503, name, issue.line, issue.message, issue.col)
+            yield Finding(Code.OP503, name, issue.line, issue.message, issue.col)
         elif issue.kind == "unused-import" and issue.name not in allowed:
             message = f"`{issue.name}` is imported but unused after splicing"
-            yield Finding("unused-import", Code.OP504, name, issue.line, message, issue.col)
+            yield Finding(Code.OP504, name, issue.line, message, issue.col)
 
 
 # --- module sources -------------------------------------------------------------------------
@@ -266,7 +246,7 @@ def _import_findings(
                 unverified.setdefault(ref.module.split(".")[0], []).append(ref)
             elif (problem := unresolved(world, ref.module, ref.name)) is not None:
                 message = f"`{ref.statement()}` does not resolve: {problem}"
-                yield Finding("unresolved-import", Code.OP505, name, ref.line, message, ref.col)
+                yield Finding(Code.OP505, name, ref.line, message, ref.col)
     for top, refs in sorted(unverified.items()):
         yield _unverified_note(top, refs)
 
@@ -274,9 +254,7 @@ def _import_findings(
 def _unverified_note(top: str, refs: list[_ImportRef]) -> Finding:
     first = min(refs, key=lambda r: (r.path, r.line, r.col))
     message = f"unverified: source of {top} not available ({len(refs)} imports not checked)"
-    return Finding(
-        "unverified", Code.OP506, first.path, first.line, message, first.col, Severity.NOTE
-    )
+    return Finding(Code.OP506, first.path, first.line, message, first.col, Severity.NOTE)
 
 
 def _import_refs(path: str, tree: ast.Module, package: str) -> Iterator[_ImportRef | Finding]:
@@ -291,7 +269,7 @@ def _import_refs(path: str, tree: ast.Module, package: str) -> Iterator[_ImportR
         module = absolute_module(node, package)
         if module is None:
             message = f"relative import beyond the top of package {package or '(none)'}"
-            yield Finding("unresolved-import", Code.OP505, path, node.lineno, message, col)
+            yield Finding(Code.OP505, path, node.lineno, message, col)
             continue
         for alias in node.names:
             name = "" if alias.name == "*" else alias.name
@@ -354,13 +332,13 @@ def _binding_findings(
 def _unbound_finding(path: str, block: Placement, name: str, inherited: bool) -> Finding:
     message = f"block {block.block_id} reads `{name}`, which is not bound on every path before it"
     if not inherited:
-        return Finding("unbound-local", Code.OP507, path, block.start, message)
+        return Finding(Code.OP507, path, block.start, message)
     message += " (the upstream method has the same hazard)"
-    return Finding("unbound-local", Code.OP507, path, block.start, message, 1, Severity.NOTE)
+    return Finding(Code.OP507, path, block.start, message, 1, Severity.NOTE)
 
 
 def _originals(
-    world: World, upstream: UpstreamInfo | None, overrides: Sequence[Override]
+    world: World, upstream: Upstream | None, overrides: Sequence[Override]
 ) -> dict[tuple[str, str], Function]:
     """The upstream method of each copied method, by (class, method) of the copy."""
     tree = world.tree(upstream.module) if upstream is not None else None
@@ -371,7 +349,7 @@ def _originals(
         holder: ast.Module | ast.ClassDef | None = tree
         if override.upstream_owner:
             holder = module_class(tree, override.upstream_owner)
-        node = definition(holder.body, override.upstream_name) if holder is not None else None
+        node = find_def(holder.body, override.upstream_name) if holder is not None else None
         if isinstance(node, FUNCTIONS):
             found[(override.owner, override.name)] = node
     return found
@@ -401,7 +379,7 @@ def _override_findings(
     world: World,
     trees: Mapping[str, ast.Module],
     overrides: Sequence[Override],
-    upstream: UpstreamInfo | None,
+    upstream: Upstream | None,
 ) -> Iterator[Finding]:
     if upstream is None:
         return
@@ -415,9 +393,9 @@ def _override_findings(
 
 def _generated_member(tree: ast.Module, override: Override) -> ast.stmt | None:
     if not override.owner:
-        return definition(tree.body, override.name)
+        return find_def(tree.body, override.name)
     owner = module_class(tree, override.owner)
-    return definition(owner.body, override.name) if owner is not None else None
+    return find_def(owner.body, override.name) if owner is not None else None
 
 
 def _override_finding(
@@ -429,15 +407,15 @@ def _override_finding(
     line, col = ours.lineno, ours.col_offset + 1
     if theirs is None and unknown:
         message = f"unverified: {where} not found in what could be read; {_unread(unknown)}"
-        yield Finding("unverified", Code.OP506, override.module, line, message, col, Severity.NOTE)
+        yield Finding(Code.OP506, override.module, line, message, col, Severity.NOTE)
     elif theirs is None:
         message = f"{mine} copies {where}, which no longer exists upstream"
-        yield Finding("override", Code.OP508, override.module, line, message, col)
+        yield Finding(Code.OP508, override.module, line, message, col)
     elif isinstance(theirs, FUNCTIONS) and isinstance(ours, FUNCTIONS):
         problem = _signature_problem(theirs.args, ours.args)
         if problem is not None:
             message = f"{mine} does not match the signature of {where}: {problem}"
-            yield Finding("override", Code.OP508, override.module, line, message, col)
+            yield Finding(Code.OP508, override.module, line, message, col)
 
 
 def _upstream_member(
@@ -448,7 +426,7 @@ def _upstream_member(
     if tree is None:
         return None, (module,)
     if not override.upstream_owner:
-        return definition(tree.body, override.upstream_name), ()
+        return find_def(tree.body, override.upstream_name), ()
     owner = module_class(tree, override.upstream_owner)
     if owner is None:
         return None, ()
@@ -568,7 +546,7 @@ def _missing_attributes(
             f"unverified: blocks of {classes[-1]} read {names}, which no class that could be "
             f"read defines; {_unread(hierarchy.unknown)}"
         )
-        yield Finding("unverified", Code.OP506, path, first.line, message, first.col, Severity.NOTE)
+        yield Finding(Code.OP506, path, first.line, message, first.col, Severity.NOTE)
         return
     owners = " or ".join(dict.fromkeys(classes))
     for (block_id, attr), read in missing.items():
@@ -576,7 +554,7 @@ def _missing_attributes(
             f"block {block_id} reads `self.{attr}`, which {owners} (and their bases) "
             "no longer assign or define"
         )
-        yield Finding("missing-attribute", Code.OP509, path, read.line, message, read.col)
+        yield Finding(Code.OP509, path, read.line, message, read.col)
 
 
 def _unread(unknown: Sequence[str]) -> str:
