@@ -24,10 +24,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.gpu.parity import AllowEntry
-from omni_port.gpu.vllm_delta import CopiedMethod, Delta
-from omni_port.model import Block, Chunk, ClassHeader, Copy, PatchSet, Piece
+from omni_port.gpu.transplant import member_groups
+from omni_port.gpu.vllm_delta import CopiedMethod, Delta, class_method
+from omni_port.model import Chunk, ClassHeader, Copy, PatchSet, Piece
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Tree, find_def
+from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.v2.overrides import MethodRow, OverrideReport, Who
 
 #: A "copy" of a vLLM method that keeps fewer of its statements than this replaces the
@@ -73,7 +74,7 @@ def compose(
     for module in delta.patches.modules:
         tree = delta.trees[module.name]
         pieces: list[Piece] = []
-        for group in _groups(module.pieces):
+        for group in member_groups(module.pieces):
             head = group[0]
             row = _row(report, head)
             if isinstance(head, Copy):
@@ -99,20 +100,6 @@ def _is_class(piece: Piece) -> bool:
     return isinstance(piece, Chunk) and not piece.owner and bool(piece.name)
 
 
-def _groups(pieces: Sequence[Piece]) -> Iterator[list[Piece]]:
-    """Pieces by member: a copy with the blocks that follow it, or one other piece."""
-    group: list[Piece] = []
-    for piece in pieces:
-        if isinstance(piece, Block) and group and isinstance(group[0], Copy):
-            group.append(piece)
-            continue
-        if group:
-            yield group
-        group = [piece]
-    if group:
-        yield group
-
-
 def _row(report: OverrideReport, piece: Piece) -> MethodRow | None:
     if isinstance(piece, Copy | Chunk) and piece.owner and piece.name:
         return report.row(piece.owner, piece.name)
@@ -128,7 +115,7 @@ def _splices(row: MethodRow | None, copied: CopiedMethod | None, tree: Tree) -> 
 
 def _kept(copied: CopiedMethod, tree: Tree) -> int:
     """vLLM statements the copy keeps, in order; a leading docstring is no statement."""
-    method = defined_at(tree, copied.copy.owner, copied.copy.name)
+    method = class_method(tree, copied.copy.owner, copied.copy.name)
     if method is None or not method.clauses:
         return 0
     body = list(method.clauses[0].stmts)
@@ -230,11 +217,3 @@ def _columns(line: str, start: int, end: int) -> tuple[int, int]:
     """``ast`` columns are UTF-8 byte offsets; string indices are characters."""
     data = line.encode("utf-8")
     return len(data[:start].decode("utf-8")), len(data[:end].decode("utf-8"))
-
-
-def defined_at(tree: Tree, owner: str, name: str) -> Stmt | None:
-    """The method ``owner.name`` of a module (for the output lines of a shadowed method)."""
-    cls = find_def(tree.body, owner)
-    if cls is None or not cls.clauses:
-        return None
-    return find_def(cls.clauses[0], name)
