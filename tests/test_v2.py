@@ -478,3 +478,14 @@ def test_v2_keys_of_the_configuration(tmp_path: Path, monkeypatch: pytest.Monkey
     assert loaded.v2_vllm == "vllm==0.30.0 ../../vllm"
     assert loaded.path(loaded.v2_allow) == tmp_path / "allow.txt"
     assert loaded.v2_generated == "generated/v2" and loaded.v2_vllm_base == ""
+
+
+def test_v2_sync_json_to_stdout_is_only_json(cli: Cli, case: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = cli("v2-sync", *REPORT_ARGS, "--out", out, "--json", "-")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["counts"]["spliced_methods"] == 2
+    kinds = {(b["method"], b["kind"], b["status"]) for b in document["blocks"]}
+    assert ("profile_run", "override", "conflict") in kinds
+    assert ": OP301 " in result.stderr, "the findings go to stderr"
