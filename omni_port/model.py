@@ -51,6 +51,22 @@ class Code(enum.StrEnum):
     OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")
     OP303 = ("OP303", "unresolved-name", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "would-change", "Generated output would change (--check).")
+    # Composition of Model Runner V2 runners
+    OP320 = (
+        "OP320",
+        "collision",
+        "Both runner families override a method and neither calls the other through super().",
+    )
+    OP321 = (
+        "OP321",
+        "bypass",
+        "Omni's replacement of a vLLM method skips an NPU override it called.",
+    )
+    OP322 = (
+        "OP322",
+        "call",
+        "Omni's code calls a method the composed runner lacks, or with arguments it does not take.",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -106,6 +122,15 @@ class Code(enum.StrEnum):
         "comment-drift",
         "Comments omni changed outside blocks are not carried by sync.",
     )
+
+
+class Layout(enum.StrEnum):
+    """Which runners a generated tree holds."""
+
+    V1 = "v1"
+    """vLLM-Omni's NPU runners (``vllm_omni.platforms.npu.worker``) on ``model_runner_v1``."""
+    V2 = "v2"
+    """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
 
 
 class Severity(enum.StrEnum):
@@ -206,6 +231,24 @@ class BlockKind(enum.StrEnum):
     """Rewrites the header of an upstream compound statement; its bodies stay upstream's."""
     SIGNATURE = "signature"
     """Rewrites the decorators and signature of a copied member."""
+
+
+class RegionKind(enum.StrEnum):
+    """A marked region carried whole with omni-owned code (not placed statement by statement)."""
+
+    CLASS_LEVEL = "class-level"
+    """Around whole members of a runner class."""
+    MODULE_LEVEL = "module-level"
+    """At module level."""
+    CONTAINED = "contained"
+    """Inside an omni-owned member (listed for the catalog)."""
+    OVERRIDE = "override"
+    """A whole omni method that shadows the NPU runner's override (V2 composition)."""
+
+
+def piece_kind(value: str) -> BlockKind | RegionKind:
+    """The kind a report row names, back from its text. Raises ValueError when unknown."""
+    return BlockKind(value) if value in BlockKind.__members__.values() else RegionKind(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +408,8 @@ class Placement:
     module: str
     owner: str
     member: str
-    kind: str
+    #: What the block does, or which kind of carried region it is.
+    kind: BlockKind | RegionKind
     marked: bool
     status: Status
     #: Score of the chosen place (1.0 for carried code).

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import v2
 from omni_port.api.check import check
 from omni_port.api.inputs import (
     Settings,
@@ -90,6 +91,7 @@ __all__ = [
     "read_patches",
     "sync",
     "sync_patches",
+    "v2",
     "verification_context",
     "verify",
     "verify_files",
@@ -195,12 +197,17 @@ class Verified:
 
 
 def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "") -> Verified:
-    """Verify the generated tree as its lock says it was made. BadInput without a lock.
+    """Verify the generated tree as its lock says it was made (a V1 or a V2 tree). BadInput
+    without a lock.
 
     The omni package sources are those of the release the patches were extracted from;
     ``vllm`` is a vLLM spec ("" for the release the upstream vllm-ascend pairs with)."""
     config = settings.config
     lock = read_lock(generated)
+    if v2.is_v2(lock):
+        placements = tuple(lockfile.placement(row) for row in lock.placements)
+        modules = tuple(name for name in lock.outputs if name.endswith(".py"))
+        return Verified(modules, placements, tuple(v2.verify_tree(generated, lock, settings)))
     patch_set, _ = read_patches(patches_dir)
     upstream = load_upstream(lock.upstream, settings, config.upstream_class)
     files = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from omni_port.cli import (
     json_option,
     patches_option,
     summary,
+    v2,
 )
 from omni_port.cli.output import emit
 from omni_port.model import Report
@@ -56,6 +58,15 @@ def verify_command(
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
     verified = api.verify(out, directory, options.settings, vllm_text)
+    # The configured V2 tree is part of the workspace `verify` proves by default.
+    also = v2.verify_configured(options) if generated is None else None
+    if also is not None:
+        verified = replace(
+            verified,
+            modules=(*verified.modules, *also.modules),
+            placements=(*verified.placements, *also.placements),
+            findings=(*verified.findings, *also.findings),
+        )
     findings = verified.findings
     outcome = Report(verified.placements, findings, finding_counts(findings))
     emit(outcome, json_path)

@@ -18,12 +18,11 @@ from omni_port.pyast.packages import (
     World,
     absolute_module,
     class_hierarchy,
-    definition,
-    import_bindings,
     module_exports,
     scope_bindings,
     scope_nodes,
 )
+from omni_port.pyast.syntax import find_def, import_bindings
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +115,7 @@ def class_member(hierarchy: Hierarchy, name: str) -> Target | None:
     """The function ``name`` first found along ``hierarchy``; None when it is not a plain
     ``def`` there (an assignment, a nested class) or a base that could not be read may hold it."""
     for cls in hierarchy.classes:
-        found = definition(cls.node.body, name)
+        found = find_def(cls.node.body, name)
         if found is None and name in scope_bindings(cls.node.body):
             return None
         if isinstance(found, FUNCTIONS):

@@ -20,10 +20,10 @@ from omni_port.pyast.packages import (
     Class,
     World,
     class_hierarchy,
-    definition,
     dotted_name,
     import_target,
 )
+from omni_port.pyast.syntax import find_def
 
 #: Decorators that keep the signature of the function they wrap (last dotted part).
 _KEEP_SIGNATURE = frozenset(
@@ -145,7 +145,7 @@ def constructor_signature(world: World, cls: Class) -> Signature | None:
     fields = record_fields(world, cls)
     if fields is not None:
         return fields
-    own_init = definition(cls.node.body, "__init__")
+    own_init = find_def(cls.node.body, "__init__")
     if _record_kind(world, cls) == "dataclass" and isinstance(own_init, FUNCTIONS):
         return _init_signature(cls, Target(cls.module, own_init, cls.node))
     if cls.node.decorator_list or cls.node.keywords:

@@ -11,10 +11,10 @@ from omni_port.pyast.packages import (
     FUNCTIONS,
     Function,
     World,
-    definition,
     module_class,
     module_exports,
 )
+from omni_port.pyast.syntax import find_def
 from omni_port.sources.upstream import Upstream
 from omni_port.verify.context import Override
 
@@ -66,7 +66,7 @@ def originals(
         holder: ast.Module | ast.ClassDef | None = tree
         if override.upstream_owner:
             holder = module_class(tree, override.upstream_owner)
-        node = definition(holder.body, override.upstream_name) if holder is not None else None
+        node = find_def(holder.body, override.upstream_name) if holder is not None else None
         if isinstance(node, FUNCTIONS):
             found[(override.owner, override.name)] = node
     return found

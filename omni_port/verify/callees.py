@@ -30,12 +30,13 @@ from omni_port.pyast.packages import (
     Hierarchy,
     World,
     class_hierarchy,
-    import_bindings,
     is_self_attribute,
     scope_bindings,
     scope_nodes,
 )
 from omni_port.pyast.signatures import Binding, Signature, call_signature, record_fields
+from omni_port.pyast.syntax import import_bindings
+from omni_port.report import shorten
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +60,7 @@ def unpacking_targets(node: ast.Assign) -> list[ast.expr]:
 
 def short(node: ast.expr) -> str:
     """The source text of an expression, cut at 60 characters, for reports."""
-    text = ast.unparse(node)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(ast.unparse(node), 60)
 
 
 class Resolver:

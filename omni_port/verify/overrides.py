@@ -11,10 +11,10 @@ from omni_port.pyast.packages import (
     Class,
     World,
     class_hierarchy,
-    definition,
     find_member,
     module_class,
 )
+from omni_port.pyast.syntax import find_def
 from omni_port.sources.upstream import Upstream
 from omni_port.verify.context import Override, unread
 
@@ -37,9 +37,9 @@ def override_findings(
 
 def _generated_member(tree: ast.Module, override: Override) -> ast.stmt | None:
     if not override.owner:
-        return definition(tree.body, override.name)
+        return find_def(tree.body, override.name)
     owner = module_class(tree, override.owner)
-    return definition(owner.body, override.name) if owner is not None else None
+    return find_def(owner.body, override.name) if owner is not None else None
 
 
 def _override_finding(
@@ -70,7 +70,7 @@ def _upstream_member(
     if tree is None:
         return None, (module,)
     if not override.upstream_owner:
-        return definition(tree.body, override.upstream_name), ()
+        return find_def(tree.body, override.upstream_name), ()
     owner = module_class(tree, override.upstream_owner)
     if owner is None:
         return None, ()
