@@ -268,6 +268,13 @@ def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None
 def _no_wheel_message(dist: str, version: str, output: str) -> str:
     listed = re.search(r"from versions: ([^)]*)\)", output)
     versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    versions = [v for v in versions if v and v != "none"]
+    if not versions:
+        # pip lists "none" when the index is unreachable as when the project has no wheel.
+        return (
+            f"the index lists no wheel of {dist} at all (offline, or no such project?); "
+            "pass a source path instead"
+        )
     message = (
         f"{dist}=={version} has no wheel on PyPI (an sdist-only release cannot be fetched "
         "without building it)"
