@@ -13,6 +13,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.sources import upstream, vllm_sources
 from omni_port.sources.upstream import Spec, SpecKind
+from tests.conftest import Cli
 
 README_RULE = """
 vLLM Ascend Plugin
@@ -205,3 +206,83 @@ def test_a_path_and_the_installed_package_still_work(
     assert installed.texts == by_path.texts
     assert "vllm" not in sys.modules
     assert pip.calls == 0
+
+
+# --- the command ----------------------------------------------------------------------------
+
+ASCEND_RUNNER = """
+from vllm.config import VllmConfig
+
+
+class NPUModelRunner:
+    def __init__(self, vllm_config: VllmConfig):
+        self.vllm_config = vllm_config
+
+    def load_model(self):
+        return self.vllm_config
+"""
+OMNI_RUNNER = """
+from vllm.config import VllmConfig
+from vllm_ascend.worker.model_runner_v1 import NPUModelRunner
+
+
+class OmniNPUModelRunner(NPUModelRunner):
+    def load_model(self):
+        # ------------- Omni-new -------------
+        config: VllmConfig = self.vllm_config
+        # ------------- Omni-new -------------
+        return config
+"""
+
+
+def _workspace(root: Path, cli: Cli) -> None:
+    """A synced workspace whose runner imports vLLM: upstream, runner, patches, generated."""
+    (root / "ascend/vllm_ascend/worker").mkdir(parents=True)
+    (root / "ascend/vllm_ascend/worker/model_runner_v1.py").write_text(ASCEND_RUNNER)
+    (root / "omni").mkdir()
+    (root / "omni/npu_model_runner.py").write_text(OMNI_RUNNER)
+    (root / "pyproject.toml").write_text(
+        '[tool.omni-port]\nsource = "omni"\nbase = "ascend"\nupstream = "ascend"\n'
+    )
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 0
+
+
+def _vllm_tree(root: Path, config: str) -> Path:
+    (root / "vllm").mkdir(parents=True)
+    (root / "vllm/__init__.py").write_text("")
+    (root / "vllm/config.py").write_text(config)
+    return root
+
+
+def test_verify_reads_vllm_from_a_path_and_names_what_it_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pip: FakePip
+) -> None:
+    cli = Cli()
+    monkeypatch.chdir(tmp_path)
+    _workspace(tmp_path, cli)
+    good = _vllm_tree(tmp_path / "good", "class VllmConfig:\n    pass\n")
+    result = cli("verify", "--vllm", good)
+    assert (result.exit_code, result.stdout) == (0, "")
+    moved = _vllm_tree(tmp_path / "moved", "class Config:\n    pass\n")
+    result = cli("verify", "--vllm", moved)
+    assert result.exit_code == 1
+    (finding,) = result.stdout.splitlines()
+    assert finding.startswith("npu_model_runner.py:") and " OP505 " in finding
+    assert "vllm.config does not define VllmConfig" in finding
+    assert pip.calls == 0
+
+
+def test_verify_without_a_pairing_notes_which_source_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pip: FakePip
+) -> None:
+    cli = Cli()
+    monkeypatch.chdir(tmp_path)
+    _workspace(tmp_path, cli)
+    result = cli("verify")
+    assert result.exit_code == 0
+    (note,) = result.stdout.splitlines()
+    assert " OP506 " in note and "pass --vllm" in note
+    (tmp_path / "ascend/PKG-INFO").write_text(_metadata("9.9.1rc2"))
+    result = cli("verify")
+    assert (result.exit_code, result.stdout, pip.calls) == (0, "", 1)
