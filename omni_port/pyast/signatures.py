@@ -41,6 +41,17 @@ class Binding(enum.Enum):
     """A method through an instance (``self.method(...)``, ``super().method(...)``)."""
 
 
+class RecordKind(enum.Enum):
+    """Classes whose constructor is generated from their annotated fields."""
+
+    NONE = "none"
+    """Any other class."""
+    NAMEDTUPLE = "namedtuple"
+    """A ``typing.NamedTuple``."""
+    DATACLASS = "dataclass"
+    """A stdlib ``@dataclass`` and no other decorator."""
+
+
 class Noun(enum.StrEnum):
     """What the slots of a signature are called in reports."""
 
@@ -70,7 +81,9 @@ class Signature:
     #: Its module and line, for reports.
     module: str
     line: int
+    #: Parameters of a function, fields of a record.
     noun: Noun
+    #: In binding order: positional ones first, keyword-only ones last.
     params: tuple[Param, ...]
     #: ``*args`` / ``**kwargs`` accepted.
     varargs: bool = False
@@ -146,7 +159,7 @@ def constructor_signature(world: World, cls: Class) -> Signature | None:
     if fields is not None:
         return fields
     own_init = find_def(cls.node.body, "__init__")
-    if _record_kind(world, cls) == "dataclass" and isinstance(own_init, FUNCTIONS):
+    if _record_kind(world, cls) is RecordKind.DATACLASS and isinstance(own_init, FUNCTIONS):
         return _init_signature(cls, Target(cls.module, own_init, cls.node))
     if cls.node.decorator_list or cls.node.keywords:
         return None
@@ -169,19 +182,19 @@ def record_fields(world: World, cls: Class) -> Signature | None:
     """The fields of a NamedTuple or a dataclass as constructor parameters; None for any
     other class, or when its fields cannot be known for certain."""
     kind = _record_kind(world, cls)
-    if kind == "namedtuple":
+    if kind is RecordKind.NAMEDTUPLE:
         params = tuple(
             Param(name, True, True, value is None) for name, value, _ in _annotated(cls.node)
         )
         return replace(_fields_signature(cls, params), tuple_fields=True)
-    if kind != "dataclass":
+    if kind is not RecordKind.DATACLASS:
         return None
     hierarchy = class_hierarchy(world, cls)
     if hierarchy.unknown:
         return None
     by_name: dict[str, Param] = {}
     for base in reversed(hierarchy.classes):
-        if _record_kind(world, base) == "dataclass":
+        if _record_kind(world, base) is RecordKind.DATACLASS:
             # A field redefined in a subclass keeps its first place, as in dataclasses.
             for param in _dataclass_params(base.node) or ():
                 by_name[param.name] = param
@@ -199,25 +212,25 @@ def _fields_signature(cls: Class, params: tuple[Param, ...]) -> Signature:
 
 
 def _is_record(world: World, cls: Class) -> bool:
-    return _record_kind(world, cls) != ""
+    return _record_kind(world, cls) is not RecordKind.NONE
 
 
-def _record_kind(world: World, cls: Class) -> str:
-    """ "namedtuple", "dataclass" (the stdlib decorator, ``init`` left on) or ""."""
+def _record_kind(world: World, cls: Class) -> RecordKind:
     if any(dotted_name(b).rpartition(".")[2] == "NamedTuple" for b in cls.node.bases):
-        return "namedtuple"
+        return RecordKind.NAMEDTUPLE
     for decorator in cls.node.decorator_list:
         expr = decorator.func if isinstance(decorator, ast.Call) else decorator
         if dotted_name(expr) == "dataclasses.dataclass":
-            return "dataclass"
+            return RecordKind.DATACLASS
         tree = world.tree(cls.module)
         name = dotted_name(expr)
         if tree is not None and isinstance(expr, ast.Name):
             name = import_target(tree, expr.id, world.package_of(cls.module)) or ""
         if name == "dataclasses.dataclass":
             # Any other decorator may rewrite the class or its ``__init__``.
-            return "dataclass" if len(cls.node.decorator_list) == 1 else ""
-    return ""
+            only = len(cls.node.decorator_list) == 1
+            return RecordKind.DATACLASS if only else RecordKind.NONE
+    return RecordKind.NONE
 
 
 def _annotated(node: ast.ClassDef) -> list[tuple[str, ast.expr | None, ast.expr]]:

@@ -42,8 +42,11 @@ from omni_port.verify.context import Context, Override, dotted_module
 class _Site:
     """A call or an unpacking whose definition was resolved."""
 
+    #: Generated module file name.
     path: str
+    #: The call, or the assignment that unpacks.
     node: ast.Call | ast.Assign
+    #: What its definition takes.
     signature: Signature
 
     @property
