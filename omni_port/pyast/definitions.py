@@ -7,8 +7,9 @@ anything that cannot be read resolves to nothing rather than to a guess.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from omni_port.pyast.packages import (
     FUNCTIONS,
@@ -125,23 +126,42 @@ def class_member(hierarchy: Hierarchy, name: str) -> Target | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Bindings:
+    """What binds one name at module level."""
+
+    defs: list[ast.ClassDef | Function] = field(default_factory=list)
+    imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)
+    #: Assignments and other stores, then every star import (which may bind anything).
+    other: list[ast.AST] = field(default_factory=list)
+
+
 def _bindings_of(
     tree: ast.Module, name: str
 ) -> tuple[list[ast.ClassDef | Function], list[ast.Import | ast.ImportFrom], list[ast.AST]]:
     """Module-level bindings of ``name``: definitions, imports and anything else."""
-    defs: list[ast.ClassDef | Function] = []
-    imports: list[ast.Import | ast.ImportFrom] = []
-    other: list[ast.AST] = []
+    index, stars = _module_index(tree)
+    found = index.get(name, _Bindings())
+    return found.defs, found.imports, [*found.other, *stars]
+
+
+@functools.lru_cache(maxsize=256)
+def _module_index(tree: ast.Module) -> tuple[dict[str, _Bindings], tuple[ast.ImportFrom, ...]]:
+    """Every module-level binding by name, and the star imports (one pass per module: a run
+    resolves hundreds of names in the same few modules)."""
+    index: dict[str, _Bindings] = {}
+    stars: list[ast.ImportFrom] = []
     for node in scope_nodes(tree.body):
-        if isinstance(node, FUNCTIONS | ast.ClassDef) and node.name == name:
-            defs.append(node)
-        elif isinstance(node, ast.Import | ast.ImportFrom) and name in import_bindings(node):
-            imports.append(node)
-        elif (
-            isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
-        ) or (isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)):
-            other.append(node)
-    return defs, imports, other
+        if isinstance(node, FUNCTIONS | ast.ClassDef):
+            index.setdefault(node.name, _Bindings()).defs.append(node)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for bound in import_bindings(node):
+                index.setdefault(bound, _Bindings()).imports.append(node)
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                stars.append(node)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            index.setdefault(node.id, _Bindings()).other.append(node)
+    return index, tuple(stars)
 
 
 def imported_name(node: ast.Import | ast.ImportFrom, name: str, package: str) -> str:

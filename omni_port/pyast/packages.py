@@ -338,13 +338,20 @@ def _first_of_each(items: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
 @functools.lru_cache(maxsize=64)
 def class_names(node: ast.ClassDef) -> Names:
     """Class-level names plus every ``self.<attr>`` its methods assign."""
-    names = scope_bindings(node.body)
+    names = scope_bindings(node.body) | instance_attributes(node)
+    return Names(frozenset(names), bool({"__getattr__", "__getattribute__"} & names))
+
+
+@functools.lru_cache(maxsize=64)
+def instance_attributes(node: ast.ClassDef) -> frozenset[str]:
+    """Every ``self.<attr>`` the class's methods assign (or ``setattr`` by name)."""
+    names = set()
     for sub in ast.walk(node):
         if is_self_attribute(sub) and not isinstance(sub.ctx, ast.Load):
             names.add(sub.attr)
         elif (assigned := _setattr_name(sub)) is not None:
             names.add(assigned)
-    return Names(frozenset(names), bool({"__getattr__", "__getattribute__"} & names))
+    return frozenset(names)
 
 
 def is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:

@@ -30,7 +30,7 @@ from omni_port.pyast.packages import (
     Hierarchy,
     World,
     class_hierarchy,
-    is_self_attribute,
+    instance_attributes,
     scope_bindings,
     scope_nodes,
 )
@@ -69,7 +69,6 @@ class Resolver:
     def __init__(self, world: World) -> None:
         self.world = world
         self._hierarchies: dict[int, Hierarchy] = {}
-        self._assigned: dict[int, frozenset[str]] = {}
         self._locals: dict[int, frozenset[str]] = {}
         self._members: dict[tuple[str, str], Target | None] = {}
         self._records: dict[tuple[int, str], Signature | None] = {}
@@ -120,9 +119,7 @@ class Resolver:
         """The method ``self.name`` (or ``super().name``) calls; None when an instance
         attribute of that name may shadow it or a base cannot be read."""
         hierarchy = self.hierarchy(cls)
-        if hierarchy.unknown or any(
-            name in self._instance_attributes(c) for c in hierarchy.classes
-        ):
+        if hierarchy.unknown or any(name in instance_attributes(c.node) for c in hierarchy.classes):
             return None
         classes = hierarchy.classes[1:] if after_self else hierarchy.classes
         return class_member(Hierarchy(classes, ()), name)
@@ -251,16 +248,6 @@ class Resolver:
         if id(function) not in self._locals:
             self._locals[id(function)] = frozenset(scope_bindings(function.body))
         return self._locals[id(function)]
-
-    def _instance_attributes(self, cls: Class) -> frozenset[str]:
-        """Attributes a class's methods assign on ``self`` (they shadow methods)."""
-        if id(cls.node) not in self._assigned:
-            self._assigned[id(cls.node)] = frozenset(
-                node.attr
-                for node in ast.walk(cls.node)
-                if is_self_attribute(node) and not isinstance(node.ctx, ast.Load)
-            )
-        return self._assigned[id(cls.node)]
 
 
 def calls_and_unpackings(
