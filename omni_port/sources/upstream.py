@@ -268,6 +268,13 @@ def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None
 def _no_wheel_message(dist: str, version: str, output: str) -> str:
     listed = re.search(r"from versions: ([^)]*)\)", output)
     versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    versions = [v for v in versions if v and v != "none"]
+    if not versions:
+        # pip lists "none" when the index is unreachable as when the project has no wheel.
+        return (
+            f"the index lists no wheel of {dist} at all (offline, or no such project?); "
+            "pass a source path instead"
+        )
     message = (
         f"{dist}=={version} has no wheel on PyPI (an sdist-only release cannot be fetched "
         "without building it)"
@@ -383,17 +390,6 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
         for path in sorted((root / package).rglob("*.py"))
     }
-
-
-def cached_wheel(dist: str, cache: Path) -> Spec | None:
-    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
-    folders = sorted(
-        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
-    )
-    for folder in reversed(folders):
-        if any(folder.glob("*.whl")):
-            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
-    return None
 
 
 def wheel_versions(dist: str) -> list[str]:
