@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.history import History, match, normalize_code, positions
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.extract.markers import scan
 from omni_port.model import Copy
-from omni_port.pyast.syntax import Stmt, Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.sources.textio import SourceText, decode
 
 if TYPE_CHECKING:
@@ -38,11 +39,13 @@ def run(history: History, step: Step, tool: str) -> Tally:
     base_n = history.ascend_tree(step.old_base)
     base_m = history.ascend_tree(step.new_base)
     omni = history.omni(step.old)
-    options = extractor.ExtractOptions(lenient=True)
+    options = api.ExtractOptions(lenient=True)
     merged: dict[str, SourceText] = {}
     flagged_code: list[str] = []
     for name, source in omni.items():
-        module = extractor.extract_module(source, name, history.base(step.old_base), options).module
+        module = api.extract_text(
+            source.text, name, history.base(step.old_base), options, source.path
+        ).module
         copies = [p for p in module.pieces if isinstance(p, Copy) and p.owner]
         tree = parse(source.text, source.path)
         text, unresolved = _merge_module(tree, copies, base_n, base_m, merge)

@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from omni_port.extract import basedetect, extractor
+from omni_port import api
+from omni_port.extract import basedetect
 from omni_port.model import Block
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText
-from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, locate
+from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, Upstream, locate
 
 OMNI_RELEASES = (
     "0.14.0",
@@ -73,9 +75,9 @@ class History:
         source = self.ascend(version)
         return parse(source.text, source.path)
 
-    def base(self, version: str) -> extractor.Base:
+    def base(self, version: str) -> Upstream:
         source = self.ascend(version)
-        return extractor.Base(f"vllm-ascend=={version}", source.sha256, self.ascend_tree(version))
+        return Upstream(f"vllm-ascend=={version}", source.sha256, self.ascend_tree(version))
 
     @functools.cache  # noqa: B019
     def pairing(self, omni: str, candidates: tuple[str, ...]) -> basedetect.BaseScore:
@@ -115,13 +117,13 @@ class Position:
 
 
 def positions(
-    sources: dict[str, SourceText], base: extractor.Base, marked: bool = True
+    sources: dict[str, SourceText], base: Upstream, marked: bool = True
 ) -> list[Position]:
     """Statement-level marked blocks (or unmarked edits with code), positioned against ``base``."""
-    options = extractor.ExtractOptions(lenient=True, copy_threshold=0.0)
+    options = api.ExtractOptions(lenient=True, copy_threshold=0.0)
     found = []
     for name, source in sources.items():
-        pieces = extractor.extract_module(source, name, base, options).module.pieces
+        pieces = api.extract_text(source, name, base, options).module.pieces
         for piece in pieces:
             if isinstance(piece, Block) and piece.marked == marked and piece.code.strip():
                 anchor = piece.anchor

@@ -28,14 +28,12 @@ from bench.history import (
     normalize_code,
     positions,
 )
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.model import Block, PatchSet, Placement, Status
-from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.syntax import Suite, Tree
-from omni_port.sources.history import Release
+from omni_port.sources.history import BEFORE_BASE
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import ASCEND_RUNNER, default_cache
-from omni_port.sync import pipeline, splice
+from omni_port.sources.upstream import Release, Upstream, default_cache
 
 OUTCOMES = ("correct", "flagged", "followed", "wrong", "missing")
 
@@ -72,40 +70,26 @@ def plan_steps(history: History, candidates: tuple[str, ...], requested: list[st
     return [Step(a, b, pairs[a], pairs[b]) for a, b in chosen]
 
 
-#: Releases before the old base that upstream history includes (as the CLI does).
-HISTORY_BEFORE = 4
-
-
-def upstream_of(history: History, version: str, old_base: str = "") -> splice.Upstream:
+def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
     """The upstream of release ``version``, with the releases from a little before
-    ``old_base`` up to it as upstream history (none without ``old_base``)."""
-    source = history.ascend(version)
-    module = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
-    releases: tuple[Release, ...] = ()
-    if old_base:
-        order = list(ASCEND_CANDIDATES)
-        low = max(order.index(old_base) - HISTORY_BEFORE, 0)
-        releases = tuple(
-            Release(f"vllm-ascend=={v}", history.ascend(v).text)
-            for v in order[low : order.index(version) + 1]
-        )
-    return splice.Upstream(
-        f"vllm-ascend=={version}",
-        source.sha256,
-        history.ascend_tree(version),
-        module,
-        history=releases,
+    ``old_base`` up to it as upstream history (none without ``old_base``), as sync's
+    ``history = auto`` picks them from the wheels on PyPI."""
+    upstream = history.base(version)
+    if not old_base:
+        return upstream
+    order = list(ASCEND_CANDIDATES)
+    low = max(order.index(old_base) - BEFORE_BASE, 0)
+    releases = tuple(
+        Release(f"vllm-ascend=={v}", history.ascend(v).text)
+        for v in order[low : order.index(version) + 1]
     )
+    return replace(upstream, history=releases)
 
 
-def _extract(history: History, version: str, base: extractor.Base, implicit: bool) -> PatchSet:
-    options = extractor.ExtractOptions(lenient=True, implicit=implicit)
-    return PatchSet(
-        tuple(
-            extractor.extract_module(source, name, base, options).module
-            for name, source in history.omni(version).items()
-        )
-    )
+def _extract(history: History, version: str, base: Upstream, implicit: bool) -> PatchSet:
+    options = api.ExtractOptions(lenient=True, implicit=implicit)
+    located = [api.Located(s.path, name, s) for name, s in history.omni(version).items()]
+    return api.extract(located, base, options)[0]
 
 
 def run_omni_port(
@@ -115,13 +99,8 @@ def run_omni_port(
     base = history.base(step.old_base)
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
-    result = pipeline.sync(
-        patches,
-        render_patch_set(patches, "bench"),
-        upstream_of(history, step.new_base, step.old_base if use_history else ""),
-        "bench",
-        "bench",
-    )
+    target = upstream_of(history, step.new_base, step.old_base if use_history else "")
+    result = api.sync_patches(patches, target, command="bench", tool="bench").result
     elapsed = time.perf_counter() - started
     generated = {
         name: decode(data, f"generated/{name}")

@@ -23,12 +23,9 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.model import ModulePatches, PatchSet, Status
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
-from omni_port.sources.textio import decode
-from omni_port.sync import pipeline, splice
+from omni_port.pyast.parser import parse
 
 R = TypeVar("R")
 MARK = "# ---------- Omni-new ----------"
@@ -185,19 +182,17 @@ class Figures:
 
 def _stages(
     data: Synthetic,
-) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], pipeline.SyncResult]]:
+) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], api.SyncResult]]:
     """extract (the omni module parsed inside) and sync, on upstream trees parsed once."""
-    base = extractor.Base("base.py", "0" * 64, parse(data.base, "base.py"))
-    upstream = splice.Upstream("v2.py", "1" * 64, parse(data.v2, "v2.py"), "fakeacc.runner_v1")
+    base = api.parse_upstream(data.base, "base.py")
+    upstream = api.parse_upstream(data.v2, "v2.py", "fakeacc.runner_v1")
 
     def run_extract() -> ModulePatches:
-        source = decode(data.omni.encode(), "omni.py")
-        return extractor.extract_module(source, "omni.py", base).module
+        return api.extract_text(data.omni, "omni.py", base).module
 
-    def run_sync(module: ModulePatches) -> pipeline.SyncResult:
-        patches = PatchSet((module,))
-        files = render_patch_set(patches, "bench")
-        return pipeline.sync(patches, files, upstream, "bench", "python bench/scale.py")
+    def run_sync(module: ModulePatches) -> api.SyncResult:
+        command = "python bench/scale.py"
+        return api.sync_patches(PatchSet((module,)), upstream, command, tool="bench").result
 
     return run_extract, run_sync
 

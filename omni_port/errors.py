@@ -29,4 +29,4 @@ class BadInput(OmniPortError):
     @classmethod
     def at(cls, code: Code, path: str, line: int, message: str, col: int = 1) -> BadInput:
         """Build an error with a single diagnostic."""
-        return cls([Finding("bad-input", code, path, line, message, col)])
+        return cls([Finding(code, path, line, message, col)])

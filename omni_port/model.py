@@ -3,76 +3,151 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
 class Code(enum.StrEnum):
     """Diagnostic codes. ``omni-port codes`` lists them with their descriptions."""
 
+    #: The finding family the code belongs to (``kind`` in JSON reports, ``check`` tallies).
+    kind: str
     description: str
 
-    def __new__(cls, value: str, description: str) -> Code:
+    def __new__(cls, value: str, kind: str, description: str) -> Code:
         member = str.__new__(cls, value)
         member._value_ = value
+        member.kind = kind
         member.description = description
         return member
 
     # Inputs
-    OP001 = ("OP001", "Input file cannot be read or is not valid UTF-8.")
-    OP002 = ("OP002", "Input file is not valid Python.")
-    OP003 = ("OP003", "Upstream source cannot be located or downloaded.")
-    OP004 = ("OP004", "Required class or method is missing from the input.")
-    OP005 = ("OP005", "Invalid configuration value or option.")
+    OP001 = ("OP001", "unreadable", "Input file cannot be read or is not valid UTF-8.")
+    OP002 = ("OP002", "syntax-error", "Input file is not valid Python.")
+    OP003 = ("OP003", "unavailable-source", "Upstream source cannot be located or downloaded.")
+    OP004 = ("OP004", "missing-definition", "Required class or method is missing from the input.")
+    OP005 = ("OP005", "bad-option", "Invalid configuration value or option.")
     # Markers
-    OP101 = ("OP101", "Block marker opened but never closed.")
-    OP102 = ("OP102", "Block marker closes a block that was never opened.")
-    OP103 = ("OP103", "Opening and closing markers sit at different block levels.")
-    OP104 = ("OP104", "Marker comment splits a statement (inside an expression or clause).")
-    OP105 = ("OP105", "Marked blocks are nested.")
+    OP101 = ("OP101", "malformed-marker", "Block marker opened but never closed.")
+    OP102 = ("OP102", "malformed-marker", "Block marker closes a block that was never opened.")
+    OP103 = (
+        "OP103",
+        "malformed-marker",
+        "Opening and closing markers sit at different block levels.",
+    )
+    OP104 = (
+        "OP104",
+        "malformed-marker",
+        "Marker comment splits a statement (inside an expression or clause).",
+    )
+    OP105 = ("OP105", "malformed-marker", "Marked blocks are nested.")
     # Patches
-    OP201 = ("OP201", "Patch file is malformed.")
-    OP202 = ("OP202", "Patch index names a file that does not exist.")
-    OP203 = ("OP203", "Patch file name escapes the patches directory.")
-    OP204 = ("OP204", "Patch set is empty or missing its index.")
+    OP201 = ("OP201", "bad-patch", "Patch file is malformed.")
+    OP202 = ("OP202", "bad-patch", "Patch index names a file that does not exist.")
+    OP203 = ("OP203", "bad-patch", "Patch file name escapes the patches directory.")
+    OP204 = ("OP204", "bad-patch", "Patch set is empty or missing its index.")
     # Sync
-    OP301 = ("OP301", "Block conflict: no certain place for it in the new upstream.")
-    OP302 = ("OP302", "A copied upstream method no longer exists upstream.")
-    OP303 = ("OP303", "A free name of the generated module cannot be resolved.")
-    OP304 = ("OP304", "Generated output would change (--check).")
-    OP305 = ("OP305", "Generated module does not compile.")
+    OP301 = ("OP301", "conflict", "Block conflict: no certain place for it in the new upstream.")
+    OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")
+    OP303 = ("OP303", "unresolved-name", "A free name of the generated module cannot be resolved.")
+    OP304 = ("OP304", "would-change", "Generated output would change (--check).")
     OP306 = (
         "OP306",
+        "upstream-lag",
         "Upstream change the runners never had: an unmarked edit is an older release's code "
         "(sync follows the new upstream).",
     )
     OP307 = (
         "OP307",
+        "upstream-drift",
         "An unmarked edit is upstream code of a release newer than the base "
         "(sync follows the new upstream).",
     )
+    # Composition of Model Runner V2 runners
+    OP320 = (
+        "OP320",
+        "collision",
+        "Both runner families override a method and neither calls the other through super().",
+    )
+    OP321 = (
+        "OP321",
+        "bypass",
+        "Omni's replacement of a vLLM method skips an NPU override it called.",
+    )
+    OP322 = (
+        "OP322",
+        "call",
+        "Omni's code calls a method the composed runner lacks, or with arguments it does not take.",
+    )
     # Catalog and drift
-    OP401 = ("OP401", "Catalog structure is not understood.")
-    OP402 = ("OP402", "Block in the code that no catalog entry describes.")
-    OP403 = ("OP403", "Catalog entry whose code no longer exists.")
-    OP404 = ("OP404", "Catalog entry and block match by place but their code differs.")
-    OP405 = ("OP405", "Catalog entry and block have the same code in a different place.")
-    OP406 = ("OP406", "Generated file differs from what sync would produce, or was edited.")
-    OP407 = ("OP407", "Runner code differs from its upstream base outside every marker.")
-    OP408 = ("OP408", "One runner family overrides or defines what the other lacks.")
-    OP409 = ("OP409", "A block is placed where its catalog Location line says it does not go.")
+    OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
+    OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
+    OP403 = ("OP403", "missing-from-code", "Catalog entry whose code no longer exists.")
+    OP404 = (
+        "OP404",
+        "content-drift",
+        "Catalog entry and block match by place but their code differs.",
+    )
+    OP405 = (
+        "OP405",
+        "location-drift",
+        "Catalog entry and block have the same code in a different place.",
+    )
+    OP406 = (
+        "OP406",
+        "stale-generated",
+        "Generated file differs from what sync would produce, or was edited.",
+    )
+    OP407 = (
+        "OP407",
+        "unmarked-divergence",
+        "Runner code differs from its upstream base outside every marker.",
+    )
+    OP408 = ("OP408", "parity", "One runner family overrides or defines what the other lacks.")
+    OP409 = (
+        "OP409",
+        "catalog-location",
+        "A block is placed where its catalog Location line says it does not go.",
+    )
     # Verification of generated code
-    OP501 = ("OP501", "Generated module does not parse or compile.")
-    OP502 = ("OP502", "Name used but never defined.")
-    OP503 = ("OP503", "Name defined twice.")
-    OP504 = ("OP504", "Import left unused by splicing.")
-    OP505 = ("OP505", "Import does not resolve against the pinned package sources.")
-    OP506 = ("OP506", "Import could not be verified: package source unavailable.")
-    OP507 = ("OP507", "Block reads a local name not bound on every path before it.")
-    OP508 = ("OP508", "Override has no upstream method, or an incompatible signature.")
-    OP509 = ("OP509", "Upstream attribute a block uses no longer exists.")
+    OP501 = ("OP501", "compile", "Generated module does not parse or compile.")
+    OP502 = ("OP502", "undefined-name", "Name used but never defined.")
+    OP503 = ("OP503", "redefinition", "Name defined twice.")
+    OP504 = ("OP504", "unused-import", "Import left unused by splicing.")
+    OP505 = (
+        "OP505",
+        "unresolved-import",
+        "Import does not resolve against the pinned package sources.",
+    )
+    OP506 = ("OP506", "unverified", "Import could not be verified: package source unavailable.")
+    OP507 = (
+        "OP507",
+        "unbound-local",
+        "Block reads a local name not bound on every path before it.",
+    )
+    OP508 = ("OP508", "override", "Override has no upstream method, or an incompatible signature.")
+    OP509 = ("OP509", "missing-attribute", "Upstream attribute a block uses no longer exists.")
+    OP510 = (
+        "OP510",
+        "argument-mismatch",
+        "Arguments or unpacking targets do not fit the parameters or fields they fill.",
+    )
     # Notes
-    OP901 = ("OP901", "No upstream base given: copies are detected by markers only.")
-    OP902 = ("OP902", "Comments omni changed outside blocks are not carried by sync.")
+    OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
+    OP902 = (
+        "OP902",
+        "comment-drift",
+        "Comments omni changed outside blocks are not carried by sync.",
+    )
+
+
+class Layout(enum.StrEnum):
+    """Which runners a generated tree holds."""
+
+    V1 = "v1"
+    """vLLM-Omni's NPU runners (``vllm_omni.platforms.npu.worker``) on ``model_runner_v1``."""
+    V2 = "v2"
+    """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
 
 
 class Severity(enum.StrEnum):
@@ -86,10 +161,8 @@ class Severity(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One diagnostic, printed as ``path:line:col: CODE message``."""
+    """One diagnostic, printed as ``path:line:col: CODE message``; its kind is its code's."""
 
-    #: Finding kind name used in JSON reports (``malformed-marker``, ``conflict``, ...).
-    kind: str
     #: Diagnostic code.
     code: Code
     #: Path of the file the finding is about, as given by the user.
@@ -104,6 +177,11 @@ class Finding:
     severity: Severity = Severity.ERROR
     #: Supporting text shown under the finding (a diff, the code concerned).
     detail: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The finding family (``conflict``, ``malformed-marker``, ...), from the code."""
+        return self.code.kind
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.code.value} {self.message}"
@@ -170,6 +248,24 @@ class BlockKind(enum.StrEnum):
     """Rewrites the header of an upstream compound statement; its bodies stay upstream's."""
     SIGNATURE = "signature"
     """Rewrites the decorators and signature of a copied member."""
+
+
+class RegionKind(enum.StrEnum):
+    """A marked region carried whole with omni-owned code (not placed statement by statement)."""
+
+    CLASS_LEVEL = "class-level"
+    """Around whole members of a runner class."""
+    MODULE_LEVEL = "module-level"
+    """At module level."""
+    CONTAINED = "contained"
+    """Inside an omni-owned member (listed for the catalog)."""
+    OVERRIDE = "override"
+    """A whole omni method that shadows the NPU runner's override (V2 composition)."""
+
+
+def piece_kind(value: str) -> BlockKind | RegionKind:
+    """The kind a report row names, back from its text. Raises ValueError when unknown."""
+    return BlockKind(value) if value in BlockKind.__members__.values() else RegionKind(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +450,8 @@ class Placement:
     module: str
     owner: str
     member: str
-    kind: str
+    #: What the block does, or which kind of carried region it is.
+    kind: BlockKind | RegionKind
     marked: bool
     status: Status
     #: Score of the chosen place (1.0 for carried code).
@@ -374,9 +471,16 @@ class Placement:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """What a command tells the user and writes to ``--json``."""
+    """What a command tells the user and writes to ``--json``; it decides the exit code."""
 
     placements: tuple[Placement, ...] = ()
     findings: tuple[Finding, ...] = ()
-    #: Counters for the one-line summary, e.g. {"placed": 12}.
-    counts: tuple[tuple[str, int], ...] = field(default=())
+    #: Counters for the one-line summary and the JSON report, e.g. {"placed": 12}.
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def return_code(self) -> int:
+        """1 when a finding is an error (a conflict, drift, a verification failure, output
+        that would change under --check: OP304), else 0. Bad input never makes a report: it
+        raises ``BadInput`` (exit 2); anything unexpected exits 123."""
+        return 1 if any(f.severity is Severity.ERROR for f in self.findings) else 0

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from omni_port.model import (
-    Block,
     Candidate,
-    Chunk,
     Code,
     Finding,
-    ModulePatches,
-    PatchSet,
     Placement,
     Severity,
-    Status,
 )
 
 
@@ -29,6 +25,18 @@ def display_path(path: str) -> str:
     except ValueError:
         return path
     return path if relative.startswith("..") else relative
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` on one line (runs of blanks become one space), cut to ``limit`` characters
+    with "..." at the end: code quoted in a message, a title, a candidate."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown(path: Path) -> str:
+    """A path as the user should see it: relative to the working directory when below it."""
+    return display_path(str(path.resolve())) if path.is_absolute() else str(path)
 
 
 def text_line(finding: Finding) -> str:
@@ -89,7 +97,6 @@ def finding_dict(finding: Finding) -> dict[str, object]:
 def finding_from_dict(row: dict[str, object]) -> Finding:
     """The inverse of ``finding_dict`` (paths stay as displayed)."""
     return Finding(
-        kind=str(row["kind"]),
         code=Code[str(row["code"])],
         path=str(row["path"]),
         line=int(str(row["line"])),
@@ -139,74 +146,3 @@ def json_report(
         "counts": counts,
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
-
-
-def extracted_blocks(patches: PatchSet) -> list[Placement]:
-    """Every block of a patch set as an ``extracted`` report row, in module order."""
-    return [row for module in patches.modules for row in _module_rows(module)]
-
-
-def _module_rows(module: ModulePatches) -> Iterator[Placement]:
-    for piece in module.pieces:
-        if isinstance(piece, Block):
-            yield _row(
-                module,
-                piece.id,
-                piece.kind.value,
-                piece.marked,
-                piece.owner,
-                piece.member,
-                piece.origin.start,
-                piece.origin.end,
-            )
-        elif isinstance(piece, Chunk) and piece.marked:
-            kind = "class-level" if piece.owner else "module-level"
-            yield _row(
-                module,
-                piece.id,
-                kind,
-                True,
-                piece.owner,
-                piece.name,
-                piece.origin.start,
-                piece.origin.end,
-            )
-        elif isinstance(piece, Chunk):
-            yield from _contained_rows(module, piece)
-
-
-def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
-    """Marked regions inside omni-owned code (carried with it, listed for the catalog)."""
-    if "omni" not in chunk.code.lower():
-        return
-    from omni_port.extract.markers import scan  # parsing is for extract reports only
-    from omni_port.pyast.syntax import dedent_code, parse
-
-    tree = parse(dedent_code(chunk.code), chunk.origin.path)
-    offset = chunk.origin.start - 1
-    for number, region in enumerate(scan(tree).regions, start=1):
-        yield _row(
-            module,
-            f"{chunk.id}#{number}",
-            "contained",
-            True,
-            chunk.owner,
-            chunk.name,
-            region.opener.line + offset,
-            region.closer.line + offset,
-        )
-
-
-def _row(
-    module: ModulePatches,
-    ident: str,
-    kind: str,
-    marked: bool,
-    owner: str,
-    member: str,
-    start: int,
-    end: int,
-) -> Placement:
-    return Placement(
-        ident, module.name, owner, member, kind, marked, Status.EXTRACTED, 1.0, start, end
-    )

@@ -11,8 +11,9 @@ from omni_port.extract import extractor
 from omni_port.model import Block, BlockKind, Chunk, Copy, Edge
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import parse
+from omni_port.pyast.parser import parse
 from omni_port.sources.textio import read_source
+from omni_port.sources.upstream import Upstream
 from tests.conftest import Cli, read_tree
 from tests.golden import DATA, cases, check_tree
 
@@ -37,12 +38,12 @@ def test_extract_golden(case: str, cli: Cli, in_data: Path, tmp_path: Path) -> N
     assert rendered == read_tree(out)
 
 
-def _base() -> extractor.Base:
+def _base() -> Upstream:
     source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    return extractor.Base("v1", source.sha256, parse(source.text, source.path))
+    return Upstream("v1", source.sha256, parse(source.text, source.path))
 
 
-def _pieces(name: str, base: extractor.Base | None = None, **options: object) -> list[object]:
+def _pieces(name: str, base: Upstream | None = None, **options: object) -> list[object]:
     source = read_source(DATA / "omni" / name)
     opts = replace(extractor.ExtractOptions(), **options)  # type: ignore[arg-type]
     return list(extractor.extract_module(source, name, base, opts).module.pieces)
@@ -106,7 +107,10 @@ def test_namedtuple_field_is_an_implicit_edit() -> None:
 
 def test_no_implicit_keeps_only_marked_blocks() -> None:
     pieces = _pieces("npu_ar_model_runner.py", _base(), implicit=False)
-    assert all(p.marked for p in pieces if isinstance(p, Block))
+    blocks = [p for p in pieces if isinstance(p, Block)]
+    assert blocks and all(p.marked for p in blocks)
+    with_implicit = _pieces("npu_ar_model_runner.py", _base())
+    assert any(isinstance(p, Block) and not p.marked for p in with_implicit)
 
 
 def test_block_code_is_dedented_and_byte_exact() -> None:

@@ -7,7 +7,7 @@ from textwrap import dedent
 import pytest
 
 from omni_port.extract.markers import LABELLED, PLAIN, Scan, scan
-from omni_port.pyast.syntax import parse
+from omni_port.pyast.parser import parse
 from tests.golden import DATA, cases, check_file
 
 

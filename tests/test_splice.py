@@ -13,21 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from omni_port.extract import extractor
+from omni_port import api
+from omni_port.api import SyncResult
 from omni_port.model import Block, Code, PatchSet, Status
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
-from omni_port.sources.textio import SourceText, decode
-from omni_port.sync import pipeline, splice
+from omni_port.sources.textio import decode
 from omni_port.sync.imports import _line_after_edits
 from tests.golden import DATA, cases, check_file
 
 CASES = DATA / "splice"
+#: The generator named in golden headers: they stay the same across releases.
+TOOL = "omni-port test"
 
 
-def _read(folder: Path, name: str) -> SourceText:
-    # A fixed display path keeps headers and reports independent of the working directory.
-    return decode((folder / name).read_bytes(), name)
+def _text(folder: Path, name: str) -> str:
+    return (folder / name).read_text(encoding="utf-8")
 
 
 def _flags(folder: Path) -> dict[str, str]:
@@ -38,23 +37,21 @@ def _flags(folder: Path) -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-def _run(folder: Path) -> tuple[PatchSet, pipeline.SyncResult]:
+def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
     flags = _flags(folder)
-    base_source = _read(folder, "base.py")
-    base = extractor.Base("base.py", base_source.sha256, parse(base_source.text, "base.py"))
-    options = extractor.ExtractOptions(upstream_class=flags.get("extract-class", "NPUModelRunner"))
-    module = extractor.extract_module(_read(folder, "omni.py"), "omni.py", base, options).module
-    patches = PatchSet((module,))
-    upstream_source = _read(folder, "upstream.py")
-    upstream = splice.Upstream(
-        "upstream.py", upstream_source.sha256, parse(upstream_source.text, "upstream.py"),
-        "fakeacc.runner_v1", flags.get("sync-class", ""),
-    )  # fmt: skip
-    files = render_patch_set(patches, "omni-port test")
-    return patches, pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+    base = api.parse_upstream(_text(folder, "base.py"), "base.py")
+    options = api.ExtractOptions(upstream_class=flags.get("extract-class", "NPUModelRunner"))
+    upstream = api.parse_upstream(
+        _text(folder, "upstream.py"),
+        "upstream.py",
+        "fakeacc.runner_v1",
+        flags.get("sync-class", ""),
+    )
+    ported = api.port_text(_text(folder, "omni.py"), base, upstream, "omni.py", options, TOOL)
+    return ported.patches, ported.synced.result
 
 
-def _fates(result: pipeline.SyncResult) -> str:
+def _fates(result: SyncResult) -> str:
     lines = []
     for p in result.placements:
         where = f"lines {p.start}-{p.end}" if p.status is not Status.CONFLICT else "conflict"
@@ -84,14 +81,11 @@ def test_placed_blocks_round_trip_through_extract(case: str) -> None:
     """Extracting the generated module finds every placed block's code unchanged."""
     folder = CASES / case
     patches, result = _run(folder)
-    upstream_source = _read(folder, "upstream.py")
     flags = _flags(folder)
-    base = extractor.Base(
-        "upstream.py", upstream_source.sha256, parse(upstream_source.text, "u.py")
-    )
-    options = extractor.ExtractOptions(upstream_class=flags.get("sync-class", "NPUModelRunner"))
-    generated = decode(result.files["omni.py"], "omni.py")
-    again = extractor.extract_module(generated, "omni.py", base, options).module
+    base = api.parse_upstream(_text(folder, "upstream.py"), "u.py")
+    options = api.ExtractOptions(upstream_class=flags.get("sync-class", "NPUModelRunner"))
+    generated = decode(result.files["omni.py"], "omni.py").text
+    again = api.extract_text(generated, "omni.py", base, options).module
     found = {p.code.strip("\n") for p in again.pieces if isinstance(p, Block) and p.marked}
     placed = {p.block_id for p in result.placements if p.status is Status.PLACED}
     for module in patches.modules:

@@ -6,39 +6,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omni_port.extract import extractor
+from omni_port import api
 from omni_port.model import Block, PatchSet
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
 from omni_port.sources.textio import SourceText, decode, read_source
-from omni_port.sync import pipeline, splice
 from tests.golden import DATA
 
 BASE = DATA / "upstream/v1/model_runner_v1.py"
 RUNNERS = ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py")
 
 
-def _base() -> extractor.Base:
-    source = read_source(BASE)
-    return extractor.Base("v1", source.sha256, parse(source.text, source.path))
-
-
-def _upstream(path: Path = BASE) -> splice.Upstream:
-    source = read_source(path)
-    return splice.Upstream(
-        "v1", source.sha256, parse(source.text, source.path), "fakeacc.runner_v1"
-    )
+def _upstream(path: Path = BASE) -> api.Upstream:
+    return api.parse_upstream(path.read_text(encoding="utf-8"), "v1", "fakeacc.runner_v1")
 
 
 def _extract(sources: dict[str, SourceText]) -> PatchSet:
-    base = _base()
-    modules = tuple(extractor.extract_module(s, name, base).module for name, s in sources.items())
+    base = _upstream()
+    modules = tuple(api.extract_text(s, name, base).module for name, s in sources.items())
     return PatchSet(modules)
 
 
-def _sync(patches: PatchSet, upstream: splice.Upstream) -> pipeline.SyncResult:
-    files = render_patch_set(patches, "omni-port test")
-    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+def _sync(patches: PatchSet, upstream: api.Upstream) -> api.SyncResult:
+    return api.sync_patches(patches, upstream, tool="omni-port test").result
 
 
 def _body(data: bytes) -> str:

@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from omni_port.pyast.syntax import Suite, names_of, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Suite, names_of
 from tests.golden import DATA
 
 SHAPES = """

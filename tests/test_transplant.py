@@ -15,14 +15,15 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import parity, transplant, vllm_delta
-from omni_port.gpu.counterparts import Status
+from omni_port.gpu.counterparts import Parity
 from omni_port.model import Block, BlockKind, Code, Copy, PatchSet
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import Spec, SpecKind
+from omni_port.sources.upstream import Spec, SpecKind, Upstream
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -48,7 +49,7 @@ HOMELESS = "npu_ar_model_runner.NPUARModelRunner.sample_tokens.gpu-edit-01"
 
 def _delta() -> vllm_delta.Delta:
     source = read_source(VLLM)
-    bases = {"vllm==t": extractor.Base("vllm==t", source.sha256, parse(source.text, source.path))}
+    bases = {"vllm==t": Upstream("vllm==t", source.sha256, parse(source.text, source.path))}
     sources = {name: read_source(GPU_WORKER / name) for name in GPU_MODULES}
     return vllm_delta.gpu_delta(sources, bases, "vllm==t")
 
@@ -70,7 +71,7 @@ def _rows(delta: vllm_delta.Delta, npu: dict[str, Tree]) -> list[parity.HunkPari
 def _main() -> PatchSet:
     """The NPU runners' own patch set, extracted against the synthetic vllm-ascend."""
     source = read_source(ASCEND)
-    base = extractor.Base("ascend", source.sha256, parse(source.text, source.path))
+    base = Upstream("ascend", source.sha256, parse(source.text, source.path))
     modules = [
         extractor.extract_module(read_source(NPU_WORKER / name), name, base).module
         for name in NPU_MODULES
@@ -95,7 +96,7 @@ def test_only_the_gaps_of_copied_methods_are_transplanted() -> None:
     assert {m.source_id for m in plan.moved} == MISSING
     # carried (model_kwargs, the **model_kwargs call) and inherited (sample_tokens) stay out
     assert {m.block.id for m in plan.moved} == {PLACED, CONFLICT, HOMELESS}
-    assert all(m.status is Status.MISSING for m in plan.moved)
+    assert all(m.status is Parity.MISSING for m in plan.moved)
     hosted = {m.block.id: m.hosted for m in plan.moved}
     assert hosted == {PLACED: True, CONFLICT: True, HOMELESS: False}
     (owned,) = plan.skipped
@@ -138,12 +139,12 @@ def test_moved_blocks_are_rehomed_onto_the_npu_runner_classes() -> None:
 def test_a_partial_hunk_is_transplanted_and_flagged_for_review() -> None:
     delta, npu = _delta(), _npu()
     edit03 = "gpu_model_runner.OmniGPUModelRunner.execute_model.edit-03"
-    rows = [replace(r, status=Status.PARTIAL) if r.id == edit03 else r for r in _rows(delta, npu)]
-    assert next(r for r in _rows(delta, npu) if r.id == edit03).status is Status.CARRIED
+    rows = [replace(r, status=Parity.PARTIAL) if r.id == edit03 else r for r in _rows(delta, npu)]
+    assert next(r for r in _rows(delta, npu) if r.id == edit03).status is Parity.PRESENT
     plan = transplant.plan(delta, npu, rows)
     moved = next(m for m in plan.moved if m.source_id == edit03)
-    assert moved.status is Status.PARTIAL
-    assert "partly carried on NPU: review" in moved.block.title
+    assert moved.status is Parity.PARTIAL
+    assert "partly present on NPU: review" in moved.block.title
 
 
 def test_allowed_gaps_are_not_transplanted() -> None:

@@ -13,12 +13,9 @@ from dataclasses import replace
 
 import pytest
 
-from omni_port.extract import extractor
-from omni_port.model import Finding, PatchSet, Placement, Severity, Status
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
+from omni_port import api
+from omni_port.model import Finding, PatchSet, Placement, Rule, Severity, Status
 from omni_port.sources.textio import decode, read_source
-from omni_port.sync import pipeline, splice
 from omni_port.verify import checks
 from tests.golden import DATA
 
@@ -542,7 +539,9 @@ def test_a_hazard_the_upstream_method_shares_is_a_note() -> None:
                 return logits
         """
     )
-    context = checks.Context(upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)))
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(upstream), "u.py", UPSTREAM_MODULE)
+    )
     findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
     assert _found(findings) == _expected((GEN, text))
     assert findings[0].severity is Severity.NOTE
@@ -656,6 +655,15 @@ def test_an_unavailable_package_is_one_note_across_modules() -> None:
     assert "3 imports" in notes[0].message
 
 
+def test_the_unavailable_note_says_why() -> None:
+    why = "vllm==9.9.1 (paired with vllm-ascend==9.9.1rc1) could not be fetched: offline"
+    context = replace(IMPORT_CONTEXT, unavailable={"vllm": why})
+    findings = checks.verify({"a.py": "import vllm.config\n"}, [], [], context)
+    assert [f.message for f in findings if f.code.value == "OP506"] == [
+        f"unverified: source of vllm not available: {why} (1 imports not checked)"
+    ]
+
+
 # --- 5. overrides and attributes ------------------------------------------------------------
 
 UPSTREAM = """
@@ -696,7 +704,7 @@ class OpaqueRunner(GPUModelRunner):
 
 def _override_context(upstream: str) -> checks.Context:
     return checks.Context(
-        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, _dedent(upstream)),
+        upstream=api.parse_upstream(_dedent(upstream), "u.py", UPSTREAM_MODULE),
         sources=checks.PackageSources({}, frozenset({"fakeacc"})),
     )
 
@@ -849,6 +857,282 @@ def test_module_names_follow_the_package_layout() -> None:
     assert checks.module_names(files) == {"pkg": "a", "pkg.sub": "b", "pkg.inner": "c"}
 
 
+# --- 6. arguments and unpacking -------------------------------------------------------------
+
+ARGUMENT_SOURCES = {
+    "pkg": "",
+    "pkg.lib": _dedent(
+        """
+        import functools
+        from dataclasses import KW_ONLY, dataclass, field
+        from typing import ClassVar, NamedTuple
+
+
+        def plain(a, b, c=None):
+            return a
+
+
+        def kwonly(a, *, flag=False):
+            return a
+
+
+        def posonly(a, /, b):
+            return a
+
+
+        def star(*args, **kwargs):
+            return args
+
+
+        @functools.lru_cache
+        def cached(a):
+            return a
+
+
+        @some_registry.register
+        def wrapped(a):
+            return a
+
+
+        class State(NamedTuple):
+            first: int
+            second: int
+            third: int = 0
+
+
+        @dataclass
+        class Config:
+            name: str
+            size: int = 1
+            tags: list = field(default_factory=list)
+            hidden: int = field(default=0, init=False)
+            limit: ClassVar[int] = 3
+            _: KW_ONLY
+            strict: bool = False
+
+
+        @dataclass
+        class Explicit:
+            value: int
+
+            def __init__(self, raw):
+                self.value = int(raw)
+
+
+        class Base:
+            def __init__(self, config, device):
+                self.config = config
+
+            def run(self, inputs, *, steps=1):
+                return inputs
+
+            @staticmethod
+            def helper(a, b):
+                return a
+
+            @classmethod
+            def build(cls, config):
+                return cls(config, None)
+
+            @property
+            def size(self):
+                return 0
+
+
+        class Shadowed(Base):
+            def __init__(self, config, device):
+                super().__init__(config, device)
+                self.run = None
+        """
+    ),
+    "pkg.reexport": "from pkg.lib import *\n",
+}
+ARGUMENT_CONTEXT = checks.Context(
+    package="pkg.gen",
+    sources=checks.PackageSources(ARGUMENT_SOURCES, frozenset({"pkg"})),
+    checked_packages=frozenset({"pkg"}),
+)
+IMPORTS = "from pkg.lib import Base, Config, Explicit, Shadowed, State, cached, kwonly, plain\n"
+ARGUMENT_CASES = [
+    pytest.param("plain(1, 2, 3, 4)  # !OP510\n", id="too-many-positional"),
+    pytest.param("plain(1, 2, d=4)  # !OP510\n", id="unknown-keyword"),
+    pytest.param("kwonly(1, True)  # !OP510\n", id="keyword-only-given-by-position"),
+    pytest.param("plain(1, 2, a=3)  # !OP510\n", id="given-twice"),
+    pytest.param("plain(1)  # !OP510\n", id="required-left-out"),
+    pytest.param(
+        """
+        from pkg.lib import posonly
+
+        posonly(a=1, b=2)  # !OP510 !OP510
+        """,
+        id="positional-only-by-keyword",
+    ),
+    pytest.param(
+        """
+        def go(a, b, c, args, rest):
+            plain(b, a, c)  # !OP510
+            plain(a, b, c)
+            plain(x, y)
+            plain(*args)
+            plain(1, **rest)
+            plain(1, 2, 3, 4, *args)  # !OP510
+        """,
+        id="out-of-order-and-starred-arguments",
+    ),
+    pytest.param(
+        """
+        Config("n", 2, [], strict=True)
+        Config(name="n")
+        Config("n", 2, [], 0)  # !OP510
+        Config(limit=3, name="n")  # !OP510
+        Config()  # !OP510
+        Explicit("1")
+        Explicit(raw=1, value=2)  # !OP510
+        Base(1, 2)
+        Base(1)  # !OP510
+        State(1, 2)
+        State(1, 2, 3, 4)  # !OP510
+        """,
+        id="constructors-dataclass-namedtuple-init",
+    ),
+    pytest.param(
+        """
+        class Runner(Base):
+            def go(self):
+                self.run(1, steps=2)
+                self.run(1, 2)  # !OP510
+                super().run(inputs=1)
+                Base.run(self, 1)
+                Base.run(1)  # !OP510
+                self.helper(1, 2)
+                Base.helper(1, 2, 3)  # !OP510
+                self.build(1)
+                self.build(1, 2)  # !OP510
+                self.size(1)
+
+
+        class Other(Shadowed):
+            def go(self):
+                self.run(1, 2, 3)
+        """,
+        id="methods-static-class-property-shadowed",
+    ),
+    pytest.param(
+        """
+        from pkg.reexport import plain as again
+        from pkg.lib import wrapped
+
+
+        def go(plain):
+            plain(1, 2, 3, 4, 5)
+            cached(1, 2)  # !OP510
+            wrapped(1, 2, 3)
+            again(1, 2, 3, 4)  # !OP510
+
+            def inner(a):
+                return a
+
+            inner(1, 2)  # !OP510
+            from pkg.lib import kwonly as late
+
+            late(1, 2)  # !OP510
+        """,
+        id="locals-decorators-star-reexports-local-imports",
+    ),
+    pytest.param(
+        """
+        class Runner(Base):
+            def __init__(self, config, device):
+                super().__init__(config, device)
+                self.state: State | None = None
+
+            def step(self):
+                self.state = State(1, 2)
+
+            def use(self):
+                (first, second, third) = self.state
+                (first, second) = self.state  # !OP510
+                (second, first, third) = self.state  # !OP510
+                (first, *rest) = self.state
+                local = State(1, 2)
+                (a, b) = local  # !OP510
+
+
+        class Mixed(Base):
+            def one(self):
+                self.state = State(1, 2)
+
+            def two(self):
+                self.state = Config("n")
+
+            def use(self):
+                (a,) = self.state
+        """,
+        id="unpacking-namedtuple-values",
+    ),
+]
+
+
+@pytest.mark.parametrize("code", ARGUMENT_CASES)
+def test_arguments_against_parameters_and_fields(code: str) -> None:
+    text = IMPORTS + _dedent(code)
+    found = _found(_verify(text, ARGUMENT_CONTEXT), ["OP510"])
+    assert found == _expected((GEN, text))
+
+
+def test_an_argument_finding_names_the_call_the_definition_and_the_parameter() -> None:
+    text = IMPORTS + "plain(1, 2, d=4)\n"
+    (finding,) = [f for f in _verify(text, ARGUMENT_CONTEXT) if f.code.value == "OP510"]
+    assert (finding.line, finding.col) == (2, 13)
+    assert "`plain(...)`" in finding.message
+    assert "pkg.lib.plain" in finding.message and "`d`" in finding.message
+
+
+COPIED_UPSTREAM = """
+from typing import NamedTuple
+
+
+class State(NamedTuple):
+    first: int
+    second: int
+    third: int
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "marks"),
+    [
+        pytest.param(["first", "second", "third", "extra"], [], id="omni-field-appended"),
+        pytest.param(["first", "second", "extra"], ["class", "call", "unpack"], id="dropped"),
+        pytest.param(["first", "third", "second"], ["class"], id="reordered"),
+    ],
+)
+def test_a_copied_record_keeps_its_upstream_fields(fields: list[str], marks: list[str]) -> None:
+    names = ", ".join(fields)
+    lines = [
+        "from typing import NamedTuple",
+        "",
+        "",
+        "class State(NamedTuple):",
+        *(f"    {name}: int" for name in fields),
+        "",
+        "",
+        "class Runner:",
+        "    def go(self):",
+        f"        self.state = State({names})",
+        "",
+        "    def use(self):",
+        f"        ({names}) = self.state",
+    ]
+    text = "\n".join(lines) + "\n"
+    upstream = api.parse_upstream(_dedent(COPIED_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    context = checks.Context(upstream=upstream)
+    copy = checks.Override(GEN, "", "State", "", "State")
+    found = [f.line for f in _verify(text, context, [copy]) if f.code.value == "OP510"]
+    line_of = {"class": 4, "call": 9 + len(fields), "unpack": 12 + len(fields)}
+    assert sorted(found) == sorted(line_of[m] for m in marks)
+
+
 # --- end to end on the synthetic runners ----------------------------------------------------
 
 
@@ -861,21 +1145,19 @@ def _package_sources() -> checks.PackageSources:
 
 
 def _patches() -> PatchSet:
-    base_source = read_source(DATA / "upstream/v1/model_runner_v1.py")
-    base = extractor.Base("v1", base_source.sha256, parse(base_source.text, base_source.path))
+    base = api.parse_upstream(_upstream_text(), "v1")
     sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
-    return PatchSet(tuple(extractor.extract_module(s, n, base).module for n, s in sources.items()))
+    return PatchSet(tuple(api.extract_text(s, n, base).module for n, s in sources.items()))
 
 
-def _generate(patches: PatchSet, upstream_text: str) -> pipeline.SyncResult:
-    upstream = splice.Upstream("v", "0" * 64, parse(upstream_text, "u.py"), UPSTREAM_MODULE)
-    files = render_patch_set(patches, "omni-port test")
-    return pipeline.sync(patches, files, upstream, "omni-port test", "omni-port sync")
+def _generate(patches: PatchSet, upstream_text: str) -> api.SyncResult:
+    upstream = api.parse_upstream(upstream_text, "v", UPSTREAM_MODULE)
+    return api.sync_patches(patches, upstream, tool="omni-port test").result
 
 
 def _verify_generated(
     patches: PatchSet,
-    result: pipeline.SyncResult,
+    result: api.SyncResult,
     upstream_text: str,
     sources: checks.PackageSources | None = None,
 ) -> tuple[dict[str, str], list[Finding]]:
@@ -883,7 +1165,7 @@ def _verify_generated(
     context = checks.Context(
         package="fakeomni.npu",
         sources=_package_sources() if sources is None else sources,
-        upstream=checks.UpstreamInfo(UPSTREAM_MODULE, upstream_text),
+        upstream=api.parse_upstream(upstream_text, "u.py", UPSTREAM_MODULE),
         checked_packages=frozenset({"fakeacc", "fakeomni"}),
         unused_in_source=checks.unused_in_source_of(patches),
     )
@@ -925,8 +1207,18 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     _, findings = _verify_generated(patches, result, renamed)
     block = _placement(result.placements, "NPUARModelRunner.execute_model.block-03")
     assert block.status is Status.PLACED
-    assert _found(findings) == [("npu_ar_model_runner.py", "OP507", block.start)]
+    assert _found(findings, ["OP507"]) == [("npu_ar_model_runner.py", "OP507", block.start)]
     assert "`hidden_states`" in findings[0].message
+    # The renaming reaches the omni edit of the construction too. The AR runner's merges
+    # upstream's renamed argument (merge3); the generation runner's, inside a replaced
+    # compound statement, is a conflict, and upstream's construction, left in place,
+    # gives the omni field nothing.
+    merged = _placement(result.placements, "NPUARModelRunner.execute_model.edit-01")
+    assert merged.status is Status.PLACED and Rule.MERGE3 in merged.decided_by
+    missing = [f for f in findings if f.code.value == "OP510"]
+    assert sorted(f.path for f in missing) == [RUNNERS[2]]
+    assert all("field `multimodal_outputs`" in f.message for f in missing)
+    assert {f.code.value for f in findings} == {"OP507", "OP510"}
 
 
 def test_stale_runners_against_a_changed_upstream() -> None:

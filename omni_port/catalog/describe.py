@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from omni_port.catalog.markdown import CatalogEntry, EntryKind, describe_location
 from omni_port.extract.markers import scan
 from omni_port.model import Block, BlockKind, Chunk, ModulePatches, PatchSet
-from omni_port.pyast.syntax import dedent_code, parse, split_full_key
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import dedent_code, split_full_key
 
 
 def entries(patches: PatchSet) -> list[CatalogEntry]:
@@ -41,9 +42,14 @@ def _block_entry(module: ModulePatches, block: Block) -> CatalogEntry:
         kind = EntryKind.STATEMENT
     title = block.title or ("Omni-new block" if block.marked else "Unmarked edit")
     return CatalogEntry(
-        block.owner, module.name, block.member, _one_line(title), kind,
-        _code(block), describe_location(block.anchor),
-    )  # fmt: skip
+        block.owner,
+        module.name,
+        block.member,
+        _one_line(title),
+        kind,
+        _code(block),
+        describe_location(block.anchor),
+    )
 
 
 def _extension_entry(module: ModulePatches, member: str, edits: list[Block]) -> CatalogEntry:
@@ -76,9 +82,14 @@ def _region_entry(module: ModulePatches, chunk: Chunk) -> CatalogEntry:
     where = "Class level, around whole members: " + ", ".join(f"`{n}`" for n in names)
     kind = EntryKind.BLOCK if chunk.owner or names else EntryKind.MODULE
     return CatalogEntry(
-        chunk.owner, module.name, method, _one_line(chunk.title or "Omni-owned members"), kind,
-        code, where if names else "Module level",
-    )  # fmt: skip
+        chunk.owner,
+        module.name,
+        method,
+        _one_line(chunk.title or "Omni-owned members"),
+        kind,
+        code,
+        where if names else "Module level",
+    )
 
 
 def _contained_entries(module: ModulePatches, chunk: Chunk) -> Iterator[CatalogEntry]:
@@ -90,9 +101,14 @@ def _contained_entries(module: ModulePatches, chunk: Chunk) -> Iterator[CatalogE
         code = dedent_code(tree.text(region.opener.line, region.closer.line))
         title = region.opener.title or _first_words(code)
         yield CatalogEntry(
-            chunk.owner, module.name, chunk.name, _one_line(title), EntryKind.BLOCK, code,
+            chunk.owner,
+            module.name,
+            chunk.name,
+            _one_line(title),
+            EntryKind.BLOCK,
+            code,
             f"Inside the omni-owned `{chunk.name}`, carried whole",
-        )  # fmt: skip
+        )
 
 
 def _first_words(code: str) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from omni_port.catalog import markdown
 from omni_port.extract.markers import scan
 from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, split_full_key
+from omni_port.report import shorten
 
 #: An entry and a block this similar are the same code, drifted.
 SIMILAR = 0.6
@@ -261,13 +262,13 @@ def _scope(entry: markdown.CatalogEntry) -> str:
 def _entry(
     entry: markdown.CatalogEntry, path: str, code: Code, kind: str, message: str, detail: str = ""
 ) -> Finding:
-    return Finding(kind, code, path, entry.line, message, detail=detail)
+    return Finding(code, path, entry.line, message, detail=detail)
 
 
 def _uncatalogued(block: CodeBlock) -> Finding:
     first = next((line for line in block.code.splitlines()[1:] if line.strip()), "").strip()
     message = f"block in {_where(block)} is not in the catalog: {first[:80]}"
-    return Finding("uncatalogued", Code.OP402, block.path, block.line, message)
+    return Finding(Code.OP402, block.path, block.line, message)
 
 
 def _diff(expected: str, actual: str) -> str:
@@ -304,16 +305,15 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
     }.get(block.kind, "adds code to")
     target = block.anchor.replaced[0] if block.anchor.replaced else f"{owner}{block.member}"
     lines = f"lines {block.origin.start}-{block.origin.end}" if block.code else "a deletion"
-    message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{_short(target)}`"
+    quoted = shorten(split_full_key(target)[0], 70)
+    message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{quoted}`"
     return Finding(
-        "unmarked-divergence", Code.OP407, block.origin.path, max(block.origin.start, 1), message,
+        Code.OP407,
+        block.origin.path,
+        max(block.origin.start, 1),
+        message,
         detail=block.code.rstrip("\n"),
-    )  # fmt: skip
-
-
-def _short(text: str, limit: int = 70) -> str:
-    head = text.split(" [body ")[0]
-    return head if len(head) <= limit else head[: limit - 3] + "..."
+    )
 
 
 # --- stale outputs --------------------------------------------------------------------------
@@ -330,5 +330,5 @@ def stale_findings(
             continue
         state = "is missing" if have is None else "differs from what it would be now"
         message = f"{rel} {state}; run `{command}`"
-        findings.append(Finding("stale-generated", Code.OP406, f"{root}/{rel}", 1, message))
+        findings.append(Finding(Code.OP406, f"{root}/{rel}", 1, message))
     return findings

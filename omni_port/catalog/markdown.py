@@ -181,7 +181,7 @@ def parse(text: str, path: str) -> Catalog:
 
 
 def _error(path: str, line: int, message: str) -> BadInput:
-    return BadInput([Finding("catalog", Code.OP401, path, line, message)])
+    return BadInput([Finding(Code.OP401, path, line, message)])
 
 
 def _lex(lines: Sequence[str], path: str) -> list[_Item]:

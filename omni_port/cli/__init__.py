@@ -14,21 +14,21 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from omni_port import __version__, report
 from omni_port.errors import BadInput
-from omni_port.model import Finding, Severity
+from omni_port.model import Finding, Report
 from omni_port.sources.config import Config, load
-from omni_port.sources.textio import write_atomic
 from omni_port.sources.upstream import Progress, default_cache
 
-TOOL = f"omni-port {__version__}"
+if TYPE_CHECKING:
+    from omni_port.api import Settings
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Commands by name, loaded on first use: a command pays only for the stages it runs,
@@ -45,6 +45,8 @@ COMMANDS = {
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",
     "upgrade": "omni_port.cli.upgrade:upgrade_command",
+    "v2-report": "omni_port.cli.v2:v2_report_command",
+    "v2-sync": "omni_port.cli.v2:v2_sync_command",
 }
 
 
@@ -76,14 +78,22 @@ class Options:
             return None
         return lambda message: click.echo(f"omni-port: {message}", err=True)
 
+    @property
+    def settings(self) -> Settings:
+        """What the API's loaders need: configuration, cache and progress."""
+        from omni_port.api import Settings  # the API loads with the commands that use it
+
+        return Settings(self.config, self.cache, self.progress())
+
 
 def handle_errors(command: F) -> F:
-    """Turn BadInput into exit 2 with its diagnostics, anything unexpected into exit 123."""
+    """Run a command and exit with its report's code: BadInput exits 2 with its
+    diagnostics, anything unexpected 123 (the one place a command's exit code is decided)."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
         except BadInput as error:
             for finding in error.findings:
                 click.echo(report.text_line(finding), err=True)
@@ -96,6 +106,8 @@ def handle_errors(command: F) -> F:
             click.echo("omni-port: internal error (please report this):", err=True)
             click.echo(traceback.format_exc(), err=True)
             sys.exit(123)
+        if isinstance(result, Report) and result.return_code:
+            sys.exit(result.return_code)
 
     return wrapper  # type: ignore[return-value]
 
@@ -165,35 +177,8 @@ def summary(options: Options, message: str) -> None:
         click.echo(f"omni-port: {message}", err=True)
 
 
-def emit_findings(findings: Iterable[Finding], fmt: str = "text") -> None:
-    text = report.format_findings(findings, fmt)
-    if text:
-        click.echo(text, nl=False)
-
-
-def write_json(path: Path | None, document: str) -> None:
-    if path is None:
-        return
-    if str(path) == "-":
-        click.echo(document, nl=False)
-        return
-    write_atomic(path, document.encode("utf-8"))
-
-
-def errors(findings: Iterable[Finding]) -> list[Finding]:
-    return [f for f in findings if f.severity is Severity.ERROR]
-
-
-def fail(findings: Sequence[Finding]) -> NoReturn:
-    raise BadInput(findings)
-
-
-def shown(path: Path) -> str:
-    """A path as the user should see it: relative to the working directory when below it."""
-    return report.display_path(str(path.resolve())) if path.is_absolute() else str(path)
-
-
-def finding_counts(findings: Sequence[Finding]) -> dict[str, int]:
+def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    """Findings by kind, for summaries."""
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding.kind] = counts.get(finding.kind, 0) + 1

@@ -6,17 +6,12 @@ from collections.abc import Sequence
 
 import click
 
+from omni_port import api
 from omni_port.cli import Options, handle_errors, summary
 from omni_port.extract import basedetect
-from omni_port.pyast.syntax import Tree, parse
-from omni_port.sources.upstream import (
-    ASCEND_RUNNER,
-    locate,
-    locate_runners,
-    parse_spec,
-    version_key,
-    wheel_versions,
-)
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
+from omni_port.sources.upstream import version_key, wheel_versions
 
 #: Oldest vllm-ascend release the NPU runners were ever ported from.
 FLOOR = "0.13.0"
@@ -31,10 +26,8 @@ def detect_base(
     ]
     trees = {}
     for text in wanted:
-        located = locate(
-            parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, options.cache, options.progress()
-        )
-        trees[located.label] = parse(located.source.text, located.source.path)
+        upstream = api.load_upstream(text, options.settings)
+        trees[upstream.label] = upstream.tree
     return basedetect.rank(runners, trees, options.config.upstream_class)
 
 
@@ -53,11 +46,7 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
     The best one is the base to give `extract --base`: the release the runners were
     ported from. Prints one line per candidate: version, similarity, statements compared.
     """
-    located = [
-        r
-        for t in (sources or (options.config.source,))
-        for r in locate_runners(t, options.cache, options.progress())
-    ]
+    located = api.load_runners(sources or (options.config.source,), options.settings)
     runners = [parse(r.source.text, r.source.path) for r in located]
     wanted = [c.strip() for c in candidates.split(",")] if candidates else []
     ranked = detect_base(options, runners, wanted)

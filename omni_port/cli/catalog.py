@@ -2,52 +2,45 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from omni_port import TOOL
 from omni_port.catalog import describe, markdown
-from omni_port.cli import (
-    TOOL,
-    Options,
-    handle_errors,
-    shown,
-    summary,
-    write_options,
-)
-from omni_port.cli.inputs import write_files
-from omni_port.model import PatchSet
+from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
+from omni_port.model import PatchSet, Report
 from omni_port.patches.store import read_patch_set
+from omni_port.report import shown
 from omni_port.sources.textio import encode
-from omni_port.sync import pipeline
+from omni_port.sync.pipeline import GENERATED
 
 
 def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
     """The catalog of a patch set, with a notice naming how it is made."""
     notice = (
-        f"<!-- This catalog is {pipeline.GENERATED} by {TOOL} from {shown(patches_dir)}/; "
+        f"<!-- This catalog is {GENERATED} by {TOOL} from {shown(patches_dir)}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
     return markdown.render(describe.entries(patch_set), preamble=notice)
 
 
 @click.command("catalog")
+@patches_option("Patches directory (default: `patches` in [tool.omni-port]).")
 @click.option(
-    "--patches", "patches_dir", type=click.Path(file_okay=False, path_type=Path),
-    help="Patches directory (default: `patches` in [tool.omni-port]).",
-)  # fmt: skip
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path),
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="Catalog file to write ('-' for stdout; default: `catalog` in [tool.omni-port], "
     "else stdout).",
-)  # fmt: skip
+)
 @write_options("the catalog")
 @click.pass_obj
 @handle_errors
 def catalog_command(
     options: Options, patches_dir: Path | None, out: Path | None, check: bool, diff: bool
-) -> None:
+) -> Report:
     """Render the markdown catalog of omni blocks and edits from the patches.
 
     Titles come from the patch files, locations from the anchors, code from the blocks;
@@ -60,11 +53,12 @@ def catalog_command(
     text = catalog_text(patch_set, directory)
     if str(target) == "-" and not check:
         click.echo(text, nl=False)
-        return
+        return Report()
     files = {target.name: encode(text)}
-    changes = write_files(options, target.parent, files, (), check, diff)
+    changes, would = write_files(target.parent, files, (), check, diff)
     count = len(describe.entries(patch_set))
     state = "unchanged" if changes.clean else ("would change" if check else "written")
+    outcome = Report(findings=tuple(would), counts={"entries": count})
+    emit(outcome, None, diff=diff)
     summary(options, f"{count} catalog entries; {shown(target)} {state}")
-    if check and not changes.clean:
-        sys.exit(1)
+    return outcome

@@ -8,82 +8,87 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
-from omni_port import report
+from omni_port import TOOL, report
 from omni_port.cli import (
-    TOOL,
     Options,
-    emit_findings,
-    errors,
     finding_counts,
     handle_errors,
     json_option,
     patches_option,
     summary,
-    write_json,
 )
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
-from omni_port.model import Finding
+from omni_port.model import Finding, Report
 from omni_port.patches import lockfile
 from omni_port.sources.textio import sha256, write_atomic
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
-    Located,
+    SpecKind,
     locate,
     locate_runners,
     parse_spec,
 )
+from omni_port.sources.workspace import CheckInputs
 
 
 @dataclass(frozen=True, slots=True)
-class CheckInputs:
-    """Everything ``check`` reads, resolved from flags and configuration."""
+class CheckFlags:
+    """The flags of `check`, as given (None: take the configuration's value)."""
 
-    sources: tuple[Located, ...]
+    sources: tuple[str, ...]
     catalog_path: Path | None
-    base: str
-    patches: Path
-    generated: Path
-    upstream: str
-    gpu: tuple[Located, ...]
-    #: vLLM releases the GPU runners' methods may be copied from; the first is the target.
+    base: str | None
+    patches_dir: Path | None
+    generated: Path | None
+    upstream: str | None
+    gpu: str | None
     vllm: tuple[str, ...]
-    allow_path: Path | None
+    allow: Path | None
+    fmt: str
+    json_path: Path | None
+    no_cache: bool
 
 
-def _check_inputs(
-    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
-    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
-    vllm: tuple[str, ...], allow: Path | None,
-) -> CheckInputs:  # fmt: skip
+def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
+    """The flags resolved against the configuration; runner files located, nothing parsed."""
     config = options.config
     progress = options.progress()
     located = tuple(
         r
-        for text in (sources or (config.source,))
+        for text in (flags.sources or (config.source,))
         for r in locate_runners(text, options.cache, progress)
     )
+    gpu, vllm = flags.gpu, flags.vllm
     gpu_located = (
         tuple(locate_runners(gpu, options.cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
     )
     if gpu and not vllm:
-        from omni_port.cli.inputs import default_vllm_specs
+        from omni_port.api import default_vllm_specs
 
         vllm = tuple(default_vllm_specs([gpu]))
+    catalog_path = flags.catalog_path
     if catalog_path is None and config.catalog:
         catalog_path = config.path(config.catalog)
     return CheckInputs(
-        located, catalog_path, base if base is not None else config.base,
-        patches_dir or config.path(config.patches), generated or config.path(config.generated),
-        upstream or "", gpu_located, vllm if gpu else (), allow,
-    )  # fmt: skip
+        sources=located,
+        catalog_path=catalog_path,
+        base=flags.base if flags.base is not None else config.base,
+        patches=flags.patches_dir or config.path(config.patches),
+        generated=flags.generated or config.path(config.generated),
+        upstream=flags.upstream or "",
+        gpu=gpu_located,
+        vllm=vllm if gpu else (),
+        allow_path=flags.allow,
+    )
 
 
 @click.command("check")
@@ -135,37 +140,31 @@ def _check_inputs(
 )
 @click.pass_obj
 @handle_errors
-def check_command(
-    options: Options, sources: tuple[str, ...], catalog_path: Path | None, base: str | None,
-    patches_dir: Path | None, generated: Path | None, upstream: str | None, gpu: str | None,
-    vllm: tuple[str, ...], allow: Path | None, fmt: str, json_path: Path | None, no_cache: bool,
-) -> None:  # fmt: skip
+def check_command(options: Options, /, **given: Any) -> Report:
     """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
 
     Finding kinds: uncatalogued, missing-from-code, content-drift, location-drift,
     stale-generated, unmarked-divergence, parity, malformed-marker. Exit 0 when clean,
     1 with findings, 2 on bad input.
     """
-    inputs = _check_inputs(
-        options, sources, catalog_path, base, patches_dir, generated, upstream, gpu, vllm, allow
-    )
+    flags = CheckFlags(**given)
+    inputs = _check_inputs(options, flags)
     key = _check_key(inputs, options)
-    findings = None if no_cache else _cached_findings(options.cache, key)
+    findings = None if flags.no_cache else _cached_findings(options.cache, key)
     if findings is None:
         # The stages that parse load only now: a cached answer never pays for them.
-        from omni_port.cli.checking import run_checks
+        from omni_port import api
 
-        findings = run_checks(inputs, options)
+        findings = api.check(inputs, options.settings)
         _store_findings(options.cache, key, findings)
     else:
         summary(options, "inputs unchanged since the last check: cached result, nothing parsed")
-    emit_findings(findings, fmt)
     counts = finding_counts(findings)
-    write_json(json_path, report.json_report([], findings, counts))
+    outcome = Report(findings=tuple(findings), counts=counts)
+    emit(outcome, flags.json_path, flags.fmt)
     tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"
     summary(options, f"check: {tally}")
-    if errors(findings):
-        sys.exit(1)
+    return outcome
 
 
 def _check_key(inputs: CheckInputs, options: Options) -> str:
@@ -181,8 +180,30 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     for folder in (inputs.patches, inputs.generated, *_locked_transplants(inputs.generated)):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
+    texts.extend(_v2_key(options))
     digest.update("\n".join(texts).encode())
     return digest.hexdigest()
+
+
+def _v2_key(options: Options) -> list[str]:
+    """The configured V2 tree and the V2 inputs given as paths (releases are pinned by name)."""
+    config = options.config
+    if not config.v2_source:
+        return []
+    folder = config.path(config.v2_generated)
+    files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    if config.v2_allow:
+        files.append(config.path(config.v2_allow))
+    for text in (
+        config.v2_source,
+        config.v2_upstream,
+        config.v2_vllm_base,
+        *config.v2_vllm.split(),
+    ):
+        path = Path(text)
+        if text and parse_spec(text, "").kind is SpecKind.PATH:
+            files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return [f"{p}:{sha256(p.read_bytes())}" for p in files if p.is_file()]
 
 
 def _code_stamp() -> str:

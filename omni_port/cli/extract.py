@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
-from omni_port import report
+from omni_port import TOOL, api
 from omni_port.cli import (
-    TOOL,
     Options,
-    emit_findings,
-    errors,
     handle_errors,
     json_option,
     patches_option,
     summary,
-    write_json,
     write_options,
 )
-from omni_port.cli.inputs import carry_edits, extract_all, load_base, write_files
-from omni_port.extract import extractor
-from omni_port.model import PatchSet
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
+from omni_port.extract.listing import extracted_blocks
+from omni_port.model import Chunk, Copy, PatchSet, Placement, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, existing
 from omni_port.sources.textio import encode
-from omni_port.sources.upstream import locate_runners
 
 
 @click.command("extract")
@@ -64,7 +58,7 @@ def extract_command(
     json_path: Path | None,
     check: bool,
     diff: bool,
-) -> None:
+) -> Report:
     """Scan runner files for Omni-new blocks and write them as anchored patches.
 
     SOURCES are runner files, a directory holding them, or a release such as
@@ -73,33 +67,30 @@ def extract_command(
     carried as implicit edits.
     """
     config = options.config
-    located = [
-        r
-        for text in (sources or (config.source,))
-        for r in locate_runners(text, options.cache, options.progress())
-    ]
+    settings = options.settings
+    located = api.load_runners(sources or (config.source,), settings)
     base_text = base if base is not None else config.base
-    base_tree = load_base(base_text, options) if base_text else None
-    ext_options = extractor.ExtractOptions(
+    base_module = api.load_upstream(base_text, settings) if base_text else None
+    ext_options = api.ExtractOptions(
         upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
     )
-    patch_set, findings = extract_all(located, base_tree, ext_options)
+    patch_set, findings = api.extract(located, base_module, ext_options)
     directory = patches_dir or config.path(config.patches)
-    patch_set = carry_edits(patch_set, directory)
+    patch_set = api.carry_edits(patch_set, directory)
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
-    changes = write_files(options, directory, files, existing(directory, "*/*.patch"), check, diff)
-    emit_findings(findings)
-    rows = report.extracted_blocks(patch_set)
+    stale = existing(directory, "*/*.patch")
+    changes, would = write_files(directory, files, stale, check, diff)
+    rows = extracted_blocks(patch_set)
     counts = _extract_counts(patch_set, rows, changes)
-    write_json(json_path, report.json_report(rows, findings, counts))
+    outcome = Report(tuple(rows), (*findings, *would), counts)
+    emit(outcome, json_path, diff=diff)
     summary(options, _extractsummary(counts, check))
-    if errors(findings) or (check and not changes.clean):
-        sys.exit(1)
+    return outcome
 
 
-def _extract_counts(patch_set: PatchSet, rows: Sequence[Any], changes: Changes) -> dict[str, int]:
-    from omni_port.model import Chunk, Copy
-
+def _extract_counts(
+    patch_set: PatchSet, rows: Sequence[Placement], changes: Changes
+) -> dict[str, int]:
     pieces = [p for m in patch_set.modules for p in m.pieces]
     return {
         "modules": len(patch_set.modules),

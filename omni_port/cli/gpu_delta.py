@@ -3,41 +3,51 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
-from omni_port import report
+from omni_port import TOOL, api, report
 from omni_port.cli import (
-    TOOL,
     Options,
-    emit_findings,
-    errors,
     handle_errors,
     json_option,
     patches_option,
     summary,
-    write_json,
     write_options,
 )
-from omni_port.cli.inputs import carry_edits, default_vllm_specs, load_vllm_bases, write_files
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
+from omni_port.extract.listing import extracted_blocks
 from omni_port.gpu import parity, transplant, vllm_delta
-from omni_port.gpu.counterparts import Status
-from omni_port.model import Code, Finding, PatchSet
+from omni_port.gpu.counterparts import Parity
+from omni_port.model import Code, Finding, PatchSet, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
-from omni_port.pyast.syntax import Tree, parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import encode, read_source
-from omni_port.sources.upstream import (
-    OMNI_GPU_RUNNERS,
-    OMNI_RUNNERS,
-    Located,
-    locate_runners,
-)
+from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate_runners
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaFlags:
+    """The flags of `gpu-delta`, as given."""
+
+    sources: tuple[str, ...]
+    vllm_specs: tuple[str, ...]
+    patches_dir: Path | None
+    npu_source: str | None
+    transplant_dir: Path | None
+    allow_path: Path | None
+    lenient: bool
+    json_path: Path | None
+    check: bool
+    diff: bool
 
 
 @click.command("gpu-delta")
@@ -70,11 +80,7 @@ from omni_port.sources.upstream import (
 @write_options("the patches")
 @click.pass_obj
 @handle_errors
-def gpu_delta_command(
-    options: Options, sources: tuple[str, ...], vllm_specs: tuple[str, ...],
-    patches_dir: Path | None, npu_source: str | None, transplant_dir: Path | None,
-    allow_path: Path | None, lenient: bool, json_path: Path | None, check: bool, diff: bool,
-) -> None:  # fmt: skip
+def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     """List the omni changes of vLLM-Omni's GPU runners, each copied method against the
     vLLM release its body matches best; with --parity, the hunks the NPU runners lack.
 
@@ -84,42 +90,43 @@ def gpu_delta_command(
     --transplant, the missing and partial hunks of copied methods are written re-homed onto
     the NPU runners; owned GPU methods are listed as not transplantable.
     """
-    _check_transplant_options(transplant_dir, npu_source, patches_dir)
-    texts = sources or (options.config.source,)
+    flags = DeltaFlags(**given)
+    _check_transplant_options(flags.transplant_dir, flags.npu_source, flags.patches_dir)
+    texts = flags.sources or (options.config.source,)
     located = [
         r
         for text in texts
         for r in locate_runners(text, options.cache, options.progress(), OMNI_GPU_RUNNERS)
     ]
-    allowed = _allow_list(allow_path) if allow_path is not None else ()
-    bases, notes = load_vllm_bases(vllm_specs or default_vllm_specs(texts), options)
+    allowed = _allow_list(flags.allow_path) if flags.allow_path is not None else ()
+    specs = flags.vllm_specs or api.default_vllm_specs(texts)
+    bases, notes = api.load_vllm_bases(specs, options.settings)
     target = next(iter(bases))
-    delta = vllm_delta.gpu_delta(
-        {Path(r.member).name: r.source for r in located}, bases, target, lenient
-    )
+    sources = {Path(r.member).name: r.source for r in located}
+    delta = vllm_delta.gpu_delta(sources, bases, target, flags.lenient)
     findings: list[Finding] = [*delta.findings, *notes]
     rows: list[parity.HunkParity] = []
     plan: transplant.Plan | None = None
-    if npu_source is not None:
-        npu = _npu_trees(npu_source, options)
+    if flags.npu_source is not None:
+        npu = _npu_trees(flags.npu_source, options)
         rows = parity.hunk_parity(delta, npu, allowed)
         findings.extend(parity.parity_findings(rows, allowed))
-        if transplant_dir is not None:
+        if flags.transplant_dir is not None:
             plan = transplant.plan(delta, npu, rows, options.config.upstream_class)
-    written = _write_patches(options, delta.patches, patches_dir, check, diff)
-    if plan is not None and transplant_dir is not None:
+    written = _write_patches(delta.patches, flags.patches_dir, flags, findings)
+    if plan is not None and flags.transplant_dir is not None:
         # Conflict resolutions recorded in the transplant (`resolve --patches DIR`) are kept.
-        kept = carry_edits(plan.patches, transplant_dir)
-        written += _write_patches(options, kept, transplant_dir, check, diff)
+        kept = api.carry_edits(plan.patches, flags.transplant_dir)
+        written += _write_patches(kept, flags.transplant_dir, flags, findings)
     click.echo(_text_report(delta) + _transplant_report(plan), nl=False)
-    emit_findings(findings)
     counts = _counts(delta, rows, written)
     if plan is not None:
         counts.update(transplanted=len(plan.moved), not_transplantable=len(plan.skipped))
-    write_json(json_path, _json_report(delta, rows, findings, counts, plan))
+    outcome = Report(tuple(extracted_blocks(delta.patches)), tuple(findings), counts)
+    document = _json_report(delta, rows, outcome, plan)
+    emit(outcome, flags.json_path, diff=flags.diff, document=document)
     summary(options, _summary_line(counts))
-    if errors(findings) or (check and written):
-        sys.exit(1)
+    return outcome
 
 
 def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
@@ -128,8 +135,8 @@ def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
 
 
 def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
-    located: list[Located] = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
-    return {Path(r.member).name: parse(r.source.text, r.source.path) for r in located}
+    located = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
+    return {Path(r.member).name: api.parse_source(r) for r in located}
 
 
 def _check_transplant_options(
@@ -139,11 +146,11 @@ def _check_transplant_options(
     if directory is None:
         return
     if npu_source is None:
-        raise BadInput.at(
-            Code.OP005, str(directory), 0,
+        message = (
             "--transplant needs --parity NPU_SOURCES: only the hunks the NPU runners lack "
-            "are transplanted",
-        )  # fmt: skip
+            "are transplanted"
+        )
+        raise BadInput.at(Code.OP005, str(directory), 0, message)
     if patches_dir is not None and patches_dir.resolve() == directory.resolve():
         raise BadInput.at(
             Code.OP005, str(directory), 0, "--transplant and --patches name the same directory"
@@ -151,13 +158,15 @@ def _check_transplant_options(
 
 
 def _write_patches(
-    options: Options, patches: PatchSet, directory: Path | None, check: bool, diff: bool
+    patches: PatchSet, directory: Path | None, flags: DeltaFlags, findings: list[Finding]
 ) -> int:
     """Write a patch set (when asked); the number of files that changed or would."""
     if directory is None:
         return 0
     files = {rel: encode(text) for rel, text in render_patch_set(patches, TOOL).items()}
-    changes = write_files(options, directory, files, existing(directory, "*/*.patch"), check, diff)
+    stale = existing(directory, "*/*.patch")
+    changes, would = write_files(directory, files, stale, flags.check, flags.diff)
+    findings.extend(would)
     return len(changes.changed) + len(changes.removed)
 
 
@@ -203,10 +212,10 @@ def _counts(
     delta: vllm_delta.Delta, rows: Sequence[parity.HunkParity], written: int
 ) -> dict[str, int]:
     statuses = Counter(f"{row.side}_{row.status.value}" for row in rows)
-    carried_by = Counter(
-        f"carried_by_{row.carried_by}"
+    present_as = Counter(
+        f"present_as_{row.present_as}"
         for row in rows
-        if row.side == "gpu" and row.status is Status.CARRIED and row.carried_by
+        if row.side == "gpu" and row.status is Parity.PRESENT and row.present_as
     )
     return {
         "modules": len(delta.patches.modules),
@@ -214,20 +223,18 @@ def _counts(
         "hunks": sum(len(m.hunks) for m in delta.methods),
         "written": written,
         **statuses,
-        **carried_by,
+        **present_as,
     }
 
 
 def _json_report(
     delta: vllm_delta.Delta,
     rows: Sequence[parity.HunkParity],
-    findings: Sequence[Finding],
-    counts: dict[str, int],
+    outcome: Report,
     plan: transplant.Plan | None = None,
 ) -> str:
-    document = json.loads(
-        report.json_report(report.extracted_blocks(delta.patches), findings, counts)
-    )
+    counts = dict(outcome.counts)
+    document = json.loads(report.json_report(outcome.placements, outcome.findings, counts))
     document["methods"] = [_method_dict(m) for m in delta.methods]
     document["parity"] = [_row_dict(row) for row in rows]
     if plan is not None:
@@ -296,7 +303,7 @@ def _row_dict(row: parity.HunkParity) -> dict[str, object]:
         "kind": row.kind,
         "lines": [row.start, row.end],
         "status": row.status.value,
-        "carried_by": row.carried_by,
+        "present_as": row.present_as or "",
         "counterpart": row.counterpart,
         "items": len(row.items),
         "missing": [{"line": i.line, "kind": i.kind.value, "text": i.text} for i in row.missing],

@@ -8,13 +8,16 @@ from pathlib import Path
 
 import click
 
-from omni_port.cli import Options, handle_errors, patches_option, shown, summary
-from omni_port.cli.inputs import load_upstream, save_patches
+from omni_port import api
+from omni_port.cli import Options, handle_errors, patches_option, summary
+from omni_port.cli.files import save_patches
 from omni_port.errors import BadInput
 from omni_port.model import Block, Code, Copy, ModulePatches
 from omni_port.patches import edits
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.syntax import Stmt, walk
+from omni_port.report import shown
+from omni_port.sources.upstream import Upstream
 from omni_port.sync import locate, splice
 
 
@@ -46,12 +49,12 @@ def resolve_command(
     directory = patches_dir or config.path(config.patches)
     patch_set = read_patch_set(directory)
     module, block = edits.find_block(patch_set, block_id)
-    loaded = load_upstream(upstream or config.upstream, options, config.upstream_class)
+    loaded = api.load_upstream(upstream or config.upstream, options.settings, config.upstream_class)
     member = _member(module, block, loaded)
     candidates = locate.decide(member, [_unresolved(block)])[0].candidates
     slot = _chosen(choice, candidates, member)
     resolution = locate.resolution_at(slot)
-    save_patches(options, directory, edits.resolve(patch_set, block_id, resolution))
+    save_patches(directory, edits.resolve(patch_set, block_id, resolution))
     where = " > ".join(slot.path) or "the method body"
     after = f"after `{resolution.after}`" if resolution.after else "first"
     summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
@@ -61,7 +64,7 @@ def _unresolved(block: Block) -> Block:
     return replace(block, anchor=replace(block.anchor, resolution=None))
 
 
-def _member(module: ModulePatches, block: Block, upstream: splice.Upstream) -> Stmt:
+def _member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
     copy = next(
         (
             p
@@ -132,5 +135,5 @@ def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path 
     config = options.config
     directory = patches_dir or config.path(config.patches)
     patch_set, new_id = edits.adopt(read_patch_set(directory), edit_id, title)
-    save_patches(options, directory, patch_set)
+    save_patches(directory, patch_set)
     summary(options, f"{edit_id} is now the marked block {new_id} in {shown(directory)}/")

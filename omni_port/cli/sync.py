@@ -3,42 +3,27 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
-from omni_port import report
+from omni_port import api, report
 from omni_port.cli import (
-    TOOL,
     Options,
-    emit_findings,
-    errors,
-    fail,
     handle_errors,
     json_option,
     patches_option,
-    shown,
     summary,
-    write_json,
+    v2,
     write_options,
 )
-from omni_port.cli.inputs import (
-    load_upstream,
-    previous_outputs,
-    read_patches,
-    with_history,
-    write_files,
-)
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
-from omni_port.gpu import transplant
-from omni_port.model import Code, PatchSet
-from omni_port.patches import lockfile
-from omni_port.patches.patchfile import INDEX_NAME
+from omni_port.model import Code, Placement, Report
 from omni_port.patches.store import Changes
-from omni_port.sync import pipeline, splice
+from omni_port.report import shown
 
 
 @click.command("sync")
@@ -88,7 +73,7 @@ def sync_command(
     transplant_dirs: tuple[Path, ...],
     check: bool,
     diff: bool,
-) -> None:
+) -> Report:
     """Generate the NPU runners from the patches and an upstream vllm-ascend.
 
     Every block is either placed where its anchor says, or reported as a conflict with its
@@ -99,65 +84,38 @@ def sync_command(
     directory = patches_dir or config.path(config.patches)
     target = out or config.path(config.generated)
     upstream_text = upstream or config.upstream
-    patch_set, patch_files = read_patches(directory)
-    loaded = load_upstream(upstream_text, options, upstream_class or config.upstream_class)
+    loaded = api.load_upstream(
+        upstream_text, options.settings, upstream_class or config.upstream_class
+    )
+    patch_set, _ = api.read_patches(directory)
     mode = history_mode or config.history
-    loaded, history_notes = with_history(loaded, options, patch_set, mode=mode)
+    loaded, history_notes = api.with_history(loaded, options.settings, patch_set, mode=mode)
     command = (
         f"omni-port sync --patches {shown(directory)} --upstream {loaded.label} "
         f"--out {shown(target)}" + "".join(f" --transplant {shown(d)}" for d in transplant_dirs)
     )
-    result, merged = sync_with_transplants(patch_set, patch_files, loaded, command, transplant_dirs)
-    placements = (*result.placements, *merged.orphans)
-    findings = (*history_notes, *result.findings, *merged.findings)
+    labels = [shown(d) for d in transplant_dirs]
+    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels)
+    placements = synced.placements
     for module in patch_set.modules:
         summary(options, _module_line(module.name, placements))
-    if any(f.code is Code.OP305 for f in findings):
-        fail([f for f in findings if f.code is Code.OP305])
-    changes = write_files(options, target, result.files, previous_outputs(target), check, diff)
-    emit_findings(findings)
+    uncompiled = [f for f in synced.findings if f.code is Code.OP501]
+    if uncompiled:
+        raise BadInput(uncompiled)
+    result = synced.result
+    changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
+    findings = (*history_notes, *synced.findings, *would)
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
-    if transplant_dirs:
-        counts.update(_transplant_counts(merged, placements))
-    write_json(json_path, _json_report(placements, findings, counts, merged))
+    if synced.merged is not None:
+        counts.update(_transplant_counts(synced.merged, placements))
+    outcome = Report(placements, findings, counts)
+    emit(outcome, json_path, diff=diff, document=_json_report(outcome, synced))
     summary(options, _syncsummary(counts, changes, check, target))
-    if errors(findings) or (check and not changes.clean):
-        sys.exit(1)
+    # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
+    return v2.combined(outcome, v2.sync_configured(options, check, diff))
 
 
-def load_transplants(directories: Sequence[Path]) -> list[transplant.Extra]:
-    """Every transplant input, read like a patch set; BadInput (exit 2) when one is not."""
-    extras = []
-    for directory in directories:
-        index = directory / INDEX_NAME
-        if not index.is_file():
-            raise BadInput.at(
-                Code.OP204, str(index), 0,
-                "no transplant patch set here; write one with "
-                "`omni-port gpu-delta SOURCES --parity NPU_SOURCES --transplant DIR`",
-            )  # fmt: skip
-        patch_set, files = read_patches(directory)
-        extras.append(transplant.Extra(shown(directory), lockfile.patches_digest(files), patch_set))
-    return extras
-
-
-def sync_with_transplants(
-    patch_set: PatchSet,
-    patch_files: dict[str, str],
-    upstream: splice.Upstream,
-    command: str,
-    directories: Sequence[Path],
-) -> tuple[pipeline.SyncResult, transplant.Merged]:
-    """``pipeline.sync`` of the patches with the transplant inputs merged in.
-
-    What `check` needs too to regenerate a tree whose lock names transplant inputs.
-    """
-    merged = transplant.merge(patch_set, load_transplants(directories))
-    result = pipeline.sync(merged.patches, patch_files, upstream, TOOL, command, merged.inputs)
-    return result, merged
-
-
-def _transplant_counts(merged: transplant.Merged, placements: Sequence[Any]) -> dict[str, int]:
+def _transplant_counts(merged: api.Merged, placements: Sequence[Placement]) -> dict[str, int]:
     joined = set(merged.joined)
     mine = [p for p in placements if p.block_id in joined]
     return {
@@ -168,15 +126,11 @@ def _transplant_counts(merged: transplant.Merged, placements: Sequence[Any]) -> 
     }
 
 
-def _json_report(
-    placements: Sequence[Any],
-    findings: Sequence[Any],
-    counts: dict[str, int],
-    merged: transplant.Merged,
-) -> str:
+def _json_report(outcome: Report, synced: api.Synced) -> str:
     """The sync report; with transplant inputs, which blocks came from which."""
-    text = report.json_report(placements, findings, counts)
-    if not merged.inputs:
+    text = report.json_report(outcome.placements, outcome.findings, dict(outcome.counts))
+    merged = synced.merged
+    if merged is None:
         return text
     document = json.loads(text)
     document["transplants"] = [
@@ -189,7 +143,7 @@ def _json_report(
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def _module_line(name: str, placements: Sequence[Any]) -> str:
+def _module_line(name: str, placements: Sequence[Placement]) -> str:
     mine = [p for p in placements if p.module == name]
     placed = sum(1 for p in mine if p.status.value == "placed")
     conflicts = sum(1 for p in mine if p.status.value == "conflict")

@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
+from omni_port import api
 from omni_port.cli import (
-    TOOL,
     Options,
-    emit_findings,
-    errors,
     handle_errors,
     json_option,
     patches_option,
-    shown,
     summary,
-    write_json,
 )
 from omni_port.cli.bases import detect_base
-from omni_port.cli.inputs import (
-    carry_edits,
-    extract_all,
-    load_base,
-    load_upstream,
-    previous_outputs,
-    save_patches,
-    verification_context,
-    verify_outputs,
-    with_history,
-    write_files,
-)
-from omni_port.extract import extractor
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.syntax import parse
-from omni_port.report import json_report
+from omni_port.cli.files import save_patches, write_files
+from omni_port.cli.output import emit
+from omni_port.model import Report
+from omni_port.report import shown
 from omni_port.sources.textio import encode, write_atomic
-from omni_port.sources.upstream import locate_runners
-from omni_port.sync import pipeline, upgrade
+from omni_port.sync import upgrade
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeFlags:
+    """The flags of `upgrade`, as given."""
+
+    sources: tuple[str, ...]
+    target: str
+    base: str | None
+    patches_dir: Path | None
+    out: Path | None
+    summary_path: Path
+    json_path: Path | None
+    candidates: str | None
 
 
 @click.command("upgrade")
@@ -72,11 +70,7 @@ from omni_port.sync import pipeline, upgrade
 )
 @click.pass_obj
 @handle_errors
-def upgrade_command(
-    options: Options, sources: tuple[str, ...], target: str, base: str | None,
-    patches_dir: Path | None, out: Path | None, summary_path: Path, json_path: Path | None,
-    candidates: str | None,
-) -> None:  # fmt: skip
+def upgrade_command(options: Options, /, **given: Any) -> Report:
     """Port the runners onto a new upstream and write a summary ready for a pull request.
 
     Extracts the runners against their base (detected when asked), syncs onto --to,
@@ -84,45 +78,46 @@ def upgrade_command(
     its candidates, the upstream changes near each block, copied methods upstream changed
     or removed, and new upstream methods. Exit 1 when anything needs a maintainer.
     """
+    flags = UpgradeFlags(**given)
+    sources, target, base, candidates = flags.sources, flags.target, flags.base, flags.candidates
+    patches_dir, out, summary_path, json_path = (
+        flags.patches_dir,
+        flags.out,
+        flags.summary_path,
+        flags.json_path,
+    )
     config = options.config
-    located = [
-        r
-        for t in (sources or (config.source,))
-        for r in locate_runners(t, options.cache, options.progress())
-    ]
+    settings = options.settings
+    located = api.load_runners(sources or (config.source,), settings)
     base_text = base if base is not None else config.base
     if not base_text or base_text == "detect":
         wanted = [c.strip() for c in candidates.split(",")] if candidates else []
-        ranked = detect_base(
-            options, [parse(r.source.text, r.source.path) for r in located], wanted
-        )
+        ranked = detect_base(options, [api.parse_source(r) for r in located], wanted)
         base_text = ranked[0].label
-        summary(
-            options, f"detected base {base_text} ({ranked[0].similarity:.1%} of copied statements)"
-        )
-    old = load_base(base_text, options)
-    ext_options = extractor.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
-    patch_set, extract_findings = extract_all(located, old, ext_options)
+        share = f"{ranked[0].similarity:.1%} of copied statements"
+        summary(options, f"detected base {base_text} ({share})")
+    old = api.load_upstream(base_text, settings)
+    ext_options = api.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+    patch_set, extract_findings = api.extract(located, old, ext_options)
     patch_dir = patches_dir or config.path(config.patches)
     # Titles and recorded resolutions of the previous patches survive the re-extraction.
-    patch_set = carry_edits(patch_set, patch_dir)
-    save_patches(options, patch_dir, patch_set)
-    new = load_upstream(target, options, config.upstream_class)
-    new, history_notes = with_history(new, options, patch_set, mode=config.history)
+    patch_set = api.carry_edits(patch_set, patch_dir)
+    save_patches(patch_dir, patch_set)
+    new = api.load_upstream(target, settings, config.upstream_class)
+    new, history_notes = api.with_history(new, settings, patch_set, mode=config.history)
     out_dir = out or config.path(config.generated)
     command = (
         f"omni-port sync --patches {shown(patch_dir)} --upstream {new.label} --out {shown(out_dir)}"
     )
-    result = pipeline.sync(patch_set, render_patch_set(patch_set, TOOL), new, TOOL, command)
-    write_files(options, out_dir, result.files, previous_outputs(out_dir), check=False, diff=False)
-    context = verification_context(
-        options, patch_set, new, target, located[0].label if located else config.source
-    )
+    result = api.sync_patches(patch_set, new, command).result
+    write_files(out_dir, result.files, api.previous_outputs(out_dir))
+    source_text = located[0].label if located else config.source
+    context = api.verification_context(settings, patch_set, new, target, source_text)
     findings = [
         *history_notes,
         *extract_findings,
         *result.findings,
-        *verify_outputs(result.files, result.placements, patch_set, context),
+        *api.verify_files(result.files, result.placements, patch_set, context),
     ]
     document = upgrade.summary(
         upgrade.Upgrade(
@@ -140,11 +135,10 @@ def upgrade_command(
         click.echo(document, nl=False)
     else:
         write_atomic(summary_path, encode(document))
-    emit_findings(findings)
-    write_json(json_path, json_report(result.placements, findings, result.counts))
+    outcome = Report(result.placements, tuple(findings), result.counts)
+    emit(outcome, json_path)
     counts = result.counts
     placed = counts["placed"] + counts["implicit_placed"]
     conflicts = counts["conflict"] + counts["implicit_conflict"]
     summary(options, f"{placed} placed, {conflicts} conflicts; summary in {summary_path}")
-    if errors(findings):
-        sys.exit(1)
+    return outcome

@@ -2,75 +2,76 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from omni_port import report
+from omni_port import api
 from omni_port.cli import (
     Options,
-    emit_findings,
-    errors,
     finding_counts,
     handle_errors,
+    json_option,
+    patches_option,
     summary,
-    write_json,
+    v2,
 )
-from omni_port.cli.inputs import (
-    load_upstream,
-    read_bytes_or_none,
-    read_lock,
-    read_patches,
-    verification_context,
-    verify_outputs,
-)
-from omni_port.patches import lockfile
+from omni_port.cli.output import emit
+from omni_port.model import Report
 
 
 @click.command("verify")
 @click.option(
-    "--generated", type=click.Path(file_okay=False, path_type=Path),
+    "--generated",
+    type=click.Path(file_okay=False, path_type=Path),
     help="Generated directory (default: `generated` in [tool.omni-port]).",
-)  # fmt: skip
+)
+@patches_option("Patches the runners were generated from (default: `patches`).")
 @click.option(
-    "--patches", "patches_dir", type=click.Path(file_okay=False, path_type=Path),
-    help="Patches the runners were generated from (default: `patches`).",
-)  # fmt: skip
-@click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a JSON report ('-' for stdout).",
-)  # fmt: skip
+    "--vllm",
+    "vllm_text",
+    default="",
+    help="vLLM source: vllm==X, X, a path or 'installed' (default: the release the upstream "
+    "vllm-ascend pairs with, read from its metadata; downloaded once, Python sources kept).",
+)
+@json_option
 @click.pass_obj
 @handle_errors
 def verify_command(
-    options: Options, generated: Path | None, patches_dir: Path | None, json_path: Path | None
-) -> None:
+    options: Options,
+    generated: Path | None,
+    patches_dir: Path | None,
+    vllm_text: str,
+    json_path: Path | None,
+) -> Report:
     """Prove the generated runners sound without running them.
 
     Every module compiles; no undefined, duplicate or splice-orphaned names; imports
-    resolve against the pinned vllm-ascend and vllm-omni sources (vllm when installed or
-    cached, otherwise an 'unverified' note); every local a block reads is bound on every
+    resolve against the pinned vllm-ascend, vllm-omni and vLLM sources (an 'unverified'
+    note names a source that cannot be had); every local a block reads is bound on every
     path before it; overrides match upstream signatures; upstream attributes blocks use
-    still exist.
+    still exist; arguments and unpacking targets line up with the fields and parameters
+    they fill.
     """
     config = options.config
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
-    lock = read_lock(out)
-    patch_set, _ = read_patches(directory)
-    loaded = load_upstream(lock.upstream, options, config.upstream_class)
-    files = {
-        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
-    }
-    placements = [lockfile.placement(row) for row in lock.placements]
-    context = verification_context(options, patch_set, loaded, lock.upstream, config.source)
-    findings = verify_outputs(files, placements, patch_set, context)
-    emit_findings(findings)
-    counts = finding_counts(findings)
-    write_json(json_path, report.json_report(placements, findings, counts))
-    problems = len(errors(findings))
+    verified = api.verify(out, directory, options.settings, vllm_text)
+    # The configured V2 tree is part of the workspace `verify` proves by default.
+    also = v2.verify_configured(options) if generated is None else None
+    if also is not None:
+        verified = replace(
+            verified,
+            modules=(*verified.modules, *also.modules),
+            placements=(*verified.placements, *also.placements),
+            findings=(*verified.findings, *also.findings),
+        )
+    findings = verified.findings
+    outcome = Report(verified.placements, findings, finding_counts(findings))
+    emit(outcome, json_path)
+    problems = sum(1 for f in findings if f.severity.value == "error")
     notes = len(findings) - problems
-    summary(options, f"verify: {len(files)} modules, {problems} problems, {notes} notes")
-    if problems:
-        sys.exit(1)
+    modules = len(verified.modules)
+    summary(options, f"verify: {modules} modules, {problems} problems, {notes} notes")
+    return outcome

@@ -36,27 +36,12 @@ from omni_port.model import (
 )
 from omni_port.pyast import diff
 from omni_port.pyast.names import unused_import_names
-from omni_port.pyast.syntax import (
-    Stmt,
-    Suite,
-    Tree,
-    find_def,
-    parse,
-    walk,
-)
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Stmt, Suite, Tree, find_def, walk
 from omni_port.sources.textio import SourceText
+from omni_port.sources.upstream import Upstream
 
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
-
-
-@dataclass(frozen=True, slots=True)
-class Base:
-    """The upstream module the source was ported from."""
-
-    #: ``vllm-ascend==0.18.0`` or a path.
-    label: str
-    sha256: str
-    tree: Tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +66,7 @@ class Extraction:
 def extract_module(
     source: SourceText,
     name: str,
-    base: Base | None = None,
+    base: Upstream | None = None,
     options: ExtractOptions = ExtractOptions(),
 ) -> Extraction:
     """Extract the pieces of one runner module.
@@ -124,14 +109,13 @@ def _comment_note(path: str, owner: str, member: Stmt, drift: Sequence[CommentDr
         for d in drift
     )
     line = next((d.line for d in drift if d.change == "added"), member.start)
-    return Finding("note", Code.OP902, path, line, message, detail=detail, severity=Severity.NOTE)
+    return Finding(Code.OP902, path, line, message, detail=detail, severity=Severity.NOTE)
 
 
 def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
     if not any(isinstance(p, Copy) for p in pieces):
         return None
     return Finding(
-        "note",
         Code.OP901,
         path,
         0,
@@ -145,7 +129,7 @@ def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
 class _Context:
     marked: MarkedTree
     stem: str
-    base: Base | None
+    base: Upstream | None
     options: ExtractOptions
     used_ids: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)

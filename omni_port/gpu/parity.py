@@ -12,12 +12,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu.counterparts import (
     ClassIndex,
     KnownClass,
-    Status,
+    Parity,
+    Presence,
     class_pool,
     index_classes,
     method_pool,
@@ -30,6 +30,7 @@ from omni_port.gpu.vllm_delta import CopiedMethod, Delta, gpu_delta
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast.syntax import Stmt, Tree, normalize
 from omni_port.sources.textio import SourceText
+from omni_port.sources.upstream import Upstream
 
 #: Which NPU runner module mirrors which GPU runner module.
 PAIRS = (
@@ -58,13 +59,13 @@ class HunkParity:
     kind: str
     start: int
     end: int
-    status: Status
+    status: Parity
     #: Where the counterpart was looked for (``NPUARModelRunner.execute_model``).
     counterpart: str
     items: tuple[Item, ...]
     missing: tuple[Item, ...]
-    #: How the found items are carried: "marked", "unmarked", "inherited" or "".
-    carried_by: str = ""
+    #: Where the other family has most of the items it has (None when it has none).
+    present_as: Presence | None = None
     #: The allow-list entry that covers a gap.
     allow: AllowEntry | None = None
 
@@ -101,10 +102,12 @@ def parse_allow_list(text: str, path: str) -> tuple[AllowEntry, ...]:
         owner, _, member = where.partition(".")
         if not (module and owner and member and reason):
             raise BadInput.at(
-                Code.OP005, path, number,
+                Code.OP005,
+                path,
+                number,
                 "expected 'module.py:Class.method[:hunk id or statement prefix]  reason' "
                 "(two spaces or a tab before the reason)",
-            )  # fmt: skip
+            )
         entries.append(AllowEntry(module, owner, member, selector.strip(), reason, path, number))
     return tuple(entries)
 
@@ -161,13 +164,27 @@ def _gpu_rows(
         inherited = any(c.name == cls.name and m is member for c, m in chain)
         pool = method_pool(chain, "npu")
         for ident, kind, start, end, items in _gpu_hunks(module, cls.name, member, copied):
-            status, missing, how = Status.INHERITED, tuple[Item, ...](), "inherited"
+            status: Parity = Parity.INHERITED
+            missing: tuple[Item, ...] = ()
+            how: Presence | None = Presence.INHERITED
             if not inherited:
                 status, missing, how = status_of(items, pool, wider)
             yield HunkParity(
-                "gpu", module, tree.path, cls.name, member.name, ident, kind, start, end,
-                status, _where(chain, npu_class, member.name), items, missing, how,
-            )  # fmt: skip
+                "gpu",
+                module,
+                tree.path,
+                cls.name,
+                member.name,
+                ident,
+                kind,
+                start,
+                end,
+                status,
+                _where(chain, npu_class, member.name),
+                items,
+                missing,
+                how,
+            )
 
 
 def _gpu_hunks(
@@ -195,13 +212,25 @@ def _npu_rows(
         )
         chain = resolve(gpu_class, member, index)
         status, missing, how = status_of(items, method_pool(chain, "gpu"), wider)
-        if status is Status.PARTIAL and len(missing) <= (1 - NPU_ONLY) * len(items):
-            status, missing = Status.CARRIED, ()
+        if status is Parity.PARTIAL and len(missing) <= (1 - NPU_ONLY) * len(items):
+            status, missing = Parity.PRESENT, ()
         ident = f"{stem}.{cls.name}.{member}.block-{number:02d}"
         yield HunkParity(
-            "npu", module, tree.path, cls.name, member, ident, "marked", start, end, status,
-            _where(chain, gpu_class, member), items, missing, how,
-        )  # fmt: skip
+            "npu",
+            module,
+            tree.path,
+            cls.name,
+            member,
+            ident,
+            "marked",
+            start,
+            end,
+            status,
+            _where(chain, gpu_class, member),
+            items,
+            missing,
+            how,
+        )
 
 
 def _npu_blocks(tree: Tree, cls: Stmt) -> Iterator[tuple[str, int, int, list[Stmt]]]:
@@ -228,11 +257,11 @@ def _where(chain: Sequence[tuple[KnownClass, Stmt]], start: str, name: str) -> s
 
 
 def _allow(row: HunkParity, allowed: Sequence[AllowEntry], delta: Delta) -> HunkParity:
-    if row.status not in (Status.PARTIAL, Status.MISSING):
+    if row.status not in (Parity.PARTIAL, Parity.MISSING):
         return row
     code = _code_of(row, delta)
     entry = next((e for e in allowed if _selects(e, row, code)), None)
-    return row if entry is None else replace(row, status=Status.ALLOWED, allow=entry)
+    return row if entry is None else replace(row, status=Parity.ALLOWED, allow=entry)
 
 
 def _code_of(row: HunkParity, delta: Delta) -> str:
@@ -244,15 +273,13 @@ def parity_findings(
     rows: Sequence[HunkParity], allowed: Sequence[AllowEntry] = ()
 ) -> list[Finding]:
     """OP408 ``parity`` findings for the gaps; notes for allow-list entries matching nothing."""
-    findings = [_finding(row) for row in rows if row.status in (Status.PARTIAL, Status.MISSING)]
+    findings = [_finding(row) for row in rows if row.status in (Parity.PARTIAL, Parity.MISSING)]
     used = {row.allow for row in rows if row.allow is not None}
     for entry in allowed:
         if entry not in used:
             message = f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no gap"
             findings.append(
-                Finding(
-                    "parity", Code.OP408, entry.path, entry.line, message, severity=Severity.NOTE
-                )
+                Finding(Code.OP408, entry.path, entry.line, message, severity=Severity.NOTE)
             )
     return findings
 
@@ -273,13 +300,13 @@ def _finding(row: HunkParity) -> Finding:
     selector = f":{local}" if row.kind != "owned" else ""
     detail.append(f"allow with: {row.module}:{row.owner}.{row.member}{selector}  <reason>")
     line = row.missing[0].line if row.side == "gpu" else row.start
-    return Finding("parity", Code.OP408, row.path, line, message, detail="\n".join(detail))
+    return Finding(Code.OP408, row.path, line, message, detail="\n".join(detail))
 
 
 def check_parity(
     gpu_sources: Mapping[str, SourceText],
     npu: Mapping[str, Tree],
-    bases: Mapping[str, extractor.Base],
+    bases: Mapping[str, Upstream],
     target: str,
     allowed: Sequence[AllowEntry] = (),
 ) -> list[Finding]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
-from omni_port.gpu.counterparts import Status, runner_class
+from omni_port.gpu.counterparts import Parity, runner_class
 from omni_port.gpu.parity import PAIRS, HunkParity
 from omni_port.gpu.vllm_delta import Delta
 from omni_port.model import (
@@ -44,7 +44,7 @@ from omni_port.pyast.syntax import Suite, Tree, find_def
 #: distinct from the NPU blocks' ids, valid in a patch file name, and easy to grep for.
 PREFIX = "gpu-"
 #: Parity statuses worth transplanting: the NPU side lacks all or part of the hunk.
-TAKEN = (Status.MISSING, Status.PARTIAL)
+TAKEN = (Parity.MISSING, Parity.PARTIAL)
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
 
 
@@ -62,7 +62,7 @@ class Moved:
     #: Id of the GPU hunk it comes from.
     source_id: str
     #: Parity status of the GPU hunk: missing or partial.
-    status: Status
+    status: Parity
     #: Whether the NPU runner class defines the method itself; if not, sync reports it.
     hosted: bool
 
@@ -79,7 +79,7 @@ class Skipped:
     #: GPU source path and line, for the report.
     path: str
     line: int
-    status: Status
+    status: Parity
     reason: str
 
 
@@ -131,9 +131,14 @@ def plan(
         if taken and cls is not None:
             copy = method.copy
             host = Copy(
-                f"{npu_module.removesuffix('.py')}.{cls.name}.{copy.name}", cls.name, copy.name,
-                upstream_class, copy.upstream_name, "", copy.origin,
-            )  # fmt: skip
+                f"{npu_module.removesuffix('.py')}.{cls.name}.{copy.name}",
+                cls.name,
+                copy.name,
+                upstream_class,
+                copy.upstream_name,
+                "",
+                copy.origin,
+            )
             pieces.setdefault(npu_module, []).extend([host, *(m.block for m in taken)])
             moved.extend(taken)
     skipped.extend(_owned(rows))
@@ -142,12 +147,12 @@ def plan(
 
 
 def _moved(
-    block: Block, gpu_module: str, npu_module: str, owner: str, status: Status, hosted: bool
+    block: Block, gpu_module: str, npu_module: str, owner: str, status: Parity, hosted: bool
 ) -> Moved:
     local = block.id.rsplit(".", 1)[-1]
     ident = f"{npu_module.removesuffix('.py')}.{owner}.{block.member}.{PREFIX}{local}"
     where = f"GPU {gpu_module} {block.owner}.{block.member} {local}"
-    note = "missing on NPU" if status is Status.MISSING else "partly carried on NPU: review"
+    note = "missing on NPU" if status is Parity.MISSING else "partly present on NPU: review"
     title = f"From {where} ({note})" + (f": {block.title}" if block.title else "")
     rehomed = replace(block, id=ident, owner=owner, title=title)
     return Moved(rehomed, npu_module, block.id, status, hosted)
@@ -166,9 +171,15 @@ def _unjudged(block: Block, module: str, npu_module: str, has_runner: bool) -> S
     else:
         reason = f"parity did not judge it: {block.owner} is not the runner class of {module}"
     return Skipped(
-        module, block.owner, block.member, block.id, block.origin.path, block.origin.start,
-        Status.MISSING, reason,
-    )  # fmt: skip
+        module,
+        block.owner,
+        block.member,
+        block.id,
+        block.origin.path,
+        block.origin.start,
+        Parity.MISSING,
+        reason,
+    )
 
 
 def _owned(rows: Sequence[HunkParity]) -> Iterator[Skipped]:
@@ -238,10 +249,12 @@ def merge(main: PatchSet, extras: Sequence[Extra]) -> Merged:
         for item in _incoming(extra):
             if item.block.id in seen:
                 raise BadInput.at(
-                    Code.OP201, item.path, 1,
+                    Code.OP201,
+                    item.path,
+                    1,
                     f"block id {item.block.id} is already in the patch set or another "
                     "transplant input",
-                )  # fmt: skip
+                )
             seen.add(item.block.id)
             waiting.setdefault((item.module, item.block.owner, item.block.member), []).append(item)
     joined: list[str] = []
@@ -249,7 +262,7 @@ def merge(main: PatchSet, extras: Sequence[Extra]) -> Merged:
     modules = []
     for module in main.modules:
         pieces: list[Piece] = []
-        for group in _groups(module.pieces):
+        for group in member_groups(module.pieces):
             pieces.extend(group)
             head = group[0]
             if not isinstance(head, Copy):
@@ -280,26 +293,30 @@ def _incoming(extra: Extra) -> Iterator[_Incoming]:
             elif not isinstance(piece, Block):
                 kind = "chunk" if isinstance(piece, Chunk) else "class header"
                 raise BadInput.at(
-                    Code.OP201, path, 1,
+                    Code.OP201,
+                    path,
+                    1,
                     f"a transplant input holds only copies and their blocks, not a {kind} "
                     f"(is {extra.label} an ordinary patch set? write transplants with "
                     "`omni-port gpu-delta --transplant`)",
-                )  # fmt: skip
+                )
             elif host is None:
                 raise BadInput.at(
                     Code.OP201, index, 1, f"block {piece.id} does not follow the copy it edits"
                 )
             elif (piece.owner, piece.member) != (host.owner, host.name):
                 raise BadInput.at(
-                    Code.OP201, path, 1,
+                    Code.OP201,
+                    path,
+                    1,
                     f"block of {piece.owner}.{piece.member} follows the copy of "
                     f"{host.owner}.{host.name}",
-                )  # fmt: skip
+                )
             else:
                 yield _Incoming(piece, module.name, path)
 
 
-def _groups(pieces: Sequence[Piece]) -> Iterator[list[Piece]]:
+def member_groups(pieces: Sequence[Piece]) -> Iterator[list[Piece]]:
     """Pieces by member: a copy with the blocks that follow it, or one other piece."""
     group: list[Piece] = []
     for piece in pieces:
@@ -355,11 +372,18 @@ def _homeless(main: PatchSet, module: str, owner: str, member: str) -> str:
 def _orphan_row(incoming: _Incoming, reason: str) -> Placement:
     block = incoming.block
     return Placement(
-        block.id, incoming.module, block.owner, block.member, block.kind.value, block.marked,
-        PlaceStatus.CONFLICT, 0.0, reason=reason,
-    )  # fmt: skip
+        block.id,
+        incoming.module,
+        block.owner,
+        block.member,
+        block.kind,
+        block.marked,
+        PlaceStatus.CONFLICT,
+        0.0,
+        reason=reason,
+    )
 
 
 def _orphan_finding(incoming: _Incoming, reason: str) -> Finding:
     message = f"{incoming.module}: transplanted block {incoming.block.id}: {reason}"
-    return Finding("conflict", Code.OP301, incoming.path, 1, message)
+    return Finding(Code.OP301, incoming.path, 1, message)

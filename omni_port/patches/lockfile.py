@@ -8,10 +8,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement, Rule, Status
+from omni_port.model import Code, Layout, Placement, Rule, Status, piece_kind
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An input a V2 tree was computed from besides the upstream and the patches."""
+
+    #: What it is: ``source`` (vLLM-Omni's runners), ``vllm-base`` (the vLLM the NPU runner
+    #: extends), ``vllm`` (a candidate base of omni's delta), ``allow`` (reviewed list).
+    role: str
+    label: str
+    sha256: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +40,10 @@ class Lock:
     placements: tuple[dict[str, object], ...] = ()
     #: (label, sha256) of the transplant inputs merged into the patches, in order.
     transplants: tuple[tuple[str, str], ...] = ()
+    #: Which runners the tree holds; a V1 lock does not write it.
+    layout: Layout = Layout.V1
+    #: Further inputs (V2 trees), in order.
+    sources: tuple[Source, ...] = ()
     #: (label, sha256 of the text) of the upstream history releases sync read, oldest first.
     history: tuple[tuple[str, str], ...] = ()
 
@@ -50,13 +65,19 @@ def render(lock: Lock) -> str:
         inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
     if lock.history:
         inputs["history"] = [{"label": lb, "sha256": sha} for lb, sha in lock.history]
-    document = {
+    if lock.sources:
+        inputs["sources"] = [
+            {"role": s.role, "label": s.label, "sha256": s.sha256} for s in lock.sources
+        ]
+    document: dict[str, object] = {
         "tool": lock.tool,
         "command": lock.command,
         "inputs": inputs,
         "outputs": dict(sorted(lock.outputs.items())),
         "placements": list(lock.placements),
     }
+    if lock.layout is not Layout.V1:
+        document["layout"] = lock.layout.value
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
@@ -69,12 +90,22 @@ def make(
     command: str,
     placements: Sequence[Placement],
     transplants: Sequence[tuple[str, str]] = (),
+    layout: Layout = Layout.V1,
+    sources: Sequence[Source] = (),
 ) -> Lock:
     rows = tuple(_row(p) for p in placements)
     return Lock(
-        tool, upstream, upstream_sha256, patches_sha256, dict(outputs), command, rows,
+        tool,
+        upstream,
+        upstream_sha256,
+        patches_sha256,
+        dict(outputs),
+        command,
+        rows,
         tuple(transplants),
-    )  # fmt: skip
+        layout,
+        tuple(sources),
+    )
 
 
 def _row(placement: Placement) -> dict[str, object]:
@@ -103,8 +134,13 @@ def parse(text: str, path: str) -> Lock:
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
             history=tuple((str(t["label"]), str(t["sha256"])) for t in inputs.get("history", ())),
+            layout=Layout(str(data.get("layout", Layout.V1.value))),
+            sources=tuple(
+                Source(str(s["role"]), str(s["label"]), str(s["sha256"]))
+                for s in inputs.get("sources", ())
+            ),
         )
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None
 
 
@@ -119,7 +155,7 @@ def placement(row: Mapping[str, object]) -> Placement:
         module=str(row.get("module", "")),
         owner=str(row.get("class", "")),
         member=str(row.get("method", "")),
-        kind=str(row.get("kind", "")),
+        kind=piece_kind(str(row.get("kind", ""))),
         marked=bool(row.get("marked", False)),
         status=Status(str(row.get("status", "placed"))),
         confidence=float(str(row.get("confidence", 0.0))),

@@ -16,7 +16,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -86,32 +86,6 @@ class Tree:
     def text(self, start: int, end: int) -> str:
         """Lines ``start..end`` (inclusive) joined, each ending with "\\n"."""
         return "".join(line + "\n" for line in self.lines[start - 1 : end])
-
-
-def parse(text: str, path: str) -> Tree:
-    """Parse Python text into a statement tree.
-
-    Raises BadInput (OP002) with the offending line echoed and a caret under it.
-    """
-    # libcst is imported on first parse: commands that parse nothing start fast.
-    from omni_port.pyast import cstwalk
-
-    module_ast = _parse_ast(text, path)
-    return cstwalk.build(text, path, module_ast)
-
-
-def _parse_ast(text: str, path: str) -> ast.Module:
-    # The parser refuses a NUL byte without saying where it is (as a SyntaxError or a
-    # ValueError, by Python version): point at it ourselves.
-    nul = text.find("\0")
-    if nul >= 0:
-        line_start = text.rfind("\n", 0, nul) + 1
-        line = text.count("\n", 0, nul) + 1
-        raise syntax_error(path, text, line, nul - line_start + 1, "a NUL byte in the source")
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise syntax_error(path, text, exc.lineno or 1, exc.offset or 1, exc.msg) from None
 
 
 def syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:
@@ -253,6 +227,14 @@ def names_of(
     return frozenset(reads), frozenset(writes)
 
 
+def import_bindings(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Names an import statement binds: ``import a.b`` binds ``a``; ``*`` binds nothing
+    that can be named."""
+    if isinstance(node, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in node.names]
+    return [a.asname or a.name for a in node.names if a.name != "*"]
+
+
 def normalize(code: str) -> str:
     """Normalized key of one simple statement given as code (any indentation)."""
     tree = ast.parse(dedent_code(code))
@@ -268,13 +250,28 @@ def walk(suite: Suite, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, 
             yield from walk(clause, inner)
 
 
-def find_def(suite: Suite, name: str) -> Stmt | None:
-    """The def or class called ``name`` directly in ``suite`` (the last one wins, as in Python)."""
-    found = None
-    for stmt in suite.stmts:
-        if stmt.name == name:
-            found = stmt
+@overload
+def find_def(body: Suite, name: str) -> Stmt | None: ...
+
+
+@overload
+def find_def(body: Sequence[ast.stmt], name: str) -> ast.stmt | None: ...
+
+
+def find_def(body: Suite | Sequence[ast.stmt], name: str) -> Stmt | ast.stmt | None:
+    """The def or class called ``name`` directly in ``body``, a statement tree's body or an
+    ``ast`` one: the last one wins, as in Python."""
+    found: Stmt | ast.stmt | None = None
+    for item in body.stmts if isinstance(body, Suite) else body:
+        if _def_name(item) == name:
+            found = item
     return found
+
+
+def _def_name(item: Stmt | ast.stmt) -> str:
+    if isinstance(item, Stmt):
+        return item.name
+    return item.name if isinstance(item, NAMED) else ""
 
 
 def dedent_code(code: str) -> str:

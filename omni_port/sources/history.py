@@ -11,25 +11,20 @@ evidence to give.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Finding, Severity
 from omni_port.sources import upstream
 from omni_port.sources.textio import write_atomic
-from omni_port.sources.upstream import ASCEND_RUNNER, Progress, Spec, SpecKind, parse_spec
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """One upstream release (or commit of a clone) of the upstream module."""
-
-    #: ``vllm-ascend==0.21.0rc1``, or ``PATH@REV`` for a commit of a clone.
-    label: str
-    #: The module's source.
-    text: str
-
+from omni_port.sources.upstream import (
+    ASCEND_RUNNER,
+    Progress,
+    Release,
+    Spec,
+    SpecKind,
+    parse_spec,
+)
 
 #: Releases (or commits) before the base that history includes: a hand port's copies often
 #: come from a release or two before the one its code matches best as a whole.
@@ -117,7 +112,7 @@ def load(
         except BadInput as error:
             first = error.findings[0]
             message = f"left out of upstream history: {first.message}"
-            notes.append(Finding("note", Code.OP003, name, 0, message, severity=Severity.NOTE))
+            notes.append(Finding(Code.OP003, name, 0, message, severity=Severity.NOTE))
             continue
         releases.append(Release(name, located.source.text))
         digests.append((name, located.source.sha256))

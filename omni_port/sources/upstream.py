@@ -17,10 +17,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources.textio import SourceText, decode, read_source, write_atomic
+
+if TYPE_CHECKING:
+    from omni_port.pyast.syntax import Tree
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -36,8 +40,20 @@ OMNI_GPU_RUNNERS = (
 )
 #: The upstream module the NPU runners copy from, inside a vllm-ascend distribution.
 ASCEND_RUNNER = "vllm_ascend/worker/model_runner_v1.py"
+#: Dotted name of that module: copies import its own definitions from it.
+ASCEND_MODULE = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
 #: vLLM's GPU runner, inside a vllm distribution.
 VLLM_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+#: vLLM-Omni's Model Runner V2 runners, inside a vllm-omni distribution.
+OMNI_V2_RUNNERS = (
+    "vllm_omni/worker_v2/omni_model_runner.py",
+    "vllm_omni/worker_v2/omni_ar_model_runner.py",
+    "vllm_omni/worker_v2/omni_generation_model_runner.py",
+)
+#: vllm-ascend's Model Runner V2 runner, inside a vllm-ascend distribution.
+ASCEND_V2_RUNNER = "vllm_ascend/worker/v2/model_runner.py"
+#: vLLM's Model Runner V2, inside a vllm distribution.
+VLLM_V2_RUNNER = "vllm/v1/worker/gpu/model_runner.py"
 
 Progress = Callable[[str], None]
 
@@ -123,6 +139,41 @@ class Located:
     #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
     member: str
     source: SourceText
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One upstream release (or commit of a clone) of the upstream module, as text."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``PATH@REV`` for a commit of a clone.
+    label: str
+    #: The module's source.
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """A parsed upstream module: what extract compares the runners with (their base), what
+    sync ports them onto (the target), and what verify checks overrides against."""
+
+    #: ``vllm-ascend==0.23.0`` or a path.
+    label: str
+    #: sha256 of the module's bytes.
+    sha256: str
+    tree: Tree
+    #: Dotted module name the copies come from, for imports of its own definitions.
+    module: str = ASCEND_MODULE
+    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
+    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
+    class_name: str = ""
+    #: Upstream releases (or commits) around an upgrade, oldest first: the evidence of the
+    #: upstream-history rule (sync reads it when the patches' base is among them).
+    history: tuple[Release, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The module's source text (line endings normalized to "\\n")."""
+        return self.tree.text(1, len(self.tree.lines))
 
 
 def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = None) -> Located:
@@ -250,6 +301,13 @@ def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None
 def _no_wheel_message(dist: str, version: str, output: str) -> str:
     listed = re.search(r"from versions: ([^)]*)\)", output)
     versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    versions = [v for v in versions if v and v != "none"]
+    if not versions:
+        # pip lists "none" when the index is unreachable as when the project has no wheel.
+        return (
+            f"the index lists no wheel of {dist} at all (offline, or no such project?); "
+            "pass a source path instead"
+        )
     message = (
         f"{dist}=={version} has no wheel on PyPI (an sdist-only release cannot be fetched "
         "without building it)"
@@ -371,26 +429,24 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
     }
 
 
-def cached_wheel(dist: str, cache: Path) -> Spec | None:
-    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
-    folders = sorted(
-        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
-    )
-    for folder in reversed(folders):
-        if any(folder.glob("*.whl")):
-            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
-    return None
-
-
 def wheel_versions(dist: str) -> list[str]:
     """Every version of ``dist`` with a wheel on the index, oldest first (asks pip)."""
     import subprocess
     import tempfile
 
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--pre",
-        "--disable-pip-version-check", "--dest", tempfile.gettempdir(), f"{dist}==0.0.0.dev0",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--pre",
+        "--disable-pip-version-check",
+        "--dest",
+        tempfile.gettempdir(),
+        f"{dist}==0.0.0.dev0",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     listed = re.search(r"from versions: ([^)]*)\)", result.stdout + result.stderr)
     if not listed:

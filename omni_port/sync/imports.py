@@ -15,7 +15,8 @@ from typing import Protocol
 
 from omni_port.model import Code, Finding, ModulePatches
 from omni_port.pyast.names import NameIssue, issues
-from omni_port.pyast.syntax import Stmt, Suite, Tree
+from omni_port.pyast.syntax import Stmt, Suite, Tree, import_bindings
+from omni_port.sources.upstream import Upstream
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
 
@@ -29,17 +30,6 @@ class Segment(Protocol):
     def tag(self) -> str: ...
 
 
-class UpstreamLike(Protocol):
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def tree(self) -> Tree: ...
-
-    @property
-    def module(self) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Binding:
     """How the upstream module makes a name available."""
@@ -50,9 +40,7 @@ class Binding:
     type_checking: bool
 
 
-def settle(
-    segments: Sequence[Segment], module: ModulePatches, upstream: UpstreamLike
-) -> list[Finding]:
+def settle(segments: Sequence[Segment], module: ModulePatches, upstream: Upstream) -> list[Finding]:
     """Fix the imports of the assembled segments in place; unresolvable names are findings."""
     text = _text_of(segments)
     found = issues(text, module.name)
@@ -68,7 +56,6 @@ def settle(
     unresolved = [i for i in found if i.kind == "undefined" and i.name not in resolved]
     return [
         Finding(
-            "unresolved-name",
             Code.OP303,
             module.name,
             line,
@@ -237,13 +224,7 @@ def _binds_any(text: str, names: set[str]) -> bool:
         body = ast.parse(text).body
     except SyntaxError:
         return False
-    return any(_import_binds(node) & names for node in body)
-
-
-def _import_binds(node: ast.stmt) -> set[str]:
-    """Names a top-level import statement binds (nothing for other statements)."""
-    if isinstance(node, ast.Import):
-        return {a.asname or a.name.split(".")[0] for a in node.names}
-    if isinstance(node, ast.ImportFrom):
-        return {a.asname or a.name for a in node.names}
-    return set()
+    return any(
+        isinstance(node, ast.Import | ast.ImportFrom) and names & set(import_bindings(node))
+        for node in body
+    )

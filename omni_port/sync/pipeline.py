@@ -8,7 +8,9 @@ from dataclasses import dataclass, replace
 from omni_port.errors import BadInput
 from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
 from omni_port.patches import lockfile
+from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
+from omni_port.sources.upstream import Upstream
 from omni_port.sync import splice
 
 GENERATED = "@gen" + "erated"
@@ -26,7 +28,7 @@ class SyncResult:
 
 def header(
     tool: str,
-    upstream: splice.Upstream,
+    upstream: Upstream,
     patches_sha256: str,
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
@@ -55,7 +57,7 @@ def header(
 def sync(
     patches: PatchSet,
     patch_files: Mapping[str, str],
-    upstream: splice.Upstream,
+    upstream: Upstream,
     tool: str,
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
@@ -74,7 +76,7 @@ def sync(
     for module in patches.modules:
         built = splice.build(module, upstream, top)
         findings.extend(built.findings)
-        findings.extend(_compile_findings(module.name, built.text))
+        findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)
         placements.extend(built.placements)
     outputs = {name: sha256(data) for name, data in files.items()}
@@ -85,22 +87,6 @@ def sync(
     lock = replace(lock, history=history)
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
-
-
-def _compile_findings(name: str, text: str) -> list[Finding]:
-    try:
-        compile(text, name, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        return [
-            Finding(
-                "verify",
-                Code.OP305,
-                name,
-                exc.lineno or 0,
-                f"generated module does not compile: {exc.msg}",
-            )
-        ]
-    return []
 
 
 def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
@@ -124,7 +110,7 @@ def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
     }
 
 
-def _require_upstream_classes(patches: PatchSet, upstream: splice.Upstream) -> None:
+def _require_upstream_classes(patches: PatchSet, upstream: Upstream) -> None:
     """BadInput (OP004) when the upstream lacks a class the copies come from.
 
     A missing method is an upgrade's business (a conflict); a missing class means the

@@ -24,36 +24,20 @@ from omni_port.model import (
     ModulePatches,
     Piece,
     Placement,
+    RegionKind,
     Rule,
     Severity,
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
-from omni_port.sources.history import Release
+from omni_port.report import shorten
+from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
 from omni_port.sync.rules.history import MemberHistory, copy_release, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
 CONFLICT_LINE = "# | "
-
-
-@dataclass(frozen=True, slots=True)
-class Upstream:
-    """The upstream module to port onto."""
-
-    #: ``vllm-ascend==0.23.0`` or a path.
-    label: str
-    sha256: str
-    tree: Tree
-    #: Dotted module name the copies come from, for imports of its own definitions.
-    module: str
-    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
-    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
-    class_name: str = ""
-    #: Upstream releases (or commits) around the upgrade, oldest first: the evidence of
-    #: the upstream-history rule. The patches' base must be among them for it to apply.
-    history: tuple[Release, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +332,7 @@ def _conflict_lines(
     lines.append(f"# {reason}.")
     for scored in candidates:
         where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
-        lines.append(f"#   candidate: {where}: {_short(scored.slot.text())}")
+        lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
     )
@@ -362,10 +346,6 @@ def _conflict_lines(
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _vanished(
     assembly: _Assembly,
     module: ModulePatches,
@@ -377,7 +357,6 @@ def _vanished(
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
     assembly.findings.append(
         Finding(
-            "conflict",
             Code.OP302,
             module.name,
             0,
@@ -405,7 +384,7 @@ def _history_finding(
     line = decision.slot.line() if decision.slot is not None else 0
     code = Code.OP306 if decision.lag else Code.OP307
     message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
-    return Finding("history", code, upstream.label, line, message, severity=Severity.NOTE)
+    return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
 
 
 def _conflict_finding(
@@ -416,7 +395,6 @@ def _conflict_finding(
     )
     line = decision.slot.line() if decision.slot is not None else 0
     return Finding(
-        "conflict",
         Code.OP301,
         f"{upstream.label}",
         line,
@@ -446,7 +424,7 @@ def _carried_rows(
     for piece in carried:
         if isinstance(piece, Chunk) and piece.marked:
             start, end = ranges.get(piece.id, (0, 0))
-            kind = "class-level" if piece.owner else "module-level"
+            kind = RegionKind.CLASS_LEVEL if piece.owner else RegionKind.MODULE_LEVEL
             yield Placement(
                 piece.id,
                 module.name,
@@ -481,7 +459,7 @@ def _decision_rows(
             module.name,
             copy.owner,
             copy.name,
-            block.kind.value,
+            block.kind,
             block.marked,
             status,
             decision.score,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block
+from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import (
     Stmt,
     Suite,
@@ -29,10 +30,9 @@ from omni_port.pyast.syntax import (
     dedent_code,
     find_def,
     full_key,
-    parse,
     walk,
 )
-from omni_port.sources.history import Release
+from omni_port.sources.upstream import Release
 from omni_port.sync.rules import merge3
 from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
 

@@ -418,6 +418,17 @@ def _side(
     return _Side(tuple(counterpart), tuple(tuple(g) for g in inserted))
 
 
+def _touching(inserter: _Side, remover: _Side, what: str) -> None:
+    """diff3's adjacency: one side's insertion next to an item the other side removed is
+    one change meeting another (a replacement, most likely), never two edits to merge."""
+    for gap, inserted in enumerate(inserter.inserted):
+        if not inserted:
+            continue
+        neighbours = [i for i in (gap - 1, gap) if 0 <= i < len(remover.counterpart)]
+        if any(remover.counterpart[i] is None for i in neighbours):
+            raise _Conflict(f"both sides changed {what} at the same place")
+
+
 class _Sequence:
     """diff3 over one list field, item by item: an edit of one side merges with any edit
     of the other side that touches another item or another gap. Subclasses write the
@@ -440,6 +451,8 @@ class _Sequence:
     def merge(self) -> list[ast.AST]:
         ours = _side(self.b, self.o, self.similar)
         theirs = _side(self.b, self.t, self.similar)
+        _touching(ours, theirs, self.what)
+        _touching(theirs, ours, self.what)
         result: list[ast.AST] = []
         last_o = -1  # the last omni item placed so far: where upstream's insertions go
         for gap in range(len(self.b) + 1):

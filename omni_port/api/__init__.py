@@ -1,0 +1,224 @@
+"""The public API: omni-port's stages as functions on text, paths and release specs.
+
+The command line, the tests and the benchmarks all go through these functions; nobody
+rebuilds the pipeline by hand. Text in, values out:
+
+- ``parse_upstream(text)`` -> ``Upstream``: an upstream module given as text;
+- ``extract_text(text, base=...)`` -> ``Extraction``: one runner module's pieces;
+- ``sync_patches(patches, upstream)`` -> ``Synced``: the generated modules and their lock;
+- ``port_text(runner, base, upstream)`` -> ``Ported``: extract then sync, one module;
+- ``verify_files(files, placements, patches, context)`` -> findings.
+
+Specs and paths (read inputs, download releases into the cache; they never write):
+
+- ``load_upstream(spec, settings)``, ``load_runners(specs, settings)``,
+  ``read_patches(directory)``, ``read_lock(directory)``;
+- ``extract(sources, base, options)`` -> ``(PatchSet, findings)``;
+- ``sync(patches_dir, upstream, transplants=...)`` -> ``Synced``;
+- ``verify(generated_dir, patches_dir, settings)`` -> ``Verified``;
+- ``check(inputs, settings)`` -> findings.
+
+Writing the results (atomically) is the caller's business: ``omni_port.sources.textio``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omni_port import TOOL
+from omni_port.api import v2
+from omni_port.api.check import check
+from omni_port.api.inputs import (
+    Settings,
+    carry_edits,
+    default_vllm_specs,
+    extract_all,
+    load_runners,
+    load_upstream,
+    load_vllm_bases,
+    patches_source,
+    previous_outputs,
+    read_bytes_or_none,
+    read_lock,
+    read_patches,
+    verification_context,
+    with_history,
+)
+from omni_port.api.run import (
+    SYNC_COMMAND,
+    Synced,
+    read_transplants,
+    sync_patches,
+    verify_files,
+)
+from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
+from omni_port.gpu.transplant import Merged
+from omni_port.model import Finding, PatchSet, Placement
+from omni_port.patches import lockfile
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
+from omni_port.sources.textio import SourceText, decode, sha256
+from omni_port.sources.upstream import ASCEND_MODULE, Located, Upstream
+from omni_port.sources.workspace import CheckInputs
+from omni_port.sync.pipeline import SyncResult
+
+__all__ = [
+    "CheckInputs",
+    "ExtractOptions",
+    "Extraction",
+    "Located",
+    "Merged",
+    "Ported",
+    "Settings",
+    "SyncResult",
+    "Synced",
+    "Upstream",
+    "Verified",
+    "carry_edits",
+    "check",
+    "default_vllm_specs",
+    "extract",
+    "extract_text",
+    "load_runners",
+    "load_upstream",
+    "load_vllm_bases",
+    "parse_source",
+    "parse_upstream",
+    "port_text",
+    "previous_outputs",
+    "read_lock",
+    "read_patches",
+    "sync",
+    "sync_patches",
+    "v2",
+    "verification_context",
+    "verify",
+    "verify_files",
+    "with_history",
+]
+
+# --- text in, values out ---------------------------------------------------------------------
+
+
+def parse_upstream(
+    text: str, label: str = "upstream.py", module: str = ASCEND_MODULE, class_name: str = ""
+) -> Upstream:
+    """An upstream module given as text. Raises BadInput (OP002) when it does not parse."""
+    return Upstream(label, sha256(text.encode("utf-8")), parse(text, label), module, class_name)
+
+
+def parse_source(located: Located) -> Tree:
+    """The statement tree of a located runner file. Raises BadInput (OP002)."""
+    return parse(located.source.text, located.source.path)
+
+
+def extract_text(
+    text: str | SourceText,
+    name: str = "runner.py",
+    base: Upstream | None = None,
+    options: ExtractOptions | None = None,
+    path: str = "",
+) -> Extraction:
+    """The pieces of one runner module, given as text or as a decoded file (which keeps its
+    line endings, BOM and sha256); ``path`` names it in findings.
+
+    Raises BadInput on malformed markers (unless ``options.lenient``) or a syntax error.
+    """
+    source = text if isinstance(text, SourceText) else decode(text.encode("utf-8"), path or name)
+    return extract_module(source, name, base, options or ExtractOptions())
+
+
+@dataclass(frozen=True, slots=True)
+class Ported:
+    """One runner module extracted against a base and synced onto an upstream."""
+
+    extraction: Extraction
+    synced: Synced
+
+    @property
+    def patches(self) -> PatchSet:
+        return PatchSet((self.extraction.module,))
+
+    def text(self, name: str = "") -> str:
+        """The generated module's text."""
+        name = name or self.extraction.module.name
+        return decode(self.synced.result.files[name], name).text
+
+
+def port_text(
+    runner: str,
+    base: str | Upstream,
+    upstream: str | Upstream,
+    name: str = "runner.py",
+    options: ExtractOptions | None = None,
+    tool: str = TOOL,
+) -> Ported:
+    """Extract ``runner`` against ``base`` and sync it onto ``upstream`` (texts or modules);
+    ``tool`` names the generator in the header and the lock."""
+    base_module = base if isinstance(base, Upstream) else parse_upstream(base, "base.py")
+    target = upstream if isinstance(upstream, Upstream) else parse_upstream(upstream)
+    extraction = extract_text(runner, name, base_module, options)
+    patches = PatchSet((extraction.module,))
+    return Ported(extraction, sync_patches(patches, target, tool=tool))
+
+
+# --- specs and paths -------------------------------------------------------------------------
+
+
+def extract(
+    sources: Sequence[Located], base: Upstream | None, options: ExtractOptions
+) -> tuple[PatchSet, list[Finding]]:
+    """Extract every located runner; BadInput lists every bad one and none is kept."""
+    return extract_all(sources, base, options)
+
+
+def sync(
+    patches_dir: Path,
+    upstream: Upstream,
+    command: str = SYNC_COMMAND,
+    transplants: Sequence[Path] = (),
+    transplant_labels: Sequence[str] | None = None,
+) -> tuple[PatchSet, Synced]:
+    """Read the patches (and transplant inputs) and sync them onto ``upstream``."""
+    patch_set, patch_files = read_patches(patches_dir)
+    labels = transplant_labels if transplant_labels is not None else [str(d) for d in transplants]
+    extras = read_transplants(transplants, labels)
+    return patch_set, sync_patches(patch_set, upstream, command, patch_files, extras)
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """What verify read and found."""
+
+    #: Generated module file names checked.
+    modules: tuple[str, ...]
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...] = field(default=())
+
+
+def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "") -> Verified:
+    """Verify the generated tree as its lock says it was made (a V1 or a V2 tree). BadInput
+    without a lock.
+
+    The omni package sources are those of the release the patches were extracted from;
+    ``vllm`` is a vLLM spec ("" for the release the upstream vllm-ascend pairs with)."""
+    config = settings.config
+    lock = read_lock(generated)
+    if v2.is_v2(lock):
+        placements = tuple(lockfile.placement(row) for row in lock.placements)
+        modules = tuple(name for name in lock.outputs if name.endswith(".py"))
+        return Verified(modules, placements, tuple(v2.verify_tree(generated, lock, settings)))
+    patch_set, _ = read_patches(patches_dir)
+    upstream = load_upstream(lock.upstream, settings, config.upstream_class)
+    files = {
+        name: read_bytes_or_none(generated / name) or b""
+        for name in lock.outputs
+        if name.endswith(".py")
+    }
+    placements = tuple(lockfile.placement(row) for row in lock.placements)
+    source = patches_source(patch_set, config.source)
+    context = verification_context(settings, patch_set, upstream, lock.upstream, source, vllm)
+    findings = verify_files(files, placements, patch_set, context)
+    return Verified(tuple(files), placements, tuple(findings))

@@ -1,0 +1,268 @@
+"""Loading what the stages read: runner sources, upstreams, patches, locks, package sources.
+
+Reading only: a spec is located (a path, an installed package, or a release downloaded once
+into the cache) and parsed. Nothing here writes outside the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from omni_port import TOOL
+from omni_port.errors import BadInput
+from omni_port.extract import extractor
+from omni_port.gpu import vllm_delta
+from omni_port.model import Block, Chunk, Code, Finding, ModulePatches, PatchSet, Piece, Severity
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.store import read_patch_set
+from omni_port.pyast.parser import parse
+from omni_port.sources import history, trees, vllm_sources
+from omni_port.sources.config import Config
+from omni_port.sources.upstream import (
+    ASCEND_RUNNER,
+    Located,
+    Progress,
+    SpecKind,
+    Upstream,
+    default_cache,
+    locate,
+    locate_runners,
+    package_texts,
+    parse_spec,
+)
+from omni_port.verify import checks
+
+#: Packages whose imports must resolve against their pinned sources.
+CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
+#: Package the generated runners replace, so that they resolve each other's imports.
+RUNNER_PACKAGE = "vllm_omni.platforms.npu.worker"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What every stage that reads inputs needs: configuration, download cache, progress."""
+
+    #: ``[tool.omni-port]`` of the host repository (the defaults when there is none).
+    config: Config = field(default_factory=Config)
+    #: Download cache for releases.
+    cache: Path = field(default_factory=default_cache)
+    #: Where progress lines go (downloads); None for silence.
+    progress: Progress | None = None
+
+
+def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstream:
+    """Parse the vllm-ascend runner module ``text`` names (a version, a path, ``installed``).
+
+    Raises BadInput (OP003) when it cannot be had, (OP002) when it does not parse.
+    """
+    spec = parse_spec(text, "vllm-ascend")
+    located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
+    source = located.source
+    # A release never changes: its tree is kept. A file of the user's is parsed each time.
+    kept = settings.cache if spec.kind is SpecKind.PYPI else None
+    tree = trees.parsed(source, kept)
+    return Upstream(located.label, source.sha256, tree, class_name=class_name)
+
+
+def with_history(
+    upstream: Upstream,
+    settings: Settings,
+    patch_set: PatchSet | None = None,
+    names: Sequence[str] | None = None,
+    mode: str = "auto",
+) -> tuple[Upstream, list[Finding]]:
+    """``upstream`` with its history: the releases ``names`` (a lock's), or with ``mode``
+    ``auto`` those around the patches' base and the upstream (``sources.history``).
+
+    History is evidence, so what cannot be had is left out with a note, never an error.
+    """
+    if names is None:
+        base = next((m.base for m in patch_set.modules if m.base), "") if patch_set else ""
+        if mode != "auto" or not base:
+            return upstream, []
+        try:
+            names = history.labels(base, upstream.label, settings.cache)
+        except BadInput as error:
+            reason = error.findings[0].message
+            message = f"no upstream history: {reason}"
+            note = Finding(Code.OP003, upstream.label, 0, message, severity=Severity.NOTE)
+            return upstream, [note]
+    releases, _, notes = history.load(names, settings.cache, settings.progress)
+    return replace(upstream, history=releases), notes
+
+
+def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
+    """The runner files each source argument names: a release, a checkout, a folder, files."""
+    return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
+
+
+def default_vllm_specs(texts: Sequence[str]) -> list[str]:
+    """The target vLLM of the source release (or checkout), and the minors around it."""
+    version = ""
+    for text in texts:
+        spec = parse_spec(text, "vllm-omni")
+        if spec.kind is SpecKind.PYPI:
+            version = spec.version
+        elif spec.kind is SpecKind.PATH:
+            version = vllm_delta.omni_version_of(Path(spec.path))
+        if version:
+            break
+    if not version:
+        message = "cannot tell which vLLM release the sources target; pass --vllm vllm==X"
+        raise BadInput.at(Code.OP005, texts[0], 0, message)
+    target = vllm_delta.target_vllm(version)
+    return [target, *(v for v in vllm_delta.neighbours(target) if v != target)]
+
+
+def load_vllm_bases(
+    specs: Sequence[str], settings: Settings
+) -> tuple[dict[str, Upstream], list[Finding]]:
+    """Every candidate that can be had; a candidate other than the first may be missing."""
+    bases: dict[str, Upstream] = {}
+    notes: list[Finding] = []
+    for number, text in enumerate(specs):
+        try:
+            spec = parse_spec(text, "vllm")
+            located = vllm_delta.locate_vllm(spec, settings.cache, settings.progress)
+        except BadInput as error:
+            if number == 0:
+                raise
+            first = error.findings[0]
+            message = f"candidate skipped: {first.message}"
+            notes.append(Finding(Code.OP003, first.path, 0, message, severity=Severity.NOTE))
+            continue
+        source = located.source
+        tree = parse(source.text, source.path)
+        bases[located.label] = Upstream(located.label, source.sha256, tree)
+    return bases, notes
+
+
+def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
+    """A patch set and the text of its files (for the digest in headers and the lock)."""
+    patch_set = read_patch_set(directory)
+    return patch_set, render_patch_set(patch_set, TOOL)
+
+
+def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
+    """Keep titles and conflict resolutions a maintainer wrote into the previous patches."""
+    try:
+        old = read_patch_set(directory)
+    except BadInput:
+        return new
+    previous = {piece.id: piece for module in old.modules for piece in module.pieces}
+    modules = []
+    for module in new.modules:
+        pieces = tuple(_carry(piece, previous.get(piece.id)) for piece in module.pieces)
+        modules.append(replace(module, pieces=pieces))
+    return PatchSet(tuple(modules))
+
+
+def _carry(piece: Piece, old: Piece | None) -> Piece:
+    if old is None or type(old) is not type(piece):
+        return piece
+    if isinstance(piece, Chunk | Block) and isinstance(old, Chunk | Block) and old.title:
+        piece = replace(piece, title=old.title)
+    if (
+        isinstance(piece, Block)
+        and isinstance(old, Block)
+        and old.anchor.resolution is not None
+        and replace(old.anchor, resolution=None) == piece.anchor
+    ):
+        piece = replace(piece, anchor=old.anchor)
+    return piece
+
+
+def previous_outputs(out: Path) -> list[str]:
+    """Files the previous sync wrote (from its lock), so stale ones can be removed."""
+    lock_path = out / lockfile.LOCK_NAME
+    if not lock_path.is_file():
+        return []
+    try:
+        return list(lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path)).outputs)
+    except BadInput:
+        return []
+
+
+def read_lock(out: Path) -> lockfile.Lock:
+    """The lock file of a generated tree; BadInput (OP204) when there is none."""
+    path = out / lockfile.LOCK_NAME
+    if not path.is_file():
+        raise BadInput.at(Code.OP204, str(path), 0, "no lock file here; run `omni-port sync` first")
+    return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def read_bytes_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def verification_context(
+    settings: Settings,
+    patch_set: PatchSet,
+    upstream: Upstream,
+    upstream_text: str,
+    source_text: str,
+    vllm_text: str = "",
+) -> checks.Context:
+    """Package sources for import resolution: vllm-ascend, vllm-omni, and vLLM (``vllm_text``,
+    by default the release the upstream vllm-ascend pairs with)."""
+    texts: dict[str, str] = {}
+    packages: set[str] = set()
+    ascend = parse_spec(upstream_text, "vllm-ascend")
+    wanted = [(ascend, "vllm_ascend"), (parse_spec(source_text, "vllm-omni"), "vllm_omni")]
+    for spec, package in wanted:
+        found = package_texts(spec, package, settings.cache, settings.progress)
+        if found:
+            texts.update(found)
+            packages.add(package)
+    vllm = vllm_sources.verification_sources(vllm_text, ascend, settings.cache, settings.progress)
+    if vllm.texts:
+        texts.update(vllm.texts)
+        packages.add("vllm")
+    sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
+    return checks.Context(
+        package=RUNNER_PACKAGE,
+        sources=sources,
+        upstream=upstream,
+        checked_packages=CHECKED_PACKAGES,
+        unused_in_source=checks.unused_in_source_of(patch_set),
+        unavailable={"vllm": vllm.problem} if vllm.problem else {},
+    )
+
+
+def patches_source(patch_set: PatchSet, default: str) -> str:
+    """The vllm-omni release (or tree) the patches were extracted from, else ``default``:
+    its own package sources are what the carried omni code imports."""
+    for module in patch_set.modules:
+        release, slash, _ = module.source.partition("/vllm_omni/")
+        if slash and parse_spec(release, "vllm-omni").kind is not SpecKind.PATH:
+            return release
+        if slash and Path(release, "vllm_omni").is_dir():
+            return release
+    return default
+
+
+def extract_all(
+    sources: Sequence[Located], base: Upstream | None, options: extractor.ExtractOptions
+) -> tuple[PatchSet, list[Finding]]:
+    """Extract every source; all bad inputs are reported together (BadInput), none is kept."""
+    modules: list[ModulePatches] = []
+    findings: list[Finding] = []
+    failures: list[Finding] = []
+    for located in sources:
+        name = Path(located.member).name
+        try:
+            extraction = extractor.extract_module(located.source, name, base, options)
+        except BadInput as error:
+            failures.extend(error.findings)
+            continue
+        module = extraction.module
+        if located.label != located.source.path:
+            module = replace(module, source=located.source.path)
+        modules.append(module)
+        findings.extend(extraction.findings)
+    if failures:
+        raise BadInput(failures)
+    return PatchSet(tuple(modules)), findings

@@ -1,0 +1,95 @@
+"""Sync and verify on values already loaded: the steps `sync`, `check` and `upgrade` share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from omni_port import TOOL
+from omni_port.api.inputs import read_patches
+from omni_port.errors import BadInput
+from omni_port.gpu import transplant
+from omni_port.model import Code, Finding, PatchSet, Placement
+from omni_port.patches import lockfile
+from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
+from omni_port.sources.textio import decode
+from omni_port.sources.upstream import Upstream
+from omni_port.sync.pipeline import SyncResult
+from omni_port.sync.pipeline import sync as sync_patch_set
+from omni_port.verify import checks
+
+#: The command recorded in headers and the lock when the caller names none.
+SYNC_COMMAND = "omni-port sync"
+
+
+@dataclass(frozen=True, slots=True)
+class Synced:
+    """A sync: the generated files and what happened to every block."""
+
+    result: SyncResult
+    #: Transplanted blocks merged into the patches (empty without transplant inputs).
+    merged: transplant.Merged | None = None
+
+    @property
+    def placements(self) -> tuple[Placement, ...]:
+        """Every block's outcome, transplanted blocks with no copy included."""
+        orphans = self.merged.orphans if self.merged is not None else ()
+        return (*self.result.placements, *orphans)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        extra = self.merged.findings if self.merged is not None else ()
+        return (*self.result.findings, *extra)
+
+
+def sync_patches(
+    patches: PatchSet,
+    upstream: Upstream,
+    command: str = SYNC_COMMAND,
+    patch_files: Mapping[str, str] | None = None,
+    transplants: Sequence[transplant.Extra] = (),
+    tool: str = TOOL,
+) -> Synced:
+    """Generate every module of ``patches`` on ``upstream``; writes nothing.
+
+    ``patch_files`` are the patch files as read (their digest goes into headers and the
+    lock; rendered from ``patches`` when not given). ``transplants`` add blocks to copies.
+    ``tool`` names the generator in headers and the lock.
+    Raises BadInput (OP004) when the upstream lacks a class the copies come from.
+    """
+    files = dict(patch_files) if patch_files is not None else render_patch_set(patches, tool)
+    if not transplants:
+        return Synced(sync_patch_set(patches, files, upstream, tool, command))
+    merged = transplant.merge(patches, transplants)
+    result = sync_patch_set(merged.patches, files, upstream, tool, command, merged.inputs)
+    return Synced(result, merged)
+
+
+def verify_files(
+    files: Mapping[str, bytes],
+    placements: Sequence[Placement],
+    patches: PatchSet,
+    context: checks.Context,
+) -> list[Finding]:
+    """Static verification of generated modules (file name -> bytes) placed as given."""
+    modules = {
+        name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
+    }
+    return checks.verify(modules, placements, checks.overrides_of(patches), context)
+
+
+def read_transplants(directories: Sequence[Path], shown: Sequence[str]) -> list[transplant.Extra]:
+    """Every transplant input, read like a patch set; BadInput (exit 2) when one is not."""
+    extras = []
+    for directory, label in zip(directories, shown, strict=True):
+        index = directory / INDEX_NAME
+        if not index.is_file():
+            message = (
+                "no transplant patch set here; write one with "
+                "`omni-port gpu-delta SOURCES --parity NPU_SOURCES --transplant DIR`"
+            )
+            raise BadInput.at(Code.OP204, str(index), 0, message)
+        patch_set, files = read_patches(directory)
+        extras.append(transplant.Extra(label, lockfile.patches_digest(files), patch_set))
+    return extras

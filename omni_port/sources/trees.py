@@ -1,0 +1,62 @@
+"""Statement trees of upstream modules, parsed once per content and kept in the cache.
+
+Parsing a 3,500-line runner module with libcst costs most of a sync. A release never
+changes, so its tree is stored beside the download, keyed by the sha256 of the source
+and a stamp of everything that shapes a tree (the parser modules, Python, libcst). A
+missing, stale or unreadable entry is simply parsed again: the cache can only be slower,
+never different.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import pickle
+import sys
+from pathlib import Path
+
+from omni_port.pyast import parser
+from omni_port.pyast.syntax import Tree
+from omni_port.sources.textio import SourceText, write_atomic
+
+#: The modules whose code decides what a tree holds.
+_SHAPERS = ("syntax.py", "cstwalk.py", "parser.py")
+
+
+@functools.cache
+def _stamp() -> str:
+    """What a cached tree is only valid for: this parser code, Python and libcst."""
+    digest = hashlib.sha256(sys.version.encode())
+    digest.update(importlib.metadata.version("libcst").encode())
+    folder = Path(parser.__file__).parent
+    for name in _SHAPERS:
+        digest.update((folder / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def parsed(source: SourceText, cache: Path | None) -> Tree:
+    """The tree of ``source``, from the cache when it was parsed before (same bytes).
+
+    Raises BadInput (OP002) when the source does not parse; nothing is cached then.
+    """
+    if cache is None:
+        return parser.parse(source.text, source.path)
+    entry = cache / "trees" / f"{source.sha256}-{_stamp()}.pickle"
+    tree = _load(entry, source.path)
+    if tree is None:
+        tree = parser.parse(source.text, source.path)
+        # A read-only cache costs the next run a parse, nothing else.
+        with contextlib.suppress(OSError):
+            write_atomic(entry, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+    return tree
+
+
+def _load(entry: Path, path: str) -> Tree | None:
+    try:
+        tree = pickle.loads(entry.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+        return None
+    # Diagnostics name the source as this run was given it, not as the first run was.
+    return tree if isinstance(tree, Tree) and tree.path == path else None

@@ -1,0 +1,62 @@
+"""The parsed-tree cache: the same bytes give the same tree, parsed once; a bad entry is
+parsed again, never trusted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from omni_port.errors import BadInput
+from omni_port.pyast import parser
+from omni_port.sources import trees
+from omni_port.sources.textio import decode
+
+TEXT = "import os\n\n\nclass A:\n    # why\n    def f(self):\n        return os.sep\n"
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "trees").glob("*.pickle"))
+
+
+def test_a_tree_is_parsed_once_and_then_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = decode(TEXT.encode(), "pkg/a.py")
+    first = trees.parsed(source, tmp_path)
+    assert first == parser.parse(TEXT, "pkg/a.py")
+    assert len(_entries(tmp_path)) == 1
+
+    def refuse(text: str, path: str) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(parser, "parse", refuse)
+    assert trees.parsed(source, tmp_path) == first
+
+
+def test_other_bytes_or_another_path_are_parsed_anew(tmp_path: Path) -> None:
+    trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path)
+    changed = decode(TEXT.replace("os.sep", "os.pathsep").encode(), "a.py")
+    assert "pathsep" in trees.parsed(changed, tmp_path).lines[-1]
+    moved = trees.parsed(decode(TEXT.encode(), "b.py"), tmp_path)
+    assert moved.path == "b.py"
+
+
+def test_a_damaged_entry_is_parsed_again(tmp_path: Path) -> None:
+    source = decode(TEXT.encode(), "a.py")
+    expected = trees.parsed(source, tmp_path)
+    (entry,) = _entries(tmp_path)
+    entry.write_bytes(b"\x80\x05 not a pickle")
+    assert trees.parsed(source, tmp_path) == expected
+    assert entry.read_bytes() != b"\x80\x05 not a pickle"
+
+
+def test_a_syntax_error_is_reported_and_nothing_is_cached(tmp_path: Path) -> None:
+    with pytest.raises(BadInput) as raised:
+        trees.parsed(decode(b"def f(:\n", "bad.py"), tmp_path)
+    assert raised.value.findings[0].code.value == "OP002"
+    assert not _entries(tmp_path)
+
+
+def test_without_a_cache_it_just_parses(tmp_path: Path) -> None:
+    assert trees.parsed(decode(TEXT.encode(), "a.py"), None) == parser.parse(TEXT, "a.py")
