@@ -343,6 +343,10 @@ def signature(member: Stmt, block: Block, tree: Tree) -> Decision:
         # Upstream's edits were omni's already (or quoting only): nothing to take.
         reason = "upstream's changes are in omni's signature already"
         return Decision(block, None, 1.0, False, (), reason, (Rule.CONVERGENT,))
+    if convergent.same_code(merged.text, theirs):
+        # Every change of omni's is upstream's now: nothing of omni's is left to carry.
+        reason = "upstream made omni's changes of the signature"
+        return Decision(block, None, 1.0, False, (), reason, (Rule.CONVERGENT,), follow=True)
     reason = "merged upstream's edits: " + "; ".join(merged.taken)
     return Decision(
         block, None, 1.0, False, (), reason, (Rule.MERGE3,), code=_without_body(merged.text)
