@@ -95,13 +95,23 @@ class Run:
     elapsed: float
 
 
-def run_omni_port(history: History, step: Step, implicit: bool, use_history: bool = True) -> Run:
-    """Marked-block and unmarked-edit tallies of one step, its rules and the sync's time."""
+def run_omni_port(
+    history: History,
+    step: Step,
+    implicit: bool,
+    use_history: bool = True,
+    catalog: Path | None = None,
+) -> Run:
+    """Marked-block and unmarked-edit tallies of one step, its rules and the sync's time;
+    with ``catalog``, its Location lines constrain the places."""
     base = history.base(step.old_base)
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
     target = upstream_of(history, step.new_base, step.old_base if use_history else "")
-    result = api.sync_patches(patches, target, command="bench", tool="bench").result
+    locations = api.catalog_locations(patches, catalog)
+    result = api.sync_patches(
+        patches, target, command="bench", tool="bench", locations=locations
+    ).result
     elapsed = time.perf_counter() - started
     generated = {
         name: decode(data, f"generated/{name}")
@@ -211,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-history", action="store_true", help="no upstream history (before issue 15)"
     )
+    parser.add_argument(
+        "--catalog", type=Path, help="a catalog whose Location lines constrain places"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every non-correct block")
     parser.add_argument("--cache-dir", type=Path, default=default_cache())
     args = parser.parse_args(argv)
@@ -233,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[tuple[Step, dict[str, Tally]]] = []
     edit_results: list[tuple[Step, dict[str, Tally]]] = []
     for step in steps:
-        run = run_omni_port(history, step, not args.no_implicit, not args.no_history)
+        run = run_omni_port(history, step, not args.no_implicit, not args.no_history, args.catalog)
         tallies = {"omni-port": run.marked}
         if not args.no_baselines:
             tallies["git merge-file"] = baselines.run(history, step, "merge-file")

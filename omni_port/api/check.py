@@ -14,6 +14,7 @@ from omni_port.api import v2
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
+    catalog_locations,
     extract_all,
     load_upstream,
     load_vllm_bases,
@@ -116,7 +117,10 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     loaded, _ = with_history(loaded, settings, names=[label for label, _ in lock.history])
     labels = [label for label, _ in lock.transplants]
     extras = read_transplants([Path(label) for label in labels], labels)
-    result = sync_patches(patch_set, loaded, lock.command, patch_files, extras).result
+    locations = catalog_locations(patch_set, inputs.catalog_path)
+    result = sync_patches(
+        patch_set, loaded, lock.command, patch_files, extras, locations=locations
+    ).result
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}
     command = lock.command or "omni-port sync"
     findings = drift.stale_findings(result.files, actual, shown(inputs.generated), command)

@@ -21,6 +21,7 @@ from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
+from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -92,6 +93,17 @@ def with_history(
             return upstream, [note]
     releases, _, notes = history.load(names, settings.cache, settings.progress)
     return replace(upstream, history=releases), notes
+
+
+def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
+    """The catalog's Location lines by block id, for sync's catalog rule ({} without a
+    catalog). Raises BadInput when the catalog cannot be read or parsed."""
+    if path is None or not path.is_file():
+        return {}
+    from omni_port.catalog import locations, markdown
+
+    source = read_source(path)
+    return locations.locations(markdown.parse(source.text, source.path), patch_set)
 
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:

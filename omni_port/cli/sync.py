@@ -95,7 +95,8 @@ def sync_command(
         f"--out {shown(target)}" + "".join(f" --transplant {shown(d)}" for d in transplant_dirs)
     )
     labels = [shown(d) for d in transplant_dirs]
-    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels)
+    catalog = config.path(config.catalog) if config.catalog else None
+    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels, catalog)
     placements = synced.placements
     for module in patch_set.modules:
         summary(options, _module_line(module.name, placements))

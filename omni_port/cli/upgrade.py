@@ -109,7 +109,9 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     command = (
         f"omni-port sync --patches {shown(patch_dir)} --upstream {new.label} --out {shown(out_dir)}"
     )
-    result = api.sync_patches(patch_set, new, command).result
+    catalog = config.path(config.catalog) if config.catalog else None
+    locations = api.catalog_locations(patch_set, catalog)
+    result = api.sync_patches(patch_set, new, command, locations=locations).result
     write_files(out_dir, result.files, api.previous_outputs(out_dir))
     source_text = located[0].label if located else config.source
     context = api.verification_context(settings, patch_set, new, target, source_text)

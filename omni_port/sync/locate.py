@@ -52,6 +52,9 @@ from omni_port.sync.rules.anchor import (
     score_all,
 )
 
+#: Least score of a place the catalog's Location line singles out among the candidates.
+CATALOG_ACCEPT = 0.5
+
 __all__ = ["ACCEPT", "Decision", "Evidence", "Scored", "Slot", "decide", "resolution_at"]
 
 
@@ -132,11 +135,19 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
         lines = ", ".join(str(s.slot.line()) for s in exact)
         reason = f"the statements it replaced occur at upstream lines {lines}, none in its old body"
         return _conflict(block, exact[0], exact[:3], reason)
-    top = catalog.ranked(evidence.constraints.get(block.id), top)
+    narrowed = catalog.ranked(evidence.constraints.get(block.id), top, method)
+    # The catalog decides when it takes away the place the anchor preferred, or the
+    # runner-up that kept the anchor's choice from being clear.
+    by_catalog = narrowed[0] is not top[0] or (
+        len(top) > 1 and not clear_winner(top[0], top[1]) and _clear(narrowed)
+    )
+    top = narrowed
     best = top[0]
-    if best.score < ACCEPT:
+    # Among places the anchor found plausible, the maintainers' words may pick one.
+    floor = CATALOG_ACCEPT if by_catalog else ACCEPT
+    if best.score < floor:
         return _conflict(block, best, top, f"best place scores {best.score:.2f}")
-    clear = len(top) == 1 or clear_winner(best, top[1])
+    clear = _clear(top)
     rebase = None
     if evidence.history is not None and block.anchor.replaced:
         rebase = history.merge_base(block, evidence.history)
@@ -150,7 +161,14 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
         return _changed(method, block, best, top, evidence, rebase)
     if not clear:
         return _tie(method, block, top, evidence)
+    if by_catalog:
+        reason = f"the catalog says where it goes: {evidence.constraints[block.id].text}"
+        return _accepted(method, block, best, top, evidence, (Rule.ANCHOR, Rule.CATALOG), reason)
     return _accepted(method, block, best, top, evidence, (Rule.ANCHOR,))
+
+
+def _clear(top: Sequence[Scored]) -> bool:
+    return len(top) == 1 or clear_winner(top[0], top[1])
 
 
 # --- upstream history -----------------------------------------------------------------------

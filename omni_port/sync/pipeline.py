@@ -61,11 +61,13 @@ def sync(
     tool: str,
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
+    locations: Mapping[str, str] | None = None,
 ) -> SyncResult:
     """Generate every module of ``patches`` against ``upstream``; never writes anything.
 
     ``patch_files`` are the files of the main patch set (their digest is the one recorded);
-    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``.
+    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``;
+    ``locations`` the catalog's ``Location:`` lines by block id, which constrain places.
     """
     _require_upstream_classes(patches, upstream)
     digest = lockfile.patches_digest(patch_files)
@@ -74,7 +76,7 @@ def sync(
     placements: list[Placement] = []
     findings: list[Finding] = []
     for module in patches.modules:
-        built = splice.build(module, upstream, top)
+        built = splice.build(module, upstream, top, locations)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)

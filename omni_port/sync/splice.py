@@ -9,7 +9,7 @@ commented region that still parses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.model import (
@@ -33,6 +33,7 @@ from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
 from omni_port.report import shorten
 from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
+from omni_port.sync.rules import catalog
 from omni_port.sync.rules.history import MemberHistory, copy_release, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
@@ -67,17 +68,36 @@ class _Assembly:
     carried: list[Piece] = field(default_factory=list)
 
 
-def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
-    """Generate one runner module from its patches and the new upstream."""
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """Evidence for the whole module, beside each member's own."""
+
+    #: The release the module's copies are shown to date from (``history.copy_release``).
+    copied_from: str = ""
+    #: Catalog constraints by block id.
+    constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
+
+
+def build(
+    module: ModulePatches,
+    upstream: Upstream,
+    header: str,
+    locations: Mapping[str, str] | None = None,
+) -> Built:
+    """Generate one runner module from its patches and the new upstream.
+
+    ``locations`` are the catalog's ``Location:`` lines by block id (constraints).
+    """
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    copied_from = _copy_release(module, upstream)
+    constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
+    known = _Known(_copy_release(module, upstream), constraints)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            _add_copy(assembly, module, piece, blocks, upstream, indent, copied_from)
+            _add_copy(assembly, module, piece, blocks, upstream, indent, known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -143,7 +163,7 @@ def _add_copy(
     blocks: list[Block],
     upstream: Upstream,
     indent: str,
-    copied_from: str = "",
+    known: _Known,
 ) -> None:
     owner = _owner(copy, upstream)
     member = upstream_def(upstream.tree, owner, copy.upstream_name)
@@ -153,7 +173,17 @@ def _add_copy(
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
     member_history = _member_history(module, copy, upstream, owner)
-    evidence = locate.Evidence(upstream.tree, member_history, copied_from=copied_from)
+    base = member_history.versions[member_history.base] if member_history else None
+    # A Location line the block's own release breaks is stale: it says nothing here.
+    constraints = {
+        b.id: known.constraints[b.id]
+        for b in blocks
+        if b.id in known.constraints
+        and catalog.held(known.constraints[b.id], b, base.member if base else None)
+    }
+    evidence = locate.Evidence(
+        upstream.tree, member_history, constraints, copied_from=known.copied_from
+    )
     decided = locate.decide(member, statements, evidence)
     decisions = [_with_fallback(d, member) for d in decided]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
@@ -172,6 +202,9 @@ def _add_copy(
             assembly.findings.append(_conflict_finding(module, decision, upstream))
         elif Rule.HISTORY in decision.rules:
             assembly.findings.append(_history_finding(module, decision, upstream))
+        if _breaks_location(decision, known, member):
+            constraint = known.constraints[decision.block.id]
+            assembly.findings.append(_location_finding(module, decision, upstream, constraint))
 
 
 def _owner(copy: Copy, upstream: Upstream) -> str:
@@ -374,6 +407,28 @@ def _vanished(
     # The class may have no other member: a statement keeps its body valid Python.
     text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
+
+
+def _breaks_location(decision: locate.Decision, known: _Known, member: Stmt) -> bool:
+    constraint = known.constraints.get(decision.block.id)
+    if decision.conflict or decision.slot is None or constraint is None:
+        return False
+    return catalog.allows(constraint, decision.slot, member) is False
+
+
+def _location_finding(
+    module: ModulePatches,
+    decision: locate.Decision,
+    upstream: Upstream,
+    constraint: catalog.Constraint,
+) -> Finding:
+    """A block placed where the catalog's Location line says it does not go."""
+    line = decision.slot.line() if decision.slot is not None else 0
+    message = (
+        f"{module.name}: block {decision.block.id} is placed where its catalog Location "
+        f"does not put it ({constraint.text})"
+    )
+    return Finding(Code.OP409, upstream.label, line, message)
 
 
 def _history_finding(
