@@ -545,6 +545,18 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         return _conflict(block, top[0], top, ambiguous)
     stmts = first.slot.suite.stmts
     between = stmts[first.slot.index : second.slot.index]
+    if block.kind is BlockKind.INSERTION and convergent.same_code(
+        block.code, _source(tree, between)
+    ):
+        # Upstream inserted the block's own statements between the two places.
+        here = Scored(
+            Slot(first.slot.suite, first.slot.path, first.slot.index, len(between)), 1.0, 1.0
+        )
+        return _followed(block, here, top, (Rule.CONVERGENT,), "upstream added the same code there")
+    echoed = convergent.echo(block.code, between)
+    if echoed is not None:
+        reason = f"upstream added similar code next to its place: `{_short(echoed.key)}`"
+        return _conflict(block, top[0], top, reason)
     last = block.anchor.edge is Edge.LAST and second.slot.index == len(stmts)
     if last and merge3.all_fields(block.code) and all(s.kind == "AnnAssign" for s in between):
         # Fields of a class body are positions, like arguments: upstream's new fields at
@@ -748,6 +760,7 @@ def _moves(method: Stmt, decisions: list[Decision], evidence: Evidence) -> list[
         if v.member is not None
     ]
     result = []
+    origins: set[str] = set()
     for decision in decisions:
         kinds = (BlockKind.INSERTION, BlockKind.REPLACEMENT)
         if decision.conflict or decision.follow or decision.block.kind not in kinds:
@@ -755,7 +768,9 @@ def _moves(method: Stmt, decisions: list[Decision], evidence: Evidence) -> list[
             continue
         code = decision.code if decision.code is not None else decision.block.code
         moved = moves.merge_moves(code, removed, target, older) if code.strip() else None
-        if moved is None:
+        if isinstance(moved, moves.Moved):
+            origins.update(moved.origins)
+        if moved is None or (isinstance(moved, moves.Moved) and not moved.taken):
             result.append(decision)
         elif isinstance(moved, merge3.Clash):
             result.append(replace(decision, conflict=True, reason=moved.reason, rules=()))
@@ -774,7 +789,38 @@ def _moves(method: Stmt, decisions: list[Decision], evidence: Evidence) -> list[
                     decision, code=moved.code, rules=rules, reason=reason, release=release, lag=lag
                 )
             )
-    return result
+    return [_moved_away(d, origins, base, evidence.tree) for d in result]
+
+
+def _moved_away(decision: Decision, moved: set[str], base: history.Version, tree: Tree) -> Decision:
+    """A deletion whose statements upstream edited is no conflict when every edit went to
+    a statement omni moved into a block (the copy received it)."""
+    block = decision.block
+    if not decision.conflict or block.kind is not BlockKind.DELETION or decision.slot is None:
+        return decision
+    assert base.member is not None
+    found = history.place(base.member, block.anchor)
+    if found is None or found.keys() != block.anchor.replaced:
+        return decision
+    slot = decision.slot
+    now = slot.suite.stmts[slot.index : slot.index + slot.span]
+    headers = (_headers(found.stmts()), _headers(now))
+    old = moves.nested(found.stmts(), base.tree)
+    verdict = moves.moved_away(old, headers, moves.nested(now, tree), moved)
+    if verdict is False:
+        return decision
+    if verdict is None:
+        reason = "upstream only took out statements it deletes too"
+        return replace(
+            decision, conflict=False, reason=reason, rules=(Rule.ANCHOR, Rule.CONVERGENT)
+        )
+    reason = "upstream's edits inside it went to statements omni moved, which received them"
+    return replace(decision, conflict=False, reason=reason, rules=(Rule.ANCHOR, Rule.MERGE3))
+
+
+def _headers(stmts: Sequence[Stmt]) -> tuple[str, ...]:
+    """Headers of the compound statements in ``stmts``, nested ones included."""
+    return tuple(s.key for s in _nested(stmts) if s.clauses)
 
 
 def _bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:

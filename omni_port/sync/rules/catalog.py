@@ -102,11 +102,19 @@ def held(constraint: Constraint, block: Block, old: Stmt | None) -> bool:
         if found is not None:
             slot = Slot(found.suite, _path_to(old, found.suite), found.start, 0)
             return allows(constraint, slot, old) is not False
+    # Without it, a name the anchor shows on the wrong side is a contradiction; a name it
+    # does not show may be code that came later.
     anchor = block.anchor
-    inside = all(any(t in h for h in anchor.path) for t in constraint.inside)
-    before = all(any(t in k for k in anchor.after) for t in constraint.before)
-    after = all(any(t in k for k in anchor.before) for t in constraint.after)
+    near = (*anchor.before, *anchor.after)
+    inside = not any(t in k for t in constraint.inside for k in near if t not in str(anchor.path))
+    before = not any(_only(t, anchor.before, anchor.after) for t in constraint.before)
+    after = not any(_only(t, anchor.after, anchor.before) for t in constraint.after)
     return inside and before and after
+
+
+def _only(term: str, wrong: Sequence[str], right: Sequence[str]) -> bool:
+    """Whether ``term`` is in a statement of ``wrong`` and in none of ``right``."""
+    return any(term in k for k in wrong) and not any(term in k for k in right)
 
 
 def _path_to(method: Stmt, suite: Suite) -> tuple[str, ...]:

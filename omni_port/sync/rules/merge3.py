@@ -269,7 +269,8 @@ class _Context:
             if name == "type_comment":
                 continue
             b_value, t_value = getattr(b, name), getattr(t, name)
-            label = f"{_describe(o)} {name}"
+            primitive = not isinstance(o_value, list | ast.AST) and not isinstance(t_value, ast.AST)
+            label = _describe(b) if primitive else f"{_describe(o)} {name}"
             if isinstance(o_value, list):
                 result: object = self.sequence(o, name, b_value, o_value, t_value, label)
             elif name in _ANNOTATIONS:
@@ -342,7 +343,7 @@ def _describe(node: ast.AST) -> str:
         return f"the call of {_short(ast.unparse(node.func))}"
     if isinstance(node, ast.keyword):
         return f"keyword {node.arg}" if node.arg else "keyword **"
-    if isinstance(node, ast.stmt):
+    if isinstance(node, ast.stmt | ast.expr):
         return f"`{_short(ast.unparse(node).split(chr(10))[0])}`"
     return type(node).__name__
 

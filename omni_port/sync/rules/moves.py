@@ -39,6 +39,8 @@ class Moved:
     taken: tuple[str, ...]
     #: Releases other than the base the copies were written against.
     releases: tuple[str, ...]
+    #: Keys of the base statements the code holds copies of.
+    origins: tuple[str, ...] = ()
 
 
 def simple_statements(member: Stmt, tree: Tree) -> list[Original]:
@@ -69,7 +71,7 @@ def merge_moves(
     older: Sequence[tuple[str, Sequence[Original]]],
 ) -> Moved | merge3.Clash | None:
     """Merge upstream's edits into the statements of ``code`` that are copies of
-    ``removed`` base statements; None when there is nothing to merge.
+    ``removed`` base statements; None when it holds no copy of one.
 
     ``target`` holds the new upstream's statements of the member; ``older`` the releases
     before the base (label, their statements), newest first, for copies written against
@@ -83,6 +85,7 @@ def merge_moves(
     edits: list[tuple[int, int, str]] = []
     taken: list[str] = []
     releases: list[str] = []
+    origins: list[str] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or _compound(node) or node.end_lineno is None:
             continue
@@ -90,6 +93,7 @@ def merge_moves(
         origin = _one(removed, mine)
         if origin is None:
             continue
+        origins.append(origin.key)
         theirs = _counterpart(target, origin)
         if theirs is None:
             return merge3.Clash(f"`{_short(mine)}` is a moved upstream statement upstream removed")
@@ -105,11 +109,36 @@ def merge_moves(
             edits.append((first, last, merged.text))
             taken.extend(f"moved `{_short(mine, 40)}`: {t}" for t in merged.taken)
             releases.extend([release] if release else [])
-    if not edits:
+    if not origins:
         return None
     for first, last, text in sorted(edits, reverse=True):
         lines[first - 1 : last] = text.rstrip("\n").split("\n")
-    return Moved("\n".join(lines), tuple(taken), tuple(dict.fromkeys(releases)))
+    return Moved("\n".join(lines), tuple(taken), tuple(dict.fromkeys(releases)), tuple(origins))
+
+
+def moved_away(
+    deleted: Sequence[Original],
+    headers: tuple[tuple[str, ...], tuple[str, ...]],
+    now: Sequence[Original],
+    moved: set[str],
+) -> bool | None:
+    """Whether upstream's edits inside statements omni deleted all went to statements omni
+    moved elsewhere (their copies received the edits), so the deletion still holds: True
+    when some did, None when upstream only removed statements (omni removed them too),
+    False when an edit went to code omni just deleted.
+
+    ``deleted`` are the base's simple statements of the deleted region, ``now`` the new
+    upstream's, ``headers`` the compound headers of both (which must not have changed).
+    """
+    if headers[0] != headers[1]:
+        return False
+    kept = {s.key for s in deleted}
+    edited = [s for s in now if s.key not in kept]
+    for statement in edited:
+        origin = _one(deleted, statement.key)
+        if origin is None or origin.key not in moved:
+            return False
+    return True if edited else None
 
 
 def _compound(node: ast.stmt) -> bool:
