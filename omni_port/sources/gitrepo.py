@@ -54,6 +54,12 @@ def commits_before(path: str, rev: str, member: str, count: int) -> list[str]:
     return list(reversed(out.decode().split()))
 
 
+def label(path: str, commit: str) -> str:
+    """``PATH@TAG`` for a tagged commit (the first tag, sorted), else ``PATH@<12 hex>``."""
+    tags = _git(path, ["tag", "--points-at", commit], f"{path}@{commit}").decode().split()
+    return f"{path}@{sorted(tags)[0] if tags else commit[:12]}"
+
+
 def python_files(path: str, rev: str, package: str) -> dict[str, str]:
     """Every ``.py`` file of ``package`` at ``rev``, by path, as text (one git process)."""
     listing = _git(path, ["ls-tree", "-r", "-z", rev, "--", package], f"{path}@{rev}")

@@ -73,9 +73,9 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
     target_commit = gitrepo.commit(target.path, target.rev)
     commits = [c for c in between if c != target_commit]
     return [
-        *(f"{base.path}@{c[:12]}" for c in before),
+        *(gitrepo.label(base.path, c) for c in before),
         base.label,
-        *(f"{base.path}@{c[:12]}" for c in commits),
+        *(gitrepo.label(base.path, c) for c in commits),
         target.label,
     ]
 
