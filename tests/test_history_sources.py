@@ -217,3 +217,26 @@ def test_sync_and_check_list_an_upstream_change_the_runners_never_had(
     assert "self.count = None" in (out / "omni.py").read_text()
     checked = cli("check", source, "--base", base, "--patches", patches, "--generated", out)
     assert " OP306 " in checked.stdout and " OP406 " not in checked.stdout, checked.stdout
+
+
+def test_upgrade_summary_names_the_rule_and_the_lags(cli: Cli, repo: Path, tmp_path: Path) -> None:
+    """The upgrade summary shows who decided every block and lists upstream changes the
+    runners never had, with the release that brought each."""
+    source = tmp_path / "omni.py"
+    source.write_text(
+        _OMNI.replace("pass", "self.trace(batch)").replace(
+            "self.count: int | None = None", "self.count = 0"
+        )
+    )
+    summary = tmp_path / "up.md"
+    result = cli(
+        "upgrade", source, "--base", f"{repo}@v2", "--to", f"{repo}@v3",
+        "--patches", tmp_path / "p", "--out", tmp_path / "g", "--summary", summary,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    text = summary.read_text()
+    assert "| decided by |" in text
+    # The newest code the runners held is the untagged commit's, just before v2.
+    assert f"followed | upstream-history ({repo}@" in text
+    section = text.split("## Upstream changes the runners never had")[1].split("##")[0]
+    assert "omni.R.forward.edit-01" in section and f"{repo}@v2 changed" in section

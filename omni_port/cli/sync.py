@@ -30,7 +30,8 @@ from omni_port.report import shown
 @patches_option("Patches directory (default: `patches` in [tool.omni-port]).")
 @click.option(
     "--upstream",
-    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, or 'installed'.",
+    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, PATH@REV "
+    "(a tag or commit of a local clone), or 'installed'.",
 )
 @click.option(
     "--out",

@@ -42,7 +42,10 @@ class UpgradeFlags:
 @click.command("upgrade")
 @click.argument("sources", nargs=-1)
 @click.option(
-    "--to", "target", required=True, help="The new upstream: vllm-ascend==X, a version, or a path."
+    "--to",
+    "target",
+    required=True,
+    help="The new upstream: vllm-ascend==X, a version, a path, or PATH@REV of a clone.",
 )
 @click.option(
     "--base",
