@@ -9,6 +9,7 @@ commented region that still parses.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ from omni_port.model import (
     Severity,
     Status,
 )
-from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_def, header_end, reindent
 from omni_port.report import shorten
 from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
@@ -76,6 +77,13 @@ class _Known:
     copied_from: str = ""
     #: Catalog constraints by block id.
     constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
+    #: For a module-level copy (a NamedTuple, a function), the release the code that uses
+    #: it is shown to date from: code that builds or unpacks a class was written against
+    #: the class as it was then, so the class copy dates from then too.
+    coupled: Mapping[str, str] = field(default_factory=dict)
+
+    def copied(self, copy: Copy) -> str:
+        return self.coupled.get(copy.name, self.copied_from) if not copy.owner else self.copied_from
 
 
 def build(
@@ -91,7 +99,8 @@ def build(
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
     constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-    known = _Known(_copy_release(module, upstream), constraints)
+    copied_from, coupled = _copy_releases(module, upstream)
+    known = _Known(copied_from, constraints, coupled)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
@@ -182,7 +191,7 @@ def _add_copy(
         and catalog.held(known.constraints[b.id], b, base.member if base else None)
     }
     evidence = locate.Evidence(
-        upstream.tree, member_history, constraints, copied_from=known.copied_from
+        upstream.tree, member_history, constraints, copied_from=known.copied(copy)
     )
     decided = locate.decide(member, statements, evidence)
     decisions = [_with_fallback(d, member) for d in decided]
@@ -213,20 +222,41 @@ def _owner(copy: Copy, upstream: Upstream) -> str:
     )
 
 
-def _copy_release(module: ModulePatches, upstream: Upstream) -> str:
+def _copy_releases(module: ModulePatches, upstream: Upstream) -> tuple[str, dict[str, str]]:
     """The newest release the module's copies are shown, by non-empty code, to date from
-    (see ``history.copy_release``); "" without such evidence."""
+    (see ``history.copy_release``; "" without such evidence), and the same for the code
+    that names each module-level copy (``_Known.coupled``)."""
     if not upstream.history:
-        return ""
-    found: list[tuple[int, str]] = []
+        return "", {}
+    found: list[tuple[int, str, Block]] = []
     for piece, blocks in _grouped(module.pieces):
         if not isinstance(piece, Copy):
             continue
         member = _member_history(module, piece, upstream, _owner(piece, upstream))
-        label = copy_release(member, blocks) if member is not None else ""
-        if label and member is not None:
-            found.append(([v.label for v in member.versions].index(label), label))
-    return max(found)[1] if found else ""
+        if member is None:
+            continue
+        order = [v.label for v in member.versions]
+        for block in blocks:
+            label = copy_release(member, [block])
+            if label:
+                found.append((order.index(label), label, block))
+    if not found:
+        return "", {}
+    coupled = {}
+    for piece in module.pieces:
+        if isinstance(piece, Copy) and not piece.owner:
+            users = [(i, label) for i, label, b in found if piece.name in _names_read(b.code)]
+            if users:
+                coupled[piece.name] = max(users)[1]
+    return max((i, label) for i, label, _ in found)[1], coupled
+
+
+def _names_read(code: str) -> set[str]:
+    try:
+        tree = ast.parse(dedent_code(code))
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def _member_history(
