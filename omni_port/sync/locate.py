@@ -441,7 +441,7 @@ def _accepted(
             return _followed(block, here, top, rules, "upstream added the same code there")
     before, after = _new_code_around(block, slot)
     if tree is not None and block.code.strip():
-        echoed = convergent.echo(block.code, [*before, *after])
+        echoed = convergent.echo(block.code, [*before, *after], lambda s: _source(tree, [s]))
         if echoed is not None:
             reason = f"upstream added similar code next to its place: `{_short(echoed.key)}`"
             return _conflict(block, chosen, top, reason)
@@ -553,7 +553,7 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
             Slot(first.slot.suite, first.slot.path, first.slot.index, len(between)), 1.0, 1.0
         )
         return _followed(block, here, top, (Rule.CONVERGENT,), "upstream added the same code there")
-    echoed = convergent.echo(block.code, between)
+    echoed = convergent.echo(block.code, between, lambda s: _source(tree, [s]))
     if echoed is not None:
         reason = f"upstream added similar code next to its place: `{_short(echoed.key)}`"
         return _conflict(block, top[0], top, reason)

@@ -7,7 +7,7 @@ upstream's compare as syntax trees, so comments, quotes and wrapping do not matt
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.syntax import Stmt, dedent_code
@@ -37,23 +37,35 @@ def holds(code: str, stmts: Sequence[Stmt], text: str) -> bool:
     return bool(stmts) and same_code(code, text)
 
 
-def echo(code: str, new: Sequence[Stmt]) -> Stmt | None:
+def echo(code: str, new: Sequence[Stmt], source: Callable[[Stmt], str]) -> Stmt | None:
     """A new upstream statement that nearly repeats one of the block's: both sides added
     the same code in their own words, and placing the block next to it could run it twice.
 
-    Compound statements count by their header (``if has_kv_transfer_group():``), simple
-    ones by their whole text.
+    Simple statements compare by their whole text; compound ones by their header
+    (``if has_kv_transfer_group():``) or, when the header was reworded, by the whole
+    statement (``source`` gives an upstream statement's code).
     """
     try:
         mine = ast.parse(dedent_code(code)).body
     except SyntaxError:
         return None
-    keys = [_first_line(node) for node in mine]
     for stmt in new:
-        for key in keys:
+        for node in mine:
+            key = _first_line(node)
             if key == stmt.key or (not stmt.clauses and similarity(key, stmt.key) >= ECHO):
                 return stmt
+            theirs = _whole(source(stmt)) if stmt.clauses and key != ast.unparse(node) else None
+            if theirs is not None and similarity(ast.unparse(node), theirs) >= ECHO:
+                return stmt
     return None
+
+
+def _whole(code: str) -> str | None:
+    """A statement's code in one normal form (None when it does not parse)."""
+    try:
+        return ast.unparse(ast.parse(dedent_code(code)))
+    except SyntaxError:
+        return None
 
 
 def _first_line(node: ast.stmt) -> str:
