@@ -27,6 +27,11 @@ class Code(enum.StrEnum):
     OP003 = ("OP003", "unavailable-source", "Upstream source cannot be located or downloaded.")
     OP004 = ("OP004", "missing-definition", "Required class or method is missing from the input.")
     OP005 = ("OP005", "bad-option", "Invalid configuration value or option.")
+    OP006 = (
+        "OP006",
+        "unwritable",
+        "Output cannot be written: read-only location, full disk, or no permission.",
+    )
     # Markers
     OP101 = ("OP101", "malformed-marker", "Block marker opened but never closed.")
     OP102 = ("OP102", "malformed-marker", "Block marker closes a block that was never opened.")

@@ -12,11 +12,13 @@ What the writers guarantee (``textio.write_atomic``, ``textio.write_tree``, ``st
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,15 +61,18 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def _failing_on(call: int, real: Callable[..., Any]) -> Callable[..., Any]:
-    """A stand-in for ``real`` that raises OSError on its ``call``-th use only."""
+def _failing_on(
+    call: int, real: Callable[..., Any], error: int = errno.ENOSPC
+) -> Callable[..., Any]:
+    """A stand-in for ``real`` that raises OSError (``error``, default a full disk) on its
+    ``call``-th use only."""
     count = 0
 
     def fake(*args: Any, **kwargs: Any) -> Any:
         nonlocal count
         count += 1
         if count == call:
-            raise OSError(28, "No space left on device")
+            raise OSError(error, os.strerror(error))
         return real(*args, **kwargs)
 
     return fake
@@ -83,8 +88,9 @@ def test_write_atomic_keeps_the_old_file_on_failure(
     target = tmp_path / "out.py"
     target.write_bytes(b"old\n")
     monkeypatch.setattr(os, broken, _failing_on(1, getattr(os, broken)))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput) as error:
         textio.write_atomic(target, b"new\n" * 1000)
+    assert error.value.findings[0].code.value == "OP006"
     assert _tree(tmp_path) == {"out.py": b"old\n"}
 
 
@@ -107,7 +113,7 @@ def test_write_tree_failing_while_staging_changes_nothing(
 ) -> None:
     before = _tree(old_tree)
     monkeypatch.setattr(os, "fsync", _failing_on(call, os.fsync))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput):
         textio.write_tree(old_tree, NEW, last=(LOCK_NAME,))
     assert _tree(old_tree) == before
 
@@ -118,7 +124,7 @@ def test_write_tree_failing_rename_puts_back_what_it_renamed(
 ) -> None:
     before = _tree(old_tree)
     monkeypatch.setattr(os, "replace", _failing_on(call, os.replace))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput):
         textio.write_tree(old_tree, NEW, remove=("b.py",), last=(LOCK_NAME,))
     assert _tree(old_tree) == before
 
@@ -182,17 +188,113 @@ def _run(cli: Cli, *args: str) -> Any:
     return cli("--config", "pyproject.toml", "--cache-dir", "cache", *args)
 
 
-def test_a_sync_failing_midway_leaves_the_previous_outputs(
-    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _synced_twice(cli: Cli, workspace: Path) -> dict[str, bytes]:
+    """A synced tree (returned), and a second upstream whose sync would rewrite it."""
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
     assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
-    before = _tree(workspace / "g")
     (workspace / "v2.py").write_text(BASE.replace("self.prepare(batch)", "self.prepare(batch, 2)"))
-    monkeypatch.setattr(os, "replace", _failing_on(2, os.replace))
+    return _tree(workspace / "g")
+
+
+def _only_error_line(stderr: str, code: str) -> None:
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and f": {code} " in lines[0], stderr
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("function", "call", "error"),
+    [
+        pytest.param("fsync", 2, errno.ENOSPC, id="disk-full-while-staging"),
+        pytest.param("replace", 2, errno.ENOSPC, id="disk-full-while-renaming"),
+        pytest.param("mkstemp", 1, errno.EROFS, id="read-only-directory"),
+        pytest.param("mkstemp", 1, errno.EACCES, id="no-permission"),
+    ],
+)
+def test_a_sync_that_cannot_write_exits_2_in_one_line_and_keeps_the_outputs(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch, function: str, call: int, error: int
+) -> None:
+    before = _synced_twice(cli, workspace)
+    owner = tempfile if function == "mkstemp" else os
+    monkeypatch.setattr(owner, function, _failing_on(call, getattr(owner, function), error))
     result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
-    assert result.exit_code == 123
+    assert result.exit_code == 2, result.stderr
+    _only_error_line(result.stderr, "OP006")
+    assert result.stderr.startswith("g/"), result.stderr
+    assert os.strerror(error) in result.stderr
+    assert _tree(workspace / "g") == before, "a failed write changed or left files"
+
+
+def test_ctrl_c_exits_130_and_keeps_the_outputs(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _synced_twice(cli, workspace)
+    real = os.replace
+    calls: list[int] = []
+
+    def interrupted(src: str, dst: str) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
     assert _tree(workspace / "g") == before
+
+
+def test_ctrl_c_while_downloading_exits_130(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "run", interrupted)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--out", "g")
+    assert result.exit_code == 130
+    assert not (workspace / "g").exists()
+    assert not [p for p in workspace.rglob("*") if p.is_file() and "wheels" in p.parts]
+
+
+# --- file modes ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], None]]:
+    """Set this process's umask for one test."""
+    old = os.umask(0o022)
+
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    yield set_mask
+    os.umask(old)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_outputs_get_the_umask_mode(
+    cli: Cli, workspace: Path, umask: Callable[[int], None], mask: int, mode: int
+) -> None:
+    umask(mask)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    written = [*(workspace / "p").rglob("*.*"), *(workspace / "g").rglob("*.*")]
+    assert len(written) >= 4
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in written} == {
+        p.name: mode for p in written
+    }
+
+
+def test_a_rewritten_file_keeps_its_own_mode(tmp_path: Path, umask: Callable[[int], None]) -> None:
+    umask(0o077)
+    target = tmp_path / "runner.py"
+    target.write_bytes(b"old\n")
+    target.chmod(0o664)
+    textio.write_atomic(target, b"new\n")
+    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", 0o664)
 
 
 def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(

@@ -5,8 +5,10 @@ Exit codes (every command):
 \b
   0    clean: nothing to report, nothing would change
   1    findings: conflicts, drift, verification failures, or output that would change
-  2    bad input or usage: unreadable file, malformed markers, syntax error, bad option
+  2    bad input or usage: unreadable file, malformed markers, syntax error, bad option,
+       an output that cannot be written (read-only location, full disk)
   123  internal error (a bug in omni-port; please report it)
+  130  interrupted (Ctrl-C); every write is atomic, so nothing is half-written
 """
 
 from __future__ import annotations
@@ -84,9 +86,14 @@ class Options:
         return Settings(self.config, self.cache, self.progress())
 
 
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
 def handle_errors(command: F) -> F:
     """Run a command and exit with its report's code: BadInput exits 2 with its
-    diagnostics, anything unexpected 123 (the one place a command's exit code is decided)."""
+    diagnostics, Ctrl-C 130, anything unexpected 123 (the one place a command's exit code
+    is decided)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -96,7 +103,11 @@ def handle_errors(command: F) -> F:
             for finding in error.findings:
                 click.echo(report.text_line(finding), err=True)
             sys.exit(2)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # Not 1: `make sync` accepts 1 (findings) and would carry on after a Ctrl-C.
+            click.echo("omni-port: interrupted (nothing was half-written)", err=True)
+            sys.exit(INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception:
             import traceback  # only on this path: it is start-up time every run would pay

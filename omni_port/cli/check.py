@@ -6,6 +6,7 @@ checked before, the cached findings answer at once, as black's cache does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -235,4 +236,6 @@ def _cached_findings(cache: Path, key: str) -> list[Finding] | None:
 
 def _store_findings(cache: Path, key: str, findings: Sequence[Finding]) -> None:
     rows = [report.finding_dict(f) for f in findings]
-    write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())
+    # A read-only cache costs the next check its speed, never its answer.
+    with contextlib.suppress(BadInput):
+        write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())
