@@ -435,7 +435,9 @@ def test_downloads_are_cached_by_name_and_version(
     assert all(c[:3] == [sys.executable, "-m", "pip"] and "--no-deps" in c for c in fake_pip)
     assert sorted(_tree(tmp_path)) == [
         f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}",
+        f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}.sha256",
         f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}",
+        f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}.sha256",
         "wheels/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl",
         "wheels/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl",
     ]
@@ -451,6 +453,121 @@ def test_a_kept_member_answers_without_opening_the_wheel(
     again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
     assert again.source.text == "VERSION = '2.0.0'\n"
     assert len(fake_pip) == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated-mid-line"),
+        pytest.param(lambda data: data.split(b"\n")[0] + b"\n", id="truncated-but-parses"),
+        pytest.param(lambda data: data.replace(b"2.0.0", b"6.6.6"), id="edited"),
+    ],
+)
+def test_a_damaged_kept_member_is_read_again_from_the_wheel(
+    tmp_path: Path, fake_pip: list[list[str]], damage: Callable[[bytes], bytes]
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
+    first = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path).source.text
+    kept = tmp_path / "src" / "vllm-ascend-2.0.0" / upstream.ASCEND_RUNNER
+    kept.write_bytes(damage(kept.read_bytes() + b"class NPUModelRunner:\n    pass\n"))
+    again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    assert again.source.text == first == "VERSION = '2.0.0'\n"
+    assert kept.read_text() == first, "the kept copy is repaired"
+    assert len(fake_pip) == 1, "the wheel was whole: no second download"
+
+
+def test_a_truncated_cached_wheel_is_downloaded_again(
+    tmp_path: Path, fake_pip: list[list[str]]
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
+    upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    (wheel,) = (tmp_path / "wheels").rglob("*.whl")
+    wheel.write_bytes(wheel.read_bytes()[:40])
+    for kept in (tmp_path / "src").rglob("*.py"):
+        kept.unlink()
+    again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    assert again.source.text == "VERSION = '2.0.0'\n"
+    assert len(fake_pip) == 2
+    assert zipfile.is_zipfile(wheel)
+
+
+def test_concurrent_downloads_of_one_release_each_use_their_own_temporary_file(
+    tmp_path: Path, fake_pip: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs on a cold cache: the second finishes while the first is between its copy
+    and its rename (with one fixed ``.part`` name, the first run then crashed)."""
+    real = os.replace
+    nested: list[Path] = []
+    started: list[bool] = []
+
+    def interleaved(src: str, dst: str) -> None:
+        if str(dst).endswith(".whl") and not started:
+            started.append(True)
+            nested.append(upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interleaved)
+    first = upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path)
+    assert first == nested[0] and zipfile.is_zipfile(first)
+    assert sorted(p.name for p in first.parent.iterdir()) == [first.name], "temp files left"
+
+
+# --- why a release cannot be had -------------------------------------------------------------
+
+OFFLINE = """\
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after \
+connection broken by 'NewConnectionError('<HTTPSConnection>: Failed to establish a new \
+connection: [Errno -3] Temporary failure in name resolution')': /simple/vllm-ascend/
+ERROR: Could not find a version that satisfies the requirement vllm-ascend==0.23.0 \
+(from versions: none)
+ERROR: No matching distribution found for vllm-ascend==0.23.0
+"""
+NO_SUCH = """\
+ERROR: Could not find a version that satisfies the requirement vllm-ascend==9.9.9 \
+(from versions: 0.18.0, 0.22.1rc1, 0.23.0rc1, 0.23.0, 0.24.0rc1)
+ERROR: No matching distribution found for vllm-ascend==9.9.9
+"""
+RELEASED = ["0.18.0", "0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1"]
+
+
+def test_offline_the_index_is_said_unreachable() -> None:
+    message = upstream._no_wheel_message("vllm-ascend", "0.23.0", OFFLINE, None)
+    assert "could not be reached" in message
+    assert "sdist" not in message and "==none" not in message
+
+
+def test_a_release_that_does_not_exist_is_not_called_sdist_only() -> None:
+    message = upstream._no_wheel_message("vllm-ascend", "9.9.9", NO_SUCH, RELEASED)
+    assert "vllm-ascend==9.9.9 does not exist" in message
+    assert "sdist" not in message
+    assert "nearest release with a wheel: vllm-ascend==0.24.0rc1" in message
+
+
+def test_an_sdist_only_release_is_called_so() -> None:
+    output = NO_SUCH.replace("9.9.9", "0.23.0.post1")
+    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output, RELEASED)
+    assert "sdist-only" in message and "does not exist" not in message
+    assert "nearest release with a wheel: vllm-ascend==0.23.0;" in message
+
+
+def test_pip_against_an_index_it_cannot_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real pip, pointed at a local port nothing listens on: no network is touched."""
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "1")
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    with pytest.raises(BadInput) as error:
+        upstream.fetch_wheel("vllm-ascend", "0.23.0", tmp_path)
+    message = error.value.findings[0].message
+    assert "could not be reached" in message, message
+    assert "sdist" not in message and "==none" not in message
+    with pytest.raises(BadInput) as listing:
+        upstream.wheel_versions("vllm-ascend")
+    assert "could not be reached" in listing.value.findings[0].message
 
 
 # --- inputs are read, never imported or executed --------------------------------------------

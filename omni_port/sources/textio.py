@@ -6,9 +6,10 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -80,6 +81,23 @@ def write_atomic(path: Path, data: bytes) -> None:
     one the umask's. Raises BadInput (OP006) when it cannot be written (read-only
     location, full disk): the old file is left as it was.
     """
+    _through_temp(path, lambda handle: handle.write(data))
+
+
+def copy_atomic(source: Path, path: Path) -> None:
+    """Copy a (possibly large) file the way ``write_atomic`` writes one: through a
+    temporary file of its own beside the target, so concurrent copies never collide."""
+    import shutil
+
+    def fill(handle: BinaryIO) -> None:
+        with source.open("rb") as original:
+            shutil.copyfileobj(original, handle)
+
+    _through_temp(path, fill)
+
+
+def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Fill a new temporary file beside ``path``, sync it, rename it onto ``path``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = _temp_beside(path)
@@ -87,7 +105,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise unwritable(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
