@@ -208,6 +208,22 @@ class BlockKind(enum.StrEnum):
     """Rewrites the decorators and signature of a copied member."""
 
 
+class RegionKind(enum.StrEnum):
+    """A marked region carried whole with omni-owned code (not placed statement by statement)."""
+
+    CLASS_LEVEL = "class-level"
+    """Around whole members of a runner class."""
+    MODULE_LEVEL = "module-level"
+    """At module level."""
+    CONTAINED = "contained"
+    """Inside an omni-owned member (listed for the catalog)."""
+
+
+def piece_kind(value: str) -> BlockKind | RegionKind:
+    """The kind a report row names, back from its text. Raises ValueError when unknown."""
+    return BlockKind(value) if value in BlockKind.__members__.values() else RegionKind(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where a piece came from in its source file."""
@@ -365,7 +381,8 @@ class Placement:
     module: str
     owner: str
     member: str
-    kind: str
+    #: What the block does, or which kind of carried region it is.
+    kind: BlockKind | RegionKind
     marked: bool
     status: Status
     #: Score of the chosen place (1.0 for carried code).

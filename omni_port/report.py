@@ -27,6 +27,13 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` on one line (runs of blanks become one space), cut to ``limit`` characters
+    with "..." at the end: code quoted in a message, a title, a candidate."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def shown(path: Path) -> str:
     """A path as the user should see it: relative to the working directory when below it."""
     return display_path(str(path.resolve())) if path.is_absolute() else str(path)

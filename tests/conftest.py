@@ -38,6 +38,23 @@ def cli() -> Cli:
     return Cli()
 
 
+@pytest.fixture(autouse=True)
+def offline_unless_real(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tests not marked ``real`` get an empty cache and a package index that cannot be
+    reached: one that needs a download fails here, not only on a machine without network."""
+    if request.node.get_closest_marker("real") is not None:
+        return
+    monkeypatch.setenv("OMNI_PORT_CACHE", str(tmp_path_factory.mktemp("empty-cache")))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+
+
 @pytest.fixture(scope="session")
 def cache_dir() -> Iterator[Path]:
     """The real download cache (shared across runs, so CI can keep it between builds)."""

@@ -73,7 +73,8 @@ def test_extract_lenient_reports_and_exits_1(
 def test_extract_syntax_error_shows_caret(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "npu_model_runner.py"
     bad.write_text("def f(:\n    pass\n")
-    result = cli("extract", bad, "--patches", tmp_path / "p")
+    config = ("--config", DATA / "pyproject.toml")  # no base to download
+    result = cli(*config, "extract", bad, "--patches", tmp_path / "p")
     assert result.exit_code == 2
     assert "OP002" in result.stderr and "^" in result.stderr
 

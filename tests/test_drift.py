@@ -51,7 +51,8 @@ def test_clean_when_the_catalog_is_rendered_from_the_code(
 
 def test_hand_edited_generated_file_is_stale(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     patches, out = tmp_path / "p", tmp_path / "g"
-    cli("extract", "omni", "--base", "upstream/v1/model_runner_v1.py", "--patches", patches)
+    base = "upstream/v1/model_runner_v1.py"
+    assert cli("extract", "omni", "--base", base, "--patches", patches).exit_code == 0
     assert cli("sync", "--patches", patches, "--out", out).exit_code == 0
     code, rows = _findings(cli, "omni", "--patches", patches, "--generated", out)
     assert code == 0, rows
@@ -68,7 +69,7 @@ def test_hand_edited_generated_file_is_stale(cli: Cli, in_data: Path, tmp_path: 
 
 def test_stale_patches_are_reported(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     patches = tmp_path / "p"
-    cli("extract", "omni", "--patches", patches)
+    assert cli("extract", "omni", "--patches", patches).exit_code == 0
     piece = next(patches.glob("npu_model_runner/*.block-01.patch"))
     piece.write_text(piece.read_text().replace("talker", "speaker"))
     code, rows = _findings(cli, "omni", "--patches", patches, "--generated", tmp_path / "g")

@@ -107,7 +107,10 @@ def test_namedtuple_field_is_an_implicit_edit() -> None:
 
 def test_no_implicit_keeps_only_marked_blocks() -> None:
     pieces = _pieces("npu_ar_model_runner.py", _base(), implicit=False)
-    assert all(p.marked for p in pieces if isinstance(p, Block))
+    blocks = [p for p in pieces if isinstance(p, Block)]
+    assert blocks and all(p.marked for p in blocks)
+    with_implicit = _pieces("npu_ar_model_runner.py", _base())
+    assert any(isinstance(p, Block) and not p.marked for p in with_implicit)
 
 
 def test_block_code_is_dedented_and_byte_exact() -> None:

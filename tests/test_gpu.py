@@ -9,7 +9,7 @@ import pytest
 
 from omni_port.errors import BadInput
 from omni_port.gpu import parity, vllm_delta
-from omni_port.gpu.counterparts import Status, index_classes, mro, resolve
+from omni_port.gpu.counterparts import Parity, index_classes, mro, resolve
 from omni_port.gpu.evidence import ItemKind
 from omni_port.model import Block, Code, Severity
 from omni_port.patches.store import read_patch_set
@@ -127,22 +127,22 @@ def _rows(allowed: tuple[parity.AllowEntry, ...] = ()) -> dict[str, parity.HunkP
 
 def test_parity_of_each_kind_of_hunk() -> None:
     rows = _rows()
-    status = {key: (row.status.value, row.carried_by) for key, row in rows.items()}
+    status = {key: (row.status.value, row.present_as or "") for key, row in rows.items()}
     assert status == {
         # GPU-only (CUDA graph capture): reported
         "execute_model.edit-01": ("missing", ""),
         # shared, unmarked on the NPU side
-        "execute_model.edit-02": ("carried", "unmarked"),
+        "execute_model.edit-02": ("present", "unmarked"),
         # the NPU call lacks the sampling argument the GPU passes
         "execute_model.edit-03": ("missing", ""),
         # shared, in an NPU marked block
-        "execute_model.edit-04": ("carried", "marked"),
+        "execute_model.edit-04": ("present", "marked"),
         # the NPU runner inherits these from the GPU runner
         "sample_tokens.edit-01": ("inherited", "inherited"),
         "_build_model_kwargs_extra": ("inherited", "inherited"),
         # NPU-only block, and the NPU block the GPU shares
         "execute_model.block-01": ("missing", ""),
-        "execute_model.block-02": ("carried", "unmarked"),
+        "execute_model.block-02": ("present", "unmarked"),
     }
     (added,) = rows["execute_model.edit-03"].missing
     assert added.kind is ItemKind.ADDED
@@ -160,7 +160,7 @@ def test_parity_findings_name_the_lines_and_the_allow_list_hides_gpu_only_gaps()
     source = read_source(GPU / "allow.txt")
     allowed = parity.parse_allow_list(source.text, source.path)
     rows = _rows(allowed)
-    assert rows["execute_model.edit-01"].status is Status.ALLOWED
+    assert rows["execute_model.edit-01"].status is Parity.ALLOWED
     findings = parity.parity_findings(list(rows.values()), allowed)
     assert sorted(f.line for f in findings if f.severity is Severity.ERROR) == [19, 23]
 
@@ -182,7 +182,7 @@ def test_parity_findings_name_the_lines_and_the_allow_list_hides_gpu_only_gaps()
 def test_allow_list_selectors(line: str, selected: list[str]) -> None:
     entries = parity.parse_allow_list(f"gpu_model_runner.py:OmniGPUModelRunner.{line}\n", "a")
     rows = parity.hunk_parity(_delta(NEW, OLD), _npu(), entries)
-    allowed = [r.id.rsplit(".", 1)[-1] for r in rows if r.status is Status.ALLOWED]
+    allowed = [r.id.rsplit(".", 1)[-1] for r in rows if r.status is Parity.ALLOWED]
     missing = {"edit-01", "edit-03"}
     assert allowed == [s for s in selected if s in missing]
 
@@ -251,7 +251,7 @@ def test_cli_parity_gaps_exit_1(cli: Cli, tmp_path: Path) -> None:
     }
     assert document["counts"]["hunks"] == 5
     assert document["counts"]["gpu_missing"] == 2
-    assert {r["status"] for r in document["parity"]} >= {"carried", "inherited", "missing"}
+    assert {r["status"] for r in document["parity"]} >= {"present", "inherited", "missing"}
 
 
 def test_cli_with_every_gap_allowed_exits_0(cli: Cli) -> None:
@@ -356,8 +356,8 @@ def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
         and "sampling_metadata=self.input_batch.sampling_metadata" in f.detail
     ]
     assert gap, "the NPU AR runner does not pass the GPU's sampling arguments to _model_forward"
-    assert any(r.status is Status.CARRIED and r.carried_by == "marked" for r in rows)
-    assert any(r.status is Status.INHERITED for r in rows)
+    assert any(r.status is Parity.PRESENT and r.present_as == "marked" for r in rows)
+    assert any(r.status is Parity.INHERITED for r in rows)
     # The repository's reviewed allow-list: every entry hides a gap, none is stale.
     allow_path = Path(__file__).resolve().parent.parent / "parity-allow.txt"
     allowed = parity.parse_allow_list(allow_path.read_text(), str(allow_path))
@@ -370,6 +370,7 @@ def test_real_gpu_delta_and_the_sampling_arguments_gap(cache_dir: Path) -> None:
 def test_check_reports_hunk_level_parity(cli: Cli, tmp_path: Path) -> None:
     """`check --gpu` is the CI form of the parity report; the allow-list clears it."""
     common = (
+        "--config", DATA / "pyproject.toml",  # no base or upstream to download
         "check", OMNI, "--gpu", OMNI, *VLLM, "--patches", tmp_path / "none",
         "--generated", tmp_path / "none", "--no-cache", "--format", "json",
     )  # fmt: skip

@@ -736,8 +736,33 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def check_places(example: Example, checked: Checked) -> None:
-    """A placed block sits where it belongs; blocks that must conflict do."""
+@dataclass
+class Share:
+    """Blocks a property saw that have a certain place, and how many of them were placed."""
+
+    placeable: int = 0
+    placed: int = 0
+
+    def add(self, other: Share) -> None:
+        self.placeable += other.placeable
+        self.placed += other.placed
+
+    def check(self, floor: float) -> None:
+        """An engine that conflicts on everything would pass every per-block assertion."""
+        assert self.placeable, "the examples held no block with a certain place"
+        share = self.placed / self.placeable
+        assert share >= floor, (
+            f"placed {self.placed} of {self.placeable}, {share:.0%} < {floor:.0%}"
+        )
+
+
+def check_places(example: Example, checked: Checked) -> Share:
+    """A placed block sits where it belongs; blocks that must conflict do.
+
+    Returns how many blocks had a certain place (not ``Expect.CONFLICT``) and how many of
+    those were placed, for the property's floor.
+    """
+    share = Share()
     old, new = layout(example.methods), layout(example.v2_methods)
     # Statements other placed blocks replaced are not there to be neighbours.
     gone = {
@@ -752,8 +777,10 @@ def check_places(example: Example, checked: Checked) -> None:
         if expected.kind is Expect.CONFLICT:
             assert placement.status is Status.CONFLICT, f"{context}: placed, not a conflict"
             continue
+        share.placeable += 1
         if placement.status is Status.CONFLICT:
             continue
+        share.placed += 1
         actual = checked.observed.blocks[spec.k]
         if expected.kind is Expect.EXACT:
             assert expected.position is not None
@@ -771,6 +798,7 @@ def check_places(example: Example, checked: Checked) -> None:
             ), f"{context}: at {actual}, allowed {allowed}"
         for replaced in spec.replaces:
             assert replaced not in checked.observed.upstream, f"{context}: replaced code kept"
+    return share
 
 
 def visible(new: Layout, key: SuiteKey, ident: int | None, step: int, gone: set[int]) -> int | None:
@@ -808,25 +836,49 @@ def test_unchanged_upstream_round_trips(data: st.DataObject) -> None:
 SINGLE_EDITS = [pytest.param((kind,), id=kind.value) for kind in EditKind]
 
 
+#: Least share of blocks with a certain place each property must place. The replayed
+#: examples placed (2026-11-30): insert 72/82, rename 69/69, reorder 69/70, delete 70/70,
+#: change 70/70, wrap 85/89, mixed 136/170; `make fuzz` draws others, hence the margins.
+FLOORS = {
+    EditKind.INSERT: 0.8,
+    EditKind.RENAME: 0.9,
+    EditKind.REORDER: 0.9,
+    EditKind.DELETE: 0.9,
+    EditKind.CHANGE: 0.9,
+    EditKind.WRAP: 0.85,
+}
+MIXED_FLOOR = 0.7
+
+
 @pytest.mark.parametrize("edits", SINGLE_EDITS)
-@settings(PROFILE, max_examples=50)
-@given(data=st.data())
-def test_blocks_land_where_they_belong_or_conflict(
-    edits: tuple[EditKind, ...], data: st.DataObject
-) -> None:
-    example = make_example(DataChooser(data), edits)
-    _, _, checked = run_pipeline(example)
-    check_places(example, checked)
+def test_blocks_land_where_they_belong_or_conflict(edits: tuple[EditKind, ...]) -> None:
+    share = Share()
+
+    @settings(PROFILE, max_examples=50)
+    @given(data=st.data())
+    def prop(data: st.DataObject) -> None:
+        example = make_example(DataChooser(data), edits)
+        _, _, checked = run_pipeline(example)
+        share.add(check_places(example, checked))
+
+    prop()
+    share.check(FLOORS[edits[0]])
 
 
-@settings(PROFILE, max_examples=100)
-@given(data=st.data())
-def test_mixed_edits(data: st.DataObject) -> None:
-    chooser = DataChooser(data)
-    edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
-    example = make_example(chooser, edits)
-    _, _, checked = run_pipeline(example)
-    check_places(example, checked)
+def test_mixed_edits() -> None:
+    share = Share()
+
+    @settings(PROFILE, max_examples=100)
+    @given(data=st.data())
+    def prop(data: st.DataObject) -> None:
+        chooser = DataChooser(data)
+        edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
+        example = make_example(chooser, edits)
+        _, _, checked = run_pipeline(example)
+        share.add(check_places(example, checked))
+
+    prop()
+    share.check(MIXED_FLOOR)
 
 
 @settings(PROFILE, max_examples=50)
@@ -932,6 +984,7 @@ WRAPPED = [
             '        self.trace("warm up done")\n        self.note("warm up done")\n'
         ),
         '            self.log("warm-up finished")\n',
+        Status.CONFLICT,
         id="shared-string-label",
     ),
     pytest.param(
@@ -946,21 +999,42 @@ WRAPPED = [
             "            self.check(batch)\n            self.buf_6 = self.make_6(batch)\n"
         ),
         "            self.check(batch)\n",
+        Status.PLACED,
         id="numbered-names",
     ),
 ]
 
 
-@pytest.mark.parametrize(("base", "around", "upstream", "after"), WRAPPED)
+@pytest.mark.parametrize(("base", "around", "upstream", "after", "status"), WRAPPED)
 def test_block_follows_its_neighbours_into_a_new_with(
-    base: str, around: tuple[str, str], upstream: str, after: str
+    base: str, around: tuple[str, str], upstream: str, after: str, status: Status
 ) -> None:
+    """Placed after its old neighbour inside the new ``with``; where a string label the
+    method repeats makes that unsure, a conflict that lists that place."""
     before, rest = base.split(around[0], 1)
     omni = OMNI_HEAD + before.split("(self, batch):\n", 1)[1] + around[0]
     omni += MARK + "        self.omni_b(batch)\n" + MARK + rest
     text, placement = _sync_text(base, omni, upstream)
-    if placement.status is Status.PLACED:
+    assert placement.status is status, placement.reason
+    if status is Status.PLACED:
         assert after + MARK.replace("        #", "            #", 1) in text, text
+    else:
+        assert MARK.strip() not in [line.strip() for line in text.splitlines()], "placed anyway"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: when upstream rewrote the label a neighbour shares with later "
+    "statements, the wrapped gap inside the new `with` is not among the candidates",
+)
+def test_the_conflict_lists_the_place_inside_the_new_with() -> None:
+    base, around, upstream, _, _ = WRAPPED[0].values
+    before, rest = base.split(around[0], 1)
+    omni = OMNI_HEAD + before.split("(self, batch):\n", 1)[1] + around[0]
+    omni += MARK + "        self.omni_b(batch)\n" + MARK + rest
+    _, placement = _sync_text(base, omni, upstream)
+    right = upstream.split("\n").index("            self.run(batch)") + 1
+    assert right in [c.line for c in placement.candidates], placement.candidates
 
 
 def _comment_notes(base: str, omni: str) -> list[str]:

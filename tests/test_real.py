@@ -181,7 +181,7 @@ def test_rendered_catalog_passes_check_on_0_30_0(
     monkeypatch.chdir(tmp_path)
     patches, catalog = tmp_path / "p", tmp_path / "catalog.md"
     common = ("--cache-dir", cache_dir)
-    cli(
+    extracted = cli(
         *common,
         "extract",
         "vllm-omni==0.30.0",
@@ -191,6 +191,7 @@ def test_rendered_catalog_passes_check_on_0_30_0(
         "--patches",
         patches,
     )
+    assert extracted.exit_code == 1, extracted.stderr  # the malformed markers, listed
     assert cli(*common, "catalog", "--patches", patches, "--out", catalog).exit_code == 0
     result = cli(
         *common, "check", "vllm-omni==0.30.0", "--catalog", catalog, "--patches", tmp_path / "none",

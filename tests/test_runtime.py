@@ -90,7 +90,10 @@ def test_switch_after_the_workers_are_imported(tree: Path) -> None:
 
 def test_directory_from_the_environment(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(runtime.ENV, str(tree))
-    assert runtime.use_generated_runners(package=PACKAGE)
+    redirected = runtime.use_generated_runners(package=PACKAGE)
+    assert redirected == [f"{PACKAGE}.npu_ar_model_runner", f"{PACKAGE}.npu_model_runner"]
+    worker = importlib.import_module(f"{PACKAGE}.npu_ar_worker")
+    assert worker.NPUARWorker.model_runner_cls.origin == "generated"
 
 
 def test_empty_directory_is_an_error(tmp_path: Path) -> None:

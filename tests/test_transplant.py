@@ -15,7 +15,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import parity, transplant, vllm_delta
-from omni_port.gpu.counterparts import Status
+from omni_port.gpu.counterparts import Parity
 from omni_port.model import Block, BlockKind, Code, Copy, PatchSet
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
@@ -96,7 +96,7 @@ def test_only_the_gaps_of_copied_methods_are_transplanted() -> None:
     assert {m.source_id for m in plan.moved} == MISSING
     # carried (model_kwargs, the **model_kwargs call) and inherited (sample_tokens) stay out
     assert {m.block.id for m in plan.moved} == {PLACED, CONFLICT, HOMELESS}
-    assert all(m.status is Status.MISSING for m in plan.moved)
+    assert all(m.status is Parity.MISSING for m in plan.moved)
     hosted = {m.block.id: m.hosted for m in plan.moved}
     assert hosted == {PLACED: True, CONFLICT: True, HOMELESS: False}
     (owned,) = plan.skipped
@@ -139,12 +139,12 @@ def test_moved_blocks_are_rehomed_onto_the_npu_runner_classes() -> None:
 def test_a_partial_hunk_is_transplanted_and_flagged_for_review() -> None:
     delta, npu = _delta(), _npu()
     edit03 = "gpu_model_runner.OmniGPUModelRunner.execute_model.edit-03"
-    rows = [replace(r, status=Status.PARTIAL) if r.id == edit03 else r for r in _rows(delta, npu)]
-    assert next(r for r in _rows(delta, npu) if r.id == edit03).status is Status.CARRIED
+    rows = [replace(r, status=Parity.PARTIAL) if r.id == edit03 else r for r in _rows(delta, npu)]
+    assert next(r for r in _rows(delta, npu) if r.id == edit03).status is Parity.PRESENT
     plan = transplant.plan(delta, npu, rows)
     moved = next(m for m in plan.moved if m.source_id == edit03)
-    assert moved.status is Status.PARTIAL
-    assert "partly carried on NPU: review" in moved.block.title
+    assert moved.status is Parity.PARTIAL
+    assert "partly present on NPU: review" in moved.block.title
 
 
 def test_allowed_gaps_are_not_transplanted() -> None:

@@ -50,7 +50,8 @@ def test_conflict_resolved_once_then_replayed(cli: Cli, work: Path) -> None:
 
 
 def test_summary_reports_methods_and_new_upstream_members(cli: Cli, work: Path) -> None:
-    cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    result = cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    assert result.exit_code == 1, result.stderr  # v3 moves code a block sits in
     summary = (work / "up.md").read_text()
     assert "## Every block" in summary and "omni.R.forward.edit-01" in summary
     assert "signature now `def sample(self, logits, generator=None):`" in summary
@@ -58,14 +59,14 @@ def test_summary_reports_methods_and_new_upstream_members(cli: Cli, work: Path) 
 
 
 def test_resolve_needs_a_choice_without_a_terminal(cli: Cli, work: Path) -> None:
-    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    assert cli("extract", "omni.py", "--base", "v1.py", "--patches", "p").exit_code == 0
     result = cli("resolve", BLOCK, "--patches", "p", "--upstream", "v2.py")
     assert result.exit_code == 2
     assert "--at" in result.stderr
 
 
 def test_resolve_unknown_block_is_bad_input(cli: Cli, work: Path) -> None:
-    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    assert cli("extract", "omni.py", "--base", "v1.py", "--patches", "p").exit_code == 0
     result = cli(
         "resolve", "omni.R.nothing.block-09", "--at", "#1", "--patches", "p", "--upstream", "v2.py"
     )
@@ -74,7 +75,7 @@ def test_resolve_unknown_block_is_bad_input(cli: Cli, work: Path) -> None:
 
 
 def test_adopt_turns_an_implicit_edit_into_a_marked_block(cli: Cli, work: Path) -> None:
-    cli("extract", "omni.py", "--base", "v1.py", "--patches", "p")
+    assert cli("extract", "omni.py", "--base", "v1.py", "--patches", "p").exit_code == 0
     assert (work / "p" / "omni" / "R.forward.edit-01.patch").is_file()
     result = cli.loud("adopt", "omni.R.forward.edit-01", "--title", "Omni stats", "--patches", "p")
     assert result.exit_code == 0, result.stderr
@@ -96,16 +97,9 @@ def test_adopt_refuses_an_edit_without_statements(
     case = DATA / "splice" / "header_and_signature"
     monkeypatch.chdir(case)
     patches = tmp_path / "p"
-    cli(
-        "--config",
-        DATA / "pyproject.toml",
-        "extract",
-        "omni.py",
-        "--base",
-        "base.py",
-        "--patches",
-        patches,
-    )
+    config = ("--config", DATA / "pyproject.toml")
+    extracted = cli(*config, "extract", "omni.py", "--base", "base.py", "--patches", patches)
+    assert extracted.exit_code == 0, extracted.stderr
     result = cli(
         "--config",
         DATA / "pyproject.toml",

@@ -8,7 +8,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from omni_port.extract.markers import LABELLED, PLAIN
+from omni_port.extract.markers import as_marker, pair
+from omni_port.pyast.syntax import Comment
 
 # --- Tokens --------------------------------------------------------------------------------
 
@@ -235,16 +236,9 @@ def marked_regions(code: str) -> tuple[str, ...]:
 def marker_pairs(lines: Sequence[str]) -> tuple[list[tuple[int, int]], int | None]:
     """(opener, closer) line indexes, and the index of a marker left open (or None).
 
-    As in the runners, a plain dashed line closes an open region and is an ordinary
-    comment otherwise.
+    Catalog excerpts need not parse, so markers are read line by line; they pair by the
+    runners' own rule (``markers.pair``).
     """
-    pairs: list[tuple[int, int]] = []
-    opened: int | None = None
-    for i, line in enumerate(lines):
-        text = line.strip()
-        if opened is None:
-            opened = i if LABELLED.match(text) else None
-        elif LABELLED.match(text) or PLAIN.match(text):
-            pairs.append((opened, i))
-            opened = None
-    return pairs, opened
+    found = (as_marker(Comment(i, 1, line.strip())) for i, line in enumerate(lines))
+    paired, opened = pair([marker for marker in found if marker is not None])
+    return [(a.line, b.line) for a, b in paired], opened.line if opened is not None else None

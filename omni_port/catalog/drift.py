@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from omni_port.catalog import markdown
 from omni_port.extract.markers import scan
 from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, split_full_key
+from omni_port.report import shorten
 
 #: An entry and a block this similar are the same code, drifted.
 SIMILAR = 0.6
@@ -304,7 +305,8 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
     }.get(block.kind, "adds code to")
     target = block.anchor.replaced[0] if block.anchor.replaced else f"{owner}{block.member}"
     lines = f"lines {block.origin.start}-{block.origin.end}" if block.code else "a deletion"
-    message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{_short(target)}`"
+    quoted = shorten(split_full_key(target)[0], 70)
+    message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{quoted}`"
     return Finding(
         Code.OP407,
         block.origin.path,
@@ -312,11 +314,6 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
         message,
         detail=block.code.rstrip("\n"),
     )
-
-
-def _short(text: str, limit: int = 70) -> str:
-    head = text.split(" [body ")[0]
-    return head if len(head) <= limit else head[: limit - 3] + "..."
 
 
 # --- stale outputs --------------------------------------------------------------------------

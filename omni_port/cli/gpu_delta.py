@@ -25,7 +25,7 @@ from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.extract.listing import extracted_blocks
 from omni_port.gpu import parity, transplant, vllm_delta
-from omni_port.gpu.counterparts import Status
+from omni_port.gpu.counterparts import Parity
 from omni_port.model import Code, Finding, PatchSet, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
@@ -212,10 +212,10 @@ def _counts(
     delta: vllm_delta.Delta, rows: Sequence[parity.HunkParity], written: int
 ) -> dict[str, int]:
     statuses = Counter(f"{row.side}_{row.status.value}" for row in rows)
-    carried_by = Counter(
-        f"carried_by_{row.carried_by}"
+    present_as = Counter(
+        f"present_as_{row.present_as}"
         for row in rows
-        if row.side == "gpu" and row.status is Status.CARRIED and row.carried_by
+        if row.side == "gpu" and row.status is Parity.PRESENT and row.present_as
     )
     return {
         "modules": len(delta.patches.modules),
@@ -223,7 +223,7 @@ def _counts(
         "hunks": sum(len(m.hunks) for m in delta.methods),
         "written": written,
         **statuses,
-        **carried_by,
+        **present_as,
     }
 
 
@@ -303,7 +303,7 @@ def _row_dict(row: parity.HunkParity) -> dict[str, object]:
         "kind": row.kind,
         "lines": [row.start, row.end],
         "status": row.status.value,
-        "carried_by": row.carried_by,
+        "present_as": row.present_as or "",
         "counterpart": row.counterpart,
         "items": len(row.items),
         "missing": [{"line": i.line, "kind": i.kind.value, "text": i.text} for i in row.missing],

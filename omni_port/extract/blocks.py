@@ -28,6 +28,7 @@ from omni_port.pyast.syntax import (
     split_full_key,
     walk,
 )
+from omni_port.report import shorten
 
 #: How many upstream neighbours an anchor remembers on each side.
 CONTEXT = 3
@@ -145,7 +146,7 @@ def _header_block(
     )
     end = header_end(stmt)
     code = reindent(ctx.marked.tree.text(stmt.start, end), suite.indent or "", "")
-    title = "Unmarked edit of a header: " + short(stmt.key)
+    title = "Unmarked edit of a header: " + shorten(stmt.key, 72)
     return Block(
         "",
         owner,
@@ -168,7 +169,7 @@ def _signature_block(
     end = header_end(member)
     code = reindent(ctx.marked.tree.text(member.start, end), indent, "")
     anchor = Anchor((), (), (), (base.key,), Edge.ONLY)
-    title = "Unmarked edit of the signature: " + short(member.key)
+    title = "Unmarked edit of the signature: " + shorten(member.key, 72)
     return Block(
         "",
         owner,
@@ -451,23 +452,22 @@ def block_title(tree: Tree, region: Region | None) -> str:
         if text.startswith("#"):
             match = _COMMENT_TITLE.match(text)
             if match and any(c.isalpha() for c in match.group("text")):
-                return short(match.group("text"))
+                return shorten(match.group("text"), 72)
             continue
-        return short(text)
+        return shorten(text, 72)
     return "Omni-new block"
 
 
 def _implicit_title(segment: _Segment) -> str:
-    return "Unmarked edit: " + short(segment.stmts[0].key) if segment.stmts else "Unmarked edit"
+    return (
+        "Unmarked edit: " + shorten(segment.stmts[0].key, 72) if segment.stmts else "Unmarked edit"
+    )
 
 
 def _deletion_title(stmt: Stmt | None) -> str:
-    return "Unmarked deletion: " + short(stmt.key) if stmt is not None else "Unmarked deletion"
-
-
-def short(text: str, limit: int = 72) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return (
+        "Unmarked deletion: " + shorten(stmt.key, 72) if stmt is not None else "Unmarked deletion"
+    )
 
 
 # --- comments, which statement keys do not see ----------------------------------------------

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from omni_port.extract.markers import scan
-from omni_port.model import Block, Chunk, ModulePatches, PatchSet, Placement, Status
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Chunk,
+    ModulePatches,
+    PatchSet,
+    Placement,
+    RegionKind,
+    Status,
+)
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import dedent_code
 
@@ -21,7 +30,7 @@ def _module_rows(module: ModulePatches) -> Iterator[Placement]:
             yield _row(
                 module,
                 piece.id,
-                piece.kind.value,
+                piece.kind,
                 piece.marked,
                 piece.owner,
                 piece.member,
@@ -29,7 +38,7 @@ def _module_rows(module: ModulePatches) -> Iterator[Placement]:
                 piece.origin.end,
             )
         elif isinstance(piece, Chunk) and piece.marked:
-            kind = "class-level" if piece.owner else "module-level"
+            kind = RegionKind.CLASS_LEVEL if piece.owner else RegionKind.MODULE_LEVEL
             yield _row(
                 module,
                 piece.id,
@@ -54,7 +63,7 @@ def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
         yield _row(
             module,
             f"{chunk.id}#{number}",
-            "contained",
+            RegionKind.CONTAINED,
             True,
             chunk.owner,
             chunk.name,
@@ -66,7 +75,7 @@ def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
 def _row(
     module: ModulePatches,
     ident: str,
-    kind: str,
+    kind: BlockKind | RegionKind,
     marked: bool,
     owner: str,
     member: str,

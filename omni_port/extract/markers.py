@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.model import Code, Finding
@@ -84,9 +84,10 @@ def scan(tree: Tree) -> Scan:
     regions: list[Region] = []
     loose: list[tuple[Marker, Suite]] = []
     for path, suite in walk(tree.body):
-        paired, unpaired = _pair(list(_suite_markers(suite)))
+        paired, opened = pair(list(_suite_markers(suite)))
         regions.extend(Region(path, o, c, suite) for o, c in paired)
-        loose.extend((m, suite) for m in unpaired)
+        if opened is not None:
+            loose.append((opened, suite))
     regions.sort(key=lambda r: r.opener.line)
     findings = [*_loose_findings(tree, loose), *_nested_findings(tree.path, regions)]
     findings.extend(_inner_findings(tree))
@@ -102,7 +103,10 @@ def _suite_markers(suite: Suite) -> Iterator[Marker]:
             yield marker
 
 
-def _pair(markers: list[Marker]) -> tuple[list[tuple[Marker, Marker]], list[Marker]]:
+def pair(markers: Sequence[Marker]) -> tuple[list[tuple[Marker, Marker]], Marker | None]:
+    """(opener, closer) pairs in order, and an opener left open (or None): the one pairing
+    rule. A labelled marker opens; the next marker of either kind closes; a plain dashed
+    line with nothing open is an ordinary divider."""
     paired: list[tuple[Marker, Marker]] = []
     opener: Marker | None = None
     for marker in markers:
@@ -111,7 +115,7 @@ def _pair(markers: list[Marker]) -> tuple[list[tuple[Marker, Marker]], list[Mark
             opener = None
         elif marker.labelled:
             opener = marker
-    return paired, [opener] if opener is not None else []
+    return paired, opener
 
 
 def _loose_findings(tree: Tree, loose: list[tuple[Marker, Suite]]) -> Iterator[Finding]:

@@ -29,10 +29,11 @@ FRAGMENT = 0.8
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
 
 
-class Status(enum.StrEnum):
-    """Whether the other runner family carries a hunk."""
+class Parity(enum.StrEnum):
+    """Whether the other runner family has a hunk (not to be confused with ``model.Parity``,
+    the outcome of a piece in a sync)."""
 
-    CARRIED = "carried"
+    PRESENT = "present"
     """Every item is in the other family's override of the method."""
     INHERITED = "inherited"
     """The other family runs this very code (inherits it or delegates to it)."""
@@ -42,6 +43,19 @@ class Status(enum.StrEnum):
     """No item is there."""
     ALLOWED = "allowed"
     """Missing items, all of them reviewed as fine (allow-list)."""
+
+
+class Presence(enum.StrEnum):
+    """Where the other family has an item it carries."""
+
+    MARKED = "marked"
+    """In one of its marked blocks."""
+    UNMARKED = "unmarked"
+    """In its own code outside any marker."""
+    INHERITED = "inherited"
+    """In code it inherits from the compared family."""
+    ELSEWHERE = "elsewhere"
+    """In another method of the class, not in the counterpart method."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +79,8 @@ class _Pooled:
 
     key: str
     line: int
-    #: "marked", "unmarked" or "inherited" (the code of the family being compared).
-    how: str
+    #: Where in the other family's code the statement is.
+    how: Presence
 
 
 def index_classes(trees: Mapping[str, Tree], side: str) -> dict[str, KnownClass]:
@@ -205,14 +219,19 @@ def class_pool(start: str, index: ClassIndex, side: str) -> Pool:
         for cls, method in resolve(start, name, index):
             if id(method) not in seen:
                 seen.add(id(method))
-                pooled.extend(replace(p, how="elsewhere") for p in _pooled(cls, method, side))
+                pooled.extend(
+                    replace(p, how=Presence.ELSEWHERE) for p in _pooled(cls, method, side)
+                )
     return Pool(pooled)
 
 
 def _pooled(cls: KnownClass, method: Stmt, side: str) -> Iterator[_Pooled]:
     for stmt in [method, *flat(method)]:
-        how = "inherited" if cls.side != side else "marked" if stmt.start in cls.marked else ""
-        yield _Pooled(stmt.key, stmt.start, how or "unmarked")
+        if cls.side != side:
+            how = Presence.INHERITED
+        else:
+            how = Presence.MARKED if stmt.start in cls.marked else Presence.UNMARKED
+        yield _Pooled(stmt.key, stmt.start, how)
 
 
 # --- matching -----------------------------------------------------------------------------
@@ -249,10 +268,10 @@ def _trivial(item: Item) -> bool:
 
 def status_of(
     items: Sequence[Item], pool: Pool, wider: Pool
-) -> tuple[Status, tuple[Item, ...], str]:
+) -> tuple[Parity, tuple[Item, ...], Presence | None]:
     """Found in the counterpart method, else (statements and additions) anywhere in its class."""
     missing: list[Item] = []
-    how: Counter[str] = Counter()
+    how: Counter[Presence] = Counter()
     for item in items:
         found = find(item, pool)
         if found is None and item.kind in (ItemKind.STATEMENT, ItemKind.ADDED):
@@ -261,8 +280,8 @@ def status_of(
             missing.append(item)
         elif isinstance(found, _Pooled):
             how[found.how] += 1
-    carried_by = how.most_common(1)[0][0] if how else ""
+    present_as = how.most_common(1)[0][0] if how else None
     if not missing:
-        return Status.CARRIED, (), carried_by
-    status = Status.MISSING if len(missing) == len(items) else Status.PARTIAL
-    return status, tuple(missing), carried_by
+        return Parity.PRESENT, (), present_as
+    status = Parity.MISSING if len(missing) == len(items) else Parity.PARTIAL
+    return status, tuple(missing), present_as

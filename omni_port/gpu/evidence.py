@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from omni_port.model import Block, BlockKind
 from omni_port.pyast import diff
 from omni_port.pyast.syntax import Stmt, Suite, full_key, walk
+from omni_port.report import shorten
 
 #: An omni statement this similar to an upstream one it replaced is an edit of it.
 EDITED = 0.6
@@ -53,7 +54,7 @@ class Item:
 
     def describe(self) -> str:
         verb = {"statement": "", "added": "adds ", "removed": "removes ", "deleted": "deletes "}
-        return f"{verb[self.kind.value]}`{short(self.text)}`"
+        return f"{verb[self.kind.value]}`{shorten(self.text, 90)}`"
 
 
 def hunk_items(block: Block, member: Stmt, base_method: Stmt) -> tuple[Item, ...]:
@@ -195,8 +196,3 @@ def words(text: str) -> Counter[str]:
     every = [t for t in LEX.findall(text) if t[0].isalnum() or t[0] in "_'\""]
     significant = [t for t in every if t not in _GENERIC]
     return Counter(significant or every)
-
-
-def short(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -16,7 +16,8 @@ from omni_port.extract.markers import scan
 from omni_port.gpu.counterparts import (
     ClassIndex,
     KnownClass,
-    Status,
+    Parity,
+    Presence,
     class_pool,
     index_classes,
     method_pool,
@@ -58,13 +59,13 @@ class HunkParity:
     kind: str
     start: int
     end: int
-    status: Status
+    status: Parity
     #: Where the counterpart was looked for (``NPUARModelRunner.execute_model``).
     counterpart: str
     items: tuple[Item, ...]
     missing: tuple[Item, ...]
-    #: How the found items are carried: "marked", "unmarked", "inherited" or "".
-    carried_by: str = ""
+    #: Where the other family has most of the items it has (None when it has none).
+    present_as: Presence | None = None
     #: The allow-list entry that covers a gap.
     allow: AllowEntry | None = None
 
@@ -163,7 +164,9 @@ def _gpu_rows(
         inherited = any(c.name == cls.name and m is member for c, m in chain)
         pool = method_pool(chain, "npu")
         for ident, kind, start, end, items in _gpu_hunks(module, cls.name, member, copied):
-            status, missing, how = Status.INHERITED, tuple[Item, ...](), "inherited"
+            status: Parity = Parity.INHERITED
+            missing: tuple[Item, ...] = ()
+            how: Presence | None = Presence.INHERITED
             if not inherited:
                 status, missing, how = status_of(items, pool, wider)
             yield HunkParity(
@@ -209,8 +212,8 @@ def _npu_rows(
         )
         chain = resolve(gpu_class, member, index)
         status, missing, how = status_of(items, method_pool(chain, "gpu"), wider)
-        if status is Status.PARTIAL and len(missing) <= (1 - NPU_ONLY) * len(items):
-            status, missing = Status.CARRIED, ()
+        if status is Parity.PARTIAL and len(missing) <= (1 - NPU_ONLY) * len(items):
+            status, missing = Parity.PRESENT, ()
         ident = f"{stem}.{cls.name}.{member}.block-{number:02d}"
         yield HunkParity(
             "npu",
@@ -254,11 +257,11 @@ def _where(chain: Sequence[tuple[KnownClass, Stmt]], start: str, name: str) -> s
 
 
 def _allow(row: HunkParity, allowed: Sequence[AllowEntry], delta: Delta) -> HunkParity:
-    if row.status not in (Status.PARTIAL, Status.MISSING):
+    if row.status not in (Parity.PARTIAL, Parity.MISSING):
         return row
     code = _code_of(row, delta)
     entry = next((e for e in allowed if _selects(e, row, code)), None)
-    return row if entry is None else replace(row, status=Status.ALLOWED, allow=entry)
+    return row if entry is None else replace(row, status=Parity.ALLOWED, allow=entry)
 
 
 def _code_of(row: HunkParity, delta: Delta) -> str:
@@ -270,7 +273,7 @@ def parity_findings(
     rows: Sequence[HunkParity], allowed: Sequence[AllowEntry] = ()
 ) -> list[Finding]:
     """OP408 ``parity`` findings for the gaps; notes for allow-list entries matching nothing."""
-    findings = [_finding(row) for row in rows if row.status in (Status.PARTIAL, Status.MISSING)]
+    findings = [_finding(row) for row in rows if row.status in (Parity.PARTIAL, Parity.MISSING)]
     used = {row.allow for row in rows if row.allow is not None}
     for entry in allowed:
         if entry not in used:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
-from omni_port.gpu.counterparts import Status, runner_class
+from omni_port.gpu.counterparts import Parity, runner_class
 from omni_port.gpu.parity import PAIRS, HunkParity
 from omni_port.gpu.vllm_delta import Delta
 from omni_port.model import (
@@ -44,7 +44,7 @@ from omni_port.pyast.syntax import Suite, Tree, find_def
 #: distinct from the NPU blocks' ids, valid in a patch file name, and easy to grep for.
 PREFIX = "gpu-"
 #: Parity statuses worth transplanting: the NPU side lacks all or part of the hunk.
-TAKEN = (Status.MISSING, Status.PARTIAL)
+TAKEN = (Parity.MISSING, Parity.PARTIAL)
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
 
 
@@ -62,7 +62,7 @@ class Moved:
     #: Id of the GPU hunk it comes from.
     source_id: str
     #: Parity status of the GPU hunk: missing or partial.
-    status: Status
+    status: Parity
     #: Whether the NPU runner class defines the method itself; if not, sync reports it.
     hosted: bool
 
@@ -79,7 +79,7 @@ class Skipped:
     #: GPU source path and line, for the report.
     path: str
     line: int
-    status: Status
+    status: Parity
     reason: str
 
 
@@ -147,12 +147,12 @@ def plan(
 
 
 def _moved(
-    block: Block, gpu_module: str, npu_module: str, owner: str, status: Status, hosted: bool
+    block: Block, gpu_module: str, npu_module: str, owner: str, status: Parity, hosted: bool
 ) -> Moved:
     local = block.id.rsplit(".", 1)[-1]
     ident = f"{npu_module.removesuffix('.py')}.{owner}.{block.member}.{PREFIX}{local}"
     where = f"GPU {gpu_module} {block.owner}.{block.member} {local}"
-    note = "missing on NPU" if status is Status.MISSING else "partly carried on NPU: review"
+    note = "missing on NPU" if status is Parity.MISSING else "partly present on NPU: review"
     title = f"From {where} ({note})" + (f": {block.title}" if block.title else "")
     rehomed = replace(block, id=ident, owner=owner, title=title)
     return Moved(rehomed, npu_module, block.id, status, hosted)
@@ -177,7 +177,7 @@ def _unjudged(block: Block, module: str, npu_module: str, has_runner: bool) -> S
         block.id,
         block.origin.path,
         block.origin.start,
-        Status.MISSING,
+        Parity.MISSING,
         reason,
     )
 
@@ -376,7 +376,7 @@ def _orphan_row(incoming: _Incoming, reason: str) -> Placement:
         incoming.module,
         block.owner,
         block.member,
-        block.kind.value,
+        block.kind,
         block.marked,
         PlaceStatus.CONFLICT,
         0.0,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement, Status
+from omni_port.model import Code, Placement, Status, piece_kind
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
@@ -118,7 +118,7 @@ def placement(row: Mapping[str, object]) -> Placement:
         module=str(row.get("module", "")),
         owner=str(row.get("class", "")),
         member=str(row.get("method", "")),
-        kind=str(row.get("kind", "")),
+        kind=piece_kind(str(row.get("kind", ""))),
         marked=bool(row.get("marked", False)),
         status=Status(str(row.get("status", "placed"))),
         confidence=float(str(row.get("confidence", 0.0))),

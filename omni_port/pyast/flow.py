@@ -13,11 +13,11 @@ from omni_port.pyast.packages import (
     STATEMENTS,
     Function,
     Names,
-    import_bindings,
     same_scope_children,
     scope_bindings,
     scope_nodes,
 )
+from omni_port.pyast.syntax import import_bindings
 
 #: Names visible in every module without a binding.
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from pyflakes import checker, messages
 
+from omni_port.pyast.syntax import import_bindings
+
 
 @dataclass(frozen=True, slots=True)
 class NameIssue:
@@ -53,14 +55,8 @@ def _import_bindings(tree: ast.Module) -> dict[int, tuple[str, ...]]:
     """Binding names of every import, by the line pyflakes reports for it."""
     bindings: dict[int, list[str]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bindings.setdefault(node.lineno, []).append(
-                    alias.asname or alias.name.split(".")[0]
-                )
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                bindings.setdefault(node.lineno, []).append(alias.asname or alias.name)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bindings.setdefault(node.lineno, []).extend(import_bindings(node))
     return {line: tuple(names) for line, names in bindings.items()}
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard, TypeVar
 
+from omni_port.pyast.syntax import find_def, import_bindings
+
 T = TypeVar("T")
 
 # --- inputs ---------------------------------------------------------------------------------
@@ -159,13 +161,6 @@ def scope_bindings(body: Sequence[ast.AST]) -> set[str]:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names.add(node.rest)
     return names
-
-
-def import_bindings(node: ast.Import | ast.ImportFrom) -> list[str]:
-    """Names an import statement binds (``import a.b`` binds ``a``)."""
-    if isinstance(node, ast.Import):
-        return [a.asname or a.name.split(".")[0] for a in node.names]
-    return [a.asname or a.name for a in node.names if a.name != "*"]
 
 
 # --- imports --------------------------------------------------------------------------------
@@ -373,7 +368,7 @@ def _setattr_name(node: ast.AST) -> str | None:
 def find_member(classes: Sequence[Class], name: str) -> ast.stmt | None:
     """The first definition of ``name`` along ``classes``."""
     for cls in classes:
-        found = definition(cls.node.body, name)
+        found = find_def(cls.node.body, name)
         if found is not None:
             return found
     return None
@@ -384,14 +379,5 @@ def module_class(tree: ast.Module, name: str) -> ast.ClassDef | None:
     found = None
     for node in scope_nodes(tree.body):
         if isinstance(node, ast.ClassDef) and node.name == name:
-            found = node
-    return found
-
-
-def definition(body: Sequence[ast.stmt], name: str) -> ast.stmt | None:
-    """The last ``def`` or ``class`` named ``name`` directly in ``body`` (the one bound)."""
-    found = None
-    for node in body:
-        if isinstance(node, FUNCTIONS | ast.ClassDef) and node.name == name:
             found = node
     return found

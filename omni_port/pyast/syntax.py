@@ -16,7 +16,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -227,6 +227,14 @@ def names_of(
     return frozenset(reads), frozenset(writes)
 
 
+def import_bindings(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Names an import statement binds: ``import a.b`` binds ``a``; ``*`` binds nothing
+    that can be named."""
+    if isinstance(node, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in node.names]
+    return [a.asname or a.name for a in node.names if a.name != "*"]
+
+
 def normalize(code: str) -> str:
     """Normalized key of one simple statement given as code (any indentation)."""
     tree = ast.parse(dedent_code(code))
@@ -242,13 +250,28 @@ def walk(suite: Suite, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, 
             yield from walk(clause, inner)
 
 
-def find_def(suite: Suite, name: str) -> Stmt | None:
-    """The def or class called ``name`` directly in ``suite`` (the last one wins, as in Python)."""
-    found = None
-    for stmt in suite.stmts:
-        if stmt.name == name:
-            found = stmt
+@overload
+def find_def(body: Suite, name: str) -> Stmt | None: ...
+
+
+@overload
+def find_def(body: Sequence[ast.stmt], name: str) -> ast.stmt | None: ...
+
+
+def find_def(body: Suite | Sequence[ast.stmt], name: str) -> Stmt | ast.stmt | None:
+    """The def or class called ``name`` directly in ``body``, a statement tree's body or an
+    ``ast`` one: the last one wins, as in Python."""
+    found: Stmt | ast.stmt | None = None
+    for item in body.stmts if isinstance(body, Suite) else body:
+        if _def_name(item) == name:
+            found = item
     return found
+
+
+def _def_name(item: Stmt | ast.stmt) -> str:
+    if isinstance(item, Stmt):
+        return item.name
+    return item.name if isinstance(item, NAMED) else ""
 
 
 def dedent_code(code: str) -> str:

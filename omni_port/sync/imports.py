@@ -15,7 +15,7 @@ from typing import Protocol
 
 from omni_port.model import Code, Finding, ModulePatches
 from omni_port.pyast.names import NameIssue, issues
-from omni_port.pyast.syntax import Stmt, Suite, Tree
+from omni_port.pyast.syntax import Stmt, Suite, Tree, import_bindings
 from omni_port.sources.upstream import Upstream
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
@@ -224,13 +224,7 @@ def _binds_any(text: str, names: set[str]) -> bool:
         body = ast.parse(text).body
     except SyntaxError:
         return False
-    return any(_import_binds(node) & names for node in body)
-
-
-def _import_binds(node: ast.stmt) -> set[str]:
-    """Names a top-level import statement binds (nothing for other statements)."""
-    if isinstance(node, ast.Import):
-        return {a.asname or a.name.split(".")[0] for a in node.names}
-    if isinstance(node, ast.ImportFrom):
-        return {a.asname or a.name for a in node.names}
-    return set()
+    return any(
+        isinstance(node, ast.Import | ast.ImportFrom) and names & set(import_bindings(node))
+        for node in body
+    )

@@ -24,9 +24,11 @@ from omni_port.model import (
     ModulePatches,
     Piece,
     Placement,
+    RegionKind,
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.report import shorten
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 
@@ -171,7 +173,7 @@ def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[loca
         code = reindent(block.code, "", indent)
         decision = locate.Decision(block, None, 1.0, False, ())
         return decision, _Edit(member.start, header_end(member), code, block.id, order)
-    reason = f"the signature changed upstream; upstream now has: {_short(member.key, 120)}"
+    reason = f"the signature changed upstream; upstream now has: {shorten(member.key, 120)}"
     decision = locate.Decision(block, None, 0.0, True, (), reason)
     text = _conflict_lines(block, reason, (), indent)
     return decision, _Edit(member.start, member.start - 1, text, block.id, order)
@@ -270,7 +272,7 @@ def _conflict_lines(
     lines.append(f"# {reason}.")
     for scored in candidates:
         where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
-        lines.append(f"#   candidate: {where}: {_short(scored.slot.text())}")
+        lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
     )
@@ -282,10 +284,6 @@ def _conflict_lines(
     lines.extend((CONFLICT_LINE + line).rstrip() for line in body)
     lines.append(CONFLICT_CLOSE)
     return "".join(f"{indent}{line}\n" for line in lines)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _vanished(
@@ -355,7 +353,7 @@ def _carried_rows(
     for piece in carried:
         if isinstance(piece, Chunk) and piece.marked:
             start, end = ranges.get(piece.id, (0, 0))
-            kind = "class-level" if piece.owner else "module-level"
+            kind = RegionKind.CLASS_LEVEL if piece.owner else RegionKind.MODULE_LEVEL
             yield Placement(
                 piece.id,
                 module.name,
@@ -388,7 +386,7 @@ def _decision_rows(
             module.name,
             copy.owner,
             copy.name,
-            block.kind.value,
+            block.kind,
             block.marked,
             status,
             decision.score,

@@ -16,6 +16,7 @@ from omni_port.catalog.wording import describe_location
 from omni_port.model import Block, Code, Copy, Finding, PatchSet, Placement, Severity, Status
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import Stmt, Tree, find_def, split_full_key
+from omni_port.report import shorten
 from omni_port.sync import locate
 from omni_port.sync.splice import upstream_def
 
@@ -75,13 +76,13 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
     for placement in conflicts:
         yield f"- **{placement.block_id}**: {placement.reason}."
         for rank, candidate in enumerate(placement.candidates, start=1):
-            text = candidate.text if len(candidate.text) <= 90 else candidate.text[:87] + "..."
+            text = shorten(candidate.text, 90)
             where = " > ".join(candidate.path) or "method body"
             score = f"score {candidate.score:.2f}"
             yield f"  - `#{rank}` line {candidate.line} ({score}), before `{text}` in {where}"
         replaced = blocks.get(placement.block_id)
         if replaced is not None and replaced.anchor.replaced:
-            old = _short(replaced_summary(replaced.anchor.replaced))
+            old = shorten(replaced_summary(replaced.anchor.replaced), 160)
             yield f"  - it replaced, in the old base: `{old}`"
         yield f"  - resolve: `omni-port resolve {placement.block_id} --at #1` (or the right line)"
     yield ""
@@ -238,10 +239,6 @@ def verification_problems(findings: Sequence[Finding]) -> list[Finding]:
     return [
         f for f in problems if not (f.code is Code.OP502 and (f.path, f.line, f.col) in unresolved)
     ]
-
-
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def replaced_summary(keys: Sequence[str]) -> str:

@@ -52,7 +52,6 @@ from omni_port.pyast.packages import (
     absolute_module,
     class_hierarchy,
     class_names,
-    definition,
     dotted_name,
     find_member,
     is_self_attribute,
@@ -63,6 +62,7 @@ from omni_port.pyast.packages import (
     unresolved,
 )
 from omni_port.pyast.parser import compile_findings
+from omni_port.pyast.syntax import find_def
 from omni_port.sources.upstream import Upstream
 
 # PackageSources and module_names are re-exported: callers build inputs from ``verify``.
@@ -349,7 +349,7 @@ def _originals(
         holder: ast.Module | ast.ClassDef | None = tree
         if override.upstream_owner:
             holder = module_class(tree, override.upstream_owner)
-        node = definition(holder.body, override.upstream_name) if holder is not None else None
+        node = find_def(holder.body, override.upstream_name) if holder is not None else None
         if isinstance(node, FUNCTIONS):
             found[(override.owner, override.name)] = node
     return found
@@ -393,9 +393,9 @@ def _override_findings(
 
 def _generated_member(tree: ast.Module, override: Override) -> ast.stmt | None:
     if not override.owner:
-        return definition(tree.body, override.name)
+        return find_def(tree.body, override.name)
     owner = module_class(tree, override.owner)
-    return definition(owner.body, override.name) if owner is not None else None
+    return find_def(owner.body, override.name) if owner is not None else None
 
 
 def _override_finding(
@@ -426,7 +426,7 @@ def _upstream_member(
     if tree is None:
         return None, (module,)
     if not override.upstream_owner:
-        return definition(tree.body, override.upstream_name), ()
+        return find_def(tree.body, override.upstream_name), ()
     owner = module_class(tree, override.upstream_owner)
     if owner is None:
         return None, ()
