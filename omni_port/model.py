@@ -56,6 +56,11 @@ class Code(enum.StrEnum):
     OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")
     OP303 = ("OP303", "unresolved-name", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "would-change", "Generated output would change (--check).")
+    OP310 = (
+        "OP310",
+        "unresolved-conflict",
+        "Generated module still holds a conflict: a block left commented out, not deployable.",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -77,8 +82,8 @@ class Code(enum.StrEnum):
     )
     OP407 = (
         "OP407",
-        "unmarked-divergence",
-        "Runner code differs from its upstream base outside every marker.",
+        "implicit-edit",
+        "Implicit edit: runner code differs from its upstream base outside markers (a note).",
     )
     OP408 = ("OP408", "parity", "One runner family overrides or defines what the other lacks.")
     # Verification of generated code
@@ -303,7 +308,7 @@ class Block:
     #: Copied member the block lives in.
     member: str
     kind: BlockKind
-    #: True for an ``Omni-new`` region, False for an implicit (unmarked) edit.
+    #: True for an ``Omni-new`` region, False for an implicit edit (outside markers).
     marked: bool
     #: The block's own code, byte-exact but dedented; markers included.
     code: str

@@ -58,14 +58,18 @@ def github_line(finding: Finding) -> str:
 def format_findings(findings: Iterable[Finding], fmt: str, details: bool = True) -> str:
     """Findings in ``text``, ``github`` or ``json`` form (json: one object per line).
 
-    In text form a finding's detail (a diff, the code concerned) follows it, indented.
+    In text form an error's detail (a diff, the code concerned) follows it, indented.
     """
     if fmt == "github":
         lines = [github_line(f) for f in findings]
     elif fmt == "json":
         lines = [json.dumps(finding_dict(f), sort_keys=True) for f in findings]
     else:
-        lines = [text_line(f) + (_indented(f.detail) if details else "") for f in findings]
+        # A note's detail (the code of an implicit edit) is in the JSON report only.
+        lines = [
+            text_line(f) + (_indented(f.detail) if details and f.severity is Severity.ERROR else "")
+            for f in findings
+        ]
     return "".join(line + "\n" for line in lines)
 
 

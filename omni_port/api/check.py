@@ -1,4 +1,4 @@
-"""The checks behind `check`: catalog, markers, unmarked edits, stale outputs, parity.
+"""The checks behind `check`: catalog, markers, implicit edits, stale outputs, parity.
 
 Everything here parses; the command answers from its cache first when no input changed.
 """

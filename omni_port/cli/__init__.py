@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,7 +25,7 @@ import click
 
 from omni_port import __version__, report
 from omni_port.errors import BadInput
-from omni_port.model import Finding, Report
+from omni_port.model import Finding, Report, Severity
 from omni_port.sources.config import Config, load
 from omni_port.sources.upstream import Progress, default_cache
 
@@ -184,6 +184,17 @@ def summary(options: Options, message: str) -> None:
     """The one-line summary (and progress) go to stderr; stdout carries the payload."""
     if not options.quiet:
         click.echo(f"omni-port: {message}", err=True)
+
+
+def tally(findings: Sequence[Finding]) -> str:
+    """Problems and notes by kind: ``2 problems (2 undefined-name); 4 notes (4 unverified)``."""
+    parts = []
+    for severity, word in ((Severity.ERROR, "problem"), (Severity.NOTE, "note")):
+        counts = finding_counts(f for f in findings if f.severity is severity)
+        total = sum(counts.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+        parts.append(f"{total} {word}s ({kinds})" if total else f"no {word}s")
+    return "; ".join(parts)
 
 
 def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:

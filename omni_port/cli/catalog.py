@@ -44,7 +44,7 @@ def catalog_command(
     """Render the markdown catalog of omni blocks and edits from the patches.
 
     Titles come from the patch files, locations from the anchors, code from the blocks;
-    marked blocks and implicit (unmarked) edits are both listed.
+    marked blocks and implicit edits (code changed outside markers) are both listed.
     """
     config = options.config
     directory = patches_dir or config.path(config.patches)

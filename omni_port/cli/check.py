@@ -24,6 +24,7 @@ from omni_port.cli import (
     json_option,
     patches_option,
     summary,
+    tally,
 )
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
@@ -99,7 +100,7 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Markdown catalog to compare with the code (default: `catalog`).",
 )
-@click.option("--base", help="Upstream the sources were ported from; enables unmarked-divergence.")
+@click.option("--base", help="Upstream the sources were ported from; lists implicit edits (notes).")
 @patches_option("Patches directory to keep current (default: `patches`).")
 @click.option(
     "--generated",
@@ -141,11 +142,14 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
 @click.pass_obj
 @handle_errors
 def check_command(options: Options, /, **given: Any) -> Report:
-    """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
+    """The CI and pre-commit gate: catalog, markers, stale outputs, conflicts, parity.
 
-    Finding kinds: uncatalogued, missing-from-code, content-drift, location-drift,
-    stale-generated, unmarked-divergence, parity, malformed-marker. Exit 0 when clean,
-    1 with findings, 2 on bad input.
+    \b
+    Problems (exit 1): malformed markers; catalog drift (uncatalogued, missing-from-code,
+    content-drift, location-drift); patches or generated files that are stale; conflicts
+    left in the generated runners (unresolved-conflict); what verify finds in them;
+    parity gaps. Notes (never exit 1): implicit edits the patches carry (with --base),
+    imports that could not be verified. Exit 0 when clean, 2 on bad input.
     """
     flags = CheckFlags(**given)
     inputs = _check_inputs(options, flags)
@@ -162,8 +166,7 @@ def check_command(options: Options, /, **given: Any) -> Report:
     counts = finding_counts(findings)
     outcome = Report(findings=tuple(findings), counts=counts)
     emit(outcome, flags.json_path, flags.fmt)
-    tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"
-    summary(options, f"check: {tally}")
+    summary(options, f"check: {tally(findings)}")
     return outcome
 
 

@@ -41,7 +41,7 @@ from omni_port.sources.textio import encode
     "--implicit/--no-implicit",
     default=True,
     show_default=True,
-    help="Record unmarked edits against the base.",
+    help="Record implicit edits (code changed outside markers) against the base.",
 )
 @json_option
 @write_options("the patches")
@@ -63,7 +63,7 @@ def extract_command(
 
     SOURCES are runner files, a directory holding them, or a release such as
     vllm-omni==0.30.0 (default: `source` in [tool.omni-port]). With --base, blocks that
-    replaced upstream statements are recorded as replacements, and unmarked edits are
+    replaced upstream statements are recorded as replacements, and code changed outside markers is
     carried as implicit edits.
     """
     config = options.config

@@ -127,7 +127,7 @@ def _ask(candidates: tuple[locate.Scored, ...]) -> str:
 @click.pass_obj
 @handle_errors
 def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path | None) -> None:
-    """Turn an implicit (unmarked) edit into a titled, marked Omni-new block.
+    """Turn an implicit edit (code changed outside markers) into a titled, marked Omni-new block.
 
     The patch gets marker lines around its code, the title, and a block id; the next
     sync writes the markers into the runner, and the catalog lists it as a block.

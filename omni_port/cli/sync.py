@@ -18,7 +18,7 @@ from omni_port.cli import (
     write_options,
 )
 from omni_port.cli.files import write_files
-from omni_port.cli.output import emit
+from omni_port.cli.output import emit, in_directory
 from omni_port.errors import BadInput
 from omni_port.model import Code, Placement, Report
 from omni_port.patches.store import Changes
@@ -91,7 +91,7 @@ def sync_command(
         raise BadInput(uncompiled)
     result = synced.result
     changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
-    findings = (*synced.findings, *would)
+    findings = (*in_directory(synced.findings, target, result.files), *would)
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))

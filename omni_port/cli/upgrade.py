@@ -18,7 +18,7 @@ from omni_port.cli import (
 )
 from omni_port.cli.bases import detect_base
 from omni_port.cli.files import save_patches, write_files
-from omni_port.cli.output import emit
+from omni_port.cli.output import emit, in_directory
 from omni_port.model import Report
 from omni_port.report import shown
 from omni_port.sources.textio import encode, write_atomic
@@ -114,8 +114,12 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     context = api.verification_context(settings, patch_set, new, target, source_text)
     findings = [
         *extract_findings,
-        *result.findings,
-        *api.verify_files(result.files, result.placements, patch_set, context),
+        *in_directory(result.findings, out_dir, result.files),
+        *in_directory(
+            api.verify_files(result.files, result.placements, patch_set, context),
+            out_dir,
+            result.files,
+        ),
     ]
     document = upgrade.summary(
         upgrade.Upgrade(

@@ -15,7 +15,7 @@ from omni_port.cli import (
     patches_option,
     summary,
 )
-from omni_port.cli.output import emit
+from omni_port.cli.output import emit, in_directory
 from omni_port.model import Report
 
 
@@ -44,7 +44,7 @@ def verify_command(
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
     verified = api.verify(out, directory, options.settings)
-    findings = verified.findings
+    findings = in_directory(verified.findings, out, verified.modules)
     outcome = Report(verified.placements, findings, finding_counts(findings))
     emit(outcome, json_path)
     problems = sum(1 for f in findings if f.severity.value == "error")
