@@ -132,14 +132,16 @@ def test_codes_lists_every_code(cli: Cli) -> None:
 def _synced(cli: Cli, tmp_path: Path, upstream: str = BASE) -> tuple[Path, Path]:
     patches, out = tmp_path / "p", tmp_path / "g"
     assert cli("extract", "omni", "--base", BASE, "--patches", patches).exit_code == 0
-    assert cli("sync", "--patches", patches, "--upstream", upstream, "--out", out).exit_code == 0
+    assert (
+        cli("sync", "--patches", patches, "--upstream", upstream, "--generated", out).exit_code == 0
+    )
     return patches, out
 
 
 def test_sync_second_run_is_a_noop(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     patches, out = _synced(cli, tmp_path)
     before = read_tree(out)
-    result = cli.loud("sync", "--patches", patches, "--upstream", BASE, "--out", out)
+    result = cli.loud("sync", "--patches", patches, "--upstream", BASE, "--generated", out)
     assert result.exit_code == 0
     assert "unchanged" in result.stderr
     assert read_tree(out) == before
@@ -150,7 +152,7 @@ def test_sync_check_exit_1_after_hand_edit(cli: Cli, in_data: Path, tmp_path: Pa
     target = out / "npu_model_runner.py"
     target.write_text(target.read_text() + "# edited by hand\n")
     result = cli(
-        "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--check", "--diff"
+        "sync", "--patches", patches, "--upstream", BASE, "--generated", out, "--check", "--diff"
     )
     assert result.exit_code == 1
     assert "-# edited by hand" in result.stdout
@@ -159,7 +161,7 @@ def test_sync_check_exit_1_after_hand_edit(cli: Cli, in_data: Path, tmp_path: Pa
 
 def test_sync_missing_patches_exit_2(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     result = cli(
-        "sync", "--patches", tmp_path / "none", "--upstream", BASE, "--out", tmp_path / "g"
+        "sync", "--patches", tmp_path / "none", "--upstream", BASE, "--generated", tmp_path / "g"
     )
     assert result.exit_code == 2
     assert "OP204" in result.stderr
@@ -170,7 +172,7 @@ def test_sync_json_lists_placements(cli: Cli, in_data: Path, tmp_path: Path) -> 
     report = tmp_path / "sync.json"
     assert (
         cli(
-            "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--json", report
+            "sync", "--patches", patches, "--upstream", BASE, "--generated", out, "--json", report
         ).exit_code
         == 0
     )

@@ -109,7 +109,14 @@ def test_sync_onto_its_own_base_places_everything(
     )
     assert result.exit_code == 0, result.stderr
     result = cli(
-        *common, "sync", "--patches", patches, "--upstream", f"vllm-ascend=={ascend}", "--out", out
+        *common,
+        "sync",
+        "--patches",
+        patches,
+        "--upstream",
+        f"vllm-ascend=={ascend}",
+        "--generated",
+        out,
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     for name in ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py"):
@@ -205,7 +212,7 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
     patches, out = tmp_path / "p", tmp_path / "g"
     common = ("--cache-dir", cache_dir, "--config", ROOT / "pyproject.toml")
     assert cli(*common, "extract", "--patches", patches).exit_code == 0
-    assert cli(*common, "sync", "--patches", patches, "--out", out).exit_code in (0, 1)
+    assert cli(*common, "sync", "--patches", patches, "--generated", out).exit_code in (0, 1)
     result = cli(
         *common, "verify", "--patches", patches, "--generated", out, "--json", tmp_path / "v.json"
     )
@@ -242,7 +249,7 @@ def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_p
     result = cli(
         "--cache-dir", cache_dir, "upgrade", "vllm-omni==0.18.0", "--to", "vllm-ascend==0.23.0",
         "--base", "detect", "--candidates", "0.17.0rc1,0.18.0,0.19.1rc1",
-        "--patches", tmp_path / "p", "--out", tmp_path / "g", "--summary", summary,
+        "--patches", tmp_path / "p", "--generated", tmp_path / "g", "--summary", summary,
     )  # fmt: skip
     assert result.exit_code == 1, result.stderr
     text = summary.read_text()

@@ -191,7 +191,10 @@ def _run(cli: Cli, *args: str) -> Any:
 def _synced_twice(cli: Cli, workspace: Path) -> dict[str, bytes]:
     """A synced tree (returned), and a second upstream whose sync would rewrite it."""
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     (workspace / "v2.py").write_text(BASE.replace("self.prepare(batch)", "self.prepare(batch, 2)"))
     return _tree(workspace / "g")
 
@@ -217,7 +220,7 @@ def test_a_sync_that_cannot_write_exits_2_in_one_line_and_keeps_the_outputs(
     before = _synced_twice(cli, workspace)
     owner = tempfile if function == "mkstemp" else os
     monkeypatch.setattr(owner, function, _failing_on(call, getattr(owner, function), error))
-    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
     assert result.exit_code == 2, result.stderr
     _only_error_line(result.stderr, "OP006")
     assert result.stderr.startswith("g/"), result.stderr
@@ -239,7 +242,7 @@ def test_ctrl_c_exits_130_and_keeps_the_outputs(
         real(src, dst)
 
     monkeypatch.setattr(os, "replace", interrupted)
-    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
     assert result.exit_code == 130
     assert "interrupted" in result.stderr
     assert _tree(workspace / "g") == before
@@ -253,7 +256,9 @@ def test_ctrl_c_while_downloading_exits_130(
 
     monkeypatch.setattr(subprocess, "run", interrupted)
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    result = _run(cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--out", "g")
+    result = _run(
+        cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--generated", "g"
+    )
     assert result.exit_code == 130
     assert not (workspace / "g").exists()
     assert not [p for p in workspace.rglob("*") if p.is_file() and "wheels" in p.parts]
@@ -280,7 +285,10 @@ def test_outputs_get_the_umask_mode(
 ) -> None:
     umask(mask)
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     written = [*(workspace / "p").rglob("*.*"), *(workspace / "g").rglob("*.*")]
     assert len(written) >= 4
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in written} == {
@@ -301,12 +309,18 @@ def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(
     cli: Cli, workspace: Path
 ) -> None:
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     lock = workspace / "g" / LOCK_NAME
     data = json.loads(lock.read_text())
     data["outputs"]["../runner.py"] = "0" * 64
     lock.write_text(json.dumps(data))
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     assert (workspace / "runner.py").read_text() == RUNNER
 
 
@@ -605,7 +619,7 @@ def test_inputs_are_never_imported_or_executed(cli: Cli, workspace: Path) -> Non
     WATCHING.append(True)
     try:
         extracted = _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p")
-        synced = _run(cli, "sync", "--patches", "p", "--upstream", "up", "--out", "g")
+        synced = _run(cli, "sync", "--patches", "p", "--upstream", "up", "--generated", "g")
     finally:
         WATCHING.clear()
     assert (extracted.exit_code, synced.exit_code) == (0, 0), extracted.stderr + synced.stderr

@@ -41,6 +41,7 @@ from omni_port.api.inputs import (
     read_bytes_or_none,
     read_lock,
     read_patches,
+    recorded_sources,
     verification_context,
 )
 from omni_port.api.run import (
@@ -87,6 +88,7 @@ __all__ = [
     "previous_outputs",
     "read_lock",
     "read_patches",
+    "recorded_sources",
     "sync",
     "sync_patches",
     "verification_context",
@@ -198,13 +200,15 @@ def verify(generated: Path, patches_dir: Path, settings: Settings) -> Verified:
     config = settings.config
     lock = read_lock(generated)
     patch_set, _ = read_patches(patches_dir)
-    upstream = load_upstream(lock.upstream, settings, config.upstream_class)
+    # The lock names paths relative to the repository root; read them from here.
+    upstream_text = config.given_spec(lock.upstream)
+    upstream = load_upstream(upstream_text, settings, config.upstream_class)
     files = {
         name: read_bytes_or_none(generated / name) or b""
         for name in lock.outputs
         if name.endswith(".py")
     }
     placements = tuple(lockfile.placement(row) for row in lock.placements)
-    context = verification_context(settings, patch_set, upstream, lock.upstream, config.source)
+    context = verification_context(settings, patch_set, upstream, upstream_text, config.source)
     findings = verify_files(files, placements, patch_set, context)
     return Verified(tuple(files), placements, tuple(findings))

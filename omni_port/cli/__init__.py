@@ -157,6 +157,12 @@ def patches_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+def one_payload(json_path: Path | None, diff: bool) -> None:
+    """``--diff`` and ``--json -`` would both take stdout: a usage error (exit 2)."""
+    if diff and json_path is not None and str(json_path) == "-":
+        raise click.UsageError("--diff and --json - cannot both take stdout; give --json FILE")
+
+
 def json_option(command: F) -> F:
     return click.option(
         "--json",
@@ -164,6 +170,47 @@ def json_option(command: F) -> F:
         type=click.Path(dir_okay=False, path_type=Path),
         help="Write a JSON report ('-' for stdout).",
     )(command)
+
+
+def generated_option(help_text: str) -> Callable[[F], F]:
+    """``--generated DIR`` (the configuration's ``generated``), with ``--out`` as its old
+    name for one release."""
+
+    def decorate(command: F) -> F:
+        kind = click.Path(file_okay=False, path_type=Path)
+        command = renamed("--out", "--generated", "generated", kind)(command)
+        return click.option("--generated", type=kind, help=help_text)(command)
+
+    return decorate
+
+
+def renamed(old: str, new: str, dest: str, kind: click.Path) -> Callable[[F], F]:
+    """Keep ``old`` as a hidden alias of the option ``new`` (parameter ``dest``) for one
+    release: it still works, and says on stderr that it goes away.
+
+    Put it above ``click.pass_obj``: it merges the alias into ``dest`` before the command
+    sees its arguments; ``new`` wins when both are given.
+    """
+    hidden = f"renamed_{dest}"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(hidden)
+            if value is not None:
+                click.echo(
+                    f"omni-port: warning: {old} is deprecated and goes away in the next "
+                    f"release; use {new}",
+                    err=True,
+                )
+                if kwargs.get(dest) is None:
+                    kwargs[dest] = value
+            return command(*args, **kwargs)
+
+        option = click.option(old, hidden, type=kind, hidden=True, help=f"Old name of {new}.")
+        return option(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def write_options(what: str) -> Callable[[F], F]:

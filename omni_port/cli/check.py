@@ -174,13 +174,14 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     """sha256 over every input of a check, read as bytes (nothing parsed)."""
     digest = hashlib.sha256(f"{TOOL}\0{_code_stamp()}\0{options.config}\0{inputs}\0".encode())
     texts = [s.source.sha256 for s in (*inputs.sources, *inputs.gpu)]
-    for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated)):
+    for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated, options)):
         if spec_text:
             texts.append(_spec_sha(spec_text, options))
     texts.extend(_vllm_sha(spec_text, options) for spec_text in inputs.vllm)
     for path in (inputs.catalog_path, inputs.allow_path):
         texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
-    for folder in (inputs.patches, inputs.generated, *_locked_transplants(inputs.generated)):
+    transplants = _locked_transplants(inputs.generated, options)
+    for folder in (inputs.patches, inputs.generated, *transplants):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
     digest.update("\n".join(texts).encode())
@@ -207,25 +208,21 @@ def _vllm_sha(text: str, options: Options) -> str:
         return "-"  # a candidate that cannot be had is skipped by the check itself
 
 
-def _lock(generated: Path) -> lockfile.Lock | None:
-    path = generated / lockfile.LOCK_NAME
-    if not path.is_file():
-        return None
-    try:
-        return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
-    except BadInput:
-        return None
+def _locked_upstream(generated: Path, options: Options) -> str:
+    """The upstream a check regenerates onto (see ``api.check``), as read from here."""
+    lock = lockfile.read_or_none(generated)
+    if lock is None:
+        return ""
+    config = options.config
+    configured = config.recorded_spec(config.upstream)
+    return config.given_spec(lockfile.default_upstream(lock, configured))
 
 
-def _locked_upstream(generated: Path) -> str:
-    lock = _lock(generated)
-    return lock.upstream if lock is not None else ""
-
-
-def _locked_transplants(generated: Path) -> list[Path]:
+def _locked_transplants(generated: Path, options: Options) -> list[Path]:
     """Transplant inputs the lock names: an edited one must not be answered from the cache."""
-    lock = _lock(generated)
-    return [Path(label) for label, _ in lock.transplants] if lock is not None else []
+    lock = lockfile.read_or_none(generated)
+    labels = [label for label, _ in lock.transplants] if lock is not None else []
+    return [options.config.path(label) for label in labels]
 
 
 def _cached_findings(cache: Path, key: str) -> list[Finding] | None:

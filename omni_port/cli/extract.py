@@ -12,6 +12,7 @@ from omni_port.cli import (
     Options,
     handle_errors,
     json_option,
+    one_payload,
     patches_option,
     summary,
     write_options,
@@ -66,6 +67,7 @@ def extract_command(
     replaced upstream statements are recorded as replacements, and code changed outside markers is
     carried as implicit edits.
     """
+    one_payload(json_path, diff)
     config = options.config
     settings = options.settings
     located = api.load_runners(sources or (config.source,), settings)
@@ -75,6 +77,7 @@ def extract_command(
         upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
     )
     patch_set, findings = api.extract(located, base_module, ext_options)
+    patch_set = api.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
     patch_set = api.carry_edits(patch_set, directory)
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}

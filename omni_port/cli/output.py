@@ -26,7 +26,8 @@ def emit(
     document: str | None = None,
 ) -> None:
     """Print the findings and write the JSON report (``document``, else the standard one
-    of ``result``); one payload on stdout (see above)."""
+    of ``result``); one payload on stdout (see above). ``diff``: stdout carries another
+    payload already (a diff, a summary), so the findings go to stderr."""
     text = report.format_findings(result.findings, fmt)
     if text:
         payload_elsewhere = diff or (json_path is not None and str(json_path) == "-")

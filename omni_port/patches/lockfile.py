@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Placement, Status, piece_kind
@@ -29,6 +30,28 @@ class Lock:
     placements: tuple[dict[str, object], ...] = ()
     #: (label, sha256) of the transplant inputs merged into the patches, in order.
     transplants: tuple[tuple[str, str], ...] = ()
+    #: The configuration's ``upstream`` when the sync ran ("" in older locks): while the
+    #: configuration still names it, the lock's own upstream is the default one.
+    configured: str = ""
+
+    @property
+    def conflicts(self) -> tuple[dict[str, object], ...]:
+        """The placements that are conflicts."""
+        return tuple(row for row in self.placements if row.get("status") == Status.CONFLICT)
+
+
+def default_upstream(lock: Lock | None, configured: str) -> str:
+    """The upstream a sync (or resolve) takes when none is given: the last sync's, as long
+    as the configuration still names what it named then; else the configuration's.
+
+    So an upgrade target sticks (``upgrade --to X`` writes a lock with X) until the
+    configuration's ``upstream`` is edited. An older lock without its ``configured`` value
+    counts as made with the configuration's upstream.
+    """
+    if lock is None or not lock.upstream:
+        return configured
+    recorded = lock.configured or lock.upstream
+    return lock.upstream if recorded == configured else configured
 
 
 def patches_digest(files: Mapping[str, str]) -> str:
@@ -40,8 +63,11 @@ def patches_digest(files: Mapping[str, str]) -> str:
 
 
 def render(lock: Lock) -> str:
+    upstream = {"label": lock.upstream, "sha256": lock.upstream_sha256}
+    if lock.configured:
+        upstream["configured"] = lock.configured
     inputs: dict[str, object] = {
-        "upstream": {"label": lock.upstream, "sha256": lock.upstream_sha256},
+        "upstream": upstream,
         "patches": {"sha256": lock.patches_sha256},
     }
     if lock.transplants:
@@ -79,6 +105,28 @@ def make(
     )
 
 
+def with_configured(text: str, configured: str) -> str:
+    """A rendered lock with the configuration's upstream recorded (see ``Lock.configured``;
+    recorded only when it is not the lock's own upstream)."""
+    lock = parse(text, LOCK_NAME)
+    return render(replace(lock, configured=configured if configured != lock.upstream else ""))
+
+
+def configured_files(files: Mapping[str, bytes], configured: str) -> dict[str, bytes]:
+    """A sync's output files with ``configured`` recorded in their lock (``with_configured``)."""
+    text = with_configured(files[LOCK_NAME].decode("utf-8"), configured)
+    return {**files, LOCK_NAME: text.encode("utf-8")}
+
+
+def read_or_none(directory: Path) -> Lock | None:
+    """The lock of a generated directory; None when there is none or it cannot be read."""
+    path = directory / LOCK_NAME
+    try:
+        return parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, BadInput):
+        return None
+
+
 def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
@@ -102,6 +150,7 @@ def parse(text: str, path: str) -> Lock:
             transplants=tuple(
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
+            configured=str(inputs["upstream"].get("configured", "")),
         )
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None

@@ -84,7 +84,9 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
         if replaced is not None and replaced.anchor.replaced:
             old = shorten(replaced_summary(replaced.anchor.replaced), 160)
             yield f"  - it replaced, in the old base: `{old}`"
-        yield f"  - resolve: `omni-port resolve {placement.block_id} --at #1` (or the right line)"
+        # The target is named: the command must not depend on what the lock says later.
+        command = f"omni-port resolve {placement.block_id} --at '#1' --upstream {upgrade.new_label}"
+        yield f"  - resolve: `{command}` (or the right `#K` or upstream line)"
     yield ""
 
 
