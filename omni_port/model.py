@@ -61,6 +61,22 @@ class Code(enum.StrEnum):
         "unresolved-conflict",
         "Generated module still holds a conflict: a block left commented out, not deployable.",
     )
+    # Composition of Model Runner V2 runners
+    OP320 = (
+        "OP320",
+        "collision",
+        "Both runner families override a method and neither calls the other through super().",
+    )
+    OP321 = (
+        "OP321",
+        "bypass",
+        "Omni's replacement of a vLLM method skips an NPU override it called.",
+    )
+    OP322 = (
+        "OP322",
+        "call",
+        "Omni's code calls a method the composed runner lacks, or with arguments it does not take.",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -111,6 +127,15 @@ class Code(enum.StrEnum):
         "comment-drift",
         "Comments omni changed outside blocks are not carried by sync.",
     )
+
+
+class Layout(enum.StrEnum):
+    """Which runners a generated tree holds."""
+
+    V1 = "v1"
+    """vLLM-Omni's NPU runners (``vllm_omni.platforms.npu.worker``) on ``model_runner_v1``."""
+    V2 = "v2"
+    """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
 
 
 class Severity(enum.StrEnum):
@@ -222,6 +247,8 @@ class RegionKind(enum.StrEnum):
     """At module level."""
     CONTAINED = "contained"
     """Inside an omni-owned member (listed for the catalog)."""
+    OVERRIDE = "override"
+    """A whole omni method that shadows the NPU runner's override (V2 composition)."""
 
 
 def piece_kind(value: str) -> BlockKind | RegionKind:

@@ -1,4 +1,4 @@
-"""The one-call switch that makes vLLM-Omni's NPU workers run the generated runners.
+"""The one-call switch that makes vLLM-Omni's workers run the generated runners.
 
 vLLM-Omni's NPU workers import their runners by module name
 (``vllm_omni.platforms.npu.worker.npu_ar_model_runner``) and keep the class in
@@ -27,6 +27,17 @@ RUNNERS: Mapping[str, str] = {
     "npu_ar_model_runner": "NPUARModelRunner",
     "npu_generation_model_runner": "NPUGenerationModelRunner",
 }
+#: Package vLLM-Omni keeps its Model Runner V2 runners in (GPU ones; the generated tree
+#: composes them with vllm-ascend's V2 NPU runner under the same names).
+V2_PACKAGE = "vllm_omni.worker_v2"
+#: Generated V2 runner modules and the class each one provides.
+V2_RUNNERS: Mapping[str, str] = {
+    "omni_model_runner": "OmniGPUModelRunner",
+    "omni_ar_model_runner": "OmniARModelRunner",
+    "omni_generation_model_runner": "OmniGenerationModelRunner",
+}
+#: The layouts of a generated tree: the package its modules stand in for, and its runners.
+LAYOUTS: tuple[tuple[str, Mapping[str, str]], ...] = ((PACKAGE, RUNNERS), (V2_PACKAGE, V2_RUNNERS))
 #: Environment variable naming the generated directory when no path is given.
 ENV = "OMNI_PORT_GENERATED"
 
@@ -49,18 +60,24 @@ class GeneratedRunnerFinder(importlib.abc.MetaPathFinder):
 
 
 def use_generated_runners(
-    directory: str | os.PathLike[str] | None = None, package: str = PACKAGE
+    directory: str | os.PathLike[str] | None = None, package: str | None = None
 ) -> list[str]:
-    """Make ``package``'s runner modules load from ``directory``; returns the names redirected.
+    """Make the runner modules of a generated tree load from ``directory``; returns the
+    module names redirected.
 
-    Call it before vLLM-Omni's NPU workers are imported (for example first thing in the
-    launcher). Workers imported earlier have ``model_runner_cls`` rebound to the generated
-    class. Raises FileNotFoundError when the directory holds no generated runner.
+    A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
+    a V2 tree (``omni_*_model_runner.py``) for ``vllm_omni.worker_v2``; ``package``
+    overrides that. Call it before vLLM-Omni's workers are imported (for example first
+    thing in the launcher). Workers imported earlier have ``model_runner_cls`` rebound to
+    the generated class. Raises FileNotFoundError when the directory holds no generated
+    runner.
     """
     folder = _folder(directory)
+    default, runners = _layout(folder)
+    package = package or default
     files = {
         f"{package}.{module}": folder / f"{module}.py"
-        for module in RUNNERS
+        for module in runners
         if (folder / f"{module}.py").is_file()
     }
     if not files:
@@ -69,8 +86,16 @@ def use_generated_runners(
     sys.meta_path.insert(0, GeneratedRunnerFinder(files))
     for name in files:
         sys.modules.pop(name, None)
-    _rebind_workers(package)
+    _rebind_workers(package, runners)
     return sorted(files)
+
+
+def _layout(folder: Path) -> tuple[str, Mapping[str, str]]:
+    """The layout whose runner modules the folder holds (V1 when it holds none)."""
+    for package, runners in LAYOUTS:
+        if any((folder / f"{module}.py").is_file() for module in runners):
+            return package, runners
+    return LAYOUTS[0]
 
 
 def stop_using_generated_runners() -> None:
@@ -87,7 +112,7 @@ def _folder(directory: str | os.PathLike[str] | None) -> Path:
     return Path(directory).resolve()
 
 
-def _rebind_workers(package: str) -> None:
+def _rebind_workers(package: str, runners: Mapping[str, str]) -> None:
     """Point already-imported workers' ``model_runner_cls`` at the generated classes."""
     for name, module in list(sys.modules.items()):
         if not name.startswith(package + ".") or module is None:
@@ -95,13 +120,13 @@ def _rebind_workers(package: str) -> None:
         for value in list(vars(module).values()):
             current = getattr(value, "model_runner_cls", None)
             if isinstance(value, type) and isinstance(current, type):
-                replacement = _generated_class(package, current.__name__)
+                replacement = _generated_class(package, runners, current.__name__)
                 if replacement is not None:
                     value.model_runner_cls = replacement  # type: ignore[attr-defined]
 
 
-def _generated_class(package: str, class_name: str) -> type | None:
-    for module, provided in RUNNERS.items():
+def _generated_class(package: str, runners: Mapping[str, str], class_name: str) -> type | None:
+    for module, provided in runners.items():
         if provided == class_name:
             loaded = importlib.import_module(f"{package}.{module}")
             found = getattr(loaded, class_name, None)

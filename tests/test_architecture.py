@@ -28,6 +28,7 @@ LAYERS = (
     "sync",
     "verify",
     "gpu",
+    "v2",
     "api",
     "runtime",
     "cli",

@@ -121,3 +121,39 @@ def test_generated_package_imports_lazily_and_names_what_is_missing(
     finally:
         runtime.stop_using_generated_runners()
         sys.modules.pop("gen_pkg", None)
+
+
+def test_a_v2_tree_stands_in_for_the_v2_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree of ``omni_*_model_runner.py`` modules is served as vLLM-Omni's worker_v2."""
+    site = tmp_path / "site"
+    package = site / "fakev2" / "worker_v2"
+    for parent in ("fakev2", "fakev2/worker_v2"):
+        _write(site / parent / "__init__.py", "")
+    _write(package / "omni_model_runner.py", 'class OmniGPUModelRunner:\n    origin = "gpu"\n')
+    generated = tmp_path / "v2"
+    _write(generated / "omni_model_runner.py", 'class OmniGPUModelRunner:\n    origin = "npu"\n')
+    _write(
+        generated / "omni_generation_model_runner.py",
+        """\
+        from fakev2.worker_v2.omni_model_runner import OmniGPUModelRunner
+
+        class OmniGenerationModelRunner(OmniGPUModelRunner):
+            pass
+        """,
+    )
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        assert runtime._layout(generated)[0] == runtime.V2_PACKAGE
+        redirected = runtime.use_generated_runners(generated, package="fakev2.worker_v2")
+        assert redirected == [
+            "fakev2.worker_v2.omni_generation_model_runner",
+            "fakev2.worker_v2.omni_model_runner",
+        ]
+        module = importlib.import_module("fakev2.worker_v2.omni_generation_model_runner")
+        assert module.OmniGenerationModelRunner.origin == "npu"
+    finally:
+        runtime.stop_using_generated_runners()
+        for name in [n for n in sys.modules if n == "fakev2" or n.startswith("fakev2.")]:
+            del sys.modules[name]

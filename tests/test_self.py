@@ -28,3 +28,21 @@ def test_no_third_party_runner_code_is_tracked() -> None:
     for name in tracked:
         if name.startswith(("patches/", "generated/")):
             assert allowed.search(name), f"{name} is derived from third-party code"
+
+
+def test_the_readme_api_sample_runs() -> None:
+    """The text half of the README's API sample, on the synthetic upgrade fixture."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("`omni_port.api` is what", 1)[1]
+    sample = section.split("```python\n", 1)[1].split("```", 1)[0]
+    text_part = sample.split("\nsettings = ", 1)[0]  # the rest downloads a release
+    data = ROOT / "tests" / "data" / "upgrade"
+    scope = {
+        "base_text": (data / "v1.py").read_text(encoding="utf-8"),
+        "runner_text": (data / "omni.py").read_text(encoding="utf-8"),
+        "upstream_text": (data / "v2.py").read_text(encoding="utf-8"),
+    }
+    exec(compile(text_part, "README.md", "exec"), scope)
+    ported = scope["ported"]
+    assert "record_omni_stats" in ported.text()
+    assert ported.synced.placements

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import v2
 from omni_port.api.check import check
 from omni_port.api.inputs import (
     Settings,
@@ -91,6 +92,7 @@ __all__ = [
     "recorded_sources",
     "sync",
     "sync_patches",
+    "v2",
     "verification_context",
     "verify",
     "verify_files",
@@ -196,9 +198,14 @@ class Verified:
 
 
 def verify(generated: Path, patches_dir: Path, settings: Settings) -> Verified:
-    """Verify the generated tree as its lock says it was made. BadInput without a lock."""
+    """Verify the generated tree as its lock says it was made (a V1 or a V2 tree). BadInput
+    without a lock."""
     config = settings.config
     lock = read_lock(generated)
+    if v2.is_v2(lock):
+        placements = tuple(lockfile.placement(row) for row in lock.placements)
+        modules = tuple(name for name in lock.outputs if name.endswith(".py"))
+        return Verified(modules, placements, tuple(v2.verify_tree(generated, lock, settings)))
     patch_set, _ = read_patches(patches_dir)
     # The lock names paths relative to the repository root; read them from here.
     upstream_text = config.given_spec(lock.upstream)

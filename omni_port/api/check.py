@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import v2
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
@@ -63,6 +64,8 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     findings.extend(_stale_generated(inputs, settings))
     if inputs.gpu:
         findings.extend(_parity(inputs, settings, runners))
+    if v2.configured(settings.config):
+        findings.extend(v2.check_tree(settings))
     return findings
 
 

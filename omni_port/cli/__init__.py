@@ -47,6 +47,8 @@ COMMANDS = {
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",
     "upgrade": "omni_port.cli.upgrade:upgrade_command",
+    "v2-report": "omni_port.cli.v2:v2_report_command",
+    "v2-sync": "omni_port.cli.v2:v2_sync_command",
 }
 
 

@@ -34,6 +34,7 @@ from omni_port.sources.textio import sha256, write_atomic
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
+    SpecKind,
     locate,
     locate_runners,
     parse_spec,
@@ -184,8 +185,30 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     for folder in (inputs.patches, inputs.generated, *transplants):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
+    texts.extend(_v2_key(options))
     digest.update("\n".join(texts).encode())
     return digest.hexdigest()
+
+
+def _v2_key(options: Options) -> list[str]:
+    """The configured V2 tree and the V2 inputs given as paths (releases are pinned by name)."""
+    config = options.config
+    if not config.v2_source:
+        return []
+    folder = config.path(config.v2_generated)
+    files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    if config.v2_allow:
+        files.append(config.path(config.v2_allow))
+    for text in (
+        config.v2_source,
+        config.v2_upstream,
+        config.v2_vllm_base,
+        *config.v2_vllm.split(),
+    ):
+        path = Path(text)
+        if text and parse_spec(text, "").kind is SpecKind.PATH:
+            files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return [f"{p}:{sha256(p.read_bytes())}" for p in files if p.is_file()]
 
 
 def _code_stamp() -> str:

@@ -18,6 +18,7 @@ from omni_port.cli import (
     one_payload,
     patches_option,
     summary,
+    v2,
     write_options,
 )
 from omni_port.cli.files import write_files
@@ -107,7 +108,8 @@ def sync_command(
     outcome = Report(placements, findings, counts)
     emit(outcome, json_path, diff=diff, document=_json_report(outcome, synced))
     summary(options, _syncsummary(counts, changes, check, target))
-    return outcome
+    # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
+    return v2.combined(outcome, v2.sync_configured(options, check, diff))
 
 
 def sticky_upstream(options: Options, generated: Path) -> str:

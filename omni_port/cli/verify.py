@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from omni_port.cli import (
     json_option,
     patches_option,
     summary,
+    v2,
 )
 from omni_port.cli.output import emit, in_directory
 from omni_port.model import Report
@@ -44,7 +46,19 @@ def verify_command(
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
     verified = api.verify(out, directory, options.settings)
+    # Findings name the generated files as paths an editor opens, not bare module names.
     findings = in_directory(verified.findings, out, verified.modules)
+    # The configured V2 tree is part of the workspace `verify` proves by default.
+    also = v2.verify_configured(options) if generated is None else None
+    if also is not None:
+        v2_out = config.path(config.v2_generated)
+        findings = (*findings, *in_directory(also.findings, v2_out, also.modules))
+        verified = replace(
+            verified,
+            modules=(*verified.modules, *also.modules),
+            placements=(*verified.placements, *also.placements),
+            findings=findings,
+        )
     outcome = Report(verified.placements, findings, finding_counts(findings))
     emit(outcome, json_path)
     problems = sum(1 for f in findings if f.severity.value == "error")

@@ -125,6 +125,11 @@ def _method(cls: KnownClass, name: str) -> Stmt | None:
     return found if found is not None and found.kind in _DEF_KINDS else None
 
 
+def calls_super(method: Stmt, name: str) -> bool:
+    """Whether ``method`` delegates to the next class's ``name`` through ``super()``."""
+    return f"super().{name}(" in "\n".join(diff.flat_keys(method.clauses[0]))
+
+
 def resolve(start: str, name: str, index: ClassIndex) -> list[tuple[KnownClass, Stmt]]:
     """The known methods a call of ``start().name`` runs: the override and what it delegates to."""
     chain: list[tuple[KnownClass, Stmt]] = []
@@ -138,7 +143,7 @@ def resolve(start: str, name: str, index: ClassIndex) -> list[tuple[KnownClass, 
                 continue
             chain.append((cls, method))
             text = "\n".join(diff.flat_keys(method.clauses[0]))
-            if f"super().{name}(" in text:
+            if calls_super(method, name):
                 pending.append((order, position + 1))
             for other in re.findall(rf"\b(\w+)\.{re.escape(name)}\(self\b", text):
                 if other in index and other != cls.name:

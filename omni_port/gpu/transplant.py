@@ -262,7 +262,7 @@ def merge(main: PatchSet, extras: Sequence[Extra]) -> Merged:
     modules = []
     for module in main.modules:
         pieces: list[Piece] = []
-        for group in _groups(module.pieces):
+        for group in member_groups(module.pieces):
             pieces.extend(group)
             head = group[0]
             if not isinstance(head, Copy):
@@ -316,7 +316,7 @@ def _incoming(extra: Extra) -> Iterator[_Incoming]:
                 yield _Incoming(piece, module.name, path)
 
 
-def _groups(pieces: Sequence[Piece]) -> Iterator[list[Piece]]:
+def member_groups(pieces: Sequence[Piece]) -> Iterator[list[Piece]]:
     """Pieces by member: a copy with the blocks that follow it, or one other piece."""
     group: list[Piece] = []
     for piece in pieces:

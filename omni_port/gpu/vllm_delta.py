@@ -23,6 +23,7 @@ from omni_port.pyast.syntax import Stmt, Tree, find_def
 from omni_port.sources.textio import SourceText, decode, write_atomic
 from omni_port.sources.upstream import (
     VLLM_RUNNER,
+    VLLM_V2_RUNNER,
     Located,
     Progress,
     Spec,
@@ -39,6 +40,8 @@ GPU_CLASS = "GPUModelRunner"
 #: not a copy (the GPU AR runner's ``execute_model`` keeps about 42% of vLLM's).
 COPY_FLOOR = 0.4
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
+#: vLLM files kept from a downloaded wheel: both runners, so neither needs a second download.
+KEPT = (VLLM_RUNNER, VLLM_V2_RUNNER)
 
 
 # --- locating vLLM ------------------------------------------------------------------------
@@ -71,21 +74,34 @@ def omni_version_of(root: Path) -> str:
     return found.group(1) if found else ""
 
 
-def locate_vllm(spec: Spec, cache: Path, progress: Progress | None = None) -> Located:
-    """vLLM's ``gpu_model_runner.py`` from a path, the installed package or a release.
+def locate_vllm(
+    spec: Spec, cache: Path, progress: Progress | None = None, member: str = VLLM_RUNNER
+) -> Located:
+    """vLLM's ``member`` (by default ``gpu_model_runner.py``) from a path, the installed
+    package or a release.
 
-    A release's wheel (~300 MB) is downloaded into a temporary directory, the one member is
-    kept in the cache (``src/vllm-X/<member>``, where ``upstream.locate`` finds it) and the
-    wheel is deleted. Raises BadInput (OP003) when it cannot be had.
+    A release's wheel (~300 MB) is downloaded into a temporary directory, the runner files
+    (``KEPT``) are kept in the cache (``src/vllm-X/<member>``, where ``upstream.locate``
+    finds them) and the wheel is deleted. Raises BadInput (OP003) when it cannot be had.
     """
     if spec.kind is SpecKind.PYPI:
-        kept = cache / "src" / f"{spec.dist}-{spec.version}" / VLLM_RUNNER
+        kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
         if not kept.is_file():
             with tempfile.TemporaryDirectory(prefix="omni-port-vllm-") as tmp:
                 wheel = fetch_wheel(spec.dist, spec.version, Path(tmp), progress)
-                write_atomic(kept, read_member(wheel, VLLM_RUNNER))
-        return Located(spec.label, VLLM_RUNNER, decode(kept.read_bytes(), spec.label))
-    return locate(spec, VLLM_RUNNER, cache, progress)
+                for name in dict.fromkeys((member, *KEPT)):
+                    target = cache / "src" / f"{spec.dist}-{spec.version}" / name
+                    if not target.is_file() and (name == member or _has(wheel, name)):
+                        write_atomic(target, read_member(wheel, name))
+        return Located(spec.label, member, decode(kept.read_bytes(), f"{spec.label}/{member}"))
+    return locate(spec, member, cache, progress)
+
+
+def _has(wheel: Path, member: str) -> bool:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        return member in archive.namelist()
 
 
 # --- per-method bases ---------------------------------------------------------------------

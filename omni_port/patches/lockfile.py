@@ -9,10 +9,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement, Status, piece_kind
+from omni_port.model import Code, Layout, Placement, Status, piece_kind
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An input a V2 tree was computed from besides the upstream and the patches."""
+
+    #: What it is: ``source`` (vLLM-Omni's runners), ``vllm-base`` (the vLLM the NPU runner
+    #: extends), ``vllm`` (a candidate base of omni's delta), ``allow`` (reviewed list).
+    role: str
+    label: str
+    sha256: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +41,10 @@ class Lock:
     placements: tuple[dict[str, object], ...] = ()
     #: (label, sha256) of the transplant inputs merged into the patches, in order.
     transplants: tuple[tuple[str, str], ...] = ()
+    #: Which runners the tree holds; a V1 lock does not write it.
+    layout: Layout = Layout.V1
+    #: Further inputs (V2 trees), in order.
+    sources: tuple[Source, ...] = ()
     #: The configuration's ``upstream`` when the sync ran ("" in older locks): while the
     #: configuration still names it, the lock's own upstream is the default one.
     configured: str = ""
@@ -72,13 +87,19 @@ def render(lock: Lock) -> str:
     }
     if lock.transplants:
         inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
-    document = {
+    if lock.sources:
+        inputs["sources"] = [
+            {"role": s.role, "label": s.label, "sha256": s.sha256} for s in lock.sources
+        ]
+    document: dict[str, object] = {
         "tool": lock.tool,
         "command": lock.command,
         "inputs": inputs,
         "outputs": dict(sorted(lock.outputs.items())),
         "placements": list(lock.placements),
     }
+    if lock.layout is not Layout.V1:
+        document["layout"] = lock.layout.value
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
@@ -91,6 +112,8 @@ def make(
     command: str,
     placements: Sequence[Placement],
     transplants: Sequence[tuple[str, str]] = (),
+    layout: Layout = Layout.V1,
+    sources: Sequence[Source] = (),
 ) -> Lock:
     rows = tuple(_row(p) for p in placements)
     return Lock(
@@ -102,6 +125,8 @@ def make(
         command,
         rows,
         tuple(transplants),
+        layout,
+        tuple(sources),
     )
 
 
@@ -151,8 +176,13 @@ def parse(text: str, path: str) -> Lock:
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
             configured=str(inputs["upstream"].get("configured", "")),
+            layout=Layout(str(data.get("layout", Layout.V1.value))),
+            sources=tuple(
+                Source(str(s["role"]), str(s["label"]), str(s["sha256"]))
+                for s in inputs.get("sources", ())
+            ),
         )
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
         raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None
 
 

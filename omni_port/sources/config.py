@@ -31,6 +31,20 @@ class Config:
     upstream_class: str = "NPUModelRunner"
     #: Markdown catalog checked by ``check``.
     catalog: str = ""
+    #: vLLM-Omni's Model Runner V2 runners (``vllm_omni/worker_v2``) to compose with the
+    #: NPU V2 runner; "" leaves V2 off (``sync``, ``verify`` and ``check`` do V1 only).
+    v2_source: str = ""
+    #: vllm-ascend whose V2 runner the composition extends ("" = ``upstream``).
+    v2_upstream: str = ""
+    #: The vLLM release that vllm-ascend runs on ("" = the one it pairs with by version).
+    v2_vllm_base: str = ""
+    #: Candidate vLLM releases of omni's per-method delta, separated by spaces, the target
+    #: first ("" = the release omni targets and the minors around it).
+    v2_vllm: str = ""
+    #: Output directory of the composed V2 runners.
+    v2_generated: str = "generated/v2"
+    #: Reviewed V2 methods whose NPU override omni's replacement shadows ("" = none).
+    v2_allow: str = ""
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
 
@@ -117,11 +131,15 @@ def load(path: Path | None) -> Config:
     for key in _SPEC_KEYS:
         if key in values:
             values[key] = _relative_spec(values[key], path.parent)
+    if "v2_vllm" in values:
+        values["v2_vllm"] = " ".join(
+            _relative_spec(v, path.parent) for v in values["v2_vllm"].split()
+        )
     return replace(Config(), **values)
 
 
 #: Keys whose value is a source spec: a release, ``installed``, or a path.
-_SPEC_KEYS = ("source", "base", "upstream")
+_SPEC_KEYS = ("source", "base", "upstream", "v2_source", "v2_upstream", "v2_vllm_base")
 
 
 #: How the label of an installed package ends (``Located.label``).

@@ -51,6 +51,16 @@ ASCEND_RUNNER = "vllm_ascend/worker/model_runner_v1.py"
 ASCEND_MODULE = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
 #: vLLM's GPU runner, inside a vllm distribution.
 VLLM_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+#: vLLM-Omni's Model Runner V2 runners, inside a vllm-omni distribution.
+OMNI_V2_RUNNERS = (
+    "vllm_omni/worker_v2/omni_model_runner.py",
+    "vllm_omni/worker_v2/omni_ar_model_runner.py",
+    "vllm_omni/worker_v2/omni_generation_model_runner.py",
+)
+#: vllm-ascend's Model Runner V2 runner, inside a vllm-ascend distribution.
+ASCEND_V2_RUNNER = "vllm_ascend/worker/v2/model_runner.py"
+#: vLLM's Model Runner V2, inside a vllm distribution.
+VLLM_V2_RUNNER = "vllm/v1/worker/gpu/model_runner.py"
 
 Progress = Callable[[str], None]
 

@@ -1,0 +1,150 @@
+"""Model Runner V2 through the API: report, generate, verify and check composed V2 trees.
+
+The inputs come from a ``v2.inputs.Sources`` (flags, else ``[tool.omni-port]``) or from
+the lock of a V2 tree, which names every input; nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from omni_port import TOOL
+from omni_port.api.inputs import Settings, read_bytes_or_none, verification_context
+from omni_port.api.run import verify_files
+from omni_port.catalog import drift
+from omni_port.model import Finding, Layout
+from omni_port.patches import lockfile
+from omni_port.report import shown
+from omni_port.sources.config import Config
+from omni_port.v2 import inputs, overrides, pipeline
+from omni_port.verify import checks
+
+__all__ = [
+    "Sources",
+    "check_tree",
+    "command",
+    "configured",
+    "generate",
+    "is_v2",
+    "report",
+    "sources_of",
+    "sources_of_lock",
+    "verify_tree",
+]
+
+Sources = inputs.Settings
+
+
+def configured(config: Config) -> bool:
+    """Whether ``[tool.omni-port]`` turns V2 on (``v2-source``)."""
+    return bool(config.v2_source)
+
+
+def is_v2(lock: lockfile.Lock) -> bool:
+    return lock.layout is Layout.V2
+
+
+def sources_of(
+    config: Config,
+    source: str | None = None,
+    upstream: str | None = None,
+    vllm_base: str | None = None,
+    vllm: tuple[str, ...] = (),
+    allow: str | None = None,
+) -> Sources:
+    """The V2 inputs: flags first, then the ``v2-*`` keys, then the V1 ones."""
+    if allow is None and config.v2_allow:
+        allow = str(config.path(config.v2_allow))
+    return Sources(
+        source=source or config.v2_source or config.source,
+        upstream=upstream or config.v2_upstream or config.upstream,
+        vllm_base=vllm_base or config.v2_vllm_base,
+        vllm=vllm or tuple(config.v2_vllm.split()),
+        allow=allow or "",
+    )
+
+
+def report(
+    sources: Sources, settings: Settings
+) -> tuple[pipeline.Inputs, overrides.OverrideReport]:
+    """The inputs, loaded, and who overrides every method of the composed runners."""
+    loaded = inputs.load(sources, settings.cache, settings.progress)
+    return loaded, pipeline.report(loaded)
+
+
+def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
+    """The `v2-sync` command that regenerates a tree: every input named (``out`` as
+    recorded: relative to the repository root)."""
+    parts = [
+        f"omni-port v2-sync {loaded.omni_label}",
+        f"--upstream {loaded.npu.label}",
+        f"--vllm-base {loaded.base.label}",
+        *(f"--vllm {label}" for label in loaded.candidates),
+        *([f"--allow {sources.allow}"] if sources.allow else []),
+        f"--generated {out}",
+    ]
+    return " ".join(parts)
+
+
+def generate(
+    sources: Sources, settings: Settings, out: Path, recorded: str = ""
+) -> tuple[pipeline.Inputs, pipeline.Result]:
+    """The composed modules and their lock (``recorded``: the command a lock names)."""
+    loaded = inputs.load(sources, settings.cache, settings.progress)
+    text = recorded or command(loaded, sources, settings.config.recorded_path(out))
+    return loaded, pipeline.generate(loaded, TOOL, text)
+
+
+def sources_of_lock(lock: lockfile.Lock) -> Sources:
+    """The inputs a V2 lock names."""
+    by_role: dict[str, list[str]] = {}
+    for source in lock.sources:
+        by_role.setdefault(source.role, []).append(source.label)
+    return Sources(
+        source=by_role.get("source", [""])[0],
+        upstream=lock.upstream,
+        vllm_base=by_role.get("vllm-base", [""])[0],
+        vllm=tuple(by_role.get("vllm", ())),
+        allow=by_role.get("allow", [""])[0],
+    )
+
+
+def verify_tree(out: Path, lock: lockfile.Lock, settings: Settings) -> list[Finding]:
+    """`verify` of a V2 tree as its lock says it was made, on the files on disk."""
+    sources = sources_of_lock(lock)
+    loaded, result = generate(sources, settings, out, lock.command)
+    files = {
+        name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")
+    }
+    placements = [lockfile.placement(row) for row in lock.placements]
+    context = _context(settings, result, loaded, sources)
+    return verify_files(files, placements, result.composition.patches, context)
+
+
+def check_tree(settings: Settings) -> list[Finding]:
+    """`check` of the configured V2 tree: stale outputs, and verification of what is on disk."""
+    config = settings.config
+    target = config.path(config.v2_generated)
+    sources = sources_of(config)
+    loaded, result = generate(sources, settings, target)
+    actual = {rel: read_bytes_or_none(target / rel) for rel in result.files}
+    findings = drift.stale_findings(result.files, actual, shown(target), "omni-port sync")
+    on_disk = {
+        rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")
+    }
+    context = _context(settings, result, loaded, sources)
+    located = {rel: f"{shown(target)}/{rel}" for rel in on_disk}
+    patches = result.composition.patches
+    for finding in verify_files(on_disk, result.placements, patches, context):
+        findings.append(replace(finding, path=located.get(finding.path, finding.path)))
+    return findings
+
+
+def _context(
+    settings: Settings, result: pipeline.Result, loaded: pipeline.Inputs, sources: Sources
+) -> checks.Context:
+    context = verification_context(
+        settings, result.composition.patches, loaded.npu, sources.upstream, sources.source
+    )
+    return replace(context, package=pipeline.PACKAGE)

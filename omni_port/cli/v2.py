@@ -1,0 +1,311 @@
+"""The `v2-report` and `v2-sync` commands, and the V2 tree in `sync` and `verify`."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from omni_port import api
+from omni_port import report as reporting
+from omni_port.api import v2
+from omni_port.cli import (
+    F,
+    Options,
+    finding_counts,
+    generated_option,
+    handle_errors,
+    json_option,
+    summary,
+    write_options,
+)
+from omni_port.cli.files import write_files
+from omni_port.cli.output import emit
+from omni_port.model import Finding, Report, Status
+from omni_port.patches.store import Changes
+from omni_port.report import shown
+from omni_port.v2 import overrides, pipeline
+
+
+def _source_options(command: F) -> F:
+    for option in reversed(
+        [
+            click.argument("source", required=False),
+            click.option(
+                "--upstream",
+                help="vllm-ascend whose V2 NPUModelRunner to compose with: vllm-ascend==X, a "
+                "path, or 'installed' (default: `v2-upstream`, else `upstream`).",
+            ),
+            click.option(
+                "--vllm-base",
+                help="vLLM release the NPU runner runs on (vllm==X, a path or 'installed'; "
+                "default: `v2-vllm-base`, else the release vllm-ascend pairs with).",
+            ),
+            click.option(
+                "--vllm",
+                "vllm",
+                multiple=True,
+                help="Candidate vLLM release of omni's per-method delta (repeat; the first is "
+                "the target; default: `v2-vllm`, else the source release's major.minor and the "
+                "minors around it).",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+# --- v2-report ------------------------------------------------------------------------------
+
+
+@click.command("v2-report")
+@_source_options
+@json_option
+@click.pass_obj
+@handle_errors
+def v2_report_command(
+    options: Options,
+    source: str | None,
+    upstream: str | None,
+    vllm_base: str | None,
+    vllm: tuple[str, ...],
+    json_path: Path | None,
+) -> Report:
+    """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
+
+    SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
+    folder or a file (default: `v2-source`, else `source`). For every method of every omni
+    V2 runner class, of NPUModelRunner and of vLLM's GPUModelRunner: omni, npu, both or
+    neither, and for both, which side calls the other through super(). Exit 0 when clean,
+    1 with collisions (OP320) or calls the composed runner cannot take (OP322); bypassed
+    NPU overrides (OP321) are notes. 2 on bad input. With --json -, stdout carries the
+    JSON document only.
+    """
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm)
+    loaded, result = v2.report(sources, options.settings)
+    counts = _report_counts(result)
+    outcome = Report(findings=result.findings, counts=counts)
+    if json_path is None or str(json_path) != "-":
+        click.echo(_text_report(result, loaded.omni_label, loaded.npu.label), nl=False)
+    emit(outcome, json_path, document=_json_report(result, result.findings, counts))
+    summary(options, _report_summary(counts))
+    return outcome
+
+
+def _text_report(result: overrides.OverrideReport, label: str, npu_label: str) -> str:
+    lines = []
+    for runner in result.runners:
+        chain = " < ".join(runner.chain)
+        lines.append(
+            f"{runner.module}: {chain} with {result.npu_class} ({npu_label}) on "
+            f"{overrides.BASE_CLASS} ({result.base_label}); omni from {label}"
+        )
+        for row in runner.rows:
+            lines.append("  " + _row_text(row))
+    return "".join(line + "\n" for line in lines)
+
+
+def _row_text(row: overrides.MethodRow) -> str:
+    parts = [f"{row.who.value:<8}{row.name:<36}"]
+    if row.omni is not None:
+        arrow = " -> super()" if row.omni.delegates else ""
+        parts.append(f"omni {row.omni.owner}:{row.omni.line}{arrow}")
+    if row.npu is not None:
+        arrow = " -> super()" if row.npu.delegates else ""
+        parts.append(f"npu {row.npu.owner}:{row.npu.line}{arrow}")
+    if row.base_line:
+        parts.append(f"vllm :{row.base_line}")
+    if row.collision:
+        parts.append("COLLISION")
+    return "  ".join(parts).rstrip()
+
+
+def _report_counts(result: overrides.OverrideReport) -> dict[str, int]:
+    counts: Counter[str] = Counter(row.who.value for r in result.runners for row in r.rows)
+    tally = finding_counts(result.findings)
+    return {
+        "runners": len(result.runners),
+        **dict(sorted(counts.items())),
+        "collisions": tally.get("collision", 0),
+        "bypassed": tally.get("bypass", 0),
+        "calls": tally.get("call", 0),
+    }
+
+
+def _report_summary(counts: dict[str, int]) -> str:
+    kinds = ", ".join(f"{counts.get(w.value, 0)} {w.value}" for w in overrides.Who)
+    return (
+        f"v2-report: {counts['runners']} runner classes; methods: {kinds}; "
+        f"{counts['collisions']} collisions, {counts['bypassed']} bypassed NPU overrides, "
+        f"{counts['calls']} calls the composed runner cannot take"
+    )
+
+
+def _site(site: overrides.Site | None) -> dict[str, object] | None:
+    if site is None:
+        return None
+    return {
+        "class": site.owner,
+        "path": reporting.display_path(site.path),
+        "line": site.line,
+        "delegates": site.delegates,
+    }
+
+
+def _json_report(
+    result: overrides.OverrideReport, findings: Sequence[Finding], counts: dict[str, int]
+) -> str:
+    document = json.loads(reporting.json_report([], findings, counts))
+    document.pop("blocks")
+    document["runners"] = [
+        {
+            "module": runner.module,
+            "class": runner.runner,
+            "chain": list(runner.chain),
+            "npu_class": result.npu_class,
+            "base": result.base_label,
+            "methods": [
+                {
+                    "name": row.name,
+                    "who": row.who.value,
+                    "base_line": row.base_line,
+                    "omni": _site(row.omni),
+                    "npu": _site(row.npu),
+                    "collision": row.collision,
+                }
+                for row in runner.rows
+            ],
+        }
+        for runner in result.runners
+    ]
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+# --- v2-sync --------------------------------------------------------------------------------
+
+
+@click.command("v2-sync")
+@_source_options
+@click.option(
+    "--allow",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Reviewed methods whose NPU override omni's replacement shadows: "
+    "'module.py:Class.method  reason' (default: `v2-allow`).",
+)
+@generated_option("Output directory (default: `v2-generated`, generated/v2).")
+@json_option
+@write_options("the output")
+@click.pass_obj
+@handle_errors
+def v2_sync_command(
+    options: Options,
+    source: str | None,
+    upstream: str | None,
+    vllm_base: str | None,
+    vllm: tuple[str, ...],
+    allow: Path | None,
+    generated: Path | None,
+    json_path: Path | None,
+    check: bool,
+    diff: bool,
+) -> Report:
+    """Generate NPU V2 runners: vLLM-Omni's worker_v2 runners composed with NPUModelRunner.
+
+    One module per omni V2 runner module, under its own name. Methods only omni overrides
+    are omni's; methods only the NPU runner overrides are inherited; a method both
+    override is omni's when it calls super(), else the NPU override with omni's hunks
+    against vLLM placed by the sync engine (conflicts as in `sync`). A replacement that
+    shadows the NPU override is a conflict until --allow lists it. Exit 0 clean, 1 with
+    conflicts (or output that would change under --check), 2 on bad input.
+    """
+    allowed = str(allow) if allow is not None else None
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
+    target = generated or options.config.path(options.config.v2_generated)
+    return sync_tree(options, sources, target, check, diff, json_path)
+
+
+def sync_tree(
+    options: Options,
+    sources: v2.Sources,
+    target: Path,
+    check: bool,
+    diff: bool,
+    json_path: Path | None = None,
+) -> Report:
+    """Generate (or, with ``check``, compare) one V2 tree and report it."""
+    loaded, result = v2.generate(sources, options.settings, target)
+    for module in sorted(loaded.omni):
+        summary(options, _module_line(module, result))
+    changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
+    counts = {
+        **result.counts,
+        "written": len(changes.changed),
+        "unchanged": len(changes.unchanged),
+    }
+    outcome = Report(result.placements, (*result.findings, *would), counts)
+    emit(outcome, json_path, diff=diff)
+    summary(options, _sync_summary(counts, changes, check, target))
+    return outcome
+
+
+def _module_line(module: str, result: pipeline.Result) -> str:
+    mine = [p for p in result.placements if p.module == module]
+    placed = sum(1 for p in mine if p.status is Status.PLACED)
+    conflicts = sum(1 for p in mine if p.status is Status.CONFLICT)
+    spliced = sum(1 for m, _, _ in result.composition.spliced if m == module)
+    return (
+        f"{module}: {spliced} methods from the NPU override, {placed} hunks placed, "
+        f"{conflicts} conflicts"
+    )
+
+
+def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target: Path) -> str:
+    if changes.clean:
+        files = f"{shown(target)}/ unchanged"
+    else:
+        verb = "would write" if check else "wrote"
+        files = f"{verb} {len(changes.changed)} files to {shown(target)}/"
+    hunks = counts["placed"] + counts["implicit_placed"]
+    conflicts = counts["conflict"] + counts["implicit_conflict"]
+    return (
+        f"v2-sync: {counts['modules']} modules; {counts['spliced_methods']} methods generated "
+        f"from the NPU override ({hunks} omni hunks placed, {conflicts} conflicts); "
+        f"{counts['shadowed']} shadowed NPU overrides, {counts['shadowed_allowed']} allowed; "
+        f"{files}"
+    )
+
+
+# --- the configured V2 tree in sync and verify ----------------------------------------------
+
+
+def sync_configured(options: Options, check: bool, diff: bool) -> Report | None:
+    """`sync` of the configured V2 tree (None when ``v2-source`` is not set)."""
+    config = options.config
+    if not v2.configured(config):
+        return None
+    target = config.path(config.v2_generated)
+    return sync_tree(options, v2.sources_of(config), target, check, diff)
+
+
+def verify_configured(options: Options) -> api.Verified | None:
+    """`verify` of the configured V2 tree (None when ``v2-source`` is not set)."""
+    config = options.config
+    if not v2.configured(config):
+        return None
+    out = config.path(config.v2_generated)
+    return api.verify(out, config.path(config.patches), options.settings)
+
+
+def combined(first: Report, second: Report | None) -> Report:
+    """Two reports as one (the V1 and the V2 tree of a workspace)."""
+    if second is None:
+        return first
+    counts = {f"v2_{k}": v for k, v in second.counts.items()}
+    return Report(
+        (*first.placements, *second.placements),
+        (*first.findings, *second.findings),
+        {**first.counts, **counts},
+    )

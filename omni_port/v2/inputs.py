@@ -1,0 +1,198 @@
+"""Load the inputs of a V2 composition: omni's V2 runners, the NPU V2 runner, vLLM's V2 runner.
+
+The thin I/O layer of the V2 stages: every file is read out of a wheel in the cache, a
+path or the installed package (never imported); everything else in ``omni_port.v2`` is
+pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from omni_port.errors import BadInput
+from omni_port.gpu import vllm_delta
+from omni_port.gpu.parity import AllowEntry, parse_allow_list
+from omni_port.model import Code
+from omni_port.pyast.syntax import Tree
+from omni_port.sources import trees
+from omni_port.sources.textio import SourceText, read_source
+from omni_port.sources.upstream import (
+    ASCEND_V2_RUNNER,
+    OMNI_V2_RUNNERS,
+    VLLM_V2_RUNNER,
+    Progress,
+    SpecKind,
+    Upstream,
+    locate,
+    locate_runners,
+    parse_spec,
+)
+from omni_port.v2 import overrides
+from omni_port.v2.pipeline import Inputs
+
+#: Dotted module of the NPU V2 runner (copies of its methods import its names from here).
+ASCEND_V2_MODULE = ASCEND_V2_RUNNER.removesuffix(".py").replace("/", ".")
+#: Dotted module of vLLM's V2 runner.
+VLLM_V2_MODULE = VLLM_V2_RUNNER.removesuffix(".py").replace("/", ".")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where each input of a V2 composition comes from, as the user wrote it."""
+
+    #: vLLM-Omni's V2 runners: a release, a checkout, a folder or files.
+    source: str
+    #: vllm-ascend whose V2 runner the composition extends.
+    upstream: str
+    #: The vLLM release that vllm-ascend runs on ("" = the one it pairs with).
+    vllm_base: str = ""
+    #: Candidate vLLM releases of omni's delta ("()" = omni's target and its neighbours).
+    vllm: tuple[str, ...] = ()
+    #: Reviewed shadowed methods ("" = none).
+    allow: str = ""
+    npu_class: str = overrides.NPU_CLASS
+
+
+def load(settings: Settings, cache: Path, progress: Progress | None = None) -> Inputs:
+    """Every input, located and parsed; BadInput (exit 2) when one cannot be had."""
+    label, omni = load_omni(settings.source, cache, progress)
+    npu = load_npu(settings.upstream, cache, progress, settings.npu_class)
+    base_spec = settings.vllm_base or paired_vllm(settings.upstream, cache)
+    base = load_vllm(base_spec, cache, progress)
+    specs = settings.vllm or tuple(candidate_specs(settings.source, cache))
+    candidates = load_candidates(specs, cache, progress)
+    allowed, allow_input = load_allow(settings.allow)
+    return Inputs(omni, label, npu, base, candidates, allowed, allow_input)
+
+
+def load_omni(
+    text: str, cache: Path, progress: Progress | None = None
+) -> tuple[str, dict[str, SourceText]]:
+    """The label and the V2 runner modules (by file name) a source argument names."""
+    located = locate_runners(text, cache, progress, OMNI_V2_RUNNERS)
+    return located[0].label, {Path(r.member).name: r.source for r in located}
+
+
+def load_npu(
+    text: str, cache: Path, progress: Progress | None = None, class_name: str = ""
+) -> Upstream:
+    """vllm-ascend's V2 runner module, parsed, as the upstream of the composition's copies."""
+    spec = parse_spec(text, "vllm-ascend")
+    located = locate(spec, ASCEND_V2_RUNNER, cache, progress)
+    tree = _parsed(located.source, spec.kind, cache)
+    name = class_name or overrides.NPU_CLASS
+    return Upstream(located.label, located.source.sha256, tree, ASCEND_V2_MODULE, name)
+
+
+def load_vllm(text: str, cache: Path, progress: Progress | None = None) -> Upstream:
+    """vLLM's V2 runner module of one release (or path), parsed."""
+    spec = parse_spec(text, "vllm")
+    located = vllm_delta.locate_vllm(spec, cache, progress, VLLM_V2_RUNNER)
+    tree = _parsed(located.source, spec.kind, cache)
+    return Upstream(located.label, located.source.sha256, tree, VLLM_V2_MODULE)
+
+
+def _parsed(source: SourceText, kind: SpecKind, cache: Path) -> Tree:
+    """A release never changes: its tree is kept in the cache. A user's file is parsed."""
+    return trees.parsed(source, cache if kind is SpecKind.PYPI else None)
+
+
+def paired_vllm(upstream: str, cache: Path) -> str:
+    """The vLLM release a vllm-ascend release runs on, by vllm-ascend's version convention.
+
+    vllm-ascend's README (in its wheel's metadata) states the pairing: "vLLM (the same
+    version as vllm-ascend)"; a release candidate pairs with the final vLLM release of its
+    number (0.26.0rc1 with vllm 0.26.0). A path pairs through ``vllm_ascend/_version.py``.
+    Raises BadInput (OP005) when the version cannot be told.
+    """
+    spec = parse_spec(upstream, "vllm-ascend")
+    version = spec.version
+    if spec.kind is SpecKind.PATH:
+        version = _tree_version(Path(spec.path))
+    elif spec.kind is SpecKind.INSTALLED:
+        version = _installed_version(spec.dist)
+    found = re.match(r"^(\d+\.\d+\.\d+)", version)
+    if found is None:
+        raise BadInput.at(
+            Code.OP005,
+            upstream,
+            0,
+            "cannot tell which vLLM release this vllm-ascend runs on; pass --vllm-base vllm==X",
+        )
+    return f"vllm=={found.group(1)}"
+
+
+_VERSION = re.compile(
+    r"""
+    __version__ \s* (?: : \s* str \s* )?   # the name, maybe annotated
+    = \s* (?: version \s* = \s* )?         # setuptools-scm writes `__version__ = version =`
+    ['"] ([^'"]+) ['"]                     # the version string
+    """,
+    re.VERBOSE,
+)
+
+
+def _tree_version(path: Path) -> str:
+    for root in (path, *path.parents):
+        version_file = root / "vllm_ascend" / "_version.py"
+        if version_file.is_file():
+            text = version_file.read_text(encoding="utf-8", errors="replace")
+            found = _VERSION.search(text)
+            return found.group(1) if found else ""
+    return ""
+
+
+def _installed_version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def candidate_specs(source: str, cache: Path) -> list[str]:
+    """The vLLM release omni's source targets (same major.minor) and the minors around it."""
+    spec = parse_spec(source, "vllm-omni")
+    version = spec.version if spec.kind is SpecKind.PYPI else ""
+    if spec.kind is SpecKind.PATH:
+        version = vllm_delta.omni_version_of(Path(spec.path))
+    if not version:
+        raise BadInput.at(
+            Code.OP005,
+            source,
+            0,
+            "cannot tell which vLLM release the V2 runners target; pass --vllm vllm==X",
+        )
+    del cache
+    target = vllm_delta.target_vllm(version)
+    return [target, *(v for v in vllm_delta.neighbours(target) if v != target)]
+
+
+def load_candidates(
+    specs: Sequence[str], cache: Path, progress: Progress | None = None
+) -> dict[str, Upstream]:
+    """Every candidate that can be had; the first must be (it is the target)."""
+    bases: dict[str, Upstream] = {}
+    for number, text in enumerate(specs):
+        try:
+            base = load_vllm(text, cache, progress)
+        except BadInput as error:
+            if number == 0:
+                raise
+            if progress is not None:
+                progress(f"vLLM candidate skipped: {error.findings[0].message}")
+            continue
+        bases[base.label] = base
+    return bases
+
+
+def load_allow(path: str) -> tuple[tuple[AllowEntry, ...], tuple[str, str] | None]:
+    """The reviewed shadowed methods and the file's (label, sha256); none for ""."""
+    if not path:
+        return (), None
+    source = read_source(path)
+    return parse_allow_list(source.text, source.path), (path, source.sha256)

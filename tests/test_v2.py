@@ -1,0 +1,512 @@
+"""Model Runner V2: the override report and the composed NPU runners, on a three-way fixture.
+
+``tests/data/v2/compose`` is written for these tests: a tiny vLLM V2 base
+(``GPUModelRunner``), a vllm-ascend V2 runner (``NPUModelRunner``) and two vLLM-Omni V2
+runners. Between them they hold every override case: omni only, NPU only, both with
+``super()`` on one side or both sides, and both with neither delegating (omni's copy of
+vLLM's method spliced into the NPU override: one hunk placed, one conflict), plus an omni
+replacement that shadows a delegating NPU override, an NPU override omni bypasses, and
+calls into the NPU and vLLM runners they cannot take (``vllm_new`` is a later vLLM with
+one more method).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from omni_port.errors import BadInput
+from omni_port.model import Code, Layout, Severity, Status
+from omni_port.patches import lockfile
+from omni_port.v2 import compose, inputs, overrides, pipeline
+from tests.conftest import Cli
+from tests.golden import DATA, check_file, check_tree
+
+CASE = DATA / "v2" / "compose"
+SETTINGS = inputs.Settings(
+    source="omni", upstream="ascend", vllm_base="vllm", vllm=("vllm_new", "vllm")
+)
+COMMAND = "omni-port v2-sync omni --upstream ascend --vllm-base vllm --vllm vllm_new --out out"
+GPU = "omni_model_runner.py"
+GEN = "omni_generation_model_runner.py"
+
+
+@pytest.fixture
+def case(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run inside the fixture, so reports show short stable paths."""
+    monkeypatch.chdir(CASE)
+    return CASE
+
+
+def _load(tmp_path: Path, settings: inputs.Settings = SETTINGS) -> pipeline.Inputs:
+    return inputs.load(settings, tmp_path / "cache")
+
+
+def _generate(tmp_path: Path, settings: inputs.Settings = SETTINGS) -> pipeline.Result:
+    return pipeline.generate(_load(tmp_path, settings), "omni-port test", COMMAND)
+
+
+def _rows(result: overrides.OverrideReport, runner: str) -> dict[str, tuple[str, ...]]:
+    """Each method: who, then which sides delegate, then whether it collides."""
+    found = next(r for r in result.runners if r.runner == runner)
+    table = {}
+    for row in found.rows:
+        flags = [row.who.value]
+        flags += ["omni-super"] if row.omni is not None and row.omni.delegates else []
+        flags += ["npu-super"] if row.npu is not None and row.npu.delegates else []
+        flags += ["collision"] if row.collision else []
+        table[row.name] = tuple(flags)
+    return table
+
+
+# --- the override report --------------------------------------------------------------------
+
+
+def test_report_says_who_overrides_every_method(case: Path, tmp_path: Path) -> None:
+    report = pipeline.report(_load(tmp_path))
+    assert _rows(report, "OmniGPUModelRunner") == {
+        "__init__": ("both", "omni-super", "npu-super"),
+        "compute_logits": ("both", "collision"),
+        "load_model": ("both", "omni-super"),
+        "sample_tokens": ("both", "collision"),
+        "_omni_helper": ("omni",),
+        "execute_model": ("omni",),
+        "postprocess_sampled": ("npu", "npu-super"),
+        "prepare_inputs": ("npu",),
+        "profile_run": ("npu", "npu-super"),
+        "get_model": ("neither",),
+    }
+    generation = _rows(report, "OmniGenerationModelRunner")
+    assert generation["profile_run"] == ("both", "npu-super")
+    assert generation["execute_model"] == ("omni",)
+    assert generation["sample_tokens"] == ("both", "collision")
+
+
+def test_omni_site_is_the_first_override_and_delegation_follows_the_omni_chain(
+    case: Path, tmp_path: Path
+) -> None:
+    report = pipeline.report(_load(tmp_path))
+    init = report.row("OmniGenerationModelRunner", "__init__")
+    assert init is not None and init.omni is not None
+    assert (init.omni.owner, init.omni.line, init.omni.delegates) == (
+        "OmniGenerationModelRunner", 10, True,
+    )  # fmt: skip
+    inherited = next(r for r in report.runners if r.runner == "OmniGenerationModelRunner")
+    load = next(row for row in inherited.rows if row.name == "load_model")
+    assert load.omni is not None and load.omni.owner == "OmniGPUModelRunner"
+    # The generation runner's sample_tokens calls the omni base's, which collides: the
+    # collision (and the merge) is the base's, and the subclass adds no conflict of its own.
+    sample = report.row("OmniGenerationModelRunner", "sample_tokens")
+    assert sample is not None and sample.omni is not None and sample.collision
+    assert [cls for cls, _, _ in sample.omni.chain] == [
+        "OmniGenerationModelRunner", "OmniGPUModelRunner",
+    ]  # fmt: skip
+    assert sample.omni.last[0] == "OmniGPUModelRunner"
+
+
+def test_each_collision_once_with_both_locations(case: Path, tmp_path: Path) -> None:
+    report = pipeline.report(_load(tmp_path))
+    collisions = [f for f in report.findings if f.code is Code.OP320]
+    omni = "omni/vllm_omni/worker_v2/omni_model_runner.py"
+    assert [(f.path, f.line, f.severity) for f in collisions] == [
+        (omni, 25, Severity.ERROR),
+        (omni, 34, Severity.ERROR),
+    ]
+    assert "ascend/vllm_ascend/worker/v2/model_runner.py:27" in collisions[0].message
+    assert "ascend/vllm_ascend/worker/v2/model_runner.py:33" in collisions[1].message
+
+
+def test_an_npu_override_omni_no_longer_calls_is_a_note(case: Path, tmp_path: Path) -> None:
+    report = pipeline.report(_load(tmp_path))
+    (bypass,) = [f for f in report.findings if f.code is Code.OP321]
+    assert (bypass.path, bypass.line, bypass.severity) == (
+        "omni/vllm_omni/worker_v2/omni_generation_model_runner.py", 18, Severity.NOTE,
+    )  # fmt: skip
+    assert "self.prepare_inputs()" in bypass.message
+
+
+def test_calls_the_composed_runner_cannot_take(case: Path, tmp_path: Path) -> None:
+    report = pipeline.report(_load(tmp_path))
+    calls = [f for f in report.findings if f.code is Code.OP322]
+    omni = "omni/vllm_omni/worker_v2/omni_model_runner.py"
+    assert [(f.path, f.line, f.col, f.severity) for f in calls] == [
+        (omni, 43, 17, Severity.ERROR),
+        (omni, 44, 9, Severity.ERROR),
+    ]
+    assert "gather_state" in calls[0].message and "(vllm_new does)" in calls[0].message
+    assert "NPUModelRunner.postprocess_sampled" in calls[1].message
+    assert "takes 2 positional arguments, the call passes 3" in calls[1].message
+
+
+def test_report_needs_the_runner_classes(case: Path, tmp_path: Path) -> None:
+    loaded = _load(tmp_path)
+    generation_only = {GEN: loaded.omni[GEN]}
+    with pytest.raises(BadInput) as caught:
+        overrides.override_report(pipeline.parse_sides(generation_only, loaded.npu, loaded.base))
+    assert caught.value.findings[0].code is Code.OP004
+
+
+# --- the composed runners -------------------------------------------------------------------
+
+
+def test_composed_modules_match_the_golden_files(case: Path, tmp_path: Path) -> None:
+    result = _generate(tmp_path)
+    modules = {n: d.decode() for n, d in result.files.items() if n.endswith(".py")}
+    check_tree(CASE / "expected", modules)
+    for name, text in modules.items():
+        compile(text, name, "exec", dont_inherit=True)
+    again = _generate(tmp_path)
+    assert again.files == result.files, "a second run must give byte-identical outputs"
+
+
+def _class(text: str, name: str) -> ast.ClassDef:
+    tree = ast.parse(text)
+    return next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_each_override_case_lands_as_specified(case: Path, tmp_path: Path) -> None:
+    result = _generate(tmp_path)
+    text = result.files[GPU].decode()
+    cls = _class(text, "OmniGPUModelRunner")
+    assert [ast.unparse(b) for b in cls.bases] == ["NPUModelRunner"], "re-based onto the NPU"
+    methods = _methods(cls)
+    # NPU only: inherited, not generated.
+    assert "prepare_inputs" not in methods and "postprocess_sampled" not in methods
+    # Omni only, and both with omni delegating: omni's, verbatim.
+    source = (CASE / "omni/vllm_omni/worker_v2" / GPU).read_text()
+    for name in ("_omni_helper", "execute_model", "load_model", "__init__"):
+        assert ast.unparse(methods[name]) == ast.unparse(_methods(_class(source, cls.name))[name])
+    # Both, neither delegating: the NPU override with omni's hunk placed in it.
+    sample = ast.unparse(methods["sample_tokens"])
+    assert "self.stream.synchronize()" in sample and "self.buffers.update(" in sample
+    assert result.composition.spliced == (
+        (GPU, "OmniGPUModelRunner", "compute_logits"),
+        (GPU, "OmniGPUModelRunner", "sample_tokens"),
+    )
+    generation = _class(result.files[GEN].decode(), "OmniGenerationModelRunner")
+    assert [ast.unparse(b) for b in generation.bases] == ["OmniGPUModelRunner"]
+
+
+def test_placements_and_conflicts(case: Path, tmp_path: Path) -> None:
+    result = _generate(tmp_path)
+    rows = {p.block_id: p for p in result.placements}
+    assert rows["omni_model_runner.OmniGPUModelRunner.sample_tokens.edit-01"].status is (
+        Status.PLACED
+    )
+    conflict = rows["omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01"]
+    assert conflict.status is Status.CONFLICT and conflict.candidates
+    assert [p.member for p in result.placements if p.kind == pipeline.SHADOWED] == [
+        "profile_run"
+    ], "the generation runner's sample_tokens reaches the merged base method"
+    shadowed = rows["omni_generation_model_runner.OmniGenerationModelRunner.profile_run"]
+    assert (shadowed.kind, shadowed.status) == (pipeline.SHADOWED, Status.CONFLICT)
+    body = result.files[GEN].decode().splitlines()[shadowed.start - 1 : shadowed.end]
+    assert body[0].strip() == "def profile_run(self):" and "synchronize" in body[-1]
+    codes = sorted((f.code, f.path, f.line) for f in result.findings if f.code is Code.OP301)
+    # The engine's conflict is reported where it sits in the generated module.
+    text = result.files[conflict.module].decode().splitlines()
+    line = next(n for n, t in enumerate(text, 1) if f"conflict: {conflict.block_id}" in t)
+    assert line == conflict.start
+    assert codes == [
+        (Code.OP301, "omni/vllm_omni/worker_v2/omni_generation_model_runner.py", 14),
+        (Code.OP301, conflict.module, line),
+    ]
+
+
+def test_an_allowed_shadowing_is_carried_and_a_stale_entry_is_a_note(
+    case: Path, tmp_path: Path
+) -> None:
+    stale = tmp_path / "allow.txt"
+    stale.write_text((CASE / "allow.txt").read_text() + "omni_model_runner.py:X.y  gone\n")
+    result = _generate(tmp_path, replace(SETTINGS, allow=str(stale)))
+    shadowed = [p for p in result.placements if p.kind == pipeline.SHADOWED]
+    assert [(p.member, p.status) for p in shadowed] == [("profile_run", Status.CARRIED)]
+    notes = [f for f in result.findings if f.code is Code.OP005]
+    assert [(f.line, f.severity) for f in notes] == [(3, Severity.NOTE)]
+    assert not [f for f in result.findings if f.code is Code.OP301 and "profile_run" in f.message]
+
+
+def test_a_one_statement_copy_is_a_replacement_not_a_delta(case: Path, tmp_path: Path) -> None:
+    loaded = _load(tmp_path)
+    found = pipeline.delta(loaded)
+    copies = {(m.copy.owner, m.copy.name) for m in found.methods}
+    assert ("OmniGenerationModelRunner", "profile_run") in copies, "gpu_delta calls it a copy"
+    result = _generate(tmp_path)
+    assert (GEN, "OmniGenerationModelRunner", "profile_run") not in result.composition.spliced
+
+
+def test_the_lock_records_the_v2_layout_and_every_input(case: Path, tmp_path: Path) -> None:
+    result = _generate(tmp_path, replace(SETTINGS, allow="allow.txt"))
+    text = result.files[lockfile.LOCK_NAME].decode()
+    lock = lockfile.parse(text, "omni-port.lock")
+    assert lock.layout is Layout.V2 and lock.upstream == "ascend"
+    assert [(s.role, s.label) for s in lock.sources] == [
+        ("source", "omni"), ("vllm-base", "vllm"), ("vllm", "vllm_new"), ("vllm", "vllm"),
+        ("allow", "allow.txt"),
+    ]  # fmt: skip
+    assert lockfile.render(lock) == text
+    assert sorted(lock.outputs) == [GEN, GPU]
+
+
+# --- rebase ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        pytest.param("class A(Base):\n", "class A(NPU):\n", id="header"),
+        pytest.param("class A(mixin, Base, x=1):\n", "class A(mixin, NPU, x=1):\n", id="keyword"),
+        pytest.param("class A(\n    Base,\n):\n", "class A(\n    NPU,\n):\n", id="wrapped"),
+        pytest.param("class A(other.Base):\n", "class A(other.Base):\n", id="attribute"),
+        pytest.param("class A(BaseX):\n    pass\n", "class A(BaseX):\n    pass\n", id="other"),
+        pytest.param("x = Base\n", "x = Base\n", id="no-class"),
+    ],
+)
+def test_rebase(code: str, expected: str) -> None:
+    assert compose.rebase(code, "Base", "NPU") == expected
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("upstream", "expected"),
+    [
+        pytest.param("vllm-ascend==0.26.0rc1", "vllm==0.26.0", id="rc"),
+        pytest.param("0.23.0", "vllm==0.23.0", id="bare"),
+        pytest.param("vllm-ascend==0.23.0.post1", "vllm==0.23.0", id="post"),
+    ],
+)
+def test_paired_vllm(upstream: str, expected: str, tmp_path: Path) -> None:
+    assert inputs.paired_vllm(upstream, tmp_path) == expected
+
+
+def test_paired_vllm_of_a_checkout_reads_its_version(tmp_path: Path) -> None:
+    version = tmp_path / "checkout" / "vllm_ascend" / "_version.py"
+    version.parent.mkdir(parents=True)
+    version.write_text("__version__ = version = '0.25.1rc1'\n")
+    assert inputs.paired_vllm(str(tmp_path / "checkout"), tmp_path) == "vllm==0.25.1"
+    with pytest.raises(BadInput) as caught:
+        inputs.paired_vllm(str(tmp_path / "elsewhere"), tmp_path)
+    assert caught.value.findings[0].code is Code.OP005
+
+
+# --- the commands ---------------------------------------------------------------------------
+
+SOURCE_ARGS = ("omni", "--upstream", "ascend", "--vllm-base", "vllm")
+REPORT_ARGS = (*SOURCE_ARGS, "--vllm", "vllm_new")
+VLLM = ("--vllm", "vllm")
+
+
+def test_v2_report_exit_1_on_collisions(cli: Cli, case: Path) -> None:
+    result = cli("v2-report", *REPORT_ARGS)
+    assert result.exit_code == 1
+    assert "COLLISION" in result.stdout
+    assert "OP320" in result.stdout and "OP321" in result.stdout
+
+
+def test_v2_report_json_to_stdout_is_only_json(cli: Cli, case: Path) -> None:
+    result = cli("v2-report", *REPORT_ARGS, "--json", "-")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    runners = {r["class"]: r for r in document["runners"]}
+    methods = {m["name"]: m for m in runners["OmniGPUModelRunner"]["methods"]}
+    assert methods["compute_logits"]["collision"] is True
+    assert methods["compute_logits"]["npu"]["line"] == 27
+    assert document["counts"]["collisions"] == 2
+    assert [f["code"] for f in document["findings"]] == [
+        "OP320", "OP320", "OP321", "OP322", "OP322",
+    ]  # fmt: skip
+
+
+def test_v2_report_text_is_golden(cli: Cli, case: Path) -> None:
+    check_file(CASE / "report.txt", cli("v2-report", *REPORT_ARGS).stdout)
+
+
+def test_v2_report_exit_0_without_collisions(cli: Cli, tmp_path: Path) -> None:
+    omni = tmp_path / "omni" / "vllm_omni" / "worker_v2"
+    omni.mkdir(parents=True)
+    (omni / GPU).write_text(
+        "from vllm.v1.worker.gpu.model_runner import GPUModelRunner\n\n\n"
+        "class OmniGPUModelRunner(GPUModelRunner):\n"
+        "    def __init__(self, *args):\n        super().__init__(*args)\n"
+    )
+    result = cli(
+        "v2-report", omni.parent.parent, "--upstream", CASE / "ascend",
+        "--vllm-base", CASE / "vllm", "--vllm", CASE / "vllm",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        pytest.param(("nowhere", "--upstream", "ascend"), "OP003", id="missing-source"),
+        pytest.param(("omni", "--upstream", "vllm", "--vllm-base", "vllm"), "OP003", id="no-npu"),
+        pytest.param(("omni", "--upstream", "nowhere/x.py"), "OP003", id="unreadable"),
+        pytest.param(SOURCE_ARGS, "OP005", id="no-target-vllm"),
+    ],
+)
+def test_v2_report_bad_input_exit_2(cli: Cli, case: Path, args: tuple[str, ...], code: str) -> None:
+    result = cli("v2-report", *args)
+    assert result.exit_code == 2
+    assert f": {code} " in result.stderr
+    assert result.stdout == ""
+
+
+def test_v2_report_missing_npu_class_exit_2(cli: Cli, case: Path, tmp_path: Path) -> None:
+    upstream = tmp_path / "model_runner.py"
+    upstream.write_text("class SomethingElse:\n    pass\n")
+    result = cli("v2-report", "omni", "--upstream", upstream, "--vllm-base", "vllm", *VLLM)
+    assert result.exit_code == 2
+    assert f"{upstream}:0:1: OP004" in result.stderr
+
+
+def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = (
+        "v2-sync",
+        *SOURCE_ARGS,
+        "--vllm",
+        "vllm_new",
+        "--allow",
+        "allow.txt",
+        "--generated",
+        out,
+    )
+    first = cli(*args)
+    assert first.exit_code == 1, "compute_logits stays a conflict"
+    assert sorted(p.name for p in out.iterdir()) == [lockfile.LOCK_NAME, GEN, GPU]
+    written = {p.name: p.read_bytes() for p in out.iterdir()}
+    edited = out / GPU
+    edited.write_text(edited.read_text() + "# edited by hand\n")
+    check = cli(*args, "--check", "--diff")
+    assert check.exit_code == 1
+    assert "-# edited by hand" in check.stdout
+    assert edited.read_text().endswith("# edited by hand\n"), "--check writes nothing"
+    cli(*args)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == written
+
+
+def test_v2_sync_exit_0_when_clean_and_current(cli: Cli, tmp_path: Path) -> None:
+    omni = tmp_path / "omni" / "vllm_omni" / "worker_v2"
+    omni.mkdir(parents=True)
+    (omni / GPU).write_text(
+        "from vllm.v1.worker.gpu.model_runner import GPUModelRunner\n\n\n"
+        "class OmniGPUModelRunner(GPUModelRunner):\n"
+        "    def __init__(self, *args):\n        super().__init__(*args)\n"
+    )
+    args = (
+        "v2-sync", omni.parent.parent, "--upstream", CASE / "ascend", "--vllm-base",
+        CASE / "vllm", "--vllm", CASE / "vllm", "--generated", tmp_path / "out",
+    )  # fmt: skip
+    assert cli(*args).exit_code == 0
+    assert cli(*args, "--check").exit_code == 0
+
+
+def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    cli("v2-sync", *SOURCE_ARGS, "--vllm", "vllm_new", "--generated", out)
+    result = cli("verify", "--generated", out, "--json", tmp_path / "verify.json")
+    document = json.loads((tmp_path / "verify.json").read_text())
+    errors = [f for f in document["findings"] if f["severity"] == "error"]
+    # The tree holds the conflicts `v2-sync` left: nothing else is wrong with it.
+    assert {f["code"] for f in errors} == {"OP310"}, document["findings"]
+    regions = [
+        (name, n)
+        for name in (GPU, "omni_generation_model_runner.py")
+        for n, line in enumerate((out / name).read_text().splitlines(), 1)
+        if "# >>>>>>> omni-port conflict:" in line
+    ]
+    assert sorted((Path(f["path"]).name, f["line"]) for f in errors) == sorted(regions)
+    assert result.exit_code == 1
+    imported = "from vllm.v1.worker.gpu.model_runner import make_output\n"
+    (out / GPU).write_text((out / GPU).read_text().replace(imported, ""))
+    broken = cli("verify", "--generated", out)
+    assert broken.exit_code == 1
+    assert f"{GPU}:54:1: OP507 block omni_model_runner.OmniGPUModelRunner.sample_tokens" in (
+        broken.stdout
+    )
+
+
+def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:
+    """A workspace whose [tool.omni-port] turns V2 on: one `sync`, `verify`, `check`."""
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        "[tool.omni-port]\n"
+        f'source = "{DATA / "omni"}"\n'
+        f'upstream = "{DATA / "upstream/v1/model_runner_v1.py"}"\n'
+        f'v2-source = "{CASE / "omni"}"\n'
+        f'v2-upstream = "{CASE / "ascend"}"\n'
+        f'v2-vllm-base = "{CASE / "vllm"}"\n'
+        f'v2-vllm = "{CASE / "vllm_new"} {CASE / "vllm"}"\n'
+        f'v2-allow = "{CASE / "allow.txt"}"\n'
+    )
+    v2_out = tmp_path / "generated" / "v2"
+    assert cli("--config", config, "extract").exit_code == 0
+    synced = cli("--config", config, "sync")
+    assert synced.exit_code == 1, "the compute_logits conflict of the V2 tree"
+    assert sorted(p.name for p in v2_out.iterdir()) == [lockfile.LOCK_NAME, GEN, GPU]
+    assert (tmp_path / "generated" / lockfile.LOCK_NAME).is_file(), "V1 is synced as before"
+    verified = cli.loud("--config", config, "verify")
+    assert "verify: 5 modules" in verified.stderr
+    assert cli("--config", config, "check", "--no-cache").stdout.count("OP406") == 0
+    edited = v2_out / GEN
+    edited.write_text(edited.read_text() + "# edited by hand\n")
+    stale = cli("--config", config, "check", "--no-cache")
+    assert stale.exit_code == 1
+    assert f"{v2_out / GEN}:" in stale.stdout or f"generated/v2/{GEN}" in stale.stdout
+    assert ": OP406 " in stale.stdout
+
+
+def test_without_v2_configured_sync_writes_no_v2_tree(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        "[tool.omni-port]\n"
+        f'source = "{DATA / "omni"}"\n'
+        f'upstream = "{DATA / "upstream/v1/model_runner_v1.py"}"\n'
+    )
+    cli("--config", config, "extract")
+    cli("--config", config, "sync")
+    assert not (tmp_path / "generated" / "v2").exists()
+    lock = (tmp_path / "generated" / lockfile.LOCK_NAME).read_text()
+    assert '"layout"' not in lock and '"sources"' not in lock
+
+
+def test_v2_keys_of_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omni_port.sources.config import load
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        "[tool.omni-port]\n"
+        'v2-source = "omni"\n'
+        'v2-upstream = "vllm-ascend==0.26.0rc1"\n'
+        'v2-vllm = "vllm==0.30.0 ../vllm"\n'
+        'v2-allow = "allow.txt"\n'
+    )
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    loaded = load(config)
+    assert (loaded.v2_source, loaded.v2_upstream) == ("../omni", "vllm-ascend==0.26.0rc1")
+    assert loaded.v2_vllm == "vllm==0.30.0 ../../vllm"
+    assert loaded.path(loaded.v2_allow) == tmp_path / "allow.txt"
+    assert loaded.v2_generated == "generated/v2" and loaded.v2_vllm_base == ""
+
+
+def test_v2_sync_json_to_stdout_is_only_json(cli: Cli, case: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = cli("v2-sync", *REPORT_ARGS, "--generated", out, "--json", "-")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["counts"]["spliced_methods"] == 2
+    kinds = {(b["method"], b["kind"], b["status"]) for b in document["blocks"]}
+    assert ("profile_run", "override", "conflict") in kinds
+    assert ": OP301 " in result.stderr, "the findings go to stderr"
