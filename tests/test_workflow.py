@@ -7,19 +7,25 @@ working directory, and reports a program can read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from omni_port import report
+from omni_port.model import Code, Finding
 from omni_port.patches import lockfile
 from omni_port.sync import locate
 from omni_port.sync.splice import CONFLICT_OPEN
 from tests.conftest import Cli
 from tests.golden import DATA
 
+ROOT = Path(__file__).resolve().parent.parent
 BLOCK = "omni.R.sample.block-01"
 EDIT = "omni.R.forward.edit-01"
 CONFIG = """\
@@ -96,6 +102,51 @@ def test_check_is_green_on_a_clean_workspace_with_implicit_edits(cli: Cli, work:
         (f["code"], f["kind"], f["severity"]) for f in notes
     ]
     assert {f["severity"] for f in notes} == {"note"}
+
+
+def _make(work: Path, target: str) -> subprocess.CompletedProcess[str]:
+    """The repository's Makefile target, run in ``work`` with this environment's omni-port."""
+    stamp = work / "installed-stamp"
+    stamp.touch()  # newer than pyproject.toml: make installs nothing
+    command = ["make", "-s", "-f", str(ROOT / "Makefile"), target]
+    overrides = [f"BIN={Path(sys.executable).parent}", f"STAMP={stamp}"]
+    return subprocess.run([*command, *overrides], cwd=work, capture_output=True, text=True)
+
+
+def test_make_sync_succeeds_and_ends_by_saying_what_is_unresolved(work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v2.py"))
+    made = _make(work, "sync")
+    assert made.returncode == 0, made.stderr
+    last = [line.removeprefix("omni-port: ") for line in made.stderr.splitlines()[-4:]]
+    assert last[0].startswith(
+        "1 conflicts and 0 verify problems: these runners are not deployable until resolved"
+    )
+    assert last[1] == "resolve each conflict (candidates are lines of v2.py):"
+    assert last[2] == (
+        f"  omni-port resolve {BLOCK} --at '#K'    # #1 line 7 (0.70); #2 line 8 (0.70); "
+        "#3 line 9 (0.52)"
+    )
+    assert last[3].startswith("then run `make sync`")
+    assert _make(work, "check").returncode != 0, "the gate refuses the same"
+    verdict = lockfile.read_verdict(work / "g")
+    assert verdict is not None and [p.split(": ")[1][:5] for p in verdict.problems] == ["OP310"]
+
+    resolved = subprocess.run(
+        [str(Path(sys.executable).parent / "omni-port"), "resolve", BLOCK, "--at", "#2"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert resolved.returncode == 0, resolved.stderr
+    made = _make(work, "sync")
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.splitlines()[-1].endswith(
+        "no conflicts and no verify problems: these runners are deployable"
+    )
+    assert _make(work, "check").returncode == 0
+    assert lockfile.read_verdict(work / "g") == lockfile.Verdict(
+        hashlib.sha256((work / "g" / lockfile.LOCK_NAME).read_bytes()).hexdigest(), ()
+    )
 
 
 # --- the upgrade target sticks (point 2) -----------------------------------------------------
@@ -198,6 +249,43 @@ def test_adopt_survives_re_extraction(cli: Cli, work: Path) -> None:
     checked = cli("check", "--no-cache")
     assert checked.exit_code == 0, checked.stdout
     assert "OP407" not in checked.stdout, "an adopted edit is no implicit edit any more"
+
+
+def test_every_finding_names_a_file_and_line_an_editor_can_open(cli: Cli, work: Path) -> None:
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    for command in (("sync",), ("verify",), ("check", "--no-cache")):
+        result = cli(*command, "--json", "-")
+        findings = json.loads(result.stdout)["findings"]
+        assert findings, command
+        for finding in findings:
+            path, line = work / finding["path"], finding["line"]
+            assert path.is_file(), f"{command}: {finding}"
+            assert 1 <= line <= len(path.read_text().splitlines()), f"{command}: {finding}"
+
+
+@pytest.mark.parametrize(
+    ("path", "message", "expected"),
+    [
+        pytest.param(
+            "g/omni.py",
+            "a, b: 100%\nnext",
+            "::error file=g/omni.py,line=3,col=1,title=OP310 unresolved-conflict::"
+            "a, b: 100%25%0Anext",
+            id="message-data",
+        ),
+        pytest.param(
+            "dir,with:odd%/omni.py",
+            "m",
+            "::error file=dir%2Cwith%3Aodd%25/omni.py,line=3,col=1,"
+            "title=OP310 unresolved-conflict::m",
+            id="file-property",
+        ),
+    ],
+)
+def test_github_annotation_values_are_escaped(path: str, message: str, expected: str) -> None:
+    finding = Finding(Code.OP310, path, 3, message)
+    assert report.github_line(finding) == expected
 
 
 # --- the same bytes from any working directory (point 4) -------------------------------------

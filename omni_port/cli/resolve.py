@@ -62,8 +62,7 @@ def resolve_command(
     chosen_upstream = upstream or sticky_upstream(options, target)
     loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
     member = _member(module, block, loaded)
-    unresolved = replace(block, anchor=replace(block.anchor, resolution=None))
-    candidates = _decision(member, _siblings(module, unresolved), block_id).candidates
+    candidates = ranked(module, block, member).candidates
     slot = _chosen(choice, candidates, member)
     resolution = locate.resolution_at(slot)
     recorded = replace(block, anchor=replace(block.anchor, resolution=resolution))
@@ -82,6 +81,18 @@ _SIGNATURE_HELP = (
     "Edit its patch file by hand (`replaces:` the new upstream signature, the code the "
     "signature omni wants), then run `omni-port sync`"
 )
+
+
+def ranked(module: ModulePatches, block: Block, member: Stmt) -> locate.Decision:
+    """Sync's decision on ``block`` without its recorded resolution, in ``member`` of the
+    upstream: its candidates, numbered as ``--at '#K'`` takes them."""
+    unresolved = replace(block, anchor=replace(block.anchor, resolution=None))
+    return _decision(member, _siblings(module, unresolved), block.id)
+
+
+def upstream_member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
+    """The upstream method ``block``'s copy comes from; BadInput when it is gone."""
+    return _member(module, block, upstream)
 
 
 def _siblings(module: ModulePatches, block: Block) -> list[Block]:

@@ -123,7 +123,7 @@ def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
     return Finding(
         Code.OP901,
         path,
-        0,
+        1,
         "no --base given: members with statement-level markers are treated as upstream "
         "copies, and omni edits outside markers in them are not carried",
         severity=Severity.NOTE,

@@ -143,6 +143,34 @@ def configured_files(files: Mapping[str, bytes], configured: str) -> dict[str, b
     return {**files, LOCK_NAME: text.encode("utf-8")}
 
 
+#: The verdict ``omni-port verify`` leaves beside the lock, which the runtime switch reads.
+VERDICT_NAME = "omni-port.verified"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the last ``omni-port verify`` of a tree found, bound to the lock it verified."""
+
+    #: sha256 of the lock file's bytes: a later sync makes the verdict stale.
+    lock_sha256: str
+    #: The problems (errors) found, as diagnostic lines; empty when the tree passed.
+    problems: tuple[str, ...]
+
+
+def render_verdict(verdict: Verdict) -> str:
+    document = {"lock-sha256": verdict.lock_sha256, "problems": list(verdict.problems)}
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def read_verdict(directory: Path) -> Verdict | None:
+    """The verdict beside a lock; None when there is none or it cannot be read."""
+    try:
+        data = json.loads((directory / VERDICT_NAME).read_text(encoding="utf-8"))
+        return Verdict(str(data["lock-sha256"]), tuple(str(p) for p in data["problems"]))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+
+
 def read_or_none(directory: Path) -> Lock | None:
     """The lock of a generated directory; None when there is none or it cannot be read."""
     path = directory / LOCK_NAME

@@ -10,7 +10,7 @@ commented region that still parses.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.model import (
     Block,
@@ -64,6 +64,8 @@ class _Assembly:
     carried: list[Piece] = field(default_factory=list)
     #: Decisions that are conflicts, reported once the output lines are known.
     conflicts: list[locate.Decision] = field(default_factory=list)
+    #: Copies whose upstream method vanished, with their finding (line known at the end).
+    vanished: list[tuple[Copy, Finding]] = field(default_factory=list)
 
 
 def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
@@ -87,6 +89,9 @@ def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
     for decision in assembly.conflicts:
         line = ranges.get(decision.block.id, (1, 1))[0]
         assembly.findings.append(_conflict_finding(module, decision, upstream, line))
+    for copy, finding in assembly.vanished:
+        line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
+        assembly.findings.append(replace(finding, line=line))
     placements = [
         *_carried_rows(module, assembly.carried, ranges),
         *_decision_rows(module, assembly, ranges),
@@ -299,15 +304,14 @@ def _vanished(
     indent: str,
 ) -> None:
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
-    assembly.findings.append(
-        Finding(
-            Code.OP302,
-            module.name,
-            0,
-            f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
-            f"{len(blocks)} blocks are left commented out",
-        )
+    finding = Finding(
+        Code.OP302,
+        module.name,
+        1,
+        f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
+        f"{len(blocks)} blocks are left commented out",
     )
+    assembly.vanished.append((copy, finding))
     text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
     for block in blocks:
         decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
