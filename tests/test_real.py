@@ -218,8 +218,12 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
     )
     findings = json.loads((tmp_path / "v.json").read_text())["findings"]
     errors = [f for f in findings if f["severity"] == "error"]
-    # Unresolved names follow from conflicts left for the maintainer; nothing else may fail.
-    assert {f["code"] for f in errors} <= {"OP502", "OP507"}, errors
+    # Conflicts left for the maintainer fail verify (OP310, one per conflict of the lock),
+    # and so do the unresolved names that follow from them; nothing else may fail.
+    assert {f["code"] for f in errors} <= {"OP310", "OP502", "OP507"}, errors
+    lock = lockfile.read_or_none(out)
+    assert lock is not None
+    assert sum(1 for f in errors if f["code"] == "OP310") == len(lock.conflicts)
     assert result.exit_code == (1 if errors else 0)
 
 
