@@ -120,6 +120,11 @@ class Code(enum.StrEnum):
     )
     OP508 = ("OP508", "override", "Override has no upstream method, or an incompatible signature.")
     OP509 = ("OP509", "missing-attribute", "Upstream attribute a block uses no longer exists.")
+    OP510 = (
+        "OP510",
+        "argument-mismatch",
+        "Arguments or unpacking targets do not fit the parameters or fields they fill.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

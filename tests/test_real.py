@@ -5,6 +5,7 @@ Select with ``-m real``; deselect with ``-m "not real"``. CI runs them with a ca
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections import Counter
@@ -209,6 +210,8 @@ def test_rendered_catalog_passes_check_on_0_30_0(
 
 
 def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
+    """vLLM is checked too (no 'unverified' note), and every error left sits in a method
+    where sync left a conflict for the maintainer: anything else would be a false positive."""
     patches, out = tmp_path / "p", tmp_path / "g"
     common = ("--cache-dir", cache_dir, "--config", ROOT / "pyproject.toml")
     assert cli(*common, "extract", "--patches", patches).exit_code == 0
@@ -217,14 +220,65 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
         *common, "verify", "--patches", patches, "--generated", out, "--json", tmp_path / "v.json"
     )
     findings = json.loads((tmp_path / "v.json").read_text())["findings"]
+    assert not [f for f in findings if f["code"] == "OP506"], findings
     errors = [f for f in findings if f["severity"] == "error"]
     # Conflicts left for the maintainer fail verify (OP310, one per conflict of the lock),
-    # and so do the unresolved names that follow from them; nothing else may fail.
-    assert {f["code"] for f in errors} <= {"OP310", "OP502", "OP507"}, errors
+    # and so do the problems that follow from them, in the methods they sit in.
+    assert {f["code"] for f in errors} <= {"OP310", "OP502", "OP507", "OP510"}, errors
     lock = lockfile.read_or_none(out)
     assert lock is not None
     assert sum(1 for f in errors if f["code"] == "OP310") == len(lock.conflicts)
+    for error in (e for e in errors if e["code"] != "OP310"):
+        assert _in_conflicted_method(out / Path(error["path"]).name, error["line"]), error
     assert result.exit_code == (1 if errors else 0)
+
+
+def _in_conflicted_method(path: Path, line: int) -> bool:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    methods = [
+        node
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
+    ]
+    return any(
+        any(splice.CONFLICT_OPEN in row for row in lines[m.lineno - 1 : m.end_lineno])
+        for m in methods
+    )
+
+
+def test_a_field_the_generated_namedtuple_drops_is_reported_at_its_root(
+    cli: Cli, cache_dir: Path, tmp_path: Path
+) -> None:
+    """vllm-omni 0.18.0 onto vllm-ascend 0.19.1rc1: the generated ExecuteModelState lacks
+    upstream's batch_desc; verify names the class, the field, and the constructions and
+    unpackings that disagree, not only the undefined name further down."""
+    patches, out = tmp_path / "p", tmp_path / "g"
+    common = ("--cache-dir", cache_dir)
+    extract = ("extract", "vllm-omni==0.18.0", "--base", "vllm-ascend==0.18.0")
+    assert cli(*common, *extract, "--patches", patches).exit_code == 0
+    sync = (
+        "sync",
+        "--patches",
+        patches,
+        "--upstream",
+        "vllm-ascend==0.19.1rc1",
+        "--generated",
+        out,
+    )
+    assert cli(*common, *sync).exit_code in (0, 1)
+    result = cli(*common, "verify", "--patches", patches, "--generated", out)
+    rows = [row for row in result.stdout.splitlines() if " OP510 " in row]
+    root = [row for row in rows if "`ExecuteModelState` copies" in row]
+    assert len(root) == 1 and "drops its field `batch_desc`" in root[0]
+    sites = [row for row in rows if "which the generated `ExecuteModelState` dropped" in row]
+    assert len(sites) == 4  # two constructions, two unpackings
+    assert {Path(row.split(":")[0]).name for row in sites} == {
+        "npu_ar_model_runner.py",
+        "npu_generation_model_runner.py",
+    }
+    assert {Path(row.split(":")[0]).parent for row in sites} == {out}, "files one can open"
+    assert result.exit_code == 1
 
 
 def test_committed_lock_matches_the_default_sync(

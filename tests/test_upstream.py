@@ -46,6 +46,16 @@ def test_nearest_wheel_is_named_for_an_sdist_only_release() -> None:
     assert "sdist" in message and "vllm-ascend==0.23.0;" in message
 
 
+def test_an_index_that_lists_nothing_is_not_called_an_sdist_only_release() -> None:
+    output = (
+        "ERROR: Could not find a version that satisfies the requirement vllm==0.23.0 "
+        "(from versions: none)\nERROR: No matching distribution found for vllm==0.23.0\n"
+    )
+    message = upstream._no_wheel_message("vllm", "0.23.0", output)
+    assert "offline" in message and "of vllm" in message
+    assert "sdist" not in message and "==none" not in message
+
+
 def test_version_order_puts_release_candidates_first() -> None:
     ordered = sorted(["0.23.0", "0.23.0rc1", "0.22.1rc1", "0.23.0.post1"], key=upstream.version_key)
     assert ordered == ["0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1"]

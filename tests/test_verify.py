@@ -655,6 +655,15 @@ def test_an_unavailable_package_is_one_note_across_modules() -> None:
     assert "3 imports" in notes[0].message
 
 
+def test_the_unavailable_note_says_why() -> None:
+    why = "vllm==9.9.1 (paired with vllm-ascend==9.9.1rc1) could not be fetched: offline"
+    context = replace(IMPORT_CONTEXT, unavailable={"vllm": why})
+    findings = checks.verify({"a.py": "import vllm.config\n"}, [], [], context)
+    assert [f.message for f in findings if f.code.value == "OP506"] == [
+        f"unverified: source of vllm not available: {why} (1 imports not checked)"
+    ]
+
+
 # --- 5. overrides and attributes ------------------------------------------------------------
 
 UPSTREAM = """
@@ -848,6 +857,282 @@ def test_module_names_follow_the_package_layout() -> None:
     assert checks.module_names(files) == {"pkg": "a", "pkg.sub": "b", "pkg.inner": "c"}
 
 
+# --- 6. arguments and unpacking -------------------------------------------------------------
+
+ARGUMENT_SOURCES = {
+    "pkg": "",
+    "pkg.lib": _dedent(
+        """
+        import functools
+        from dataclasses import KW_ONLY, dataclass, field
+        from typing import ClassVar, NamedTuple
+
+
+        def plain(a, b, c=None):
+            return a
+
+
+        def kwonly(a, *, flag=False):
+            return a
+
+
+        def posonly(a, /, b):
+            return a
+
+
+        def star(*args, **kwargs):
+            return args
+
+
+        @functools.lru_cache
+        def cached(a):
+            return a
+
+
+        @some_registry.register
+        def wrapped(a):
+            return a
+
+
+        class State(NamedTuple):
+            first: int
+            second: int
+            third: int = 0
+
+
+        @dataclass
+        class Config:
+            name: str
+            size: int = 1
+            tags: list = field(default_factory=list)
+            hidden: int = field(default=0, init=False)
+            limit: ClassVar[int] = 3
+            _: KW_ONLY
+            strict: bool = False
+
+
+        @dataclass
+        class Explicit:
+            value: int
+
+            def __init__(self, raw):
+                self.value = int(raw)
+
+
+        class Base:
+            def __init__(self, config, device):
+                self.config = config
+
+            def run(self, inputs, *, steps=1):
+                return inputs
+
+            @staticmethod
+            def helper(a, b):
+                return a
+
+            @classmethod
+            def build(cls, config):
+                return cls(config, None)
+
+            @property
+            def size(self):
+                return 0
+
+
+        class Shadowed(Base):
+            def __init__(self, config, device):
+                super().__init__(config, device)
+                self.run = None
+        """
+    ),
+    "pkg.reexport": "from pkg.lib import *\n",
+}
+ARGUMENT_CONTEXT = checks.Context(
+    package="pkg.gen",
+    sources=checks.PackageSources(ARGUMENT_SOURCES, frozenset({"pkg"})),
+    checked_packages=frozenset({"pkg"}),
+)
+IMPORTS = "from pkg.lib import Base, Config, Explicit, Shadowed, State, cached, kwonly, plain\n"
+ARGUMENT_CASES = [
+    pytest.param("plain(1, 2, 3, 4)  # !OP510\n", id="too-many-positional"),
+    pytest.param("plain(1, 2, d=4)  # !OP510\n", id="unknown-keyword"),
+    pytest.param("kwonly(1, True)  # !OP510\n", id="keyword-only-given-by-position"),
+    pytest.param("plain(1, 2, a=3)  # !OP510\n", id="given-twice"),
+    pytest.param("plain(1)  # !OP510\n", id="required-left-out"),
+    pytest.param(
+        """
+        from pkg.lib import posonly
+
+        posonly(a=1, b=2)  # !OP510 !OP510
+        """,
+        id="positional-only-by-keyword",
+    ),
+    pytest.param(
+        """
+        def go(a, b, c, args, rest):
+            plain(b, a, c)  # !OP510
+            plain(a, b, c)
+            plain(x, y)
+            plain(*args)
+            plain(1, **rest)
+            plain(1, 2, 3, 4, *args)  # !OP510
+        """,
+        id="out-of-order-and-starred-arguments",
+    ),
+    pytest.param(
+        """
+        Config("n", 2, [], strict=True)
+        Config(name="n")
+        Config("n", 2, [], 0)  # !OP510
+        Config(limit=3, name="n")  # !OP510
+        Config()  # !OP510
+        Explicit("1")
+        Explicit(raw=1, value=2)  # !OP510
+        Base(1, 2)
+        Base(1)  # !OP510
+        State(1, 2)
+        State(1, 2, 3, 4)  # !OP510
+        """,
+        id="constructors-dataclass-namedtuple-init",
+    ),
+    pytest.param(
+        """
+        class Runner(Base):
+            def go(self):
+                self.run(1, steps=2)
+                self.run(1, 2)  # !OP510
+                super().run(inputs=1)
+                Base.run(self, 1)
+                Base.run(1)  # !OP510
+                self.helper(1, 2)
+                Base.helper(1, 2, 3)  # !OP510
+                self.build(1)
+                self.build(1, 2)  # !OP510
+                self.size(1)
+
+
+        class Other(Shadowed):
+            def go(self):
+                self.run(1, 2, 3)
+        """,
+        id="methods-static-class-property-shadowed",
+    ),
+    pytest.param(
+        """
+        from pkg.reexport import plain as again
+        from pkg.lib import wrapped
+
+
+        def go(plain):
+            plain(1, 2, 3, 4, 5)
+            cached(1, 2)  # !OP510
+            wrapped(1, 2, 3)
+            again(1, 2, 3, 4)  # !OP510
+
+            def inner(a):
+                return a
+
+            inner(1, 2)  # !OP510
+            from pkg.lib import kwonly as late
+
+            late(1, 2)  # !OP510
+        """,
+        id="locals-decorators-star-reexports-local-imports",
+    ),
+    pytest.param(
+        """
+        class Runner(Base):
+            def __init__(self, config, device):
+                super().__init__(config, device)
+                self.state: State | None = None
+
+            def step(self):
+                self.state = State(1, 2)
+
+            def use(self):
+                (first, second, third) = self.state
+                (first, second) = self.state  # !OP510
+                (second, first, third) = self.state  # !OP510
+                (first, *rest) = self.state
+                local = State(1, 2)
+                (a, b) = local  # !OP510
+
+
+        class Mixed(Base):
+            def one(self):
+                self.state = State(1, 2)
+
+            def two(self):
+                self.state = Config("n")
+
+            def use(self):
+                (a,) = self.state
+        """,
+        id="unpacking-namedtuple-values",
+    ),
+]
+
+
+@pytest.mark.parametrize("code", ARGUMENT_CASES)
+def test_arguments_against_parameters_and_fields(code: str) -> None:
+    text = IMPORTS + _dedent(code)
+    found = _found(_verify(text, ARGUMENT_CONTEXT), ["OP510"])
+    assert found == _expected((GEN, text))
+
+
+def test_an_argument_finding_names_the_call_the_definition_and_the_parameter() -> None:
+    text = IMPORTS + "plain(1, 2, d=4)\n"
+    (finding,) = [f for f in _verify(text, ARGUMENT_CONTEXT) if f.code.value == "OP510"]
+    assert (finding.line, finding.col) == (2, 13)
+    assert "`plain(...)`" in finding.message
+    assert "pkg.lib.plain" in finding.message and "`d`" in finding.message
+
+
+COPIED_UPSTREAM = """
+from typing import NamedTuple
+
+
+class State(NamedTuple):
+    first: int
+    second: int
+    third: int
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "marks"),
+    [
+        pytest.param(["first", "second", "third", "extra"], [], id="omni-field-appended"),
+        pytest.param(["first", "second", "extra"], ["class", "call", "unpack"], id="dropped"),
+        pytest.param(["first", "third", "second"], ["class"], id="reordered"),
+    ],
+)
+def test_a_copied_record_keeps_its_upstream_fields(fields: list[str], marks: list[str]) -> None:
+    names = ", ".join(fields)
+    lines = [
+        "from typing import NamedTuple",
+        "",
+        "",
+        "class State(NamedTuple):",
+        *(f"    {name}: int" for name in fields),
+        "",
+        "",
+        "class Runner:",
+        "    def go(self):",
+        f"        self.state = State({names})",
+        "",
+        "    def use(self):",
+        f"        ({names}) = self.state",
+    ]
+    text = "\n".join(lines) + "\n"
+    upstream = api.parse_upstream(_dedent(COPIED_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    context = checks.Context(upstream=upstream)
+    copy = checks.Override(GEN, "", "State", "", "State")
+    found = [f.line for f in _verify(text, context, [copy]) if f.code.value == "OP510"]
+    line_of = {"class": 4, "call": 9 + len(fields), "unpack": 12 + len(fields)}
+    assert sorted(found) == sorted(line_of[m] for m in marks)
+
+
 # --- end to end on the synthetic runners ----------------------------------------------------
 
 
@@ -922,8 +1207,14 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     _, findings = _verify_generated(patches, result, renamed)
     block = _placement(result.placements, "NPUARModelRunner.execute_model.block-03")
     assert block.status is Status.PLACED
-    assert _found(findings) == [("npu_ar_model_runner.py", "OP507", block.start)]
+    assert _found(findings, ["OP507"]) == [("npu_ar_model_runner.py", "OP507", block.start)]
     assert "`hidden_states`" in findings[0].message
+    # The renaming also conflicts the omni edit of the construction: upstream's, left in
+    # place, gives the omni field nothing.
+    missing = [f for f in findings if f.code.value == "OP510"]
+    assert sorted(f.path for f in missing) == ["npu_ar_model_runner.py", RUNNERS[2]]
+    assert all("field `multimodal_outputs`" in f.message for f in missing)
+    assert {f.code.value for f in findings} == {"OP507", "OP510"}
 
 
 def test_stale_runners_against_a_changed_upstream() -> None:

@@ -38,6 +38,7 @@ from omni_port.api.inputs import (
     load_runners,
     load_upstream,
     load_vllm_bases,
+    patches_source,
     previous_outputs,
     read_bytes_or_none,
     read_lock,
@@ -197,9 +198,12 @@ class Verified:
     findings: tuple[Finding, ...] = field(default=())
 
 
-def verify(generated: Path, patches_dir: Path, settings: Settings) -> Verified:
+def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "") -> Verified:
     """Verify the generated tree as its lock says it was made (a V1 or a V2 tree). BadInput
-    without a lock."""
+    without a lock.
+
+    The omni package sources are those of the release the patches were extracted from;
+    ``vllm`` is a vLLM spec ("" for the release the upstream vllm-ascend pairs with)."""
     config = settings.config
     lock = read_lock(generated)
     if v2.is_v2(lock):
@@ -216,6 +220,7 @@ def verify(generated: Path, patches_dir: Path, settings: Settings) -> Verified:
         if name.endswith(".py")
     }
     placements = tuple(lockfile.placement(row) for row in lock.placements)
-    context = verification_context(settings, patch_set, upstream, upstream_text, config.source)
+    source = patches_source(patch_set, config.source)
+    context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
     findings = verify_files(files, placements, patch_set, context)
     return Verified(tuple(files), placements, tuple(findings))

@@ -6,7 +6,6 @@ into the cache) and parsed. Nothing here writes outside the cache.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,16 +19,14 @@ from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.sources import trees
+from omni_port.sources import trees, vllm_sources
 from omni_port.sources.config import Config
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
     Progress,
-    Spec,
     SpecKind,
     Upstream,
-    cached_wheel,
     default_cache,
     locate,
     locate_runners,
@@ -191,22 +188,23 @@ def verification_context(
     upstream: Upstream,
     upstream_text: str,
     source_text: str,
+    vllm_text: str = "",
 ) -> checks.Context:
-    """Package sources for import resolution: vllm-ascend, vllm-omni, and vllm when at hand."""
+    """Package sources for import resolution: vllm-ascend, vllm-omni, and vLLM (``vllm_text``,
+    by default the release the upstream vllm-ascend pairs with)."""
     texts: dict[str, str] = {}
     packages: set[str] = set()
-    wanted = [
-        (parse_spec(upstream_text, "vllm-ascend"), "vllm_ascend"),
-        (parse_spec(source_text, "vllm-omni"), "vllm_omni"),
-    ]
-    vllm = _vllm_spec(settings.cache)
-    if vllm is not None:
-        wanted.append((vllm, "vllm"))
+    ascend = parse_spec(upstream_text, "vllm-ascend")
+    wanted = [(ascend, "vllm_ascend"), (parse_spec(source_text, "vllm-omni"), "vllm_omni")]
     for spec, package in wanted:
         found = package_texts(spec, package, settings.cache, settings.progress)
         if found:
             texts.update(found)
             packages.add(package)
+    vllm = vllm_sources.verification_sources(vllm_text, ascend, settings.cache, settings.progress)
+    if vllm.texts:
+        texts.update(vllm.texts)
+        packages.add("vllm")
     sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
     return checks.Context(
         package=RUNNER_PACKAGE,
@@ -214,14 +212,20 @@ def verification_context(
         upstream=upstream,
         checked_packages=CHECKED_PACKAGES,
         unused_in_source=checks.unused_in_source_of(patch_set),
+        unavailable={"vllm": vllm.problem} if vllm.problem else {},
     )
 
 
-def _vllm_spec(cache: Path) -> Spec | None:
-    """vLLM's source when it is installed or already cached; it is never downloaded for this."""
-    if importlib.util.find_spec("vllm") is not None:
-        return Spec(SpecKind.INSTALLED, "vllm")
-    return cached_wheel("vllm", cache)
+def patches_source(patch_set: PatchSet, default: str) -> str:
+    """The vllm-omni release (or tree) the patches were extracted from, else ``default``:
+    its own package sources are what the carried omni code imports."""
+    for module in patch_set.modules:
+        release, slash, _ = module.source.partition("/vllm_omni/")
+        if slash and parse_spec(release, "vllm-omni").kind is not SpecKind.PATH:
+            return release
+        if slash and Path(release, "vllm_omni").is_dir():
+            return release
+    return default
 
 
 def extract_all(

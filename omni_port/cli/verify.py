@@ -32,24 +32,36 @@ from omni_port.sources.textio import sha256, write_atomic
     help="Generated directory (default: `generated` in [tool.omni-port]).",
 )
 @patches_option("Patches the runners were generated from (default: `patches`).")
+@click.option(
+    "--vllm",
+    "vllm_text",
+    default="",
+    help="vLLM source: vllm==X, X, a path or 'installed' (default: the release the upstream "
+    "vllm-ascend pairs with, read from its metadata; downloaded once, Python sources kept).",
+)
 @json_option
 @click.pass_obj
 @handle_errors
 def verify_command(
-    options: Options, generated: Path | None, patches_dir: Path | None, json_path: Path | None
+    options: Options,
+    generated: Path | None,
+    patches_dir: Path | None,
+    vllm_text: str,
+    json_path: Path | None,
 ) -> Report:
     """Prove the generated runners sound without running them.
 
     Every module compiles; no undefined, duplicate or splice-orphaned names; imports
-    resolve against the pinned vllm-ascend and vllm-omni sources (vllm when installed or
-    cached, otherwise an 'unverified' note); every local a block reads is bound on every
+    resolve against the pinned vllm-ascend, vllm-omni and vLLM sources (an 'unverified'
+    note names a source that cannot be had); every local a block reads is bound on every
     path before it; overrides match upstream signatures; upstream attributes blocks use
-    still exist.
+    still exist; arguments and unpacking targets line up with the fields and parameters
+    they fill.
     """
     config = options.config
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
-    verified = api.verify(out, directory, options.settings)
+    verified = api.verify(out, directory, options.settings, vllm_text)
     # Findings name the generated files as paths an editor opens, not bare module names.
     findings = in_directory(verified.findings, out, verified.modules)
     # The configured V2 tree is part of the workspace `verify` proves by default.

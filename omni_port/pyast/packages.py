@@ -240,7 +240,7 @@ def lookup_class(world: World, module: str, dotted: str, depth: int = 0) -> Clas
     found = module_class(tree, head) if not rest else None
     if found is not None:
         return Class(module, found)
-    target = _import_target(tree, head, world.package_of(module))
+    target = import_target(tree, head, world.package_of(module))
     if target is None:
         return None if dotted in _PLAIN_BASES and not rest else f"{module}.{dotted}"
     qualified = f"{target}.{rest}" if rest else target
@@ -250,7 +250,7 @@ def lookup_class(world: World, module: str, dotted: str, depth: int = 0) -> Clas
     return lookup_class(world, owner, name, depth + 1) if owner else qualified
 
 
-def _import_target(tree: ast.Module, name: str, package: str) -> str | None:
+def import_target(tree: ast.Module, name: str, package: str) -> str | None:
     """The dotted name the module-level import binding ``name`` refers to."""
     target = None
     for node in scope_nodes(tree.body):
@@ -338,13 +338,20 @@ def _first_of_each(items: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
 @functools.lru_cache(maxsize=64)
 def class_names(node: ast.ClassDef) -> Names:
     """Class-level names plus every ``self.<attr>`` its methods assign."""
-    names = scope_bindings(node.body)
+    names = scope_bindings(node.body) | instance_attributes(node)
+    return Names(frozenset(names), bool({"__getattr__", "__getattribute__"} & names))
+
+
+@functools.lru_cache(maxsize=64)
+def instance_attributes(node: ast.ClassDef) -> frozenset[str]:
+    """Every ``self.<attr>`` the class's methods assign (or ``setattr`` by name)."""
+    names = set()
     for sub in ast.walk(node):
         if is_self_attribute(sub) and not isinstance(sub.ctx, ast.Load):
             names.add(sub.attr)
         elif (assigned := _setattr_name(sub)) is not None:
             names.add(assigned)
-    return Names(frozenset(names), bool({"__getattr__", "__getattribute__"} & names))
+    return frozenset(names)
 
 
 def is_self_attribute(node: ast.AST) -> TypeGuard[ast.Attribute]:

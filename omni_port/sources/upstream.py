@@ -367,8 +367,8 @@ def _no_wheel_message(
                 "a source path instead"
             )
         return (
-            f"pip found no wheel of any {dist} release: the package index could not be "
-            f"reached, or it has no project {dist!r}; check the network and the name, or "
+            f"the package index lists no wheel of {dist} at all: it could not be reached "
+            "(offline?), or it has no such project; check the network and the name, or "
             "pass a source path instead"
         )
     if released is not None and not any(_same_version(version, v) for v in released):
@@ -498,17 +498,6 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
         for path in sorted((root / package).rglob("*.py"))
     }
-
-
-def cached_wheel(dist: str, cache: Path) -> Spec | None:
-    """A release of ``dist`` already in the cache (the newest), without downloading anything."""
-    folders = sorted(
-        (cache / "wheels").glob(f"{dist}-*"), key=lambda p: version_key(p.name[len(dist) + 1 :])
-    )
-    for folder in reversed(folders):
-        if any(folder.glob("*.whl")):
-            return Spec(SpecKind.PYPI, dist, folder.name[len(dist) + 1 :])
-    return None
 
 
 def wheel_versions(dist: str) -> list[str]:

@@ -1,0 +1,1 @@
+"""Synthetic stand-in for vLLM, written for omni-port's tests; read as text, never imported."""

@@ -1,0 +1,14 @@
+from dataclasses import dataclass
+
+
+@dataclass
+class SamplerOutput:
+    sampled_token_ids: list
+    logprobs_tensors: object | None
+
+
+@dataclass
+class ModelRunnerOutput:
+    req_ids: list
+    sampled_token_ids: list
+    pooler_output: list | None = None
