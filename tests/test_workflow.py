@@ -288,6 +288,28 @@ def test_github_annotation_values_are_escaped(path: str, message: str, expected:
     assert report.github_line(finding) == expected
 
 
+def test_a_resolution_follows_its_edit_when_an_edit_before_it_goes(cli: Cli, work: Path) -> None:
+    """Ids count a method's edits: when one before it vanishes from the runner, an edit's
+    id moves, and its recorded resolution and title must move with it (not stay with the
+    id)."""
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    runner = work / "omni.py"
+    plain = runner.read_text()
+    runner.write_text(plain.replace("self.prepare(batch)", "self.prepare(batch, omni=True)"))
+    assert cli("extract").exit_code == 0
+    first = work / "p" / "omni" / "R.forward.edit-01.patch"
+    first.write_text(first.read_text().replace("title: ", "title: Prepared the omni way; ", 1))
+    assert cli("resolve", "omni.R.forward.edit-02", "--at", "#1").exit_code == 0
+    assert "resolved-after:" in (work / "p" / "omni" / "R.forward.edit-02.patch").read_text()
+    runner.write_text(plain)
+    assert cli("extract").exit_code == 0
+    assert not (work / "p" / "omni" / "R.forward.edit-02.patch").exists()
+    moved = first.read_text()
+    assert "record_omni_stats" in moved
+    assert "resolved-after:" in moved, "the resolution moved with its edit"
+    assert "Prepared the omni way" not in moved, "the title stayed with the edit that went"
+
+
 # --- the same bytes from any working directory (point 4) -------------------------------------
 
 

@@ -11,6 +11,7 @@ from omni_port.model import (
     Anchor,
     Block,
     BlockKind,
+    Chunk,
     Code,
     ModulePatches,
     PatchSet,
@@ -61,6 +62,60 @@ def adopt(patches: PatchSet, block_id: str, title: str) -> tuple[PatchSet, str]:
     code = _wrapped(block.code)
     adopted = replace(block, id=new_id, marked=True, code=code, title=title or block.title)
     return _replace_piece(patches, block, adopted), new_id
+
+
+def carried(new: PatchSet, old: PatchSet) -> PatchSet:
+    """``new`` (a re-extraction) with the titles, recorded resolutions and adoptions of
+    ``old`` (the patches a maintainer edited).
+
+    A block is the same edit as an old one when its class, method, kind, replaced
+    statements and code are: its id may have moved (ids count the edits of a method, and
+    one before it may have gone). A recorded resolution names a place in the upstream, so
+    it stays valid however the runner changed around the edit; sync checks that it still
+    holds there. Other pieces are the same when their id is.
+    """
+    new = readopted(new, old)
+    by_id = {piece.id: piece for module in old.modules for piece in module.pieces}
+    keys = [_edit_key(p) for m in old.modules for p in m.pieces if isinstance(p, Block)]
+    unique = {key for key in keys if keys.count(key) == 1}
+    by_edit = {
+        _edit_key(p): p
+        for m in old.modules
+        for p in m.pieces
+        if isinstance(p, Block) and _edit_key(p) in unique
+    }
+    modules = []
+    for module in new.modules:
+        pieces = tuple(_carry(piece, _previous(piece, by_id, by_edit)) for piece in module.pieces)
+        modules.append(replace(module, pieces=tuple(pieces)))
+    return PatchSet(tuple(modules))
+
+
+def _edit_key(block: Block) -> tuple[object, ...]:
+    """What makes an edit the same one: its method, kind, the upstream statements it
+    replaced and its own code (not its neighbours: omni edits around it may change)."""
+    return (block.owner, block.member, block.kind, block.anchor.replaced, block.code)
+
+
+def _previous(
+    piece: Piece, by_id: Mapping[str, Piece], by_edit: Mapping[tuple[object, ...], Block]
+) -> Piece | None:
+    old = by_id.get(piece.id)
+    if not isinstance(piece, Block):
+        return old if old is not None and type(old) is type(piece) else None
+    if isinstance(old, Block) and _edit_key(old) == _edit_key(piece):
+        return old
+    return by_edit.get(_edit_key(piece))
+
+
+def _carry(piece: Piece, old: Piece | None) -> Piece:
+    if old is None:
+        return piece
+    if isinstance(piece, Chunk | Block) and isinstance(old, Chunk | Block) and old.title:
+        piece = replace(piece, title=old.title)
+    if isinstance(piece, Block) and isinstance(old, Block) and old.anchor.resolution is not None:
+        piece = replace(piece, anchor=old.anchor)
+    return piece
 
 
 def readopted(new: PatchSet, old: PatchSet) -> PatchSet:
