@@ -308,6 +308,11 @@ def test_a_resolution_follows_its_edit_when_an_edit_before_it_goes(cli: Cli, wor
     assert "record_omni_stats" in moved
     assert "resolved-after:" in moved, "the resolution moved with its edit"
     assert "Prepared the omni way" not in moved, "the title stayed with the edit that went"
+    # The runner's code of the edit changes: the choice stays with the edit's id.
+    runner.write_text(plain.replace("self.record_omni_stats(batch)", "self.record_omni_stats()"))
+    assert cli("extract").exit_code == 0
+    edited = first.read_text()
+    assert "self.record_omni_stats()" in edited and "resolved-after:" in edited
 
 
 # --- the same bytes from any working directory (point 4) -------------------------------------

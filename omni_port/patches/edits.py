@@ -70,9 +70,11 @@ def carried(new: PatchSet, old: PatchSet) -> PatchSet:
 
     A block is the same edit as an old one when its class, method, kind, replaced
     statements and code are: its id may have moved (ids count the edits of a method, and
-    one before it may have gone). A recorded resolution names a place in the upstream, so
-    it stays valid however the runner changed around the edit; sync checks that it still
-    holds there. Other pieces are the same when their id is.
+    one before it may have gone). Failing that, the old block with its id is, when only
+    the code differs (the runner's code of that edit changed). A recorded resolution
+    names a place in the upstream, so it stays valid however the runner changed around
+    the edit; sync checks that it still holds there. Other pieces are the same when their
+    id is.
     """
     new = readopted(new, old)
     by_id = {piece.id: piece for module in old.modules for piece in module.pieces}
@@ -94,18 +96,27 @@ def carried(new: PatchSet, old: PatchSet) -> PatchSet:
 def _edit_key(block: Block) -> tuple[object, ...]:
     """What makes an edit the same one: its method, kind, the upstream statements it
     replaced and its own code (not its neighbours: omni edits around it may change)."""
-    return (block.owner, block.member, block.kind, block.anchor.replaced, block.code)
+    return (*_place_key(block), block.code)
+
+
+def _place_key(block: Block) -> tuple[object, ...]:
+    return (block.owner, block.member, block.kind, block.anchor.replaced)
 
 
 def _previous(
     piece: Piece, by_id: Mapping[str, Piece], by_edit: Mapping[tuple[object, ...], Block]
 ) -> Piece | None:
+    """The old piece ``piece`` is: for a block, the one with its code (wherever its id
+    went), else the one with its id when only its code changed (a maintainer edited it)."""
     old = by_id.get(piece.id)
     if not isinstance(piece, Block):
         return old if old is not None and type(old) is type(piece) else None
-    if isinstance(old, Block) and _edit_key(old) == _edit_key(piece):
+    same = by_edit.get(_edit_key(piece))
+    if same is not None:
+        return same
+    if isinstance(old, Block) and _place_key(old) == _place_key(piece):
         return old
-    return by_edit.get(_edit_key(piece))
+    return None
 
 
 def _carry(piece: Piece, old: Piece | None) -> Piece:
