@@ -296,13 +296,31 @@ def test_outputs_get_the_umask_mode(
     }
 
 
-def test_a_rewritten_file_keeps_its_own_mode(tmp_path: Path, umask: Callable[[int], None]) -> None:
-    umask(0o077)
+def test_a_rewritten_file_takes_the_umask_mode(
+    tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    """Outputs an earlier version wrote 0600 become readable when they are written again."""
+    umask(0o022)
     target = tmp_path / "runner.py"
     target.write_bytes(b"old\n")
-    target.chmod(0o664)
+    target.chmod(0o600)
     textio.write_atomic(target, b"new\n")
-    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", 0o664)
+    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", 0o644)
+
+
+def test_an_unchanged_output_with_the_wrong_mode_is_rewritten(
+    cli: Cli, workspace: Path, umask: Callable[[int], None]
+) -> None:
+    umask(0o022)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    assert _run(cli, *sync).exit_code == 0
+    module = workspace / "g" / "runner.py"
+    module.chmod(0o600)  # as omni-port wrote every file before it honoured the umask
+    assert _run(cli, *sync, "--check").exit_code == 1
+    assert _run(cli, *sync).exit_code == 0
+    assert stat.S_IMODE(module.stat().st_mode) == 0o644
+    assert _run(cli, *sync, "--check").exit_code == 0
 
 
 def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +76,9 @@ def sha256(data: bytes) -> str:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a file so that readers see the old or the new content, never a mix.
 
-    The file gets the mode an editor would give it: an existing file keeps its own, a new
-    one the umask's. Raises BadInput (OP006) when it cannot be written (read-only
+    The file gets the mode ``open()`` gives a new file under the umask (``output_mode``),
+    also when it replaces one: outputs an earlier version wrote 0600 become readable to the
+    accounts the umask allows. Raises BadInput (OP006) when it cannot be written (read-only
     location, full disk): the old file is left as it was.
     """
     _through_temp(path, lambda handle: handle.write(data))
@@ -218,10 +218,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     # `check` on unchanged inputs, which writes nothing, should not pay.
     import tempfile
 
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        mode = _new_file_mode()
+    mode = output_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file 0600 whatever the umask: others could not read the outputs.
@@ -233,8 +230,8 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     return fd, tmp
 
 
-def _new_file_mode() -> int:
-    """The mode ``open()`` gives a new file under this process's umask (read once)."""
+def output_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask."""
     mask = os.umask(0o022)
     os.umask(mask)
     return 0o666 & ~mask
