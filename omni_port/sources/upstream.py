@@ -292,21 +292,27 @@ _UNREACHABLE = re.compile(
 )
 
 
-def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
-    import subprocess
-
-    command = [
+def _pip_command(dest: str, requirement: str, *extra: str) -> list[str]:
+    """``pip download`` of one wheel, no dependencies, never an sdist (nothing is built)."""
+    return [
         sys.executable,
         "-m",
         "pip",
         "download",
         "--no-deps",
         "--only-binary=:all:",
+        *extra,
         "--disable-pip-version-check",
         "--dest",
-        str(dest),
+        dest,
         requirement,
     ]
+
+
+def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
+    import subprocess
+
+    command = _pip_command(str(dest), requirement)
     output = ""
     for attempt in range(3):
         result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -509,19 +515,7 @@ def wheel_versions(dist: str) -> list[str]:
     import subprocess
     import tempfile
 
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--pre",
-        "--disable-pip-version-check",
-        "--dest",
-        tempfile.gettempdir(),
-        f"{dist}==0.0.0.dev0",
-    ]
+    command = _pip_command(tempfile.gettempdir(), f"{dist}==0.0.0.dev0", "--pre")
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     output = result.stdout + result.stderr
     versions = _listed_versions(output)
