@@ -154,13 +154,14 @@ def _patch(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
 
 
 def _parsable(modules: dict[str, SourceText]) -> dict[str, SourceText]:
-    """Conflict hunks replaced by their upstream side, so the rest can be positioned."""
+    """Conflict hunks replaced by their upstream side, so the rest can be positioned; a
+    module that still does not parse is left out (its blocks count as missing)."""
     result = {}
     for name, source in modules.items():
         text = OURS_THEIRS.sub(lambda m: m.group(2), source.text)
         try:
             scan(parse(text, name))
         except Exception:
-            text = ""
+            continue
         result[name] = decode(text.encode(), source.path)
     return result

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             str(patches),
             "--upstream",
             config.upstream,
-            "--out",
+            "--generated",
             str(out),
         ]
         check = [

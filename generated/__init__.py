@@ -2,7 +2,9 @@
 
 Importing this package needs nothing. Using a runner class loads the generated modules
 under vLLM-Omni's own module names (``omni_port.runtime``), which needs vllm,
-vllm-ascend and vllm-omni: an Ascend host with CANN.
+vllm-ascend and vllm-omni: an Ascend host with CANN. Runners that are not deployable
+(conflicts left, not verified, another vllm-ascend installed) raise
+``omni_port.runtime.NotDeployable`` instead.
 """
 
 from __future__ import annotations

@@ -27,6 +27,11 @@ class Code(enum.StrEnum):
     OP003 = ("OP003", "unavailable-source", "Upstream source cannot be located or downloaded.")
     OP004 = ("OP004", "missing-definition", "Required class or method is missing from the input.")
     OP005 = ("OP005", "bad-option", "Invalid configuration value or option.")
+    OP006 = (
+        "OP006",
+        "unwritable",
+        "Output cannot be written: read-only location, full disk, or no permission.",
+    )
     # Markers
     OP101 = ("OP101", "malformed-marker", "Block marker opened but never closed.")
     OP102 = ("OP102", "malformed-marker", "Block marker closes a block that was never opened.")
@@ -62,6 +67,11 @@ class Code(enum.StrEnum):
         "upstream-drift",
         "An unmarked edit is upstream code of a release newer than the base "
         "(sync follows the new upstream).",
+    )
+    OP310 = (
+        "OP310",
+        "unresolved-conflict",
+        "Generated module still holds a conflict: a block left commented out, not deployable.",
     )
     # Composition of Model Runner V2 runners
     OP320 = (
@@ -100,8 +110,8 @@ class Code(enum.StrEnum):
     )
     OP407 = (
         "OP407",
-        "unmarked-divergence",
-        "Runner code differs from its upstream base outside every marker.",
+        "implicit-edit",
+        "Implicit edit: runner code differs from its upstream base outside markers (a note).",
     )
     OP408 = ("OP408", "parity", "One runner family overrides or defines what the other lacks.")
     OP409 = (
@@ -347,7 +357,7 @@ class Block:
     #: Copied member the block lives in.
     member: str
     kind: BlockKind
-    #: True for an ``Omni-new`` region, False for an implicit (unmarked) edit.
+    #: True for an ``Omni-new`` region, False for an implicit edit (outside markers).
     marked: bool
     #: The block's own code, byte-exact but dedented; markers included.
     code: str

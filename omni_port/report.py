@@ -46,26 +46,42 @@ def text_line(finding: Finding) -> str:
 
 
 def github_line(finding: Finding) -> str:
-    """A GitHub Actions workflow command that annotates the line."""
+    """A GitHub Actions workflow command that annotates the line; its values are escaped
+    as the runner reads them (a ``,`` or ``:`` in a path would otherwise end the value)."""
     level = "error" if finding.severity.value == "error" else "notice"
-    message = finding.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return (
-        f"::{level} file={display_path(finding.path)},line={max(finding.line, 1)},"
-        f"col={finding.col},title={finding.code.value} {finding.kind}::{message}"
-    )
+    properties = {
+        "file": display_path(finding.path),
+        "line": str(max(finding.line, 1)),
+        "col": str(max(finding.col, 1)),
+        "title": f"{finding.code.value} {finding.kind}",
+    }
+    listed = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
+    return f"::{level} {listed}::{_escape_data(finding.message)}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def format_findings(findings: Iterable[Finding], fmt: str, details: bool = True) -> str:
     """Findings in ``text``, ``github`` or ``json`` form (json: one object per line).
 
-    In text form a finding's detail (a diff, the code concerned) follows it, indented.
+    In text form an error's detail (a diff, the code concerned) follows it, indented.
     """
     if fmt == "github":
         lines = [github_line(f) for f in findings]
     elif fmt == "json":
         lines = [json.dumps(finding_dict(f), sort_keys=True) for f in findings]
     else:
-        lines = [text_line(f) + (_indented(f.detail) if details else "") for f in findings]
+        # A note's detail (the code of an implicit edit) is in the JSON report only.
+        lines = [
+            text_line(f) + (_indented(f.detail) if details and f.severity is Severity.ERROR else "")
+            for f in findings
+        ]
     return "".join(line + "\n" for line in lines)
 
 

@@ -2,22 +2,41 @@
 
 vLLM-Omni's NPU workers import their runners by module name
 (``vllm_omni.platforms.npu.worker.npu_ar_model_runner``) and keep the class in
-``model_runner_cls``. The switch installs an import hook that serves those module names
-from the generated files instead, so the generated modules also import each other under
-the names they were generated with; workers imported earlier get their
-``model_runner_cls`` rebound. Nothing here imports vllm, vllm-ascend or torch.
+``model_runner_cls`` or a module global. The switch installs an import hook that serves
+those module names from the generated files instead, so the generated modules also import
+each other under the names they were generated with; workers imported earlier get their
+runner classes rebound. Nothing here imports vllm, vllm-ascend or torch.
+
+The switch refuses runners that are not deployable: a lock that lists conflicts, a tree
+that ``omni-port verify`` has not passed since the last sync, a module edited after sync,
+or an installed vllm-ascend other than the one the runners were generated from. An
+explicit override (``allow_unresolved=True``, or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs
+them anyway and says so on stderr.
+
+vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
+launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
+environment: the switch exports ``OMNI_PORT_GENERATED`` (and the override), and omni-port's
+vLLM plugin (entry point group ``vllm.general_plugins``, which vLLM loads in every process
+it starts) switches every process in which that variable is set.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
+
+from omni_port.errors import BadInput
+from omni_port.model import Layout
+from omni_port.patches import lockfile
+from omni_port.sources.upstream import ASCEND_RUNNER, ASCEND_V2_RUNNER
 
 #: Package vLLM-Omni keeps its NPU runners in.
 PACKAGE = "vllm_omni.platforms.npu.worker"
@@ -38,8 +57,29 @@ V2_RUNNERS: Mapping[str, str] = {
 }
 #: The layouts of a generated tree: the package its modules stand in for, and its runners.
 LAYOUTS: tuple[tuple[str, Mapping[str, str]], ...] = ((PACKAGE, RUNNERS), (V2_PACKAGE, V2_RUNNERS))
-#: Environment variable naming the generated directory when no path is given.
+#: Environment variable naming the generated directory when no path is given; the switch
+#: sets it, so that processes started from this one (spawned workers) make the same choice.
 ENV = "OMNI_PORT_GENERATED"
+#: Environment variable naming the package the runners stand in for, when not the default.
+PACKAGE_ENV = "OMNI_PORT_PACKAGE"
+#: Environment variable that runs runners that are not deployable ("1"), loudly.
+OVERRIDE_ENV = "OMNI_PORT_ALLOW_UNRESOLVED"
+#: The upstream file each layout's runners were generated from, inside vllm-ascend.
+UPSTREAM_FILES: Mapping[Layout, str] = {Layout.V1: ASCEND_RUNNER, Layout.V2: ASCEND_V2_RUNNER}
+
+
+class NotDeployable(RuntimeError):
+    """The generated runners are not fit to run; ``reasons`` says why, one line each."""
+
+    def __init__(self, folder: Path, reasons: Sequence[str]) -> None:
+        self.folder = folder
+        self.reasons = tuple(reasons)
+        lines = "".join(f"\n  - {reason}" for reason in self.reasons)
+        super().__init__(
+            f"the generated runners in {folder} are not deployable:{lines}\n"
+            f"(to run them anyway, which may misbehave: use_generated_runners(..., "
+            f"allow_unresolved=True) or {OVERRIDE_ENV}=1)"
+        )
 
 
 class GeneratedRunnerFinder(importlib.abc.MetaPathFinder):
@@ -60,7 +100,10 @@ class GeneratedRunnerFinder(importlib.abc.MetaPathFinder):
 
 
 def use_generated_runners(
-    directory: str | os.PathLike[str] | None = None, package: str | None = None
+    directory: str | os.PathLike[str] | None = None,
+    package: str | None = None,
+    *,
+    allow_unresolved: bool = False,
 ) -> list[str]:
     """Make the runner modules of a generated tree load from ``directory``; returns the
     module names redirected.
@@ -68,13 +111,17 @@ def use_generated_runners(
     A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
     a V2 tree (``omni_*_model_runner.py``) for ``vllm_omni.worker_v2``; ``package``
     overrides that. Call it before vLLM-Omni's workers are imported (for example first
-    thing in the launcher). Workers imported earlier have ``model_runner_cls`` rebound to
-    the generated class. Raises FileNotFoundError when the directory holds no generated
-    runner.
+    thing in the launcher). Workers imported earlier have their runner classes rebound to
+    the generated ones. The choice is exported to the environment (``OMNI_PORT_GENERATED``)
+    for the processes this one starts; see the module docstring for spawned workers.
+
+    Raises FileNotFoundError when the directory holds no generated runner, and
+    NotDeployable when the runners are not deployable (see ``unresolved``) unless
+    ``allow_unresolved`` (or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) says to run them anyway.
     """
     folder = _folder(directory)
     default, runners = _layout(folder)
-    package = package or default
+    package = package or os.environ.get(PACKAGE_ENV) or default
     files = {
         f"{package}.{module}": folder / f"{module}.py"
         for module in runners
@@ -82,12 +129,127 @@ def use_generated_runners(
     }
     if not files:
         raise FileNotFoundError(f"no generated runner modules in {folder} (run `omni-port sync`)")
+    overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
+    reasons = unresolved(folder)
+    if reasons and not overridden:
+        raise NotDeployable(folder, reasons)
+    if reasons:
+        _say_loudly(folder, reasons)
+    # Spawned workers start from the environment, not from this process's state.
+    os.environ[ENV] = str(folder)
+    if package != default:
+        os.environ[PACKAGE_ENV] = package
+    if overridden:
+        os.environ[OVERRIDE_ENV] = "1"
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, GeneratedRunnerFinder)]
     sys.meta_path.insert(0, GeneratedRunnerFinder(files))
     for name in files:
         sys.modules.pop(name, None)
     _rebind_workers(package, runners)
     return sorted(files)
+
+
+def vllm_plugin() -> None:
+    """vLLM's general plugin (entry point ``vllm.general_plugins``), which vLLM calls in
+    every process it starts, spawned workers included: switches when ``OMNI_PORT_GENERATED``
+    is set (by the launcher's environment, or by ``use_generated_runners`` in the parent).
+
+    Raises what ``use_generated_runners`` raises: a worker never runs runners that are not
+    deployable silently.
+    """
+    if os.environ.get(ENV):
+        use_generated_runners()
+
+
+def unresolved(directory: str | os.PathLike[str]) -> list[str]:
+    """Why the generated runners in ``directory`` are not deployable (empty when they are):
+    no lock, conflicts the lock lists, modules that differ from what sync wrote, no clean
+    ``omni-port verify`` since the last sync, or an installed vllm-ascend other than the one
+    they were generated from. Reads files only; imports nothing."""
+    folder = Path(directory)
+    lock_path = folder / lockfile.LOCK_NAME
+    try:
+        lock_bytes = lock_path.read_bytes()
+        lock = lockfile.parse(lock_bytes.decode("utf-8"), str(lock_path))
+    except (OSError, UnicodeDecodeError, BadInput):
+        return [f"no readable {lockfile.LOCK_NAME}: not a tree `omni-port sync` wrote"]
+    reasons = _conflicts(lock)
+    reasons += _edited(folder, lock)
+    reasons += _verdict(folder, lock_bytes)
+    reasons += _installed_upstream(lock)
+    return reasons
+
+
+def _conflicts(lock: lockfile.Lock) -> list[str]:
+    ids = [str(row.get("id", "")) for row in lock.conflicts]
+    if not ids:
+        return []
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return [
+        f"{len(ids)} conflicts left commented out ({shown}): record each with "
+        "`omni-port resolve BLOCK --at '#K'`, then `omni-port sync`"
+    ]
+
+
+def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:
+    reasons = []
+    for name, digest in sorted(lock.outputs.items()):
+        try:
+            actual = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        except OSError:
+            actual = ""
+        if actual != digest:
+            state = "is missing" if not actual else "differs from what sync wrote"
+            reasons.append(f"{name} {state}: run `omni-port sync`")
+    return reasons
+
+
+def _verdict(folder: Path, lock_bytes: bytes) -> list[str]:
+    verdict = lockfile.read_verdict(folder)
+    if verdict is None or verdict.lock_sha256 != hashlib.sha256(lock_bytes).hexdigest():
+        return ["not verified since the last sync: run `omni-port verify`"]
+    if not verdict.problems:
+        return []
+    first = verdict.problems[0]
+    return [f"{len(verdict.problems)} verify problems (the first: {first})"]
+
+
+def _installed_upstream(lock: lockfile.Lock) -> list[str]:
+    """The installed vllm-ascend must hold the very upstream file the runners came from."""
+    member = UPSTREAM_FILES[lock.layout]
+    found = importlib.util.find_spec(member.split("/", 1)[0])
+    locations = list(found.submodule_search_locations or []) if found else []
+    if not locations:
+        return [
+            f"vllm-ascend is not installed here; the runners were generated from {lock.upstream}"
+        ]
+    path = Path(locations[0]).parent / member
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        digest = ""
+    if digest == lock.upstream_sha256:
+        return []
+    return [
+        f"the installed vllm-ascend ({_installed_version()}, {path}) is not the one the "
+        f"runners were generated from ({lock.upstream}): sync onto `installed` or install that"
+    ]
+
+
+def _installed_version() -> str:
+    from importlib import metadata
+
+    try:
+        return f"version {metadata.version('vllm-ascend')}"
+    except metadata.PackageNotFoundError:
+        return "version unknown"
+
+
+def _say_loudly(folder: Path, reasons: Sequence[str]) -> None:
+    message = f"omni-port: WARNING: running generated runners that are NOT deployable ({folder}):"
+    lines = [message, *(f"omni-port:   - {reason}" for reason in reasons)]
+    sys.stderr.write("".join(line + "\n" for line in lines))
+    warnings.warn(" ".join(lines), RuntimeWarning, stacklevel=3)
 
 
 def _layout(folder: Path) -> tuple[str, Mapping[str, str]]:
@@ -113,16 +275,22 @@ def _folder(directory: str | os.PathLike[str] | None) -> Path:
 
 
 def _rebind_workers(package: str, runners: Mapping[str, str]) -> None:
-    """Point already-imported workers' ``model_runner_cls`` at the generated classes."""
+    """Point already-imported workers at the generated classes: a ``model_runner_cls``
+    attribute, or a module global naming a runner class (``from ... import
+    NPUARModelRunner`` in a worker module)."""
     for name, module in list(sys.modules.items()):
         if not name.startswith(package + ".") or module is None:
             continue
-        for value in list(vars(module).values()):
+        for attribute, value in list(vars(module).items()):
             current = getattr(value, "model_runner_cls", None)
             if isinstance(value, type) and isinstance(current, type):
                 replacement = _generated_class(package, runners, current.__name__)
                 if replacement is not None:
                     value.model_runner_cls = replacement  # type: ignore[attr-defined]
+            if isinstance(value, type) and attribute in runners.values():
+                replacement = _generated_class(package, runners, attribute)
+                if replacement is not None and replacement is not value:
+                    setattr(module, attribute, replacement)
 
 
 def _generated_class(package: str, runners: Mapping[str, str], class_name: str) -> type | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from omni_port.catalog.markdown import (
@@ -255,11 +255,25 @@ def _grouped(items: list[CatalogEntry]) -> list[CatalogEntry]:
 
 @given(st.lists(entries(), max_size=6), st.just("") | WORDS, st.just("") | PROSE)
 def test_render_parse_round_trip(items: list[CatalogEntry], title: str, preamble: str) -> None:
+    # Prose with neither a title nor a section is no catalog (OP401): see the next test.
+    assume(bool(title or items or not preamble.strip()))
     text = render(items, title=title, preamble=preamble)
     catalog = parse(text, "cat.md")
     assert list(catalog.entries) == _grouped(items)
     assert (catalog.title, catalog.preamble) == (title, preamble)
     assert render(catalog.entries, title=title, preamble=preamble) == text
+
+
+@pytest.mark.parametrize("text", ["hello\n", "Some notes.\n\nMore notes.\n", "```\nx = 1\n```\n"])
+def test_text_that_is_no_catalog_is_refused(text: str) -> None:
+    with pytest.raises(BadInput) as error:
+        parse(text, "notes.md")
+    assert [(f.code.value, f.line) for f in error.value.findings] == [("OP401", 1)]
+
+
+def test_a_blank_or_title_only_catalog_is_an_empty_one() -> None:
+    assert parse("\n", "cat.md").entries == ()
+    assert parse("# Omni blocks\n\nNone yet.\n", "cat.md").entries == ()
 
 
 # --- matching -------------------------------------------------------------------------------

@@ -57,10 +57,16 @@ def test_extract_one_bad_file_among_good_ones_writes_nothing(
     assert not (tmp_path / "p").exists()
 
 
-def test_extract_lenient_reports_and_exits_1(cli: Cli, in_data: Path, tmp_path: Path) -> None:
-    result = cli("extract", "scan/odd_count/input.py", "--lenient", "--patches", tmp_path / "p")
+def test_extract_lenient_reports_and_exits_1(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    odd = (DATA / "scan" / "odd_count" / "input.py").read_text()
+    runner = "class R:\n" + "".join(f"    {line}\n" for line in odd.splitlines())
+    Path("runner.py").write_text(runner)
+    result = cli("extract", "runner.py", "--lenient", "--patches", "p")
     assert result.exit_code == 1
-    assert "scan/odd_count/input.py:7:5: OP101" in result.stdout
+    assert "runner.py:8:9: OP101" in result.stdout
     assert (tmp_path / "p" / "omni-port.index").is_file()
 
 
@@ -126,14 +132,16 @@ def test_codes_lists_every_code(cli: Cli) -> None:
 def _synced(cli: Cli, tmp_path: Path, upstream: str = BASE) -> tuple[Path, Path]:
     patches, out = tmp_path / "p", tmp_path / "g"
     assert cli("extract", "omni", "--base", BASE, "--patches", patches).exit_code == 0
-    assert cli("sync", "--patches", patches, "--upstream", upstream, "--out", out).exit_code == 0
+    assert (
+        cli("sync", "--patches", patches, "--upstream", upstream, "--generated", out).exit_code == 0
+    )
     return patches, out
 
 
 def test_sync_second_run_is_a_noop(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     patches, out = _synced(cli, tmp_path)
     before = read_tree(out)
-    result = cli.loud("sync", "--patches", patches, "--upstream", BASE, "--out", out)
+    result = cli.loud("sync", "--patches", patches, "--upstream", BASE, "--generated", out)
     assert result.exit_code == 0
     assert "unchanged" in result.stderr
     assert read_tree(out) == before
@@ -144,7 +152,7 @@ def test_sync_check_exit_1_after_hand_edit(cli: Cli, in_data: Path, tmp_path: Pa
     target = out / "npu_model_runner.py"
     target.write_text(target.read_text() + "# edited by hand\n")
     result = cli(
-        "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--check", "--diff"
+        "sync", "--patches", patches, "--upstream", BASE, "--generated", out, "--check", "--diff"
     )
     assert result.exit_code == 1
     assert "-# edited by hand" in result.stdout
@@ -153,7 +161,7 @@ def test_sync_check_exit_1_after_hand_edit(cli: Cli, in_data: Path, tmp_path: Pa
 
 def test_sync_missing_patches_exit_2(cli: Cli, in_data: Path, tmp_path: Path) -> None:
     result = cli(
-        "sync", "--patches", tmp_path / "none", "--upstream", BASE, "--out", tmp_path / "g"
+        "sync", "--patches", tmp_path / "none", "--upstream", BASE, "--generated", tmp_path / "g"
     )
     assert result.exit_code == 2
     assert "OP204" in result.stderr
@@ -164,7 +172,7 @@ def test_sync_json_lists_placements(cli: Cli, in_data: Path, tmp_path: Path) -> 
     report = tmp_path / "sync.json"
     assert (
         cli(
-            "sync", "--patches", patches, "--upstream", BASE, "--out", out, "--json", report
+            "sync", "--patches", patches, "--upstream", BASE, "--generated", out, "--json", report
         ).exit_code
         == 0
     )

@@ -53,7 +53,7 @@ def test_hand_edited_generated_file_is_stale(cli: Cli, in_data: Path, tmp_path: 
     patches, out = tmp_path / "p", tmp_path / "g"
     base = "upstream/v1/model_runner_v1.py"
     assert cli("extract", "omni", "--base", base, "--patches", patches).exit_code == 0
-    assert cli("sync", "--patches", patches, "--out", out).exit_code == 0
+    assert cli("sync", "--patches", patches, "--generated", out).exit_code == 0
     code, rows = _findings(cli, "omni", "--patches", patches, "--generated", out)
     assert code == 0, rows
     target = out / "npu_ar_model_runner.py"

@@ -256,7 +256,7 @@ def test_cli_parity_gaps_exit_1(cli: Cli, tmp_path: Path) -> None:
 
 def test_cli_with_every_gap_allowed_exits_0(cli: Cli) -> None:
     allow = GPU / "allow_all.txt"
-    result = cli("gpu-delta", OMNI, *VLLM, "--parity", OMNI, "--allow", allow)
+    result = cli("gpu-delta", OMNI, *VLLM, "--parity", OMNI, "--parity-allow", allow)
     assert result.exit_code == 0, result.stdout + result.stderr
     assert " OP408 " not in result.stdout
 
@@ -274,7 +274,7 @@ def test_cli_with_every_gap_allowed_exits_0(cli: Cli) -> None:
                 *VLLM,
                 "--parity",
                 OMNI,
-                "--allow",
+                "--parity-allow",
                 GPU / "vllm_old/gpu_model_runner.py",
             ),
             id="bad-allow-list",
@@ -298,7 +298,7 @@ def test_patches_feed_sync_onto_the_npu_upstream(cli: Cli, tmp_path: Path) -> No
     out = tmp_path / "out"
     synced = cli(
         "sync", "--patches", patches, "--upstream", DATA / "transplant" / "ascend.py",
-        "--upstream-class", "NPUModelRunner", "--out", out,
+        "--upstream-class", "NPUModelRunner", "--generated", out,
     )  # fmt: skip
     assert synced.exit_code in (0, 1), synced.stderr
     text = (out / "gpu_model_runner.py").read_text()

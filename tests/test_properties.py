@@ -903,7 +903,7 @@ import sys
 from omni_port.cli import main
 for args in (
     ["-q", "extract", "omni/npu_model_runner.py", "--base", "base.py", "--patches", "p"],
-    ["-q", "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g"],
+    ["-q", "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g"],
 ):
     try:
         main(args, standalone_mode=False)

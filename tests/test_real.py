@@ -110,7 +110,14 @@ def test_sync_onto_its_own_base_places_everything(
     )
     assert result.exit_code == 0, result.stderr
     result = cli(
-        *common, "sync", "--patches", patches, "--upstream", f"vllm-ascend=={ascend}", "--out", out
+        *common,
+        "sync",
+        "--patches",
+        patches,
+        "--upstream",
+        f"vllm-ascend=={ascend}",
+        "--generated",
+        out,
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     for name in ("npu_model_runner.py", "npu_ar_model_runner.py", "npu_generation_model_runner.py"):
@@ -228,16 +235,21 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
     patches, out = tmp_path / "p", tmp_path / "g"
     common = ("--cache-dir", cache_dir, "--config", ROOT / "pyproject.toml")
     assert cli(*common, "extract", "--patches", patches).exit_code == 0
-    assert cli(*common, "sync", "--patches", patches, "--out", out).exit_code in (0, 1)
+    assert cli(*common, "sync", "--patches", patches, "--generated", out).exit_code in (0, 1)
     result = cli(
         *common, "verify", "--patches", patches, "--generated", out, "--json", tmp_path / "v.json"
     )
     findings = json.loads((tmp_path / "v.json").read_text())["findings"]
     assert not [f for f in findings if f["code"] == "OP506"], findings
     errors = [f for f in findings if f["severity"] == "error"]
-    assert {f["code"] for f in errors} <= {"OP502", "OP507", "OP510"}, errors
-    for error in errors:
-        assert _in_conflicted_method(out / error["path"], error["line"]), error
+    # Conflicts left for the maintainer fail verify (OP310, one per conflict of the lock),
+    # and so do the problems that follow from them, in the methods they sit in.
+    assert {f["code"] for f in errors} <= {"OP310", "OP502", "OP507", "OP510"}, errors
+    lock = lockfile.read_or_none(out)
+    assert lock is not None
+    assert sum(1 for f in errors if f["code"] == "OP310") == len(lock.conflicts)
+    for error in (e for e in errors if e["code"] != "OP310"):
+        assert _in_conflicted_method(out / Path(error["path"]).name, error["line"]), error
     assert result.exit_code == (1 if errors else 0)
 
 
@@ -272,7 +284,7 @@ def test_a_field_the_generated_namedtuple_drops_is_reported_at_its_root(
         patches,
         "--upstream",
         "vllm-ascend==0.19.1rc1",
-        "--out",
+        "--generated",
         out,
         "--history",
         "none",
@@ -284,10 +296,11 @@ def test_a_field_the_generated_namedtuple_drops_is_reported_at_its_root(
     assert len(root) == 1 and "drops its field `batch_desc`" in root[0]
     sites = [row for row in rows if "which the generated `ExecuteModelState` dropped" in row]
     assert len(sites) == 4  # two constructions, two unpackings
-    assert {row.split(":")[0] for row in sites} == {
+    assert {Path(row.split(":")[0]).name for row in sites} == {
         "npu_ar_model_runner.py",
         "npu_generation_model_runner.py",
     }
+    assert {Path(row.split(":")[0]).parent for row in sites} == {out}, "files one can open"
     assert result.exit_code == 1
 
 
@@ -315,23 +328,10 @@ def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_p
     """The upgrade assistant on real data: 0.18.0's runners, base detected, onto 0.23.0."""
     summary = tmp_path / "upgrade.md"
     result = cli(
-        "--cache-dir",
-        cache_dir,
-        "upgrade",
-        "vllm-omni==0.18.0",
-        "--to",
-        "vllm-ascend==0.23.0",
-        "--base",
-        "detect",
-        "--candidates",
-        "0.17.0rc1,0.18.0,0.19.1rc1",
-        "--patches",
-        tmp_path / "p",
-        "--out",
-        tmp_path / "g",
-        "--summary",
-        summary,
-    )
+        "--cache-dir", cache_dir, "upgrade", "vllm-omni==0.18.0", "--to", "vllm-ascend==0.23.0",
+        "--base", "detect", "--candidates", "0.17.0rc1,0.18.0,0.19.1rc1",
+        "--patches", tmp_path / "p", "--generated", tmp_path / "g", "--summary", summary,
+    )  # fmt: skip
     assert result.exit_code == 1, result.stderr
     text = summary.read_text()
     assert "## Every block" in text and "## Conflicts to resolve" in text

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import os
 import shutil
+import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from textwrap import dedent
@@ -12,6 +16,8 @@ from textwrap import dedent
 import pytest
 
 from omni_port import runtime
+from omni_port.model import Layout, Placement, Status
+from omni_port.patches import lockfile
 
 PACKAGE = "fakeomni.platforms.npu.worker"
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,6 +26,52 @@ ROOT = Path(__file__).resolve().parent.parent
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dedent(text))
+
+
+#: The vllm-ascend file the fake runners were "generated from" (installed in the fake site).
+UPSTREAM = b"class NPUModelRunner:\n    pass\n"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _deployable(
+    generated: Path, conflicts: tuple[str, ...] = (), layout: Layout = Layout.V1
+) -> None:
+    """A lock naming the modules and the upstream, and a clean verdict of that lock, as
+    `omni-port sync` and `omni-port verify` would leave them."""
+    outputs = {p.name: _sha(p.read_bytes()) for p in sorted(generated.glob("*.py"))}
+    rows = [
+        Placement(block, "npu_ar_model_runner.py", "R", "m", "insertion", True, Status.CONFLICT, 0)
+        for block in conflicts
+    ]
+    lock = lockfile.make(
+        "omni-port test",
+        "vllm-ascend==9.9.9",
+        _sha(UPSTREAM),
+        "0" * 64,
+        outputs,
+        "sync",
+        rows,
+        layout=layout,
+    )
+    (generated / lockfile.LOCK_NAME).write_text(lockfile.render(lock))
+    _verified(generated)
+
+
+def _verified(generated: Path, problems: tuple[str, ...] = ()) -> None:
+    digest = _sha((generated / lockfile.LOCK_NAME).read_bytes())
+    verdict = lockfile.render_verdict(lockfile.Verdict(digest, problems))
+    (generated / lockfile.VERDICT_NAME).write_text(verdict)
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The switch exports its choice: give it back after each test."""
+    for name in (runtime.ENV, runtime.OVERRIDE_ENV, runtime.PACKAGE_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture
@@ -65,6 +117,20 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             origin = "generated"
         """,
     )
+    _write(
+        worker / "npu_generation_worker.py",
+        f"""\
+        from {PACKAGE}.npu_ar_model_runner import NPUARModelRunner
+
+        def make_runner():
+            return NPUARModelRunner()
+        """,
+    )
+    upstream = tmp_path / "site" / "vllm_ascend" / "worker" / "model_runner_v1.py"
+    upstream.parent.mkdir(parents=True)
+    upstream.write_bytes(UPSTREAM)
+    (upstream.parent.parent / "__init__.py").write_text("raise ImportError('never imported')\n")
+    _deployable(generated)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     yield generated
     runtime.stop_using_generated_runners()
@@ -79,6 +145,13 @@ def test_switch_before_the_workers_are_imported(tree: Path) -> None:
     runner = worker.NPUARWorker.model_runner_cls
     assert runner.origin == "generated"
     assert runner.__mro__[1].origin == "generated", "generated modules import each other"
+
+
+def test_a_worker_that_imported_the_class_by_name_gets_the_generated_one(tree: Path) -> None:
+    worker = importlib.import_module(f"{PACKAGE}.npu_generation_worker")
+    assert worker.make_runner().origin == "hand"
+    runtime.use_generated_runners(tree, package=PACKAGE)
+    assert worker.make_runner().origin == "generated"
 
 
 def test_switch_after_the_workers_are_imported(tree: Path) -> None:
@@ -102,12 +175,13 @@ def test_empty_directory_is_an_error(tmp_path: Path) -> None:
 
 
 def test_generated_package_imports_lazily_and_names_what_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     package = tmp_path / "gen_pkg"
     package.mkdir()
     shutil.copy(ROOT / "generated" / "__init__.py", package / "__init__.py")
-    (package / "npu_ar_model_runner.py").write_text("import vllm_ascend\n")
+    (package / "npu_ar_model_runner.py").write_text("import torch_npu\n")
+    _deployable(package)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         module = importlib.import_module("gen_pkg")
@@ -116,11 +190,151 @@ def test_generated_package_imports_lazily_and_names_what_is_missing(
             "NPUARModelRunner",
             "NPUGenerationModelRunner",
         }
-        with pytest.raises(ImportError, match=r"vllm_omni|vllm_ascend"):
+        with pytest.raises(ImportError, match=r"vllm_omni|torch_npu"):
             module.NPUARModelRunner  # noqa: B018 - the access is the test
     finally:
         runtime.stop_using_generated_runners()
         sys.modules.pop("gen_pkg", None)
+
+
+def test_the_generated_package_refuses_what_is_not_deployable(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "gen_pkg2"
+    package.mkdir()
+    shutil.copy(ROOT / "generated" / "__init__.py", package / "__init__.py")
+    (package / "npu_ar_model_runner.py").write_text("import torch_npu\n")
+    _deployable(package, conflicts=("npu_ar_model_runner.R.m.block-01",))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        module = importlib.import_module("gen_pkg2")
+        with pytest.raises(runtime.NotDeployable, match="1 conflicts"):
+            module.NPUARModelRunner  # noqa: B018 - the access is the test
+    finally:
+        runtime.stop_using_generated_runners()
+        sys.modules.pop("gen_pkg2", None)
+
+
+# --- what the switch refuses ------------------------------------------------------------------
+
+
+def _refused(tree: Path) -> str:
+    with pytest.raises(runtime.NotDeployable) as refused:
+        runtime.use_generated_runners(tree, package=PACKAGE)
+    assert not any(isinstance(f, runtime.GeneratedRunnerFinder) for f in sys.meta_path)
+    assert runtime.ENV not in os.environ, "a refused choice is not exported"
+    return str(refused.value)
+
+
+def test_a_lock_with_conflicts_is_refused(tree: Path) -> None:
+    _deployable(tree, conflicts=("npu_ar_model_runner.R.m.block-01", "npu_ar.R.n.edit-02"))
+    message = _refused(tree)
+    assert "2 conflicts" in message and "npu_ar_model_runner.R.m.block-01" in message
+    assert "omni-port resolve" in message
+
+
+def test_runners_verify_has_not_passed_are_refused(tree: Path) -> None:
+    (tree / lockfile.VERDICT_NAME).unlink()
+    assert "not verified since the last sync" in _refused(tree)
+    _verified(tree, problems=("generated/x.py:3:1: OP502 undefined name `h`",))
+    assert "1 verify problems (the first: generated/x.py:3:1: OP502" in _refused(tree)
+    _verified(tree)
+    lock = tree / lockfile.LOCK_NAME
+    lock.write_text(lock.read_text().replace('"sync"', '"sync --again"'))
+    assert "not verified since the last sync" in _refused(tree), "a stale verdict"
+
+
+def test_a_module_edited_after_sync_is_refused(tree: Path) -> None:
+    runner = tree / "npu_model_runner.py"
+    runner.write_text(runner.read_text() + "# edited\n")
+    assert "npu_model_runner.py differs from what sync wrote" in _refused(tree)
+
+
+def test_another_installed_vllm_ascend_is_refused(tree: Path) -> None:
+    spec = importlib.util.find_spec("vllm_ascend")
+    assert spec is not None and spec.submodule_search_locations
+    upstream = Path(next(iter(spec.submodule_search_locations))) / "worker" / "model_runner_v1.py"
+    upstream.write_bytes(UPSTREAM + b"# another release\n")
+    assert "is not the one the runners were generated from (vllm-ascend==9.9.9)" in _refused(tree)
+    shutil.rmtree(upstream.parent.parent)
+    importlib.invalidate_caches()
+    assert "vllm-ascend is not installed" in _refused(tree)
+    assert "vllm_ascend" not in sys.modules, "found, never imported"
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_the_override_runs_them_and_says_so(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    _deployable(tree, conflicts=("npu_ar_model_runner.R.m.block-01",))
+    if how == "environment":
+        monkeypatch.setenv(runtime.OVERRIDE_ENV, "1")
+    with pytest.warns(RuntimeWarning, match="NOT deployable"):
+        runtime.use_generated_runners(tree, package=PACKAGE, allow_unresolved=how == "argument")
+    assert "WARNING" in capsys.readouterr().err
+    assert os.environ[runtime.OVERRIDE_ENV] == "1", "spawned workers inherit the override"
+    worker = importlib.import_module(f"{PACKAGE}.npu_ar_worker")
+    assert worker.NPUARWorker.model_runner_cls.origin == "generated"
+
+
+# --- spawned workers ------------------------------------------------------------------------
+
+LAUNCHER = """\
+import multiprocessing
+import os
+
+from omni_port import runtime
+
+
+def worker(queue):
+    # What vLLM does first in every process it starts: load its general plugins.
+    if {plugin}:
+        runtime.vllm_plugin()
+    module = __import__("{package}.npu_generation_worker", fromlist=["make_runner"])
+    queue.put((module.make_runner().origin, os.environ.get(runtime.ENV, "")))
+
+
+if __name__ == "__main__":
+    runtime.use_generated_runners({generated!r}, package="{package}")
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=worker, args=(queue,))
+    process.start()
+    print(*queue.get())
+    process.join()
+"""
+
+
+@pytest.mark.parametrize(("plugin", "origin"), [(True, "generated"), (False, "hand")])
+def test_the_choice_reaches_spawned_workers_through_the_environment(
+    tree: Path, tmp_path: Path, plugin: bool, origin: str
+) -> None:
+    """A launcher switches under ``if __name__ == "__main__":``; its spawned worker does
+    not run that block, and gets the generated runners only through the environment (the
+    plugin vLLM loads in every process). Without it, the stock runners: the gap this shows."""
+    script = tmp_path / "launcher.py"
+    script.write_text(LAUNCHER.format(plugin=plugin, package=PACKAGE, generated=str(tree)))
+    site = tmp_path / "site"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    got, exported = result.stdout.split()
+    assert (got, exported) == (origin, str(tree))
+
+
+def test_the_plugin_does_nothing_without_the_variable(tree: Path) -> None:
+    runtime.vllm_plugin()
+    assert not any(isinstance(f, runtime.GeneratedRunnerFinder) for f in sys.meta_path)
+
+
+def test_the_plugin_is_declared_for_vllm() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    plugins = project["entry-points"]["vllm.general_plugins"]
+    assert plugins == {"omni_port_generated_runners": "omni_port.runtime:vllm_plugin"}
+    module, _, function = plugins["omni_port_generated_runners"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
 
 
 def test_a_v2_tree_stands_in_for_the_v2_package(
@@ -143,6 +357,10 @@ def test_a_v2_tree_stands_in_for_the_v2_package(
             pass
         """,
     )
+    upstream = site / "vllm_ascend" / "worker" / "v2" / "model_runner.py"
+    upstream.parent.mkdir(parents=True)
+    upstream.write_bytes(UPSTREAM)
+    _deployable(generated, layout=Layout.V2)
     monkeypatch.syspath_prepend(str(site))
     try:
         assert runtime._layout(generated)[0] == runtime.V2_PACKAGE

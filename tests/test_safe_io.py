@@ -12,11 +12,13 @@ What the writers guarantee (``textio.write_atomic``, ``textio.write_tree``, ``st
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,15 +61,18 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def _failing_on(call: int, real: Callable[..., Any]) -> Callable[..., Any]:
-    """A stand-in for ``real`` that raises OSError on its ``call``-th use only."""
+def _failing_on(
+    call: int, real: Callable[..., Any], error: int = errno.ENOSPC
+) -> Callable[..., Any]:
+    """A stand-in for ``real`` that raises OSError (``error``, default a full disk) on its
+    ``call``-th use only."""
     count = 0
 
     def fake(*args: Any, **kwargs: Any) -> Any:
         nonlocal count
         count += 1
         if count == call:
-            raise OSError(28, "No space left on device")
+            raise OSError(error, os.strerror(error))
         return real(*args, **kwargs)
 
     return fake
@@ -83,8 +88,9 @@ def test_write_atomic_keeps_the_old_file_on_failure(
     target = tmp_path / "out.py"
     target.write_bytes(b"old\n")
     monkeypatch.setattr(os, broken, _failing_on(1, getattr(os, broken)))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput) as error:
         textio.write_atomic(target, b"new\n" * 1000)
+    assert error.value.findings[0].code.value == "OP006"
     assert _tree(tmp_path) == {"out.py": b"old\n"}
 
 
@@ -107,7 +113,7 @@ def test_write_tree_failing_while_staging_changes_nothing(
 ) -> None:
     before = _tree(old_tree)
     monkeypatch.setattr(os, "fsync", _failing_on(call, os.fsync))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput):
         textio.write_tree(old_tree, NEW, last=(LOCK_NAME,))
     assert _tree(old_tree) == before
 
@@ -118,7 +124,7 @@ def test_write_tree_failing_rename_puts_back_what_it_renamed(
 ) -> None:
     before = _tree(old_tree)
     monkeypatch.setattr(os, "replace", _failing_on(call, os.replace))
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput):
         textio.write_tree(old_tree, NEW, remove=("b.py",), last=(LOCK_NAME,))
     assert _tree(old_tree) == before
 
@@ -182,29 +188,157 @@ def _run(cli: Cli, *args: str) -> Any:
     return cli("--config", "pyproject.toml", "--cache-dir", "cache", *args)
 
 
-def test_a_sync_failing_midway_leaves_the_previous_outputs(
+def _synced_twice(cli: Cli, workspace: Path) -> dict[str, bytes]:
+    """A synced tree (returned), and a second upstream whose sync would rewrite it."""
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
+    (workspace / "v2.py").write_text(BASE.replace("self.prepare(batch)", "self.prepare(batch, 2)"))
+    return _tree(workspace / "g")
+
+
+def _only_error_line(stderr: str, code: str) -> None:
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and f": {code} " in lines[0], stderr
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("function", "call", "error"),
+    [
+        pytest.param("fsync", 2, errno.ENOSPC, id="disk-full-while-staging"),
+        pytest.param("replace", 2, errno.ENOSPC, id="disk-full-while-renaming"),
+        pytest.param("mkstemp", 1, errno.EROFS, id="read-only-directory"),
+        pytest.param("mkstemp", 1, errno.EACCES, id="no-permission"),
+    ],
+)
+def test_a_sync_that_cannot_write_exits_2_in_one_line_and_keeps_the_outputs(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch, function: str, call: int, error: int
+) -> None:
+    before = _synced_twice(cli, workspace)
+    owner = tempfile if function == "mkstemp" else os
+    monkeypatch.setattr(owner, function, _failing_on(call, getattr(owner, function), error))
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
+    assert result.exit_code == 2, result.stderr
+    _only_error_line(result.stderr, "OP006")
+    assert result.stderr.startswith("g/"), result.stderr
+    assert os.strerror(error) in result.stderr
+    assert _tree(workspace / "g") == before, "a failed write changed or left files"
+
+
+def test_ctrl_c_exits_130_and_keeps_the_outputs(
     cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
-    before = _tree(workspace / "g")
-    (workspace / "v2.py").write_text(BASE.replace("self.prepare(batch)", "self.prepare(batch, 2)"))
-    monkeypatch.setattr(os, "replace", _failing_on(2, os.replace))
-    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--out", "g")
-    assert result.exit_code == 123
+    before = _synced_twice(cli, workspace)
+    real = os.replace
+    calls: list[int] = []
+
+    def interrupted(src: str, dst: str) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
     assert _tree(workspace / "g") == before
+
+
+def test_ctrl_c_while_downloading_exits_130(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "run", interrupted)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    result = _run(
+        cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--generated", "g"
+    )
+    assert result.exit_code == 130
+    assert not (workspace / "g").exists()
+    assert not [p for p in workspace.rglob("*") if p.is_file() and "wheels" in p.parts]
+
+
+# --- file modes ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], None]]:
+    """Set this process's umask for one test."""
+    old = os.umask(0o022)
+
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    yield set_mask
+    os.umask(old)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_outputs_get_the_umask_mode(
+    cli: Cli, workspace: Path, umask: Callable[[int], None], mask: int, mode: int
+) -> None:
+    umask(mask)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
+    written = [*(workspace / "p").rglob("*.*"), *(workspace / "g").rglob("*.*")]
+    assert len(written) >= 4
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in written} == {
+        p.name: mode for p in written
+    }
+
+
+def test_a_rewritten_file_takes_the_umask_mode(
+    tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    """Outputs an earlier version wrote 0600 become readable when they are written again."""
+    umask(0o022)
+    target = tmp_path / "runner.py"
+    target.write_bytes(b"old\n")
+    target.chmod(0o600)
+    textio.write_atomic(target, b"new\n")
+    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", 0o644)
+
+
+def test_an_unchanged_output_with_the_wrong_mode_is_rewritten(
+    cli: Cli, workspace: Path, umask: Callable[[int], None]
+) -> None:
+    umask(0o022)
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    assert _run(cli, *sync).exit_code == 0
+    module = workspace / "g" / "runner.py"
+    module.chmod(0o600)  # as omni-port wrote every file before it honoured the umask
+    assert _run(cli, *sync, "--check").exit_code == 1
+    assert _run(cli, *sync).exit_code == 0
+    assert stat.S_IMODE(module.stat().st_mode) == 0o644
+    assert _run(cli, *sync, "--check").exit_code == 0
 
 
 def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(
     cli: Cli, workspace: Path
 ) -> None:
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     lock = workspace / "g" / LOCK_NAME
     data = json.loads(lock.read_text())
     data["outputs"]["../runner.py"] = "0" * 64
     lock.write_text(json.dumps(data))
-    assert _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--out", "g").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
     assert (workspace / "runner.py").read_text() == RUNNER
 
 
@@ -333,7 +467,9 @@ def test_downloads_are_cached_by_name_and_version(
     assert all(c[:3] == [sys.executable, "-m", "pip"] and "--no-deps" in c for c in fake_pip)
     assert sorted(_tree(tmp_path)) == [
         f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}",
+        f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}.sha256",
         f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}",
+        f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}.sha256",
         "wheels/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl",
         "wheels/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl",
     ]
@@ -349,6 +485,121 @@ def test_a_kept_member_answers_without_opening_the_wheel(
     again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
     assert again.source.text == "VERSION = '2.0.0'\n"
     assert len(fake_pip) == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated-mid-line"),
+        pytest.param(lambda data: data.split(b"\n")[0] + b"\n", id="truncated-but-parses"),
+        pytest.param(lambda data: data.replace(b"2.0.0", b"6.6.6"), id="edited"),
+    ],
+)
+def test_a_damaged_kept_member_is_read_again_from_the_wheel(
+    tmp_path: Path, fake_pip: list[list[str]], damage: Callable[[bytes], bytes]
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
+    first = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path).source.text
+    kept = tmp_path / "src" / "vllm-ascend-2.0.0" / upstream.ASCEND_RUNNER
+    kept.write_bytes(damage(kept.read_bytes() + b"class NPUModelRunner:\n    pass\n"))
+    again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    assert again.source.text == first == "VERSION = '2.0.0'\n"
+    assert kept.read_text() == first, "the kept copy is repaired"
+    assert len(fake_pip) == 1, "the wheel was whole: no second download"
+
+
+def test_a_truncated_cached_wheel_is_downloaded_again(
+    tmp_path: Path, fake_pip: list[list[str]]
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
+    upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    (wheel,) = (tmp_path / "wheels").rglob("*.whl")
+    wheel.write_bytes(wheel.read_bytes()[:40])
+    for kept in (tmp_path / "src").rglob("*.py"):
+        kept.unlink()
+    again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
+    assert again.source.text == "VERSION = '2.0.0'\n"
+    assert len(fake_pip) == 2
+    assert zipfile.is_zipfile(wheel)
+
+
+def test_concurrent_downloads_of_one_release_each_use_their_own_temporary_file(
+    tmp_path: Path, fake_pip: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs on a cold cache: the second finishes while the first is between its copy
+    and its rename (with one fixed ``.part`` name, the first run then crashed)."""
+    real = os.replace
+    nested: list[Path] = []
+    started: list[bool] = []
+
+    def interleaved(src: str, dst: str) -> None:
+        if str(dst).endswith(".whl") and not started:
+            started.append(True)
+            nested.append(upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interleaved)
+    first = upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path)
+    assert first == nested[0] and zipfile.is_zipfile(first)
+    assert sorted(p.name for p in first.parent.iterdir()) == [first.name], "temp files left"
+
+
+# --- why a release cannot be had -------------------------------------------------------------
+
+OFFLINE = """\
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after \
+connection broken by 'NewConnectionError('<HTTPSConnection>: Failed to establish a new \
+connection: [Errno -3] Temporary failure in name resolution')': /simple/vllm-ascend/
+ERROR: Could not find a version that satisfies the requirement vllm-ascend==0.23.0 \
+(from versions: none)
+ERROR: No matching distribution found for vllm-ascend==0.23.0
+"""
+NO_SUCH = """\
+ERROR: Could not find a version that satisfies the requirement vllm-ascend==9.9.9 \
+(from versions: 0.18.0, 0.22.1rc1, 0.23.0rc1, 0.23.0, 0.24.0rc1)
+ERROR: No matching distribution found for vllm-ascend==9.9.9
+"""
+RELEASED = ["0.18.0", "0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1"]
+
+
+def test_offline_the_index_is_said_unreachable() -> None:
+    message = upstream._no_wheel_message("vllm-ascend", "0.23.0", OFFLINE, None)
+    assert "could not be reached" in message
+    assert "sdist" not in message and "==none" not in message
+
+
+def test_a_release_that_does_not_exist_is_not_called_sdist_only() -> None:
+    message = upstream._no_wheel_message("vllm-ascend", "9.9.9", NO_SUCH, RELEASED)
+    assert "vllm-ascend==9.9.9 does not exist" in message
+    assert "sdist" not in message
+    assert "nearest release with a wheel: vllm-ascend==0.24.0rc1" in message
+
+
+def test_an_sdist_only_release_is_called_so() -> None:
+    output = NO_SUCH.replace("9.9.9", "0.23.0.post1")
+    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output, RELEASED)
+    assert "sdist-only" in message and "does not exist" not in message
+    assert "nearest release with a wheel: vllm-ascend==0.23.0;" in message
+
+
+def test_pip_against_an_index_it_cannot_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real pip, pointed at a local port nothing listens on: no network is touched."""
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "1")
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    with pytest.raises(BadInput) as error:
+        upstream.fetch_wheel("vllm-ascend", "0.23.0", tmp_path)
+    message = error.value.findings[0].message
+    assert "could not be reached" in message, message
+    assert "sdist" not in message and "==none" not in message
+    with pytest.raises(BadInput) as listing:
+        upstream.wheel_versions("vllm-ascend")
+    assert "could not be reached" in listing.value.findings[0].message
 
 
 # --- inputs are read, never imported or executed --------------------------------------------
@@ -386,7 +637,7 @@ def test_inputs_are_never_imported_or_executed(cli: Cli, workspace: Path) -> Non
     WATCHING.append(True)
     try:
         extracted = _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p")
-        synced = _run(cli, "sync", "--patches", "p", "--upstream", "up", "--out", "g")
+        synced = _run(cli, "sync", "--patches", "p", "--upstream", "up", "--generated", "g")
     finally:
         WATCHING.clear()
     assert (extracted.exit_code, synced.exit_code) == (0, 0), extracted.stderr + synced.stderr

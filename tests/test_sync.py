@@ -64,7 +64,8 @@ def test_sync_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
     script = (
         "import sys; from omni_port.cli import main; a = sys.argv; "
         "main(['-q','extract',a[1],'--base',a[2],'--patches','p'], standalone_mode=False); "
-        "main(['-q','sync','--patches','p','--upstream',a[2],'--out','g'], standalone_mode=False)"
+        "main(['-q','sync','--patches','p','--upstream',a[2],'--generated','g'], "
+        "standalone_mode=False)"
     )
     outputs = []
     for seed in ("0", "12345"):

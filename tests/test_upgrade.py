@@ -27,7 +27,9 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_conflict_resolved_once_then_replayed(cli: Cli, work: Path) -> None:
-    result = cli("upgrade", "--to", "v2.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    result = cli(
+        "upgrade", "--to", "v2.py", "--patches", "p", "--generated", "g", "--summary", "up.md"
+    )
     assert result.exit_code == 1, result.stderr
     summary = (work / "up.md").read_text()
     assert "## Conflicts to resolve" in summary and BLOCK in summary
@@ -39,18 +41,22 @@ def test_conflict_resolved_once_then_replayed(cli: Cli, work: Path) -> None:
     patch = (work / "p" / "omni" / "R.sample.block-01.patch").read_text()
     assert "resolved-after: self.sampler.warm_up()" in patch
 
-    assert cli("sync", "--patches", "p", "--upstream", "v2.py", "--out", "g").exit_code == 0
+    assert cli("sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g").exit_code == 0
     lines = (work / "g" / "omni.py").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if "apply_omni_penalties" in line)
     assert lines[at - 2].strip() == "self.sampler.warm_up()"
 
-    again = cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g3", "--summary", "up3.md")
+    again = cli(
+        "upgrade", "--to", "v3.py", "--patches", "p", "--generated", "g3", "--summary", "up3.md"
+    )
     assert again.exit_code == 0, again.stdout + again.stderr
     assert "Conflicts to resolve" not in (work / "up3.md").read_text()
 
 
 def test_summary_reports_methods_and_new_upstream_members(cli: Cli, work: Path) -> None:
-    result = cli("upgrade", "--to", "v3.py", "--patches", "p", "--out", "g", "--summary", "up.md")
+    result = cli(
+        "upgrade", "--to", "v3.py", "--patches", "p", "--generated", "g", "--summary", "up.md"
+    )
     assert result.exit_code == 1, result.stderr  # v3 moves code a block sits in
     summary = (work / "up.md").read_text()
     assert "## Every block" in summary and "omni.R.forward.edit-01" in summary
@@ -83,7 +89,7 @@ def test_adopt_turns_an_implicit_edit_into_a_marked_block(cli: Cli, work: Path) 
     assert not (work / "p" / "omni" / "R.forward.edit-01.patch").exists()
     patch = (work / "p" / "omni" / "R.forward.block-01.patch").read_text()
     assert "marked: yes" in patch and "title: Omni stats" in patch
-    assert cli("sync", "--patches", "p", "--upstream", "v1.py", "--out", "g").exit_code == 0
+    assert cli("sync", "--patches", "p", "--upstream", "v1.py", "--generated", "g").exit_code == 0
     lines = (work / "g" / "omni.py").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if "record_omni_stats" in line)
     assert "Omni-new ---" in lines[at - 1] and "Omni-new ---" in lines[at + 1]

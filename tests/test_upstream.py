@@ -42,7 +42,7 @@ def test_nearest_wheel_is_named_for_an_sdist_only_release() -> None:
         "(from versions: 0.18.0, 0.22.1rc1, 0.23.0rc1, 0.23.0, 0.24.0rc1)\n"
         "ERROR: No matching distribution found for vllm-ascend==0.23.0.post1\n"
     )
-    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output)
+    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output, ["0.23.0.post1"])
     assert "sdist" in message and "vllm-ascend==0.23.0;" in message
 
 
@@ -138,3 +138,21 @@ def test_path_spec_accepts_a_file_or_a_tree(tmp_path: Path) -> None:
             Spec(SpecKind.PATH, "vllm-ascend", path=str(given)), upstream.ASCEND_RUNNER, tmp_path
         )
         assert located.source.text == "B = 2\n"
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("version", "says", "never"),
+    [
+        pytest.param("9.9.9", "does not exist", "sdist", id="no-such-release"),
+        pytest.param("0.23.0.post1", "sdist-only", "does not exist", id="sdist-only"),
+    ],
+)
+def test_a_release_without_a_wheel_is_explained(
+    cache_dir: Path, version: str, says: str, never: str
+) -> None:
+    with pytest.raises(BadInput) as error:
+        upstream.fetch_wheel("vllm-ascend", version, cache_dir)
+    message = error.value.findings[0].message
+    assert says in message and never not in message, message
+    assert "nearest release with a wheel: vllm-ascend==0." in message

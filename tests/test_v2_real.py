@@ -247,7 +247,7 @@ def test_v2_sync_and_verify_on_the_real_pair(cli: Cli, cache_dir: Path, tmp_path
     out = tmp_path / "v2"
     synced = cli(
         "--cache-dir", cache_dir, "v2-sync", "vllm-omni==0.30.0", "--upstream",
-        "vllm-ascend==0.26.0rc1", "--out", out,
+        "vllm-ascend==0.26.0rc1", "--generated", out,
     )  # fmt: skip
     assert synced.exit_code == 1, "the shadowed profile_run is a conflict until allowed"
     report = tmp_path / "verify.json"

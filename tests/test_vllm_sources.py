@@ -268,7 +268,7 @@ def test_verify_reads_vllm_from_a_path_and_names_what_it_lacks(
     result = cli("verify", "--vllm", moved)
     assert result.exit_code == 1
     (finding,) = result.stdout.splitlines()
-    assert finding.startswith("npu_model_runner.py:") and " OP505 " in finding
+    assert finding.startswith("generated/npu_model_runner.py:") and " OP505 " in finding
     assert "vllm.config does not define VllmConfig" in finding
     assert pip.calls == 0
 

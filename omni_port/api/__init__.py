@@ -44,6 +44,7 @@ from omni_port.api.inputs import (
     read_bytes_or_none,
     read_lock,
     read_patches,
+    recorded_sources,
     verification_context,
     with_history,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "previous_outputs",
     "read_lock",
     "read_patches",
+    "recorded_sources",
     "sync",
     "sync_patches",
     "v2",
@@ -218,7 +220,9 @@ def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "
         modules = tuple(name for name in lock.outputs if name.endswith(".py"))
         return Verified(modules, placements, tuple(v2.verify_tree(generated, lock, settings)))
     patch_set, _ = read_patches(patches_dir)
-    upstream = load_upstream(lock.upstream, settings, config.upstream_class)
+    # The lock names paths relative to the repository root; read them from here.
+    upstream_text = config.given_spec(lock.upstream)
+    upstream = load_upstream(upstream_text, settings, config.upstream_class)
     files = {
         name: read_bytes_or_none(generated / name) or b""
         for name in lock.outputs
@@ -226,6 +230,6 @@ def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "
     }
     placements = tuple(lockfile.placement(row) for row in lock.placements)
     source = patches_source(patch_set, config.source)
-    context = verification_context(settings, patch_set, upstream, lock.upstream, source, vllm)
+    context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
     findings = verify_files(files, placements, patch_set, context)
     return Verified(tuple(files), placements, tuple(findings))

@@ -1,4 +1,4 @@
-"""The checks behind `check`: catalog, markers, unmarked edits, stale outputs, parity.
+"""The checks behind `check`: catalog, markers, implicit edits, stale outputs, parity.
 
 Everything here parses; the command answers from its cache first when no input changed.
 """
@@ -20,6 +20,7 @@ from omni_port.api.inputs import (
     load_vllm_bases,
     read_bytes_or_none,
     read_patches,
+    recorded_sources,
     verification_context,
     with_history,
 )
@@ -59,7 +60,8 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
         parsed = markdown.parse(source.text, source.path)
         findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
-        findings.extend(drift.divergence_findings(patch_set.modules))
+        # An edit a maintainer adopted is a marked block now, not an implicit edit.
+        findings.extend(drift.divergence_findings(carry_edits(patch_set, inputs.patches).modules))
     findings.extend(_stale_patches(inputs, settings, patch_set, base_tree))
     findings.extend(_stale_generated(inputs, settings))
     if inputs.gpu:
@@ -76,14 +78,14 @@ def _stale_patches(
     directory = inputs.patches
     if not (directory / INDEX_NAME).is_file():
         return []
+    config = settings.config
     recorded = _recorded_base(directory)
-    if recorded != (base.label if base is not None else ""):
+    if recorded != (config.recorded_spec(base.label) if base is not None else ""):
         # The patches were made against another base (or none): compare like with like.
-        new_base = load_upstream(recorded, settings) if recorded else None
-        ext_options = extractor.ExtractOptions(
-            upstream_class=settings.config.upstream_class, lenient=True
-        )
-        patch_set, _ = extract_all(inputs.sources, new_base, ext_options)
+        base = load_upstream(config.given_spec(recorded), settings) if recorded else None
+        ext_options = extractor.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+        patch_set, _ = extract_all(inputs.sources, base, ext_options)
+    patch_set = recorded_sources(patch_set, inputs.sources, base, config)
     files = {
         rel: encode(text)
         for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
@@ -111,19 +113,28 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
         return []
     lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
     patch_set, patch_files = read_patches(inputs.patches)
-    upstream_class = settings.config.upstream_class
-    loaded = load_upstream(inputs.upstream or lock.upstream, settings, upstream_class)
+    config = settings.config
+    # What a plain `sync` would take now: the lock's upstream while the configuration still
+    # names what it named then (paths in the lock are relative to the repository root).
+    configured = config.recorded_spec(config.upstream)
+    upstream_text = inputs.upstream or config.given_spec(
+        lockfile.default_upstream(lock, configured)
+    )
+    loaded = load_upstream(upstream_text, settings, config.upstream_class)
+    loaded = replace(loaded, label=config.recorded_spec(loaded.label))
     # The history the lock names: the same evidence gives the same outputs.
-    loaded, _ = with_history(loaded, settings, names=[label for label, _ in lock.history])
+    history = [config.given_spec(label) for label, _ in lock.history]
+    loaded, _ = with_history(loaded, settings, names=history)
     labels = [label for label, _ in lock.transplants]
-    extras = read_transplants([Path(label) for label in labels], labels)
+    extras = read_transplants([config.path(label) for label in labels], labels)
     locations = catalog_locations(patch_set, inputs.catalog_path)
     result = sync_patches(
         patch_set, loaded, lock.command, patch_files, extras, locations=locations
     ).result
-    actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in result.files}
+    files = lockfile.configured_files(result.files, configured)
+    actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in files}
     command = lock.command or "omni-port sync"
-    findings = drift.stale_findings(result.files, actual, shown(inputs.generated), command)
+    findings = drift.stale_findings(files, actual, shown(inputs.generated), command)
     # What sync found about the history and the catalog stays visible: upstream changes the
     # runners never had (OP306) and placements that break a Location line (OP409).
     findings.extend(f for f in result.findings if f.code in (Code.OP306, Code.OP409))
@@ -133,7 +144,7 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     }
     placements = [lockfile.placement(row) for row in lock.placements]
     source_text = inputs.sources[0].label if inputs.sources else settings.config.source
-    context = verification_context(settings, patch_set, loaded, lock.upstream, source_text)
+    context = verification_context(settings, patch_set, loaded, upstream_text, source_text)
     located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in on_disk}
     for finding in verify_files(on_disk, placements, patch_set, context):
         findings.append(replace(finding, path=located.get(finding.path, finding.path)))

@@ -14,8 +14,8 @@ from omni_port import TOOL
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
-from omni_port.model import Block, Chunk, Code, Finding, ModulePatches, PatchSet, Piece, Severity
-from omni_port.patches import lockfile
+from omni_port.model import Code, Finding, ModulePatches, PatchSet, Severity
+from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
@@ -85,6 +85,8 @@ def with_history(
         if mode != "auto" or not base:
             return upstream, []
         try:
+            # The patches record their base relative to the repository root.
+            base = settings.config.given_spec(base)
             names = history.labels(base, upstream.label, settings.cache)
         except BadInput as error:
             reason = error.findings[0].message
@@ -159,32 +161,22 @@ def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
 
 
 def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
-    """Keep titles and conflict resolutions a maintainer wrote into the previous patches."""
+    """Keep titles, conflict resolutions and adoptions a maintainer wrote into the previous
+    patches (``edits.carried``)."""
     try:
         old = read_patch_set(directory)
     except BadInput:
         return new
-    previous = {piece.id: piece for module in old.modules for piece in module.pieces}
-    modules = []
-    for module in new.modules:
-        pieces = tuple(_carry(piece, previous.get(piece.id)) for piece in module.pieces)
-        modules.append(replace(module, pieces=pieces))
-    return PatchSet(tuple(modules))
+    return edits.carried(new, old)
 
 
-def _carry(piece: Piece, old: Piece | None) -> Piece:
-    if old is None or type(old) is not type(piece):
-        return piece
-    if isinstance(piece, Chunk | Block) and isinstance(old, Chunk | Block) and old.title:
-        piece = replace(piece, title=old.title)
-    if (
-        isinstance(piece, Block)
-        and isinstance(old, Block)
-        and old.anchor.resolution is not None
-        and replace(old.anchor, resolution=None) == piece.anchor
-    ):
-        piece = replace(piece, anchor=old.anchor)
-    return piece
+def recorded_sources(
+    patches: PatchSet, sources: Sequence[Located], base: Upstream | None, config: Config
+) -> PatchSet:
+    """The patch set naming its source files, and a base given as a path, relative to the
+    repository root (``Config.recorded_path``): patch bytes do not depend on the cwd."""
+    paths = [s.source.path for s in sources] + ([base.label] if base is not None else [])
+    return edits.relocated(patches, config.recorded_paths(paths))
 
 
 def previous_outputs(out: Path) -> list[str]:

@@ -18,6 +18,7 @@ from omni_port.sources.upstream import Upstream
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.pipeline import sync as sync_patch_set
 from omni_port.verify import checks
+from omni_port.verify.conflicts import conflict_findings
 
 #: The command recorded in headers and the lock when the caller names none.
 SYNC_COMMAND = "omni-port sync"
@@ -80,7 +81,9 @@ def verify_files(
     modules = {
         name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
     }
-    return checks.verify(modules, placements, checks.overrides_of(patches), context)
+    findings = checks.verify(modules, placements, checks.overrides_of(patches), context)
+    # A conflict left in a module is an error of its own: the runner lacks that block.
+    return [*conflict_findings(modules), *findings]
 
 
 def read_transplants(directories: Sequence[Path], shown: Sequence[str]) -> list[transplant.Extra]:

@@ -73,15 +73,16 @@ def report(
     return loaded, pipeline.report(loaded)
 
 
-def command(loaded: pipeline.Inputs, sources: Sources, out: Path) -> str:
-    """The `v2-sync` command that regenerates a tree: every input named."""
+def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
+    """The `v2-sync` command that regenerates a tree: every input named (``out`` as
+    recorded: relative to the repository root)."""
     parts = [
         f"omni-port v2-sync {loaded.omni_label}",
         f"--upstream {loaded.npu.label}",
         f"--vllm-base {loaded.base.label}",
         *(f"--vllm {label}" for label in loaded.candidates),
         *([f"--allow {sources.allow}"] if sources.allow else []),
-        f"--out {shown(out)}",
+        f"--generated {out}",
     ]
     return " ".join(parts)
 
@@ -91,7 +92,7 @@ def generate(
 ) -> tuple[pipeline.Inputs, pipeline.Result]:
     """The composed modules and their lock (``recorded``: the command a lock names)."""
     loaded = inputs.load(sources, settings.cache, settings.progress)
-    text = recorded or command(loaded, sources, out)
+    text = recorded or command(loaded, sources, settings.config.recorded_path(out))
     return loaded, pipeline.generate(loaded, TOOL, text)
 
 

@@ -40,7 +40,7 @@ def _block_entry(module: ModulePatches, block: Block) -> CatalogEntry:
         kind = EntryKind.METHOD
     else:
         kind = EntryKind.STATEMENT
-    title = block.title or ("Omni-new block" if block.marked else "Unmarked edit")
+    title = block.title or ("Omni-new block" if block.marked else "Implicit edit")
     return CatalogEntry(
         block.owner,
         module.name,
@@ -53,7 +53,7 @@ def _block_entry(module: ModulePatches, block: Block) -> CatalogEntry:
 
 
 def _extension_entry(module: ModulePatches, member: str, edits: list[Block]) -> CatalogEntry:
-    """Unmarked edits of a module-level copy (new NamedTuple fields, say), as one entry."""
+    """Implicit edits of a module-level copy (new NamedTuple fields, say), as one entry."""
     code = "".join(_code(edit) for edit in edits)
     where = "; ".join(describe_location(edit.anchor) for edit in edits)
     return CatalogEntry("", module.name, member, "Extension", EntryKind.MODULE, code, where)
@@ -66,7 +66,7 @@ def _code(block: Block) -> str:
         return "".join(f"# [Omni] removes: {line}\n" for line in removed)
     code = block.code.strip("\n") + "\n"
     if not block.marked and block.kind is not BlockKind.SIGNATURE and not code.startswith("#"):
-        code = "# [Omni] unmarked edit\n" + code
+        code = "# [Omni] implicit edit\n" + code
     return code
 
 

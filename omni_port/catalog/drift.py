@@ -2,7 +2,7 @@
 
 Each check is a pure function from parsed inputs to Findings (kinds as in the JSON report:
 ``uncatalogued``, ``missing-from-code``, ``content-drift``, ``location-drift``,
-``unmarked-divergence``, ``parity``, ``stale-generated``).
+``implicit-edit``, ``parity``, ``stale-generated``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from omni_port.catalog import markdown
 from omni_port.extract.markers import scan
-from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches
+from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, Severity
 from omni_port.pyast.syntax import Stmt, Tree, dedent_code, split_full_key
 from omni_port.report import shorten
 
@@ -282,11 +282,12 @@ def _diff(expected: str, actual: str) -> str:
     return "\n".join(lines)
 
 
-# --- unmarked divergence --------------------------------------------------------------------
+# --- implicit edits -----------------------------------------------------------------------
 
 
 def divergence_findings(modules: Sequence[ModulePatches]) -> list[Finding]:
-    """Every implicit edit of a copied member: code that differs from its base unmarked."""
+    """Every implicit edit of a copied member (code that differs from its base outside
+    markers), as a note: the patches carry it."""
     findings = []
     for module in modules:
         for piece in module.pieces:
@@ -306,12 +307,18 @@ def _divergence(module: ModulePatches, block: Block) -> Finding:
     target = block.anchor.replaced[0] if block.anchor.replaced else f"{owner}{block.member}"
     lines = f"lines {block.origin.start}-{block.origin.end}" if block.code else "a deletion"
     quoted = shorten(split_full_key(target)[0], 70)
-    message = f"unmarked edit in {owner}{block.member} ({lines}) {what} `{quoted}`"
+    message = (
+        f"implicit edit in {owner}{block.member} ({lines}) {what} `{quoted}`; sync carries "
+        f"it, `omni-port adopt {block.id}` marks it"
+    )
+    # Information, not a failure: the patches carry the edit (a gate that is always red
+    # on a resolved workspace gets ignored).
     return Finding(
         Code.OP407,
         block.origin.path,
         max(block.origin.start, 1),
         message,
+        severity=Severity.NOTE,
         detail=block.code.rstrip("\n"),
     )
 

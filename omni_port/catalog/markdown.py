@@ -173,11 +173,30 @@ def parse(text: str, path: str) -> Catalog:
     items = _lex([line.rstrip("\r") for line in text.split("\n")], path)
     title, start = _title(items)
     first = next((i for i in range(start, len(items)) if items[i].tag is _Tag.SECTION), len(items))
+    if first == len(items):
+        _no_sections(items, title, path)
     _only_text(items[start:first], path)
     entries: list[CatalogEntry] = []
     for heading, body in _split(items[first:], _Tag.SECTION):
         entries.extend(_section(heading, body, path))
     return Catalog(title, _text(items[start:first]), tuple(entries))
+
+
+#: Catalog structure written inside a line: a heading or fence whose line break was lost.
+_INLINE_STRUCTURE = re.compile(r"\S\s+(\#{2,3}\s|```)")
+
+
+def _no_sections(items: Sequence[_Item], title: str, path: str) -> None:
+    """A document without sections is an empty catalog only when nothing else claims to be
+    one; read as empty, any other text would make every block "uncatalogued"."""
+    text_items = [item for item in items if item.tag is _Tag.TEXT and item.text.strip()]
+    for item in text_items:
+        if _INLINE_STRUCTURE.search(item.text):
+            message = "catalog headings and code fences must start a line (line breaks lost?)"
+            raise _error(path, item.line, message)
+    if not title and text_items:
+        message = "not a catalog: no '# Title' line and no '## Class (module.py)' section"
+        raise _error(path, text_items[0].line, message)
 
 
 def _error(path: str, line: int, message: str) -> BadInput:

@@ -5,8 +5,10 @@ Exit codes (every command):
 \b
   0    clean: nothing to report, nothing would change
   1    findings: conflicts, drift, verification failures, or output that would change
-  2    bad input or usage: unreadable file, malformed markers, syntax error, bad option
+  2    bad input or usage: unreadable file, malformed markers, syntax error, bad option,
+       an output that cannot be written (read-only location, full disk)
   123  internal error (a bug in omni-port; please report it)
+  130  interrupted (Ctrl-C); every write is atomic, so nothing is half-written
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,7 +25,7 @@ import click
 
 from omni_port import __version__, report
 from omni_port.errors import BadInput
-from omni_port.model import Finding, Report
+from omni_port.model import Finding, Report, Severity
 from omni_port.sources.config import Config, load
 from omni_port.sources.upstream import Progress, default_cache
 
@@ -86,9 +88,14 @@ class Options:
         return Settings(self.config, self.cache, self.progress())
 
 
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
 def handle_errors(command: F) -> F:
     """Run a command and exit with its report's code: BadInput exits 2 with its
-    diagnostics, anything unexpected 123 (the one place a command's exit code is decided)."""
+    diagnostics, Ctrl-C 130, anything unexpected 123 (the one place a command's exit code
+    is decided)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -98,7 +105,11 @@ def handle_errors(command: F) -> F:
             for finding in error.findings:
                 click.echo(report.text_line(finding), err=True)
             sys.exit(2)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # Not 1: `make sync` accepts 1 (findings) and would carry on after a Ctrl-C.
+            click.echo("omni-port: interrupted (nothing was half-written)", err=True)
+            sys.exit(INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception:
             import traceback  # only on this path: it is start-up time every run would pay
@@ -148,6 +159,12 @@ def patches_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+def one_payload(json_path: Path | None, diff: bool) -> None:
+    """``--diff`` and ``--json -`` would both take stdout: a usage error (exit 2)."""
+    if diff and json_path is not None and str(json_path) == "-":
+        raise click.UsageError("--diff and --json - cannot both take stdout; give --json FILE")
+
+
 def json_option(command: F) -> F:
     return click.option(
         "--json",
@@ -155,6 +172,47 @@ def json_option(command: F) -> F:
         type=click.Path(dir_okay=False, path_type=Path),
         help="Write a JSON report ('-' for stdout).",
     )(command)
+
+
+def generated_option(help_text: str) -> Callable[[F], F]:
+    """``--generated DIR`` (the configuration's ``generated``), with ``--out`` as its old
+    name for one release."""
+
+    def decorate(command: F) -> F:
+        kind = click.Path(file_okay=False, path_type=Path)
+        command = renamed("--out", "--generated", "generated", kind)(command)
+        return click.option("--generated", type=kind, help=help_text)(command)
+
+    return decorate
+
+
+def renamed(old: str, new: str, dest: str, kind: click.Path) -> Callable[[F], F]:
+    """Keep ``old`` as a hidden alias of the option ``new`` (parameter ``dest``) for one
+    release: it still works, and says on stderr that it goes away.
+
+    Put it above ``click.pass_obj``: it merges the alias into ``dest`` before the command
+    sees its arguments; ``new`` wins when both are given.
+    """
+    hidden = f"renamed_{dest}"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(hidden)
+            if value is not None:
+                click.echo(
+                    f"omni-port: warning: {old} is deprecated and goes away in the next "
+                    f"release; use {new}",
+                    err=True,
+                )
+                if kwargs.get(dest) is None:
+                    kwargs[dest] = value
+            return command(*args, **kwargs)
+
+        option = click.option(old, hidden, type=kind, hidden=True, help=f"Old name of {new}.")
+        return option(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def write_options(what: str) -> Callable[[F], F]:
@@ -175,6 +233,17 @@ def summary(options: Options, message: str) -> None:
     """The one-line summary (and progress) go to stderr; stdout carries the payload."""
     if not options.quiet:
         click.echo(f"omni-port: {message}", err=True)
+
+
+def tally(findings: Sequence[Finding]) -> str:
+    """Problems and notes by kind: ``2 problems (2 undefined-name); 4 notes (4 unverified)``."""
+    parts = []
+    for severity, word in ((Severity.ERROR, "problem"), (Severity.NOTE, "note")):
+        counts = finding_counts(f for f in findings if f.severity is severity)
+        total = sum(counts.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+        parts.append(f"{total} {word}s ({kinds})" if total else f"no {word}s")
+    return "; ".join(parts)
 
 
 def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:

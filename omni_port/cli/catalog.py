@@ -18,10 +18,11 @@ from omni_port.sources.textio import encode
 from omni_port.sync.pipeline import GENERATED
 
 
-def catalog_text(patch_set: PatchSet, patches_dir: Path) -> str:
-    """The catalog of a patch set, with a notice naming how it is made."""
+def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
+    """The catalog of a patch set, with a notice naming how it is made (``patches_dir`` as
+    recorded: relative to the repository root)."""
     notice = (
-        f"<!-- This catalog is {GENERATED} by {TOOL} from {shown(patches_dir)}/; "
+        f"<!-- This catalog is {GENERATED} by {TOOL} from {patches_dir}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
     return markdown.render(describe.entries(patch_set), preamble=notice)
@@ -44,13 +45,13 @@ def catalog_command(
     """Render the markdown catalog of omni blocks and edits from the patches.
 
     Titles come from the patch files, locations from the anchors, code from the blocks;
-    marked blocks and implicit (unmarked) edits are both listed.
+    marked blocks and implicit edits (code changed outside markers) are both listed.
     """
     config = options.config
     directory = patches_dir or config.path(config.patches)
     target = out or (config.path(config.catalog) if config.catalog else Path("-"))
     patch_set = read_patch_set(directory)
-    text = catalog_text(patch_set, directory)
+    text = catalog_text(patch_set, config.recorded_path(directory))
     if str(target) == "-" and not check:
         click.echo(text, nl=False)
         return Report()

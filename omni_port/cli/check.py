@@ -6,6 +6,7 @@ checked before, the cached findings answer at once, as black's cache does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from omni_port.cli import (
     json_option,
     patches_option,
     summary,
+    tally,
 )
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
@@ -99,7 +101,7 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Markdown catalog to compare with the code (default: `catalog`).",
 )
-@click.option("--base", help="Upstream the sources were ported from; enables unmarked-divergence.")
+@click.option("--base", help="Upstream the sources were ported from; lists implicit edits (notes).")
 @patches_option("Patches directory to keep current (default: `patches`).")
 @click.option(
     "--generated",
@@ -141,11 +143,14 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
 @click.pass_obj
 @handle_errors
 def check_command(options: Options, /, **given: Any) -> Report:
-    """The CI and pre-commit gate: catalog, markers, unmarked edits, stale outputs, parity.
+    """The CI and pre-commit gate: catalog, markers, stale outputs, conflicts, parity.
 
-    Finding kinds: uncatalogued, missing-from-code, content-drift, location-drift,
-    stale-generated, unmarked-divergence, parity, malformed-marker. Exit 0 when clean,
-    1 with findings, 2 on bad input.
+    \b
+    Problems (exit 1): malformed markers; catalog drift (uncatalogued, missing-from-code,
+    content-drift, location-drift); patches or generated files that are stale; conflicts
+    left in the generated runners (unresolved-conflict); what verify finds in them;
+    parity gaps. Notes (never exit 1): implicit edits the patches carry (with --base),
+    imports that could not be verified. Exit 0 when clean, 2 on bad input.
     """
     flags = CheckFlags(**given)
     inputs = _check_inputs(options, flags)
@@ -162,8 +167,7 @@ def check_command(options: Options, /, **given: Any) -> Report:
     counts = finding_counts(findings)
     outcome = Report(findings=tuple(findings), counts=counts)
     emit(outcome, flags.json_path, flags.fmt)
-    tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"
-    summary(options, f"check: {tally}")
+    summary(options, f"check: {tally(findings)}")
     return outcome
 
 
@@ -171,13 +175,14 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     """sha256 over every input of a check, read as bytes (nothing parsed)."""
     digest = hashlib.sha256(f"{TOOL}\0{_code_stamp()}\0{options.config}\0{inputs}\0".encode())
     texts = [s.source.sha256 for s in (*inputs.sources, *inputs.gpu)]
-    for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated)):
+    for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated, options)):
         if spec_text:
             texts.append(_spec_sha(spec_text, options))
     texts.extend(_vllm_sha(spec_text, options) for spec_text in inputs.vllm)
     for path in (inputs.catalog_path, inputs.allow_path):
         texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
-    for folder in (inputs.patches, inputs.generated, *_locked_transplants(inputs.generated)):
+    transplants = _locked_transplants(inputs.generated, options)
+    for folder in (inputs.patches, inputs.generated, *transplants):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
     texts.extend(_v2_key(options))
@@ -226,25 +231,21 @@ def _vllm_sha(text: str, options: Options) -> str:
         return "-"  # a candidate that cannot be had is skipped by the check itself
 
 
-def _lock(generated: Path) -> lockfile.Lock | None:
-    path = generated / lockfile.LOCK_NAME
-    if not path.is_file():
-        return None
-    try:
-        return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
-    except BadInput:
-        return None
+def _locked_upstream(generated: Path, options: Options) -> str:
+    """The upstream a check regenerates onto (see ``api.check``), as read from here."""
+    lock = lockfile.read_or_none(generated)
+    if lock is None:
+        return ""
+    config = options.config
+    configured = config.recorded_spec(config.upstream)
+    return config.given_spec(lockfile.default_upstream(lock, configured))
 
 
-def _locked_upstream(generated: Path) -> str:
-    lock = _lock(generated)
-    return lock.upstream if lock is not None else ""
-
-
-def _locked_transplants(generated: Path) -> list[Path]:
+def _locked_transplants(generated: Path, options: Options) -> list[Path]:
     """Transplant inputs the lock names: an edited one must not be answered from the cache."""
-    lock = _lock(generated)
-    return [Path(label) for label, _ in lock.transplants] if lock is not None else []
+    lock = lockfile.read_or_none(generated)
+    labels = [label for label, _ in lock.transplants] if lock is not None else []
+    return [options.config.path(label) for label in labels]
 
 
 def _cached_findings(cache: Path, key: str) -> list[Finding] | None:
@@ -258,4 +259,6 @@ def _cached_findings(cache: Path, key: str) -> list[Finding] | None:
 
 def _store_findings(cache: Path, key: str, findings: Sequence[Finding]) -> None:
     rows = [report.finding_dict(f) for f in findings]
-    write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())
+    # A read-only cache costs the next check its speed, never its answer.
+    with contextlib.suppress(BadInput):
+        write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())

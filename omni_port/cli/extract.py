@@ -12,6 +12,7 @@ from omni_port.cli import (
     Options,
     handle_errors,
     json_option,
+    one_payload,
     patches_option,
     summary,
     write_options,
@@ -42,7 +43,7 @@ from omni_port.sources.textio import encode
     "--implicit/--no-implicit",
     default=True,
     show_default=True,
-    help="Record unmarked edits against the base.",
+    help="Record implicit edits (code changed outside markers) against the base.",
 )
 @json_option
 @write_options("the patches")
@@ -64,9 +65,10 @@ def extract_command(
 
     SOURCES are runner files, a directory holding them, or a release such as
     vllm-omni==0.30.0 (default: `source` in [tool.omni-port]). With --base, blocks that
-    replaced upstream statements are recorded as replacements, and unmarked edits are
+    replaced upstream statements are recorded as replacements, and code changed outside markers is
     carried as implicit edits.
     """
+    one_payload(json_path, diff)
     config = options.config
     settings = options.settings
     located = api.load_runners(sources or (config.source,), settings)
@@ -76,6 +78,7 @@ def extract_command(
         upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
     )
     patch_set, findings = api.extract(located, base_module, ext_options)
+    patch_set = api.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
     patch_set = api.carry_edits(patch_set, directory)
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}

@@ -16,7 +16,9 @@ from omni_port.cli import (
     Options,
     handle_errors,
     json_option,
+    one_payload,
     patches_option,
+    renamed,
     summary,
     write_options,
 )
@@ -50,6 +52,10 @@ class DeltaFlags:
     diff: bool
 
 
+#: The allow-list file of reviewed parity gaps (`--parity-allow`, as in `check`).
+ALLOW_LIST = click.Path(dir_okay=False, path_type=Path)
+
+
 @click.command("gpu-delta")
 @click.argument("sources", nargs=-1)
 @click.option(
@@ -70,14 +76,15 @@ class DeltaFlags:
     "runners, as extra blocks for `sync --transplant`.",
 )
 @click.option(
-    "--allow",
+    "--parity-allow",
     "allow_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=ALLOW_LIST,
     help="Reviewed parity gaps: 'module.py:Class.method[:hunk or statement prefix]  reason'.",
 )
 @click.option("--lenient", is_flag=True, help="Extract despite malformed markers.")
 @json_option
 @write_options("the patches")
+@renamed("--allow", "--parity-allow", "allow_path", ALLOW_LIST)
 @click.pass_obj
 @handle_errors
 def gpu_delta_command(options: Options, /, **given: Any) -> Report:
@@ -91,6 +98,7 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     the NPU runners; owned GPU methods are listed as not transplantable.
     """
     flags = DeltaFlags(**given)
+    one_payload(flags.json_path, flags.diff)
     _check_transplant_options(flags.transplant_dir, flags.npu_source, flags.patches_dir)
     texts = flags.sources or (options.config.source,)
     located = [
@@ -118,7 +126,10 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
         # Conflict resolutions recorded in the transplant (`resolve --patches DIR`) are kept.
         kept = api.carry_edits(plan.patches, flags.transplant_dir)
         written += _write_patches(kept, flags.transplant_dir, flags, findings)
-    click.echo(_text_report(delta) + _transplant_report(plan), nl=False)
+    # The text report is a payload of its own: with --json - or --diff it goes to stderr,
+    # so that stdout carries one thing a program can read.
+    elsewhere = flags.diff or (flags.json_path is not None and str(flags.json_path) == "-")
+    click.echo(_text_report(delta) + _transplant_report(plan), nl=False, err=elsewhere)
     counts = _counts(delta, rows, written)
     if plan is not None:
         counts.update(transplanted=len(plan.moved), not_transplantable=len(plan.skipped))

@@ -6,12 +6,15 @@ stdout carries one payload: the findings, or else a diff (``--diff``) or the JSO
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from omni_port import report
-from omni_port.model import Report
+from omni_port.model import Finding, Report
+from omni_port.report import shown
 from omni_port.sources.textio import write_atomic
 
 
@@ -23,7 +26,8 @@ def emit(
     document: str | None = None,
 ) -> None:
     """Print the findings and write the JSON report (``document``, else the standard one
-    of ``result``); one payload on stdout (see above)."""
+    of ``result``); one payload on stdout (see above). ``diff``: stdout carries another
+    payload already (a diff, a summary), so the findings go to stderr."""
     text = report.format_findings(result.findings, fmt)
     if text:
         payload_elsewhere = diff or (json_path is not None and str(json_path) == "-")
@@ -36,3 +40,12 @@ def emit(
         click.echo(document, nl=False)
     else:
         write_atomic(json_path, document.encode("utf-8"))
+
+
+def in_directory(
+    findings: Iterable[Finding], directory: Path, names: Collection[str]
+) -> tuple[Finding, ...]:
+    """Findings about output files (named by file name) as paths in ``directory``, so that
+    an editor or a GitHub annotation can open them."""
+    root = shown(directory)
+    return tuple(replace(f, path=f"{root}/{f.path}") if f.path in names else f for f in findings)

@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 
 from omni_port import api
-from omni_port.cli import Options, handle_errors, patches_option, summary
+from omni_port.cli import Options, generated_option, handle_errors, patches_option, summary
 from omni_port.cli.files import save_patches
+from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
-from omni_port.model import Block, Code, Copy, ModulePatches
+from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches
 from omni_port.patches import edits
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.syntax import Stmt, walk
@@ -28,8 +29,11 @@ from omni_port.sync import locate, splice
 )
 @patches_option("Patches directory (default: `patches`).")
 @click.option(
-    "--upstream", help="Upstream the conflict was reported against (default: `upstream`)."
+    "--upstream",
+    help="Upstream the conflict was reported against (default: the last sync's, from the "
+    "lock, as `sync` takes it).",
 )
+@generated_option("Generated directory whose lock names the last sync's upstream.")
 @click.pass_obj
 @handle_errors
 def resolve_command(
@@ -38,30 +42,74 @@ def resolve_command(
     choice: str | None,
     patches_dir: Path | None,
     upstream: str | None,
+    generated: Path | None,
 ) -> None:
     """Record where a conflicting block goes, so that every later sync places it there.
 
     Like git rerere: the choice is written into the block's patch file (visible in its
-    diff) as the body, the statement to follow and the statements to replace. Without
-    --at, a terminal asks.
+    diff) as the body, the statement to follow and the statements to replace. Candidates
+    are numbered as `sync` lists them, on the same upstream. Without --at, a terminal asks.
+    A choice that would not place the block (a signature edit has no place to choose) is
+    refused, exit 2.
     """
     config = options.config
     directory = patches_dir or config.path(config.patches)
     patch_set = read_patch_set(directory)
     module, block = edits.find_block(patch_set, block_id)
-    loaded = api.load_upstream(upstream or config.upstream, options.settings, config.upstream_class)
+    if block.kind is BlockKind.SIGNATURE:
+        raise BadInput.at(Code.OP004, block_id, 0, _SIGNATURE_HELP)
+    target = generated or config.path(config.generated)
+    chosen_upstream = upstream or sticky_upstream(options, target)
+    loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
     member = _member(module, block, loaded)
-    candidates = locate.decide(member, [_unresolved(block)])[0].candidates
+    candidates = ranked(module, block, member).candidates
     slot = _chosen(choice, candidates, member)
     resolution = locate.resolution_at(slot)
+    recorded = replace(block, anchor=replace(block.anchor, resolution=resolution))
+    again = _decision(member, _siblings(module, recorded), block_id)
+    if again.conflict:
+        message = f"that place would not hold on {loaded.label}: {again.reason}; nothing recorded"
+        raise BadInput.at(Code.OP301, block_id, 0, message)
     save_patches(directory, edits.resolve(patch_set, block_id, resolution))
     where = " > ".join(slot.path) or "the method body"
     after = f"after `{resolution.after}`" if resolution.after else "first"
     summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
 
 
-def _unresolved(block: Block) -> Block:
-    return replace(block, anchor=replace(block.anchor, resolution=None))
+_SIGNATURE_HELP = (
+    "a signature edit has no place to choose: upstream changed the signature it edits. "
+    "Edit its patch file by hand (`replaces:` the new upstream signature, the code the "
+    "signature omni wants), then run `omni-port sync`"
+)
+
+
+def ranked(module: ModulePatches, block: Block, member: Stmt) -> locate.Decision:
+    """Sync's decision on ``block`` without its recorded resolution, in ``member`` of the
+    upstream: its candidates, numbered as ``--at '#K'`` takes them."""
+    unresolved = replace(block, anchor=replace(block.anchor, resolution=None))
+    return _decision(member, _siblings(module, unresolved), block.id)
+
+
+def upstream_member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
+    """The upstream method ``block``'s copy comes from; BadInput when it is gone."""
+    return _member(module, block, upstream)
+
+
+def _siblings(module: ModulePatches, block: Block) -> list[Block]:
+    """The statement-level blocks of ``block``'s copy, ``block`` in its own place: sync
+    decides them together, and so must the candidates ``--at '#K'`` counts."""
+    return [
+        block if piece.id == block.id else piece
+        for piece in module.pieces
+        if isinstance(piece, Block)
+        and (piece.owner, piece.member) == (block.owner, block.member)
+        and piece.kind is not BlockKind.SIGNATURE
+    ]
+
+
+def _decision(member: Stmt, blocks: list[Block], block_id: str) -> locate.Decision:
+    """Sync's decision on the block ``block_id`` among its siblings."""
+    return next(d for d in locate.decide(member, blocks) if d.block.id == block_id)
 
 
 def _member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
@@ -92,10 +140,10 @@ def _chosen(choice: str | None, candidates: tuple[locate.Scored, ...], member: S
     if choice.startswith("#"):
         rank = int(choice[1:]) if choice[1:].isdigit() else 0
         if not 1 <= rank <= len(candidates):
-            raise click.UsageError(f"--at {choice}: there are {len(candidates)} candidates")
+            raise click.UsageError(f"--at '{choice}': there are {len(candidates)} candidates")
         return candidates[rank - 1].slot
     if not choice.isdigit():
-        raise click.UsageError("--at takes #K (a candidate) or an upstream line number")
+        raise click.UsageError("--at takes '#K' (a candidate) or an upstream line number")
     line = int(choice)
     listed = next((c.slot for c in candidates if c.slot.line() == line), None)
     return listed if listed is not None else _slot_at_line(member, line)
@@ -112,7 +160,7 @@ def _slot_at_line(member: Stmt, line: int) -> locate.Slot:
 
 def _ask(candidates: tuple[locate.Scored, ...]) -> str:
     if not sys.stdin.isatty():
-        raise click.UsageError("give --at #K or --at LINE (no terminal to ask in)")
+        raise click.UsageError("give --at '#K' or --at LINE (no terminal to ask in)")
     for rank, scored in enumerate(candidates, start=1):
         where = f"upstream line {scored.slot.line()}  score {scored.score:.2f}"
         click.echo(f"  #{rank}  {where}  {scored.slot.text()[:80]}", err=True)
@@ -127,7 +175,7 @@ def _ask(candidates: tuple[locate.Scored, ...]) -> str:
 @click.pass_obj
 @handle_errors
 def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path | None) -> None:
-    """Turn an implicit (unmarked) edit into a titled, marked Omni-new block.
+    """Turn an implicit edit (code changed outside markers) into a titled, marked Omni-new block.
 
     The patch gets marker lines around its code, the title, and a block id; the next
     sync writes the markers into the runner, and the catalog lists it as a block.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -11,17 +12,20 @@ import click
 from omni_port import api, report
 from omni_port.cli import (
     Options,
+    generated_option,
     handle_errors,
     json_option,
+    one_payload,
     patches_option,
     summary,
     v2,
     write_options,
 )
 from omni_port.cli.files import write_files
-from omni_port.cli.output import emit
+from omni_port.cli.output import emit, in_directory
 from omni_port.errors import BadInput
 from omni_port.model import Code, Placement, Report
+from omni_port.patches import lockfile
 from omni_port.patches.store import Changes
 from omni_port.report import shown
 
@@ -30,14 +34,11 @@ from omni_port.report import shown
 @patches_option("Patches directory (default: `patches` in [tool.omni-port]).")
 @click.option(
     "--upstream",
-    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, PATH@REV "
-    "(a tag or commit of a local clone), or 'installed'.",
+    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, PATH@REV (a tag "
+    "or commit of a local clone), or 'installed' (default: the last sync's, from the lock, "
+    "until the configured `upstream` changes).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory (default: `generated`).",
-)
+@generated_option("Output directory (default: `generated`).")
 @json_option
 @click.option(
     "--upstream-class",
@@ -67,7 +68,7 @@ def sync_command(
     options: Options,
     patches_dir: Path | None,
     upstream: str | None,
-    out: Path | None,
+    generated: Path | None,
     json_path: Path | None,
     upstream_class: str | None,
     history_mode: str | None,
@@ -80,22 +81,33 @@ def sync_command(
     Every block is either placed where its anchor says, or reported as a conflict with its
     best candidates and left commented out at the best one (exit 1). Blocks of --transplant
     inputs join the copies of the same class and method first, after the copy's own blocks.
+    Without --upstream, the upstream of the last sync (recorded in the lock) is kept until
+    the configuration names another one.
     """
+    one_payload(json_path, diff)
     config = options.config
     directory = patches_dir or config.path(config.patches)
-    target = out or config.path(config.generated)
-    upstream_text = upstream or config.upstream
+    target = generated or config.path(config.generated)
     loaded = api.load_upstream(
-        upstream_text, options.settings, upstream_class or config.upstream_class
+        upstream or sticky_upstream(options, target),
+        options.settings,
+        upstream_class or config.upstream_class,
     )
     patch_set, _ = api.read_patches(directory)
     mode = history_mode or config.history
     loaded, history_notes = api.with_history(loaded, options.settings, patch_set, mode=mode)
-    command = (
-        f"omni-port sync --patches {shown(directory)} --upstream {loaded.label} "
-        f"--out {shown(target)}" + "".join(f" --transplant {shown(d)}" for d in transplant_dirs)
+    # Headers and the lock name inputs relative to the repository root, never the cwd.
+    loaded = replace(
+        loaded,
+        label=config.recorded_spec(loaded.label),
+        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in loaded.history),
     )
-    labels = [shown(d) for d in transplant_dirs]
+    labels = [config.recorded_path(d) for d in transplant_dirs]
+    command = (
+        f"omni-port sync --patches {config.recorded_path(directory)} --upstream {loaded.label} "
+        f"--generated {config.recorded_path(target)}"
+        + "".join(f" --transplant {label}" for label in labels)
+    )
     catalog = config.path(config.catalog) if config.catalog else None
     patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels, catalog)
     placements = synced.placements
@@ -105,8 +117,9 @@ def sync_command(
     if uncompiled:
         raise BadInput(uncompiled)
     result = synced.result
-    changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
-    findings = (*history_notes, *synced.findings, *would)
+    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
+    changes, would = write_files(target, files, api.previous_outputs(target), check, diff)
+    findings = (*history_notes, *in_directory(synced.findings, target, files), *would)
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))
@@ -115,6 +128,21 @@ def sync_command(
     summary(options, _syncsummary(counts, changes, check, target))
     # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
     return v2.combined(outcome, v2.sync_configured(options, check, diff))
+
+
+def sticky_upstream(options: Options, generated: Path) -> str:
+    """The upstream to take when none is given (``lockfile.default_upstream``), as this
+    working directory reads it; says so when it is not the configured one."""
+    config = options.config
+    configured = config.recorded_spec(config.upstream)
+    chosen = lockfile.default_upstream(lockfile.read_or_none(generated), configured)
+    if chosen != configured:
+        summary(
+            options,
+            f"upstream {chosen}: the last sync's ({shown(generated / lockfile.LOCK_NAME)}); "
+            f"the configuration names {configured} (pass --upstream to change)",
+        )
+    return config.given_spec(chosen)
 
 
 def _transplant_counts(merged: api.Merged, placements: Sequence[Placement]) -> dict[str, int]:

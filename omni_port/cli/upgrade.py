@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import click
 from omni_port import api
 from omni_port.cli import (
     Options,
+    generated_option,
     handle_errors,
     json_option,
     patches_option,
@@ -18,9 +19,9 @@ from omni_port.cli import (
 )
 from omni_port.cli.bases import detect_base
 from omni_port.cli.files import save_patches, write_files
-from omni_port.cli.output import emit
+from omni_port.cli.output import emit, in_directory
 from omni_port.model import Report
-from omni_port.report import shown
+from omni_port.patches import lockfile
 from omni_port.sources.textio import encode, write_atomic
 from omni_port.sync import upgrade
 
@@ -33,7 +34,7 @@ class UpgradeFlags:
     target: str
     base: str | None
     patches_dir: Path | None
-    out: Path | None
+    generated: Path | None
     summary_path: Path
     json_path: Path | None
     candidates: str | None
@@ -52,11 +53,7 @@ class UpgradeFlags:
     help="Upstream the runners were ported from (default: `base`; `detect` ranks releases).",
 )
 @patches_option("Patches directory to write (default: `patches`).")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory (default: `generated`).",
-)
+@generated_option("Output directory (default: `generated`).")
 @click.option(
     "--summary",
     "summary_path",
@@ -82,10 +79,16 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     or removed, and new upstream methods. Exit 1 when anything needs a maintainer.
     """
     flags = UpgradeFlags(**given)
+    if (
+        str(flags.summary_path) == "-"
+        and flags.json_path is not None
+        and str(flags.json_path) == "-"
+    ):
+        raise click.UsageError("--summary - and --json - cannot both take stdout")
     sources, target, base, candidates = flags.sources, flags.target, flags.base, flags.candidates
-    patches_dir, out, summary_path, json_path = (
+    patches_dir, generated, summary_path, json_path = (
         flags.patches_dir,
-        flags.out,
+        flags.generated,
         flags.summary_path,
         flags.json_path,
     )
@@ -102,27 +105,42 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     old = api.load_upstream(base_text, settings)
     ext_options = api.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
     patch_set, extract_findings = api.extract(located, old, ext_options)
+    patch_set = api.recorded_sources(patch_set, located, old, config)
     patch_dir = patches_dir or config.path(config.patches)
     # Titles and recorded resolutions of the previous patches survive the re-extraction.
     patch_set = api.carry_edits(patch_set, patch_dir)
     save_patches(patch_dir, patch_set)
     new = api.load_upstream(target, settings, config.upstream_class)
     new, history_notes = api.with_history(new, settings, patch_set, mode=config.history)
-    out_dir = out or config.path(config.generated)
+    # Outputs name inputs relative to the repository root, never the working directory.
+    old = replace(old, label=config.recorded_spec(old.label))
+    new = replace(
+        new,
+        label=config.recorded_spec(new.label),
+        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in new.history),
+    )
+    out_dir = generated or config.path(config.generated)
     command = (
-        f"omni-port sync --patches {shown(patch_dir)} --upstream {new.label} --out {shown(out_dir)}"
+        f"omni-port sync --patches {config.recorded_path(patch_dir)} --upstream {new.label} "
+        f"--generated {config.recorded_path(out_dir)}"
     )
     catalog = config.path(config.catalog) if config.catalog else None
     locations = api.catalog_locations(patch_set, catalog)
     result = api.sync_patches(patch_set, new, command, locations=locations).result
-    write_files(out_dir, result.files, api.previous_outputs(out_dir))
+    # The lock keeps the target: a plain `sync` or `resolve` afterwards defaults to it.
+    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
+    write_files(out_dir, files, api.previous_outputs(out_dir))
     source_text = located[0].label if located else config.source
     context = api.verification_context(settings, patch_set, new, target, source_text)
     findings = [
         *history_notes,
         *extract_findings,
-        *result.findings,
-        *api.verify_files(result.files, result.placements, patch_set, context),
+        *in_directory(result.findings, out_dir, result.files),
+        *in_directory(
+            api.verify_files(result.files, result.placements, patch_set, context),
+            out_dir,
+            result.files,
+        ),
     ]
     document = upgrade.summary(
         upgrade.Upgrade(
@@ -141,7 +159,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     else:
         write_atomic(summary_path, encode(document))
     outcome = Report(result.placements, tuple(findings), result.counts)
-    emit(outcome, json_path)
+    emit(outcome, json_path, diff=str(summary_path) == "-")
     counts = result.counts
     placed = counts["placed"] + counts["implicit_placed"]
     conflicts = counts["conflict"] + counts["implicit_conflict"]

@@ -16,6 +16,7 @@ from omni_port.cli import (
     F,
     Options,
     finding_counts,
+    generated_option,
     handle_errors,
     json_option,
     summary,
@@ -194,11 +195,7 @@ def _json_report(
     help="Reviewed methods whose NPU override omni's replacement shadows: "
     "'module.py:Class.method  reason' (default: `v2-allow`).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory (default: `v2-generated`, generated/v2).",
-)
+@generated_option("Output directory (default: `v2-generated`, generated/v2).")
 @json_option
 @write_options("the output")
 @click.pass_obj
@@ -210,7 +207,7 @@ def v2_sync_command(
     vllm_base: str | None,
     vllm: tuple[str, ...],
     allow: Path | None,
-    out: Path | None,
+    generated: Path | None,
     json_path: Path | None,
     check: bool,
     diff: bool,
@@ -226,7 +223,7 @@ def v2_sync_command(
     """
     allowed = str(allow) if allow is not None else None
     sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
-    target = out or options.config.path(options.config.v2_generated)
+    target = generated or options.config.path(options.config.v2_generated)
     return sync_tree(options, sources, target, check, diff, json_path)
 
 

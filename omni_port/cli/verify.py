@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import api
+from omni_port import api, report
 from omni_port.cli import (
     Options,
     finding_counts,
@@ -15,10 +15,14 @@ from omni_port.cli import (
     json_option,
     patches_option,
     summary,
+    unresolved,
     v2,
 )
-from omni_port.cli.output import emit
-from omni_port.model import Report
+from omni_port.cli.output import emit, in_directory
+from omni_port.model import Finding, Report, Severity
+from omni_port.patches import lockfile
+from omni_port.report import shown
+from omni_port.sources.textio import sha256, write_atomic
 
 
 @click.command("verify")
@@ -58,20 +62,44 @@ def verify_command(
     out = generated or config.path(config.generated)
     directory = patches_dir or config.path(config.patches)
     verified = api.verify(out, directory, options.settings, vllm_text)
+    # Findings name the generated files as paths an editor opens, not bare module names.
+    findings = in_directory(verified.findings, out, verified.modules)
     # The configured V2 tree is part of the workspace `verify` proves by default.
     also = v2.verify_configured(options) if generated is None else None
     if also is not None:
+        v2_out = config.path(config.v2_generated)
+        findings = (*findings, *in_directory(also.findings, v2_out, also.modules))
         verified = replace(
             verified,
             modules=(*verified.modules, *also.modules),
             placements=(*verified.placements, *also.placements),
-            findings=(*verified.findings, *also.findings),
+            findings=findings,
         )
-    findings = verified.findings
     outcome = Report(verified.placements, findings, finding_counts(findings))
     emit(outcome, json_path)
-    problems = sum(1 for f in findings if f.severity.value == "error")
+    # The runtime switch reads this verdict: it runs only runners verify passed.
+    _record_verdict(out, [f for f in findings if _in_tree(f, out)])
+    if also is not None:
+        v2_out = config.path(config.v2_generated)
+        _record_verdict(v2_out, [f for f in findings if _in_tree(f, v2_out)])
+    problems = sum(1 for f in findings if f.severity is Severity.ERROR)
     notes = len(findings) - problems
     modules = len(verified.modules)
     summary(options, f"verify: {modules} modules, {problems} problems, {notes} notes")
+    summary(options, unresolved.verdict(findings))
+    for line in unresolved.next_steps(options, out, directory, findings):
+        summary(options, line)
     return outcome
+
+
+def _in_tree(finding: Finding, directory: Path) -> bool:
+    return finding.path.startswith(shown(directory) + "/")
+
+
+def _record_verdict(directory: Path, findings: list[Finding]) -> None:
+    lock = directory / lockfile.LOCK_NAME
+    if not lock.is_file():
+        return
+    problems = tuple(report.text_line(f) for f in findings if f.severity is Severity.ERROR)
+    verdict = lockfile.Verdict(sha256(lock.read_bytes()), problems)
+    write_atomic(directory / lockfile.VERDICT_NAME, lockfile.render_verdict(verdict).encode())

@@ -146,7 +146,7 @@ def _header_block(
     )
     end = header_end(stmt)
     code = reindent(ctx.marked.tree.text(stmt.start, end), suite.indent or "", "")
-    title = "Unmarked edit of a header: " + shorten(stmt.key, 72)
+    title = "Implicit edit of a header: " + shorten(stmt.key, 72)
     return Block(
         "",
         owner,
@@ -169,7 +169,7 @@ def _signature_block(
     end = header_end(member)
     code = reindent(ctx.marked.tree.text(member.start, end), indent, "")
     anchor = Anchor((), (), (), (base.key,), Edge.ONLY)
-    title = "Unmarked edit of the signature: " + shorten(member.key, 72)
+    title = "Implicit edit of the signature: " + shorten(member.key, 72)
     return Block(
         "",
         owner,
@@ -460,13 +460,13 @@ def block_title(tree: Tree, region: Region | None) -> str:
 
 def _implicit_title(segment: _Segment) -> str:
     return (
-        "Unmarked edit: " + shorten(segment.stmts[0].key, 72) if segment.stmts else "Unmarked edit"
+        "Implicit edit: " + shorten(segment.stmts[0].key, 72) if segment.stmts else "Implicit edit"
     )
 
 
 def _deletion_title(stmt: Stmt | None) -> str:
     return (
-        "Unmarked deletion: " + shorten(stmt.key, 72) if stmt is not None else "Unmarked deletion"
+        "Implicit deletion: " + shorten(stmt.key, 72) if stmt is not None else "Implicit deletion"
     )
 
 

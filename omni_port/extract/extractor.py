@@ -71,12 +71,17 @@ def extract_module(
 ) -> Extraction:
     """Extract the pieces of one runner module.
 
-    Raises BadInput for a syntax error, or for malformed markers unless ``lenient``.
+    Raises BadInput for a syntax error, for a module that defines no class (an empty file
+    is no runner: OP004), or for malformed markers unless ``lenient``.
     """
     tree = parse(source.text, source.path)
     found = scan(tree)
     if found.findings and not options.lenient:
         raise BadInput(found.findings)
+    if not any(stmt.kind == "ClassDef" for stmt in tree.body.stmts):
+        what = "is empty" if not source.text.strip() else "defines no class"
+        message = f"not a runner module: it {what} (a runner defines the runner classes)"
+        raise BadInput.at(Code.OP004, source.path, 1, message)
     ctx = _Context(MarkedTree(tree, found.regions), name.removesuffix(".py"), base, options)
     pieces = tuple(_module_pieces(ctx))
     module = ModulePatches(
@@ -118,7 +123,7 @@ def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
     return Finding(
         Code.OP901,
         path,
-        0,
+        1,
         "no --base given: members with statement-level markers are treated as upstream "
         "copies, and omni edits outside markers in them are not carried",
         severity=Severity.NOTE,

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, ModulePatches, PatchSet, Piece, Resolution
+from omni_port.model import (
+    Anchor,
+    Block,
+    BlockKind,
+    Chunk,
+    Code,
+    ModulePatches,
+    PatchSet,
+    Piece,
+    Resolution,
+)
 
 #: The marker lines an adopted edit is wrapped in (the runners' most common style).
 MARKER = "#  " + "-" * 38 + " Omni-new " + "-" * 49
@@ -53,6 +64,142 @@ def adopt(patches: PatchSet, block_id: str, title: str) -> tuple[PatchSet, str]:
     return _replace_piece(patches, block, adopted), new_id
 
 
+def carried(new: PatchSet, old: PatchSet) -> PatchSet:
+    """``new`` (a re-extraction) with the titles, recorded resolutions and adoptions of
+    ``old`` (the patches a maintainer edited).
+
+    A block is the same edit as an old one when its class, method, kind, replaced
+    statements and code are: its id may have moved (ids count the edits of a method, and
+    one before it may have gone). Failing that, the old block with its id is, when only
+    the code differs (the runner's code of that edit changed). A recorded resolution
+    names a place in the upstream, so it stays valid however the runner changed around
+    the edit; sync checks that it still holds there. Other pieces are the same when their
+    id is.
+    """
+    new = readopted(new, old)
+    by_id = {piece.id: piece for module in old.modules for piece in module.pieces}
+    keys = [_edit_key(p) for m in old.modules for p in m.pieces if isinstance(p, Block)]
+    unique = {key for key in keys if keys.count(key) == 1}
+    by_edit = {
+        _edit_key(p): p
+        for m in old.modules
+        for p in m.pieces
+        if isinstance(p, Block) and _edit_key(p) in unique
+    }
+    modules = []
+    for module in new.modules:
+        pieces = tuple(_carry(piece, _previous(piece, by_id, by_edit)) for piece in module.pieces)
+        modules.append(replace(module, pieces=tuple(pieces)))
+    return PatchSet(tuple(modules))
+
+
+def _edit_key(block: Block) -> tuple[object, ...]:
+    """What makes an edit the same one: its method, kind, the upstream statements it
+    replaced and its own code (not its neighbours: omni edits around it may change)."""
+    return (*_place_key(block), block.code)
+
+
+def _place_key(block: Block) -> tuple[object, ...]:
+    return (block.owner, block.member, block.kind, block.anchor.replaced)
+
+
+def _previous(
+    piece: Piece, by_id: Mapping[str, Piece], by_edit: Mapping[tuple[object, ...], Block]
+) -> Piece | None:
+    """The old piece ``piece`` is: for a block, the one with its code (wherever its id
+    went), else the one with its id when only its code changed (a maintainer edited it)."""
+    old = by_id.get(piece.id)
+    if not isinstance(piece, Block):
+        return old if old is not None and type(old) is type(piece) else None
+    same = by_edit.get(_edit_key(piece))
+    if same is not None:
+        return same
+    if isinstance(old, Block) and _place_key(old) == _place_key(piece):
+        return old
+    return None
+
+
+def _carry(piece: Piece, old: Piece | None) -> Piece:
+    if old is None:
+        return piece
+    if isinstance(piece, Chunk | Block) and isinstance(old, Chunk | Block) and old.title:
+        piece = replace(piece, title=old.title)
+    if isinstance(piece, Block) and isinstance(old, Block) and old.anchor.resolution is not None:
+        piece = replace(piece, anchor=old.anchor)
+    return piece
+
+
+def readopted(new: PatchSet, old: PatchSet) -> PatchSet:
+    """Adoptions survive re-extraction: an implicit edit of ``new`` that ``old`` holds as a
+    block ``adopt`` made (the same place and anchor, the same code between the marker lines
+    adopt wrote) becomes that marked block again, with its id and title.
+
+    The runners themselves never get the markers (omni-port does not edit its inputs), so
+    every extract finds the edit unmarked again; without this, ``make sync`` (which
+    extracts first) would undo every adoption.
+    """
+    modules = []
+    for module in new.modules:
+        previous = next((m for m in old.modules if m.name == module.name), None)
+        adopted = [_adopted_from(p) for p in previous.pieces] if previous is not None else []
+        forms = [pair for pair in adopted if pair is not None]
+        taken = {p.id for p in module.pieces}
+        pieces = []
+        for piece in module.pieces:
+            match = _adoption_of(piece, forms)
+            if match is not None and isinstance(piece, Block):
+                block_id = match.id if match.id not in taken else _free_id(match.id, taken)
+                taken.add(block_id)
+                piece = replace(
+                    match, id=block_id, origin=piece.origin, anchor=_kept_anchor(piece, match)
+                )
+            pieces.append(piece)
+        modules.append(replace(module, pieces=tuple(pieces)))
+    return PatchSet(tuple(modules))
+
+
+def _adopted_from(piece: Piece) -> tuple[Block, str] | None:
+    """(the block, the implicit edit's code) when ``piece`` is a block ``adopt`` made."""
+    if not isinstance(piece, Block) or not piece.marked:
+        return None
+    lines = piece.code.split("\n")
+    marks = [i for i, line in enumerate(lines) if line == MARKER]
+    if len(marks) != 2:
+        return None
+    inner = [line for i, line in enumerate(lines) if i not in marks]
+    return piece, "\n".join(inner)
+
+
+def _adoption_of(piece: Piece, forms: list[tuple[Block, str]]) -> Block | None:
+    if not isinstance(piece, Block) or piece.marked:
+        return None
+    for block, code in forms:
+        same_place = (block.owner, block.member, block.kind) == (
+            piece.owner,
+            piece.member,
+            piece.kind,
+        )
+        same_anchor = replace(block.anchor, resolution=None) == replace(
+            piece.anchor, resolution=None
+        )
+        if same_place and same_anchor and code == piece.code:
+            return block
+    return None
+
+
+def _kept_anchor(piece: Block, adopted: Block) -> Anchor:
+    """The new anchor, with the resolution recorded on the adopted block."""
+    return replace(piece.anchor, resolution=adopted.anchor.resolution)
+
+
+def _free_id(block_id: str, taken: set[str]) -> str:
+    prefix = re.sub(r"\.block-\d+$", "", block_id)
+    number = 1
+    while f"{prefix}.block-{number:02d}" in taken:
+        number += 1
+    return f"{prefix}.block-{number:02d}"
+
+
 def _wrapped(code: str) -> str:
     """The code between marker lines, keeping the blank lines around it outside them."""
     lines = code.split("\n")
@@ -64,11 +211,24 @@ def _wrapped(code: str) -> str:
 
 def _next_block_id(module: ModulePatches, block: Block) -> str:
     prefix = re.sub(r"\.edit-\d+$", "", block.id)
-    taken = {p.id for p in module.pieces}
-    number = 1
-    while f"{prefix}.block-{number:02d}" in taken:
-        number += 1
-    return f"{prefix}.block-{number:02d}"
+    return _free_id(f"{prefix}.block-01", {p.id for p in module.pieces})
+
+
+def relocated(patches: PatchSet, paths: Mapping[str, str]) -> PatchSet:
+    """The patch set with its source paths (each module's source and base, each piece's
+    origin) renamed as ``paths`` maps them; paths it does not name are kept."""
+    modules = []
+    for module in patches.modules:
+        pieces = tuple(_moved(piece, paths) for piece in module.pieces)
+        source = paths.get(module.source, module.source)
+        base = paths.get(module.base, module.base)
+        modules.append(replace(module, source=source, base=base, pieces=pieces))
+    return PatchSet(tuple(modules))
+
+
+def _moved(piece: Piece, paths: Mapping[str, str]) -> Piece:
+    path = paths.get(piece.origin.path)
+    return piece if path is None else replace(piece, origin=replace(piece.origin, path=path))
 
 
 def _replace_piece(patches: PatchSet, old: Piece, new: Piece) -> PatchSet:

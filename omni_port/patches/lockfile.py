@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Placement, Rule, Status, piece_kind
@@ -46,6 +47,28 @@ class Lock:
     sources: tuple[Source, ...] = ()
     #: (label, sha256 of the text) of the upstream history releases sync read, oldest first.
     history: tuple[tuple[str, str], ...] = ()
+    #: The configuration's ``upstream`` when the sync ran ("" in older locks): while the
+    #: configuration still names it, the lock's own upstream is the default one.
+    configured: str = ""
+
+    @property
+    def conflicts(self) -> tuple[dict[str, object], ...]:
+        """The placements that are conflicts."""
+        return tuple(row for row in self.placements if row.get("status") == Status.CONFLICT)
+
+
+def default_upstream(lock: Lock | None, configured: str) -> str:
+    """The upstream a sync (or resolve) takes when none is given: the last sync's, as long
+    as the configuration still names what it named then; else the configuration's.
+
+    So an upgrade target sticks (``upgrade --to X`` writes a lock with X) until the
+    configuration's ``upstream`` is edited. An older lock without its ``configured`` value
+    counts as made with the configuration's upstream.
+    """
+    if lock is None or not lock.upstream:
+        return configured
+    recorded = lock.configured or lock.upstream
+    return lock.upstream if recorded == configured else configured
 
 
 def patches_digest(files: Mapping[str, str]) -> str:
@@ -57,8 +80,11 @@ def patches_digest(files: Mapping[str, str]) -> str:
 
 
 def render(lock: Lock) -> str:
+    upstream = {"label": lock.upstream, "sha256": lock.upstream_sha256}
+    if lock.configured:
+        upstream["configured"] = lock.configured
     inputs: dict[str, object] = {
-        "upstream": {"label": lock.upstream, "sha256": lock.upstream_sha256},
+        "upstream": upstream,
         "patches": {"sha256": lock.patches_sha256},
     }
     if lock.transplants:
@@ -108,6 +134,56 @@ def make(
     )
 
 
+def with_configured(text: str, configured: str) -> str:
+    """A rendered lock with the configuration's upstream recorded (see ``Lock.configured``;
+    recorded only when it is not the lock's own upstream)."""
+    lock = parse(text, LOCK_NAME)
+    return render(replace(lock, configured=configured if configured != lock.upstream else ""))
+
+
+def configured_files(files: Mapping[str, bytes], configured: str) -> dict[str, bytes]:
+    """A sync's output files with ``configured`` recorded in their lock (``with_configured``)."""
+    text = with_configured(files[LOCK_NAME].decode("utf-8"), configured)
+    return {**files, LOCK_NAME: text.encode("utf-8")}
+
+
+#: The verdict ``omni-port verify`` leaves beside the lock, which the runtime switch reads.
+VERDICT_NAME = "omni-port.verified"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the last ``omni-port verify`` of a tree found, bound to the lock it verified."""
+
+    #: sha256 of the lock file's bytes: a later sync makes the verdict stale.
+    lock_sha256: str
+    #: The problems (errors) found, as diagnostic lines; empty when the tree passed.
+    problems: tuple[str, ...]
+
+
+def render_verdict(verdict: Verdict) -> str:
+    document = {"lock-sha256": verdict.lock_sha256, "problems": list(verdict.problems)}
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def read_verdict(directory: Path) -> Verdict | None:
+    """The verdict beside a lock; None when there is none or it cannot be read."""
+    try:
+        data = json.loads((directory / VERDICT_NAME).read_text(encoding="utf-8"))
+        return Verdict(str(data["lock-sha256"]), tuple(str(p) for p in data["problems"]))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_or_none(directory: Path) -> Lock | None:
+    """The lock of a generated directory; None when there is none or it cannot be read."""
+    path = directory / LOCK_NAME
+    try:
+        return parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, BadInput):
+        return None
+
+
 def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
@@ -134,6 +210,7 @@ def parse(text: str, path: str) -> Lock:
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
             history=tuple((str(t["label"]), str(t["sha256"])) for t in inputs.get("history", ())),
+            configured=str(inputs["upstream"].get("configured", "")),
             layout=Layout(str(data.get("layout", Layout.V1.value))),
             sources=tuple(
                 Source(str(s["role"]), str(s["label"]), str(s["sha256"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from omni_port.errors import BadInput
 from omni_port.model import Code, PatchSet, Piece
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.sources.textio import decode, read_source, safe_relative, write_tree
+from omni_port.sources.textio import decode, output_mode, read_source, safe_relative, write_tree
 
 
 def read_patch_set(directory: Path) -> PatchSet:
@@ -58,11 +59,15 @@ class Changes:
 
 
 def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]) -> Changes:
-    """Compare ``files`` with ``root``; candidates that exist but are not in ``files`` are stale."""
+    """Compare ``files`` with ``root``; candidates that exist but are not in ``files`` are stale.
+
+    A file with the right bytes but not the mode writes give (``textio.output_mode``) is
+    changed: rewriting it makes it readable as the umask allows.
+    """
     changed, unchanged = [], []
     for rel, data in sorted(files.items()):
         target = root / rel
-        if target.is_file() and target.read_bytes() == data:
+        if _current(target, data):
             unchanged.append(rel)
         else:
             changed.append(rel)
@@ -75,6 +80,17 @@ def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]
         }
     )
     return Changes(tuple(changed), tuple(stale), tuple(unchanged))
+
+
+def _current(target: Path, data: bytes) -> bool:
+    """Whether ``target`` is a file holding ``data`` with the mode a write would give it."""
+    try:
+        info = target.stat()
+        if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != output_mode():
+            return False
+        return target.read_bytes() == data
+    except OSError:
+        return False
 
 
 def existing(root: Path, pattern: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,38 @@ class Config:
         """A configured path, relative to the configuration file."""
         candidate = Path(value)
         return candidate if candidate.is_absolute() else Path(self.root) / candidate
+
+    # Outputs (headers, the lock, patch files, the catalog) record paths relative to the
+    # configuration's folder, the repository root: their bytes must not depend on the
+    # working directory a command ran in.
+
+    def recorded_path(self, path: str | Path) -> str:
+        """A path as outputs record it: relative to the root (POSIX), absolute outside it."""
+        absolute = Path(os.path.abspath(path))
+        try:
+            return absolute.relative_to(os.path.abspath(self.root)).as_posix() or "."
+        except ValueError:
+            return absolute.as_posix()
+
+    def recorded_spec(self, text: str) -> str:
+        """A source spec as outputs record it: a path as ``recorded_path``, else as is."""
+        git = _git_spec(text)
+        if git is not None:
+            return f"{self.recorded_path(git[0])}@{git[1]}"
+        return self.recorded_path(text) if _is_path_spec(text) else text
+
+    def given_spec(self, recorded: str) -> str:
+        """A recorded spec (from a lock or patch file) as this working directory reads it;
+        the label of an installed package (``vllm-ascend==0.23.0 (installed)``) reads as
+        ``installed``."""
+        if recorded.endswith(INSTALLED_SUFFIX):
+            return "installed"
+        return _relative_spec(recorded, Path(self.root))
+
+    def recorded_paths(self, paths: Iterable[str]) -> dict[str, str]:
+        """Each of ``paths`` that names an existing file or folder, as given -> as recorded
+        (release labels such as ``vllm-omni==0.24.0/...`` name none and are left out)."""
+        return {path: self.recorded_path(path) for path in paths if path and Path(path).exists()}
 
 
 _KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "root"}
@@ -115,13 +148,34 @@ def load(path: Path | None) -> Config:
 _SPEC_KEYS = ("source", "base", "upstream", "v2_source", "v2_upstream", "v2_vllm_base")
 
 
-def _relative_spec(value: str, root: Path) -> str:
-    """A path spec made relative to the configuration file, shown from the working directory."""
+#: How the label of an installed package ends (``Located.label``).
+INSTALLED_SUFFIX = " (installed)"
+
+
+def _is_path_spec(text: str) -> bool:
     from omni_port.sources.upstream import SpecKind, parse_spec
 
-    spec = parse_spec(value, "") if value else None
-    if spec is not None and spec.kind is SpecKind.GIT and not Path(spec.path).is_absolute():
-        return f"{os.path.relpath(root / spec.path)}@{spec.rev}"
-    if spec is None or spec.kind is not SpecKind.PATH or Path(value).is_absolute():
+    if not text or text.endswith(INSTALLED_SUFFIX):
+        return False
+    return parse_spec(text, "").kind is SpecKind.PATH
+
+
+def _git_spec(text: str) -> tuple[str, str] | None:
+    """(path, rev) of a ``PATH@REV`` spec, else None."""
+    from omni_port.sources.upstream import SpecKind, parse_spec
+
+    if not text or text.endswith(INSTALLED_SUFFIX):
+        return None
+    spec = parse_spec(text, "")
+    return (spec.path, spec.rev) if spec.kind is SpecKind.GIT else None
+
+
+def _relative_spec(value: str, root: Path) -> str:
+    """A path spec made relative to the configuration file, shown from the working directory
+    (for ``PATH@REV``, its path)."""
+    git = _git_spec(value)
+    if git is not None and not Path(git[0]).is_absolute():
+        return f"{os.path.relpath(root / git[0])}@{git[1]}"
+    if not _is_path_spec(value) or Path(value).is_absolute():
         return value
     return os.path.relpath(root / value)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -73,19 +74,53 @@ def sha256(data: bytes) -> str:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file so that readers see the old or the new content, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_beside(path)
+    """Write a file so that readers see the old or the new content, never a mix.
+
+    The file gets the mode ``open()`` gives a new file under the umask (``output_mode``),
+    also when it replaces one: outputs an earlier version wrote 0600 become readable to the
+    accounts the umask allows. Raises BadInput (OP006) when it cannot be written (read-only
+    location, full disk): the old file is left as it was.
+    """
+    _through_temp(path, lambda handle: handle.write(data))
+
+
+def copy_atomic(source: Path, path: Path) -> None:
+    """Copy a (possibly large) file the way ``write_atomic`` writes one: through a
+    temporary file of its own beside the target, so concurrent copies never collide."""
+    import shutil
+
+    def fill(handle: BinaryIO) -> None:
+        with source.open("rb") as original:
+            shutil.copyfileobj(original, handle)
+
+    _through_temp(path, fill)
+
+
+def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Fill a new temporary file beside ``path``, sync it, rename it onto ``path``."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temp_beside(path)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise unwritable(path, exc) from exc
         raise
+
+
+def unwritable(path: Path, error: OSError) -> BadInput:
+    """The one-line error (OP006) for a file that cannot be written."""
+    reason = error.strerror or str(error)
+    return BadInput.at(Code.OP006, str(path), 0, f"cannot write: {reason}")
 
 
 def safe_relative(rel: str) -> bool:
@@ -118,13 +153,15 @@ def write_tree(
     rename succeeded.
 
     Raises ValueError, writing nothing, for a path that is not a plain relative path below
-    ``root``: callers must never build one.
+    ``root``: callers must never build one. Raises BadInput (OP006) for an OS error
+    (read-only location, full disk), after the clean-up above.
     """
     unsafe = [rel for rel in (*files, *remove) if not safe_relative(rel)]
     if unsafe:
         raise ValueError(f"refusing to write outside {root}: {unsafe[0]!r}")
     order = sorted(files, key=lambda rel: (rel in last, rel))
     staged: list[tuple[str, Path]] = []
+    target = root
     try:
         for rel in order:
             target = root / rel
@@ -136,10 +173,12 @@ def write_tree(
                 handle.flush()
                 os.fsync(handle.fileno())
         _rename_all(staged)
-    except BaseException:
+    except BaseException as exc:
         for tmp, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise unwritable(target, exc) from exc
         raise
     for rel in remove:
         with contextlib.suppress(FileNotFoundError):
@@ -149,19 +188,28 @@ def write_tree(
 def _rename_all(staged: list[tuple[str, Path]]) -> None:
     """Rename every staged file onto its target; on failure, restore the targets done so far."""
     done: list[tuple[Path, bytes | None]] = []
+    target = Path()
     try:
         for tmp, target in staged:
             old = target.read_bytes() if target.is_file() else None
             os.replace(tmp, target)
             done.append((target, old))
-    except BaseException:
-        for target, old in reversed(done):
+    except BaseException as exc:
+        for renamed, old in reversed(done):
             with contextlib.suppress(OSError):
                 if old is None:
-                    target.unlink()
+                    renamed.unlink()
                 else:
-                    write_atomic(target, old)
+                    _put_back(renamed, old)
+        if isinstance(exc, OSError):
+            raise unwritable(target, exc) from exc
         raise
+
+
+def _put_back(target: Path, data: bytes) -> None:
+    """Restore a file's previous bytes (best effort: the caller is already failing)."""
+    with contextlib.suppress(BadInput):
+        write_atomic(target, data)
 
 
 def _temp_beside(path: Path) -> tuple[int, str]:
@@ -170,4 +218,20 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     # `check` on unchanged inputs, which writes nothing, should not pay.
     import tempfile
 
-    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    mode = output_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes the file 0600 whatever the umask: others could not read the outputs.
+        os.fchmod(fd, mode)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
+def output_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask

@@ -17,6 +17,7 @@ import pickle
 import sys
 from pathlib import Path
 
+from omni_port.errors import BadInput
 from omni_port.pyast import parser
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, write_atomic
@@ -48,7 +49,7 @@ def parsed(source: SourceText, cache: Path | None) -> Tree:
     if tree is None:
         tree = parser.parse(source.text, source.path)
         # A read-only cache costs the next run a parse, nothing else.
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(BadInput):
             write_atomic(entry, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
     return tree
 

@@ -14,14 +14,21 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.sources.textio import SourceText, decode, read_source, write_atomic
+from omni_port.sources.textio import (
+    SourceText,
+    copy_atomic,
+    decode,
+    read_source,
+    sha256,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from omni_port.pyast.syntax import Tree
@@ -196,15 +203,46 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
 
 
 def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | None) -> bytes:
-    """A wheel member, kept beside the wheel once read (reopening a wheel costs ~20 ms)."""
+    """A wheel member, kept beside the wheel once read (reopening a wheel costs ~20 ms).
+
+    The kept copy is checked against the sha256 recorded when it was kept: a truncated or
+    edited copy is read again from the wheel, never blamed on upstream nor used silently.
+    """
     if not _safe_member(member):
         raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
     kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
-    if kept.is_file():
-        return kept.read_bytes()
+    data = kept_member(kept)
+    if data is not None:
+        return data
+    if kept.is_file() and progress is not None:
+        recorded = kept.with_name(kept.name + DIGEST_SUFFIX).is_file()
+        why = "does not match its recorded sha256" if recorded else "has no recorded sha256"
+        progress(f"the cached copy of {spec.label}/{member} {why}: reading it from the wheel")
     data = read_member(fetch_wheel(spec.dist, spec.version, cache, progress), member)
-    write_atomic(kept, data)
+    keep_member(kept, data)
     return data
+
+
+#: Suffix of the file recording the sha256 of a kept wheel member.
+DIGEST_SUFFIX = ".sha256"
+
+
+def kept_member(kept: Path) -> bytes | None:
+    """The bytes of a member kept in the cache, or None when it is missing or does not
+    match the sha256 recorded beside it (truncated, edited, or kept before digests were)."""
+    try:
+        data = kept.read_bytes()
+        recorded = kept.with_name(kept.name + DIGEST_SUFFIX).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return data if sha256(data) == recorded else None
+
+
+def keep_member(kept: Path, data: bytes) -> None:
+    """Keep a member in the cache with its sha256 (the digest goes last: a run killed in
+    between leaves a member without a matching digest, which is read again)."""
+    write_atomic(kept, data)
+    write_atomic(kept.with_name(kept.name + DIGEST_SUFFIX), (sha256(data) + "\n").encode())
 
 
 def _from_path(spec: Spec, member: str) -> Located:
@@ -247,44 +285,67 @@ def _from_installed(spec: Spec, member: str) -> Located:
 
 
 def fetch_wheel(dist: str, version: str, cache: Path, progress: Progress | None = None) -> Path:
-    """The cached wheel of ``dist==version``, downloaded with pip on first use."""
+    """The cached wheel of ``dist==version``, downloaded with pip on first use.
+
+    A cached wheel that is not a whole zip archive (a truncated copy) is downloaded again.
+    Concurrent runs on a cold cache each copy through a temporary file of their own.
+    """
+    import zipfile
+
     target = cache / "wheels" / f"{dist}-{version}"
     cached = sorted(target.glob("*.whl")) if target.is_dir() else []
-    if cached:
+    if cached and zipfile.is_zipfile(cached[0]):
         return cached[0]
-    import shutil
     import tempfile
 
     if progress is not None:
-        progress(f"downloading {dist}=={version} from PyPI")
+        again = " again (the cached wheel is damaged)" if cached else ""
+        progress(f"downloading {dist}=={version} from PyPI{again}")
     with tempfile.TemporaryDirectory(prefix="omni-port-") as tmp:
         _pip_download(f"{dist}=={version}", Path(tmp), dist, version)
         wheels = sorted(Path(tmp).glob("*.whl"))
         if not wheels:
             raise BadInput.at(Code.OP003, f"{dist}=={version}", 0, "pip downloaded no wheel")
-        target.mkdir(parents=True, exist_ok=True)
         final = target / wheels[0].name
-        partial = target / (wheels[0].name + ".part")
-        shutil.copyfile(wheels[0], partial)
-        os.replace(partial, final)
+        copy_atomic(wheels[0], final)
     return final
 
 
-def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
-    import subprocess
+#: What pip prints when it cannot reach an index (its retries and urllib3's errors).
+_UNREACHABLE = re.compile(
+    r"""
+    Retrying\ \(Retry\(                       # pip's retry warnings
+    | NewConnectionError | ConnectTimeoutError   # urllib3's connection failures
+    | Failed\ to\ establish\ a\ new\ connection
+    | Temporary\ failure\ in\ name\ resolution | Name\ or\ service\ not\ known
+    | Network\ is\ unreachable | Max\ retries\ exceeded | ProxyError
+    | Could\ not\ fetch\ URL
+    """,
+    re.VERBOSE,
+)
 
-    command = [
+
+def _pip_command(dest: str, requirement: str, *extra: str) -> list[str]:
+    """``pip download`` of one wheel, no dependencies, never an sdist (nothing is built)."""
+    return [
         sys.executable,
         "-m",
         "pip",
         "download",
         "--no-deps",
         "--only-binary=:all:",
+        *extra,
         "--disable-pip-version-check",
         "--dest",
-        str(dest),
+        dest,
         requirement,
     ]
+
+
+def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
+    import subprocess
+
+    command = _pip_command(str(dest), requirement)
     output = ""
     for attempt in range(3):
         result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -292,30 +353,83 @@ def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None
             return
         output = result.stdout + result.stderr
         if "No matching distribution" in output:
-            raise BadInput.at(Code.OP003, requirement, 0, _no_wheel_message(dist, version, output))
+            listed = _listed_versions(output)
+            released = _index_versions(dist) if listed else None
+            message = _no_wheel_message(dist, version, output, released)
+            raise BadInput.at(Code.OP003, requirement, 0, message)
         time.sleep(2 * (attempt + 1))
     last = output.strip().splitlines()[-1] if output.strip() else "no output"
     raise BadInput.at(Code.OP003, requirement, 0, f"pip download failed after 3 attempts: {last}")
 
 
-def _no_wheel_message(dist: str, version: str, output: str) -> str:
+def _listed_versions(output: str) -> list[str]:
+    """The versions pip says it found (with a wheel); pip writes "none" for no version."""
     listed = re.search(r"from versions: ([^)]*)\)", output)
-    versions = [v.strip() for v in listed.group(1).split(",")] if listed else []
-    versions = [v for v in versions if v and v != "none"]
-    if not versions:
-        # pip lists "none" when the index is unreachable as when the project has no wheel.
+    found = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    return [v for v in found if v and v != "none"]
+
+
+def _index_versions(dist: str) -> list[str] | None:
+    """Every release of ``dist`` on the index, sdists included (``pip index versions``);
+    None when pip cannot say."""
+    import subprocess
+
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        "--pre",
+        "--disable-pip-version-check",
+        dist,
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    found = re.search(r"^Available versions: (.*)$", result.stdout, re.MULTILINE)
+    if result.returncode != 0 or not found:
+        return None
+    return [v.strip() for v in found.group(1).split(",") if v.strip()]
+
+
+def _no_wheel_message(
+    dist: str, version: str, output: str, released: Sequence[str] | None = None
+) -> str:
+    """Why pip found no wheel of ``dist==version``: the index could not be reached, the
+    release does not exist, or it is sdist-only. ``released`` lists every release on the
+    index, sdists included (None when unknown)."""
+    listed = _listed_versions(output)
+    if not listed:
+        if _UNREACHABLE.search(output):
+            return (
+                f"the package index could not be reached to fetch {dist}=={version} "
+                "(offline, or a proxy or index setting of pip); check the network, or pass "
+                "a source path instead"
+            )
         return (
-            f"the index lists no wheel of {dist} at all (offline, or no such project?); "
+            f"the package index lists no wheel of {dist} at all: it could not be reached "
+            "(offline?), or it has no such project; check the network and the name, or "
             "pass a source path instead"
         )
-    message = (
-        f"{dist}=={version} has no wheel on PyPI (an sdist-only release cannot be fetched "
-        "without building it)"
-    )
-    nearest = _nearest(version, versions)
+    if released is not None and not any(_same_version(version, v) for v in released):
+        message = f"{dist}=={version} does not exist on the package index"
+    elif released is None:
+        message = (
+            f"{dist}=={version} has no wheel on the package index (no such release, or an "
+            "sdist-only one, which cannot be fetched without building it)"
+        )
+    else:
+        message = (
+            f"{dist}=={version} has no wheel on the package index (an sdist-only release "
+            "cannot be fetched without building it)"
+        )
+    nearest = _nearest(version, listed)
     if nearest:
         message += f"; nearest release with a wheel: {dist}=={nearest}"
     return message + "; or pass a source path instead"
+
+
+def _same_version(a: str, b: str) -> bool:
+    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0))
 
 
 def version_key(text: str) -> tuple[tuple[int, ...], int, int]:
@@ -430,26 +544,18 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
 
 
 def wheel_versions(dist: str) -> list[str]:
-    """Every version of ``dist`` with a wheel on the index, oldest first (asks pip)."""
+    """Every version of ``dist`` with a wheel on the index, oldest first (asks pip).
+
+    Raises BadInput (OP003) when pip lists none: the index could not be reached, or it has
+    no such project.
+    """
     import subprocess
     import tempfile
 
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--pre",
-        "--disable-pip-version-check",
-        "--dest",
-        tempfile.gettempdir(),
-        f"{dist}==0.0.0.dev0",
-    ]
+    command = _pip_command(tempfile.gettempdir(), f"{dist}==0.0.0.dev0", "--pre")
     result = subprocess.run(command, capture_output=True, text=True, check=False)
-    listed = re.search(r"from versions: ([^)]*)\)", result.stdout + result.stderr)
-    if not listed:
-        raise BadInput.at(Code.OP003, dist, 0, "pip lists no versions (is the index reachable?)")
-    versions = [v.strip() for v in listed.group(1).split(",") if v.strip() and v.strip() != "none"]
+    output = result.stdout + result.stderr
+    versions = _listed_versions(output)
+    if not versions:
+        raise BadInput.at(Code.OP003, dist, 0, _no_wheel_message(dist, "0.0.0.dev0", output))
     return sorted(versions, key=version_key)

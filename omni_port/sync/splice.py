@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.model import (
     Block,
@@ -67,6 +67,10 @@ class _Assembly:
     decisions: list[tuple[str, locate.Decision, Copy]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     carried: list[Piece] = field(default_factory=list)
+    #: Decisions that are conflicts, reported once the output lines are known.
+    conflicts: list[locate.Decision] = field(default_factory=list)
+    #: Copies whose upstream method vanished, with their finding (line known at the end).
+    vanished: list[tuple[Copy, Finding]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,13 @@ def build(
     assembly.findings.extend(imports.settle(assembly.segments, module, upstream))
     text = assembly_text(assembly.segments)
     ranges = _line_ranges(assembly.segments)
+    # A conflict is reported where it sits in the output, a line an editor can open.
+    for decision in assembly.conflicts:
+        line = ranges.get(decision.block.id, (1, 1))[0]
+        assembly.findings.append(_conflict_finding(module, decision, upstream, line))
+    for copy, finding in assembly.vanished:
+        line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
+        assembly.findings.append(replace(finding, line=line))
     placements = [
         *_carried_rows(module, assembly.carried, ranges),
         *_decision_rows(module, assembly, ranges),
@@ -206,10 +217,9 @@ def _add_copy(
     for segment in _cut(upstream.tree, member, edits):
         segment.text = reindent(segment.text, upstream_indent, indent)
         assembly.segments.append(segment)
+    assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
-        if decision.conflict:
-            assembly.findings.append(_conflict_finding(module, decision, upstream))
-        elif Rule.HISTORY in decision.rules:
+        if not decision.conflict and Rule.HISTORY in decision.rules:
             assembly.findings.append(_history_finding(module, decision, upstream))
         if _breaks_location(decision, known, member):
             constraint = known.constraints[decision.block.id]
@@ -418,15 +428,14 @@ def _vanished(
     indent: str,
 ) -> None:
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
-    assembly.findings.append(
-        Finding(
-            Code.OP302,
-            module.name,
-            0,
-            f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
-            f"{len(blocks)} blocks are left commented out",
-        )
+    finding = Finding(
+        Code.OP302,
+        module.name,
+        1,
+        f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
+        f"{len(blocks)} blocks are left commented out",
     )
+    assembly.vanished.append((copy, finding))
     text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
     for block in blocks:
         decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
@@ -473,17 +482,23 @@ def _history_finding(
 
 
 def _conflict_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream, line: int
 ) -> Finding:
+    """OP301 at the conflict region's first line in the output module; the candidates are
+    upstream lines of ``upstream``, ranked as `omni-port resolve --at #K` counts them."""
     candidates = (
-        "; ".join(f"line {s.slot.line()} ({s.score:.2f})" for s in decision.candidates) or "none"
+        "; ".join(
+            f"#{n} line {s.slot.line()} ({s.score:.2f})"
+            for n, s in enumerate(decision.candidates, start=1)
+        )
+        or "none"
     )
-    line = decision.slot.line() if decision.slot is not None else 0
     return Finding(
         Code.OP301,
-        f"{upstream.label}",
+        module.name,
         line,
-        f"{module.name}: block {decision.block.id}: {decision.reason}; candidates: {candidates}",
+        f"block {decision.block.id}: {decision.reason}; candidates in {upstream.label}: "
+        f"{candidates}",
     )
 
 

@@ -75,7 +75,7 @@ def _heading(upgrade: Upgrade) -> Iterator[str]:
         f"{placed} edits placed, {followed} followed upstream, {conflicts} conflicts, "
         f"{carried} marked regions carried "
         f"({sum(1 for p in placements if p.marked)} marked blocks, "
-        f"{sum(1 for p in placements if not p.marked)} unmarked edits)."
+        f"{sum(1 for p in placements if not p.marked)} implicit edits)."
     )
     yield ""
 
@@ -98,7 +98,9 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
         if replaced is not None and replaced.anchor.replaced:
             old = shorten(replaced_summary(replaced.anchor.replaced), 160)
             yield f"  - it replaced, in the old base: `{old}`"
-        yield f"  - resolve: `omni-port resolve {placement.block_id} --at #1` (or the right line)"
+        # The target is named: the command must not depend on what the lock says later.
+        command = f"omni-port resolve {placement.block_id} --at '#1' --upstream {upgrade.new_label}"
+        yield f"  - resolve: `{command}` (or the right `#K` or upstream line)"
     yield ""
 
 
@@ -113,7 +115,7 @@ def _blocks(upgrade: Upgrade) -> Iterator[str]:
         state = placement.status.value if placement else "missing"
         if placement and placement.start:
             state += f" (lines {placement.start}-{placement.end})"
-        marked = "marked" if block.marked else "unmarked"
+        marked = "marked" if block.marked else "implicit"
         near = _near_changes(upgrade, block)
         where = _cell(describe_location(block.anchor))
         decided = _cell(decided_by(placement)) if placement else ""
@@ -284,7 +286,8 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
 def verification_problems(findings: Sequence[Finding]) -> list[Finding]:
     """The errors other than conflicts, each said once: sync (OP303) and verify (OP502)
     both report a name that nothing defines, at the same place."""
-    problems = [f for f in findings if f.severity is Severity.ERROR and f.kind != "conflict"]
+    conflicts = (Code.OP301, Code.OP310)
+    problems = [f for f in findings if f.severity is Severity.ERROR and f.code not in conflicts]
     unresolved = {(f.path, f.line, f.col) for f in problems if f.code is Code.OP303}
     return [
         f for f in problems if not (f.code is Code.OP502 and (f.path, f.line, f.col) in unresolved)

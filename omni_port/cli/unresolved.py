@@ -1,0 +1,98 @@
+"""What is left to resolve in a generated tree, said plainly at the end of `verify`.
+
+`make sync` succeeds when the tool did its work, as `ruff format` does beside `ruff check`;
+its last lines say whether the runners are deployable and, when they are not, the commands
+that resolve them. `check` (the gate) and the runtime switch refuse the same runners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from omni_port import api
+from omni_port.cli import Options
+from omni_port.errors import BadInput
+from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, PatchSet, Severity
+from omni_port.patches import lockfile
+from omni_port.patches.store import read_patch_set
+
+#: Candidates shown per conflict.
+SHOWN = 3
+
+
+def verdict(findings: Sequence[Finding]) -> str:
+    """``18 conflicts and 4 verify problems: these runners are not deployable until resolved``."""
+    conflicts = sum(1 for f in findings if f.code is Code.OP310)
+    problems = sum(1 for f in findings if f.severity is Severity.ERROR) - conflicts
+    if not conflicts and not problems:
+        return "no conflicts and no verify problems: these runners are deployable"
+    return (
+        f"{conflicts} conflicts and {problems} verify problems: these runners are not "
+        "deployable until resolved (`omni-port check` and the runtime switch refuse them)"
+    )
+
+
+def next_steps(
+    options: Options, generated: Path, patches_dir: Path, findings: Sequence[Finding]
+) -> list[str]:
+    """The commands that resolve each conflict of the tree's lock, then what to run."""
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if not errors:
+        return []
+    lines = list(_resolve_commands(options, generated, patches_dir))
+    if any(f.code is not Code.OP310 for f in errors):
+        lines.append(
+            "fix the verify problems listed above (a conflict's commented-out block often "
+            "causes them: resolve the conflicts first)"
+        )
+    lines.append("then run `make sync` (or `omni-port sync` and `omni-port verify`) again")
+    return lines
+
+
+def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> Iterator[str]:
+    lock = lockfile.read_or_none(generated)
+    if lock is None or not lock.conflicts:
+        return
+    try:
+        patches = read_patch_set(patches_dir)
+        config = options.config
+        upstream_text = config.given_spec(lock.upstream)
+        upstream = api.load_upstream(upstream_text, options.settings, config.upstream_class)
+    except BadInput:
+        for row in lock.conflicts:
+            yield f"  omni-port resolve {row.get('id', '')} --at '#K'"
+        return
+    yield f"resolve each conflict (candidates are lines of {lock.upstream}):"
+    for row in lock.conflicts:
+        yield _command(patches, str(row.get("id", "")), upstream)
+
+
+def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:
+    from omni_port.cli import resolve  # the ranking `resolve` itself uses
+
+    found = _block(patches, block_id)
+    if found is None:
+        return f"  omni-port resolve {block_id} --at '#K'"
+    module, block = found
+    if block.kind is BlockKind.SIGNATURE:
+        return f"  {block_id}: a signature edit; edit its patch file by hand"
+    try:
+        decision = resolve.ranked(module, block, resolve.upstream_member(module, block, upstream))
+    except BadInput:
+        return f"  {block_id}: its upstream method is gone; edit the patches by hand"
+    listed = "; ".join(
+        f"#{rank} line {c.slot.line()} ({c.score:.2f})"
+        for rank, c in enumerate(decision.candidates[:SHOWN], start=1)
+    )
+    if not listed:
+        return f"  omni-port resolve {block_id} --at LINE    # no candidate: the line to go before"
+    return f"  omni-port resolve {block_id} --at '#K'    # {listed}"
+
+
+def _block(patches: PatchSet, block_id: str) -> tuple[ModulePatches, Block] | None:
+    for module in patches.modules:
+        for piece in module.pieces:
+            if isinstance(piece, Block) and piece.id == block_id:
+                return module, piece
+    return None

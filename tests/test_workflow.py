@@ -1,0 +1,441 @@
+"""A maintainer's workflow on a synthetic upgrade (tests/data/upgrade: v1 -> v2 -> v3).
+
+Gates that fail on what is unresolved and pass once it is resolved, an upgrade target that
+sticks, adoptions that survive re-extraction, outputs whose bytes do not depend on the
+working directory, and reports a program can read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omni_port import report
+from omni_port.model import Code, Finding
+from omni_port.patches import lockfile
+from omni_port.sync import locate
+from omni_port.sync.splice import CONFLICT_OPEN
+from tests.conftest import Cli
+from tests.golden import DATA
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = "omni.R.sample.block-01"
+EDIT = "omni.R.forward.edit-01"
+CONFIG = """\
+[tool.omni-port]
+source = "omni.py"
+base = "v1.py"
+upstream = "{upstream}"
+patches = "p"
+generated = "g"
+"""
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("v1.py", "v2.py", "v3.py", "omni.py"):
+        shutil.copy(DATA / "upgrade" / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text(CONFIG.format(upstream="v2.py"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _conflict_line(path: Path) -> int:
+    lines = path.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if CONFLICT_OPEN in line)
+
+
+def _codes(output: str) -> list[tuple[str, str]]:
+    """(``path:line``, code) of every diagnostic line."""
+    found = []
+    for line in output.splitlines():
+        where, _, rest = line.partition(": ")
+        if rest[:2] == "OP" and where.count(":") == 2:
+            found.append((where.rsplit(":", 1)[0], rest.split()[0]))
+    return found
+
+
+# --- gates fail on what is unresolved (points 1, 8, 9) ---------------------------------------
+
+
+def test_a_conflict_left_in_the_output_fails_verify_and_check_until_resolved(
+    cli: Cli, work: Path
+) -> None:
+    assert cli("extract").exit_code == 0
+    synced = cli("sync")
+    assert synced.exit_code == 1
+    at = f"g/omni.py:{_conflict_line(work / 'g' / 'omni.py')}"
+    # Sync's conflict names the generated file's line, a place an editor can open.
+    assert (at, "OP301") in _codes(synced.stdout), synced.stdout
+    verified = cli("verify")
+    assert verified.exit_code == 1
+    assert (at, "OP310") in _codes(verified.stdout), verified.stdout
+    checked = cli("check", "--no-cache")
+    assert checked.exit_code == 1
+    assert (at, "OP310") in _codes(checked.stdout), checked.stdout
+
+    assert cli("resolve", BLOCK, "--at", "#2").exit_code == 0
+    assert cli("sync").exit_code == 0
+    assert cli("verify").exit_code == 0
+    checked = cli.loud("check", "--no-cache")
+    assert checked.exit_code == 0, checked.stdout
+    # The implicit edit is still listed, as information; it fails nothing.
+    assert ("omni.py:16", "OP407") in _codes(checked.stdout)
+    assert "check: no problems;" in checked.stderr
+
+
+def test_check_is_green_on_a_clean_workspace_with_implicit_edits(cli: Cli, work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 0
+    result = cli("check", "--no-cache", "--json", "-")
+    assert result.exit_code == 0, result.stderr
+    notes = json.loads(result.stdout)["findings"]
+    assert ("OP407", "implicit-edit", "note") in [
+        (f["code"], f["kind"], f["severity"]) for f in notes
+    ]
+    assert {f["severity"] for f in notes} == {"note"}
+
+
+def _make(work: Path, target: str) -> subprocess.CompletedProcess[str]:
+    """The repository's Makefile target, run in ``work`` with this environment's omni-port."""
+    stamp = work / "installed-stamp"
+    stamp.touch()  # newer than pyproject.toml: make installs nothing
+    command = ["make", "-s", "-f", str(ROOT / "Makefile"), target]
+    overrides = [f"BIN={Path(sys.executable).parent}", f"STAMP={stamp}"]
+    return subprocess.run([*command, *overrides], cwd=work, capture_output=True, text=True)
+
+
+def test_make_sync_succeeds_and_ends_by_saying_what_is_unresolved(work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v2.py"))
+    made = _make(work, "sync")
+    assert made.returncode == 0, made.stderr
+    last = [line.removeprefix("omni-port: ") for line in made.stderr.splitlines()[-4:]]
+    assert last[0].startswith(
+        "1 conflicts and 0 verify problems: these runners are not deployable until resolved"
+    )
+    assert last[1] == "resolve each conflict (candidates are lines of v2.py):"
+    assert last[2] == (
+        f"  omni-port resolve {BLOCK} --at '#K'    # #1 line 7 (0.70); #2 line 8 (0.70); "
+        "#3 line 9 (0.52)"
+    )
+    assert last[3].startswith("then run `make sync`")
+    assert _make(work, "check").returncode != 0, "the gate refuses the same"
+    verdict = lockfile.read_verdict(work / "g")
+    assert verdict is not None and [p.split(": ")[1][:5] for p in verdict.problems] == ["OP310"]
+
+    resolved = subprocess.run(
+        [str(Path(sys.executable).parent / "omni-port"), "resolve", BLOCK, "--at", "#2"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert resolved.returncode == 0, resolved.stderr
+    made = _make(work, "sync")
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.splitlines()[-1].endswith(
+        "no conflicts and no verify problems: these runners are deployable"
+    )
+    assert _make(work, "check").returncode == 0
+    assert lockfile.read_verdict(work / "g") == lockfile.Verdict(
+        hashlib.sha256((work / "g" / lockfile.LOCK_NAME).read_bytes()).hexdigest(), ()
+    )
+
+
+# --- the upgrade target sticks (point 2) -----------------------------------------------------
+
+
+def test_an_upgrade_target_sticks_for_resolve_and_sync(cli: Cli, work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    result = cli("upgrade", "--to", "v2.py", "--summary", "up.md")
+    assert result.exit_code == 1, result.stderr
+    lock = lockfile.read_or_none(work / "g")
+    assert lock is not None and (lock.upstream, lock.configured) == ("v2.py", "v1.py")
+    # The summary's command names its target and works as written, from any later state.
+    summary = (work / "up.md").read_text()
+    command = next(
+        line.split("`")[1] for line in summary.splitlines() if f"resolve {BLOCK}" in line
+    )
+    assert command.endswith("--upstream v2.py") and "'#1'" in command
+    words = shlex.split(command.replace("'#1'", "'#2'"))
+    assert words[:2] == ["omni-port", "resolve"]
+    assert cli(*words[1:]).exit_code == 0
+    # A plain sync keeps the upgrade's target (it said so) and replays the choice.
+    again = cli.loud("sync")
+    assert again.exit_code == 0, again.stdout + again.stderr
+    assert "upstream v2.py: the last sync's" in again.stderr
+    assert lockfile.read_or_none(work / "g").upstream == "v2.py"  # type: ignore[union-attr]
+    assert cli("verify").exit_code == 0
+    assert cli("check", "--no-cache").exit_code == 0
+
+
+def test_a_plain_resolve_takes_the_last_syncs_upstream(cli: Cli, work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    assert cli("upgrade", "--to", "v2.py", "--summary", "up.md").exit_code == 1
+    assert cli("resolve", BLOCK, "--at", "#2").exit_code == 0
+    patch = (work / "p" / "omni" / "R.sample.block-01.patch").read_text()
+    # `self.sampler.warm_up()` exists only in v2: the candidates were v2's.
+    assert "resolved-after: self.sampler.warm_up()" in patch
+
+
+def test_editing_the_configured_upstream_moves_the_default(cli: Cli, work: Path) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    assert cli("extract").exit_code == 0
+    assert cli("sync", "--upstream", "v2.py").exit_code == 1
+    assert cli("sync").exit_code == 1, "the explicit target sticks (and still conflicts)"
+    assert lockfile.read_or_none(work / "g").upstream == "v2.py"  # type: ignore[union-attr]
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v3.py"))
+    assert cli("sync").exit_code in (0, 1)
+    assert lockfile.read_or_none(work / "g").upstream == "v3.py"  # type: ignore[union-attr]
+
+
+def test_resolve_refuses_a_signature_edit_instead_of_recording_nothing(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = DATA / "splice" / "signature_changed"
+    monkeypatch.chdir(case)
+    config = ("--config", str(DATA / "pyproject.toml"))
+    patches = tmp_path / "p"
+    assert (
+        cli(*config, "extract", "omni.py", "--base", "base.py", "--patches", patches).exit_code == 0
+    )
+    before = sorted((p.name, p.read_bytes()) for p in patches.rglob("*.patch"))
+    result = cli(
+        *config, "resolve", "omni.R.execute_model.edit-01", "--at", "#1",
+        "--patches", patches, "--upstream", "upstream.py", "--generated", tmp_path / "g",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "OP004" in result.stderr and "signature" in result.stderr
+    assert sorted((p.name, p.read_bytes()) for p in patches.rglob("*.patch")) == before
+
+
+def test_resolve_refuses_a_place_that_would_not_hold(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    before = (work / "p" / "omni" / "R.sample.block-01.patch").read_bytes()
+    real = locate.resolution_at
+    monkeypatch.setattr(
+        locate,
+        "resolution_at",
+        lambda slot: locate.Resolution("self.nowhere()", (), ()) if slot else real(slot),
+    )
+    result = cli("resolve", BLOCK, "--at", "#1")
+    assert result.exit_code == 2
+    assert "would not hold" in result.stderr
+    assert (work / "p" / "omni" / "R.sample.block-01.patch").read_bytes() == before
+
+
+def test_adopt_survives_re_extraction(cli: Cli, work: Path) -> None:
+    assert cli("extract").exit_code == 0
+    assert cli("adopt", EDIT, "--title", "Omni stats").exit_code == 0
+    adopted = work / "p" / "omni" / "R.forward.block-01.patch"
+    kept = adopted.read_bytes()
+    extracted = cli.loud("extract")
+    assert extracted.exit_code == 0
+    assert "1 implicit edits" not in extracted.stderr
+    assert adopted.read_bytes() == kept
+    assert not (work / "p" / "omni" / "R.forward.edit-01.patch").exists()
+    assert cli("extract", "--check").exit_code == 0
+    assert cli("sync", "--upstream", "v1.py").exit_code == 0
+    checked = cli("check", "--no-cache")
+    assert checked.exit_code == 0, checked.stdout
+    assert "OP407" not in checked.stdout, "an adopted edit is no implicit edit any more"
+
+
+def test_every_finding_names_a_file_and_line_an_editor_can_open(cli: Cli, work: Path) -> None:
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    for command in (("sync",), ("verify",), ("check", "--no-cache")):
+        result = cli(*command, "--json", "-")
+        findings = json.loads(result.stdout)["findings"]
+        assert findings, command
+        for finding in findings:
+            path, line = work / finding["path"], finding["line"]
+            assert path.is_file(), f"{command}: {finding}"
+            assert 1 <= line <= len(path.read_text().splitlines()), f"{command}: {finding}"
+
+
+@pytest.mark.parametrize(
+    ("path", "message", "expected"),
+    [
+        pytest.param(
+            "g/omni.py",
+            "a, b: 100%\nnext",
+            "::error file=g/omni.py,line=3,col=1,title=OP310 unresolved-conflict::"
+            "a, b: 100%25%0Anext",
+            id="message-data",
+        ),
+        pytest.param(
+            "dir,with:odd%/omni.py",
+            "m",
+            "::error file=dir%2Cwith%3Aodd%25/omni.py,line=3,col=1,"
+            "title=OP310 unresolved-conflict::m",
+            id="file-property",
+        ),
+    ],
+)
+def test_github_annotation_values_are_escaped(path: str, message: str, expected: str) -> None:
+    finding = Finding(Code.OP310, path, 3, message)
+    assert report.github_line(finding) == expected
+
+
+def test_a_resolution_follows_its_edit_when_an_edit_before_it_goes(cli: Cli, work: Path) -> None:
+    """Ids count a method's edits: when one before it vanishes from the runner, an edit's
+    id moves, and its recorded resolution and title must move with it (not stay with the
+    id)."""
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    runner = work / "omni.py"
+    plain = runner.read_text()
+    runner.write_text(plain.replace("self.prepare(batch)", "self.prepare(batch, omni=True)"))
+    assert cli("extract").exit_code == 0
+    first = work / "p" / "omni" / "R.forward.edit-01.patch"
+    first.write_text(first.read_text().replace("title: ", "title: Prepared the omni way; ", 1))
+    assert cli("resolve", "omni.R.forward.edit-02", "--at", "#1").exit_code == 0
+    assert "resolved-after:" in (work / "p" / "omni" / "R.forward.edit-02.patch").read_text()
+    runner.write_text(plain)
+    assert cli("extract").exit_code == 0
+    assert not (work / "p" / "omni" / "R.forward.edit-02.patch").exists()
+    moved = first.read_text()
+    assert "record_omni_stats" in moved
+    assert "resolved-after:" in moved, "the resolution moved with its edit"
+    assert "Prepared the omni way" not in moved, "the title stayed with the edit that went"
+    # The runner's code of the edit changes: the choice stays with the edit's id.
+    runner.write_text(plain.replace("self.record_omni_stats(batch)", "self.record_omni_stats()"))
+    assert cli("extract").exit_code == 0
+    edited = first.read_text()
+    assert "self.record_omni_stats()" in edited and "resolved-after:" in edited
+
+
+# --- the same bytes from any working directory (point 4) -------------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_outputs_do_not_depend_on_the_working_directory(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "pyproject.toml").write_text(
+        CONFIG.format(upstream="v1.py") + 'catalog = "catalog.md"\n'
+    )
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 0
+    assert cli("catalog").exit_code == 0
+    made = {name: _tree(work / name) for name in ("p", "g")}
+    header = (work / "g" / "omni.py").read_text().splitlines()[:4]
+    assert any(
+        line == "# Regenerate: omni-port sync --patches p --upstream v1.py --generated g"
+        for line in header
+    ), header
+    elsewhere = work.parent / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    for cwd, config in (
+        (work / "g", "../pyproject.toml"),
+        (elsewhere / "deep", str(work / "pyproject.toml")),
+    ):
+        monkeypatch.chdir(cwd)
+        for command in ("extract", "sync", "catalog"):
+            result = cli("--config", config, command, "--check")
+            assert result.exit_code == 0, f"{command} --check from {cwd}: {result.stdout}"
+        assert cli("--config", config, "check", "--no-cache").exit_code == 0
+        assert cli("--config", config, "sync").exit_code == 0
+        assert {name: _tree(work / name) for name in ("p", "g")} == made
+
+
+# --- reports a program can read (point 5) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("extract",), id="extract"),
+        pytest.param(("sync",), id="sync"),
+        pytest.param(("verify",), id="verify"),
+        pytest.param(("check", "--no-cache"), id="check"),
+        pytest.param(("check", "--no-cache", "--format", "github"), id="check-github"),
+        pytest.param(("upgrade", "--to", "v2.py", "--summary", "up.md"), id="upgrade"),
+    ],
+)
+def test_json_to_stdout_is_the_json_object_alone(
+    cli: Cli, work: Path, command: tuple[str, ...]
+) -> None:
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1, "a conflict: findings to print"
+    result = cli.loud(*command, "--json", "-")
+    assert result.exit_code in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    assert {"blocks", "findings", "counts"} <= set(document)
+    assert result.stderr, "the findings and the summary went to stderr"
+
+
+def test_gpu_delta_json_to_stdout_is_the_json_object_alone(cli: Cli) -> None:
+    omni = DATA / "gpu" / "omni"
+    vllm = (
+        "--vllm",
+        f"{DATA}/gpu/vllm_new/gpu_model_runner.py",
+        "--vllm",
+        f"{DATA}/gpu/vllm_old/gpu_model_runner.py",
+    )
+    result = cli("gpu-delta", omni, *vllm, "--parity", omni, "--json", "-")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["methods"] and " OP408 " in result.stderr
+    assert "base" in result.stderr, "the text report went to stderr"
+
+
+def test_diff_and_json_cannot_both_take_stdout(cli: Cli, work: Path) -> None:
+    result = cli("extract", "--check", "--diff", "--json", "-")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+# --- one name per option (issue 14) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "command"),
+    [
+        pytest.param("--out", "--generated", ("sync",), id="sync"),
+        pytest.param(
+            "--out", "--generated", ("upgrade", "--to", "v1.py", "--summary", "u.md"), id="upgrade"
+        ),
+    ],
+)
+def test_an_old_option_name_still_works_and_warns(
+    cli: Cli, work: Path, old: str, new: str, command: tuple[str, ...]
+) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    assert cli("extract").exit_code == 0
+    result = cli(*command, old, "renamed")
+    assert result.exit_code == 0, result.stderr
+    assert (work / "renamed" / "omni.py").is_file()
+    assert f"warning: {old} is deprecated" in result.stderr and f"use {new}" in result.stderr
+    quiet = cli(*command, new, "renamed")
+    assert "deprecated" not in quiet.stderr
+
+
+def test_gpu_delta_allow_is_now_parity_allow(cli: Cli) -> None:
+    omni = DATA / "gpu" / "omni"
+    vllm = (
+        "--vllm",
+        f"{DATA}/gpu/vllm_new/gpu_model_runner.py",
+        "--vllm",
+        f"{DATA}/gpu/vllm_old/gpu_model_runner.py",
+    )
+    allow = DATA / "gpu" / "allow_all.txt"
+    old = cli("gpu-delta", omni, *vllm, "--parity", omni, "--allow", allow)
+    new = cli("gpu-delta", omni, *vllm, "--parity", omni, "--parity-allow", allow)
+    assert old.exit_code == new.exit_code == 0
+    assert "warning: --allow is deprecated" in old.stderr and "--parity-allow" in old.stderr
+    assert old.stdout == new.stdout
+    assert "deprecated" not in new.stderr
