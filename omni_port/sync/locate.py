@@ -120,14 +120,18 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     if resolved is not None:
         here = Scored(resolved, 1.0, 1.0)
         return Decision(block, resolved, 1.0, False, (here,), "resolved", (Rule.RESOLVED,))
+    doubt = ""
     if not block.marked and evidence.history is not None:
         explained = _explained(method, index, block, evidence)
-        if explained is not None:
+        if isinstance(explained, Decision):
             return explained
+        doubt = explained or ""
     scored = sorted(score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
     top = tuple(distinct(scored))[:3]
     if not top:
         return _conflict(block, None, (), "no place in the new method resembles the anchor")
+    if doubt:
+        return _conflict(block, top[0], top, doubt)
     exact = [s for s in distinct(scored) if block.anchor.replaced and s.replaced == 1.0]
     if len(exact) > 1 and all(s.parts[1] < PATH_CERTAIN for s in exact):
         # Upstream now has the replaced code in several bodies and none is the old one:
@@ -146,14 +150,17 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     # Among places the anchor found plausible, the maintainers' words may pick one.
     floor = CATALOG_ACCEPT if by_catalog else ACCEPT
     if best.score < floor:
-        return _conflict(block, best, top, f"best place scores {best.score:.2f}")
+        reason = f"best place scores {best.score:.2f}"
+        if block.anchor.replaced and best.replaced < 1.0:
+            reason = f"the statements it replaced changed upstream; {reason}"
+        return _conflict(block, best, top, reason)
     clear = _clear(top)
     rebase = None
     if evidence.history is not None and block.anchor.replaced:
         rebase = history.merge_base(block, evidence.history)
         weak = rebase is not None and rebase.weak
         if weak and rebase is not None and not _corroborated(rebase.label, evidence):
-            rebase = None
+            return _conflict(block, best, top, _weak_reason(block, rebase.label))
     if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
         if not clear:
             reason = "the statements it replaced changed upstream, and two places score alike"
@@ -174,8 +181,15 @@ def _clear(top: Sequence[Scored]) -> bool:
 # --- upstream history -----------------------------------------------------------------------
 
 
-def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Decision | None:
-    """An unmarked edit upstream history explains: the output follows the new upstream."""
+def _explained(
+    method: Stmt, index: Index, block: Block, evidence: Evidence
+) -> Decision | str | None:
+    """An unmarked edit upstream history explains: the output follows the new upstream.
+
+    A reason for a conflict instead when the only evidence is weak and nothing corroborates
+    it: then history cannot tell omni's choice from upstream code the copy never had, and
+    carrying the edit as omni's would be a guess.
+    """
     assert evidence.history is not None
     found = history.explain(block, evidence.history)
     if found is None:
@@ -183,7 +197,7 @@ def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> 
     if found.weak and not history.corroborated(
         evidence.history, found.release, evidence.copied_from
     ):
-        return None
+        return _weak_reason(block, found.release)
     # When the new upstream has nothing at the place, following it leaves nothing there.
     slot = _followed_slot(index, block, found.target_span) or Slot(method.clauses[0], (), 0, 0)
     here = (Scored(slot, 1.0, 1.0),)
@@ -203,6 +217,15 @@ def _explained(method: Stmt, index: Index, block: Block, evidence: Evidence) -> 
         follow=True,
         release=found.release,
         lag=found.brought_by,
+    )
+
+
+def _weak_reason(block: Block, release: str) -> str:
+    """Why weak, uncorroborated history evidence makes a conflict."""
+    what = "removed" if not block.code.strip() else "replaced"
+    return (
+        f"upstream history cannot tell: {release} had nothing here, so omni's copy may "
+        f"predate the code it {what}; omni may have {what} it, or never had it"
     )
 
 
@@ -804,6 +827,8 @@ def _moved_away(decision: Decision, moved: set[str], base: history.Version, tree
         return decision
     slot = decision.slot
     now = slot.suite.stmts[slot.index : slot.index + slot.span]
+    if tuple(full_key(s) for s in now) == found.keys():
+        return decision  # upstream left them alone: the conflict is about something else
     headers = (_headers(found.stmts()), _headers(now))
     old = moves.nested(found.stmts(), base.tree)
     verdict = moves.moved_away(old, headers, moves.nested(now, tree), moved)

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block
+from omni_port.pyast.diff import similarity
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import (
     Stmt,
@@ -171,23 +172,41 @@ class _Place:
         return tuple(full_key(s) for s in self.stmts())
 
 
-def place(member: Stmt, anchor: Anchor) -> _Place | None:
+def place(member: Stmt, anchor: Anchor, fuzzy: bool = False) -> _Place | None:
     """The statements between an anchor's nearest neighbours in ``member``, in the one
-    body that has them (None when no body or several bodies do)."""
+    body that has them (None when no body or several bodies do).
+
+    ``fuzzy``: when no body has the neighbours as they were, a neighbour upstream edited
+    a little (``NEIGHBOUR`` alike) stands in for it, as long as one place is found."""
+    found = _places(member, anchor, lambda a, b: a == b)
+    if not found and fuzzy:
+        found = _places(member, anchor, lambda a, b: similarity(a, b) >= NEIGHBOUR)
+    return found[0] if len(found) == 1 else None
+
+
+#: Least similarity for an edited statement to stand in for an old neighbour.
+NEIGHBOUR = 0.9
+
+
+def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> list[_Place]:
     found: list[_Place] = []
     for path, suite in walk(member.clauses[0]):
         if path_score(anchor.path, path) < PATH_FUZZY:
             continue
         keys = [s.key for s in suite.stmts]
         starts = (
-            [i + 1 for i, k in enumerate(keys) if k == anchor.before[0]] if anchor.before else [0]
+            [i + 1 for i, k in enumerate(keys) if same(k, anchor.before[0])]
+            if anchor.before
+            else [0]
         )
         stops = (
-            [i for i, k in enumerate(keys) if k == anchor.after[0]] if anchor.after else [len(keys)]
+            [i for i, k in enumerate(keys) if same(k, anchor.after[0])]
+            if anchor.after
+            else [len(keys)]
         )
         pairs = [(a, b) for a in starts for b in stops if a <= b]
         found.extend(_Place(suite, a, b) for a, b in pairs)
-    return found[0] if len(found) == 1 else None
+    return found
 
 
 def code_keys(code: str) -> tuple[str, ...] | None:
@@ -254,7 +273,7 @@ def older_than_base(history: MemberHistory, label: str) -> bool:
 def _keys_at(version: Version, anchor: Anchor) -> tuple[str, ...] | None:
     if version.member is None:
         return None
-    found = place(version.member, anchor)
+    found = place(version.member, anchor, fuzzy=True)
     return found.keys() if found is not None else None
 
 
