@@ -240,3 +240,18 @@ def test_upgrade_summary_names_the_rule_and_the_lags(cli: Cli, repo: Path, tmp_p
     assert f"followed | upstream-history ({repo}@" in text
     section = text.split("## Upstream changes the runners never had")[1].split("##")[0]
     assert "omni.R.forward.edit-01" in section and f"{repo}@v2 changed" in section
+
+
+def test_a_member_of_a_release_is_parsed_once(tmp_path: Path) -> None:
+    """Members of history releases are parsed on their own and kept in the cache, their
+    absence too; a second sync unpickles them."""
+    from omni_port.sources import trees
+
+    text = _runner("self.count = 0")
+    found = trees.member_tree(text, "r1", "NPUModelRunner", "forward", tmp_path)
+    assert found is not None and found.body.stmts[0].name == "forward"
+    assert trees.member_tree(text, "r1", "NPUModelRunner", "missing", tmp_path) is None
+    kept = sorted(p.name for p in (tmp_path / "trees").iterdir())
+    assert len(kept) == 2 and any(".forward-" in name for name in kept)
+    again = trees.member_tree(text, "r1", "NPUModelRunner", "forward", tmp_path)
+    assert again is not None and again.text(again.body.stmts[0].start, again.body.stmts[0].end)

@@ -28,7 +28,7 @@ from omni_port.sources.upstream import (
 
 #: Releases (or commits) before the base that history includes: a hand port's copies often
 #: come from a release or two before the one its code matches best as a whole.
-BEFORE_BASE = 4
+BEFORE_BASE = 8
 #: Most commits of a clone read between the base and the target.
 MOST_COMMITS = 200
 
@@ -114,6 +114,6 @@ def load(
             message = f"left out of upstream history: {first.message}"
             notes.append(Finding(Code.OP003, name, 0, message, severity=Severity.NOTE))
             continue
-        releases.append(Release(name, located.source.text))
+        releases.append(Release(name, located.source.text, cache))
         digests.append((name, located.source.sha256))
     return tuple(releases), tuple(digests), notes

@@ -15,7 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -156,6 +156,8 @@ class Release:
     label: str
     #: The module's source.
     text: str
+    #: Where parsed trees of its members may be kept (None: parsed each time).
+    cache: Path | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

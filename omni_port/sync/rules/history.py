@@ -15,7 +15,6 @@ then is upstream's, the rest is omni's.
 
 from __future__ import annotations
 
-import ast
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from omni_port.pyast.syntax import (
     full_key,
     walk,
 )
+from omni_port.sources import trees
 from omni_port.sources.upstream import Release
 from omni_port.sync.rules import merge3
 from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
@@ -80,7 +80,7 @@ def member_history(
             member = _find(target_tree, owner, name)
             versions.append(Version(release.label, target_tree, member))
         else:
-            tree = _member_tree(release.text, release.label, owner, name)
+            tree = _member_tree(release, owner, name)
             member = _find(tree, "", name) if tree is not None else None
             versions.append(Version(release.label, tree or target_tree, member))
     order = [v.label for v in versions]
@@ -95,37 +95,10 @@ def _find(tree: Tree, owner: str, name: str) -> Stmt | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _member_tree(text: str, label: str, owner: str, name: str) -> Tree | None:
+def _member_tree(release: Release, owner: str, name: str) -> Tree | None:
     """The member's own code as a tree of its own (parsing a whole module per release
     would cost more than the rest of a sync); None when the release lacks it."""
-    module = _module_ast(text)
-    if module is None:
-        return None
-    body: list[ast.stmt] = module.body
-    if owner:
-        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
-        body = cls.body if cls is not None else []
-    node = None
-    for candidate in body:
-        if getattr(candidate, "name", None) == name:
-            node = candidate
-    if node is None or node.end_lineno is None:
-        return None
-    decorators = getattr(node, "decorator_list", [])
-    first = min([node.lineno, *(d.lineno for d in decorators)])
-    lines = text.split("\n")[first - 1 : node.end_lineno]
-    try:
-        return parse(dedent_code("\n".join(lines)) + "\n", f"{label}:{owner}.{name}")
-    except BadInput:
-        return None
-
-
-@functools.lru_cache(maxsize=32)
-def _module_ast(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
+    return trees.member_tree(release.text, release.label, owner, name, release.cache)
 
 
 @dataclass(frozen=True, slots=True)
