@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from omni_port.model import Block, BlockKind
+from omni_port.patches.store import read_patch_set
 from tests.conftest import Cli
 
 pytestmark = pytest.mark.real
@@ -80,3 +82,39 @@ def test_execute_model_state_keeps_both_fields_in_the_maintainers_order(
     edit = rows["npu_ar_model_runner.ExecuteModelState.edit-01"]
     assert "upstream-history" in edit["decided_by"] and "merge3" in edit["decided_by"]
     assert edit["release"] == "vllm-ascend==0.17.0rc1"
+
+
+def test_upstream_fixes_the_runners_never_had_are_not_carried_silently(
+    cli: Cli, cache_dir: Path, tmp_path: Path
+) -> None:
+    """vllm-omni 0.30.0 against its base vllm-ascend 0.26.0rc1: the runners lack upstream's
+    `_sanitize_placeholder_input_ids_for_forward` call (vllm-ascend 0.21.0rc1) and its
+    `if self.use_compress:` branches (0.20.2rc1), which read as omni deleting them. History
+    finds releases without them, but cannot show the copies that old (they hold newer code
+    elsewhere): each deletion is carried, and listed as maybe an upstream change the runners
+    never had (OP306), never silently. Lags history does show are followed and listed."""
+    cache = ("--cache-dir", cache_dir)
+    patches, out, report = tmp_path / "p", tmp_path / "g", tmp_path / "report.json"
+    extract = ("extract", "vllm-omni==0.30.0", "--base", "vllm-ascend==0.26.0rc1", "--lenient")
+    assert cli(*cache, *extract, "--patches", patches).exit_code in (0, 1)
+    synced = cli(
+        *cache, "sync", "--patches", patches, "--upstream", "vllm-ascend==0.26.0rc1",
+        "--generated", out, "--json", report,
+    )  # fmt: skip
+    assert synced.exit_code in (0, 1), synced.stderr
+    rows = json.loads(report.read_text())["blocks"]
+    assert sum(row["status"] == "followed" for row in rows) >= 4
+    fixes = ("self._sanitize_placeholder_input_ids_for_forward(", "if self.use_compress:")
+    missing = [
+        piece.id
+        for module in read_patch_set(patches).modules
+        for piece in module.pieces
+        if isinstance(piece, Block)
+        and piece.kind is BlockKind.DELETION
+        and any(key.startswith(fixes) for key in piece.anchor.replaced)
+    ]
+    assert len(missing) >= 4, missing
+    for block_id in missing:
+        assert f" OP306 {block_id.split('.')[0]}.py: edit {block_id}: maybe an upstream" in (
+            synced.stdout
+        ), block_id

@@ -131,6 +131,14 @@ def test_window_of_releases(base: str, target: str, expected: list[str]) -> None
     assert history.window(versions, base, target, before=2) == expected
 
 
+def test_release_candidates_of_one_version_go_by_their_number() -> None:
+    """The window is the same on every run: rc1 < rc2 < rc3 < the final release."""
+    versions = ["0.13.0rc3", "0.13.0", "0.13.0rc1", "0.14.0rc1", "0.13.0rc2"]
+    assert history.window(versions, "0.14.0rc1", "0.14.0rc1", before=3) == [
+        "0.13.0rc2", "0.13.0rc3", "0.13.0", "0.14.0rc1"
+    ]  # fmt: skip
+
+
 def test_versions_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
 

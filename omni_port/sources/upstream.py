@@ -431,17 +431,19 @@ def _no_wheel_message(
 
 
 def _same_version(a: str, b: str) -> bool:
-    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0))
+    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0, 0))
 
 
-def version_key(text: str) -> tuple[tuple[int, ...], int, int]:
+def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
+    """A sort key: release numbers, then a < b < rc < final (each by its number), then post."""
     match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
     if not match:
-        return ((), 0, 0)
+        return ((), 0, 0, 0)
     release = tuple(int(p) for p in match.group(1).split("."))
     pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
+    number = int(match.group(3) or 0)
     post = int(match.group(4) or 0)
-    return (release, pre, post)
+    return (release, pre, number, post)
 
 
 def _nearest(version: str, versions: list[str]) -> str:

@@ -18,7 +18,9 @@ them in a fixed order and records which ones decided (``Decision.rules``):
    next to it, and a contradiction is a conflict.
 8. ``order``: an ambiguous block takes the only good place that keeps the member's order.
 
-Nothing here guesses: every doubt is a conflict, with its candidates ranked.
+Nothing here guesses: every doubt about a place is a conflict, with its candidates ranked.
+Weak history evidence nothing corroborates (a release lacked code omni's copy lacks too)
+does not move an edit: it is carried as it reads against the base, with a note (OP306).
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ class Decision:
     release: str = ""
     #: For a lag (the edit is an older release's code): the release that changed it.
     lag: str = ""
+    #: Weak history evidence nothing corroborates: the edit may be upstream code the copy
+    #: never had rather than omni's. The edit is carried as omni's, and this says so.
+    doubt: str = ""
 
 
 def decide(
@@ -130,8 +135,21 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     top = tuple(distinct(scored))[:3]
     if not top:
         return _conflict(block, None, (), "no place in the new method resembles the anchor")
-    if doubt:
-        return _conflict(block, top[0], top, doubt)
+    decision = _placed(method, index, block, evidence, scored, top)
+    if doubt and not decision.conflict and not decision.doubt:
+        return replace(decision, doubt=doubt)
+    return decision
+
+
+def _placed(
+    method: Stmt,
+    index: Index,
+    block: Block,
+    evidence: Evidence,
+    scored: list[Scored],
+    top: tuple[Scored, ...],
+) -> Decision:
+    """The decision from the anchor's candidates and the evidence beyond it."""
     exact = [s for s in distinct(scored) if block.anchor.replaced and s.replaced == 1.0]
     if len(exact) > 1 and all(s.parts[1] < PATH_CERTAIN for s in exact):
         # Upstream now has the replaced code in several bodies and none is the old one:
@@ -160,7 +178,24 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
         rebase = history.merge_base(block, evidence.history)
         weak = rebase is not None and rebase.weak
         if weak and rebase is not None and not _corroborated(rebase.label, evidence):
-            return _conflict(block, best, top, _weak_reason(block, rebase.label))
+            doubt = _weak_reason(block, rebase.label)
+            decision = _placed_on_base(method, block, best, top, evidence, clear, None, by_catalog)
+            return replace(decision, doubt=doubt) if not decision.conflict else decision
+    return _placed_on_base(method, block, best, top, evidence, clear, rebase, by_catalog)
+
+
+def _placed_on_base(
+    method: Stmt,
+    block: Block,
+    best: Scored,
+    top: tuple[Scored, ...],
+    evidence: Evidence,
+    clear: bool,
+    rebase: history.Rebase | None = None,
+    by_catalog: bool = False,
+) -> Decision:
+    """The decision once the release the edit was written against is known (``rebase``;
+    None: the base)."""
     if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
         if not clear:
             reason = "the statements it replaced changed upstream, and two places score alike"
@@ -186,9 +221,9 @@ def _explained(
 ) -> Decision | str | None:
     """An unmarked edit upstream history explains: the output follows the new upstream.
 
-    A reason for a conflict instead when the only evidence is weak and nothing corroborates
-    it: then history cannot tell omni's choice from upstream code the copy never had, and
-    carrying the edit as omni's would be a guess.
+    A doubt instead when the only evidence is weak and nothing corroborates it: history
+    cannot tell omni's choice from upstream code the copy never had. The edit is then
+    carried as what it reads as against the base, omni's, with a note (OP306) saying so.
     """
     assert evidence.history is not None
     found = history.explain(block, evidence.history)
@@ -221,11 +256,12 @@ def _explained(
 
 
 def _weak_reason(block: Block, release: str) -> str:
-    """Why weak, uncorroborated history evidence makes a conflict."""
+    """What weak, uncorroborated history evidence leaves open."""
     what = "removed" if not block.code.strip() else "replaced"
     return (
-        f"upstream history cannot tell: {release} had nothing here, so omni's copy may "
-        f"predate the code it {what}; omni may have {what} it, or never had it"
+        f"maybe an upstream change the runners never had: {release} had nothing here, so "
+        f"omni's copy may predate the code it {what}; nothing else shows the copy that old, "
+        f"so it is carried as omni's edit: check that omni {what} it on purpose"
     )
 
 

@@ -219,7 +219,7 @@ def _add_copy(
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
-        if not decision.conflict and Rule.HISTORY in decision.rules:
+        if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
             assembly.findings.append(_history_finding(module, decision, upstream))
         if _breaks_location(decision, known, member):
             constraint = known.constraints[decision.block.id]
@@ -476,8 +476,8 @@ def _history_finding(
     """A note for an edit upstream history explains: a lag, drift, or a merge against an
     older release (every part of it upstream changed since is such a lag too)."""
     line = decision.slot.line() if decision.slot is not None else 0
-    code = Code.OP306 if decision.lag else Code.OP307
-    message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
+    code = Code.OP306 if decision.lag or decision.doubt else Code.OP307
+    message = f"{module.name}: edit {decision.block.id}: {decision.doubt or decision.reason}"
     return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
 
 

@@ -8,11 +8,4 @@ from fakeacc.runner_v1 import NPUModelRunner
 class R(NPUModelRunner):
     def forward(self, batch):
         tokens = self.prepare(batch)
-        # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit deletion: self.warmup())
-        # upstream history cannot tell: older.py had nothing here, so omni's copy may predate the code it removed; omni may have removed it, or never had it.
-        #   candidate: upstream line 7 (score 1.00): self.warmup()
-        # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
-        # | <deletion of the upstream statements listed above>
-        # <<<<<<< omni-port conflict end
-        self.warmup()
         return self.run(tokens)
