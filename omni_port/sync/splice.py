@@ -85,6 +85,8 @@ class _Known:
     #: it is shown to date from: code that builds or unpacks a class was written against
     #: the class as it was then, so the class copy dates from then too.
     coupled: Mapping[str, str] = field(default_factory=dict)
+    #: Each copy's member across upstream history, by copy id (worked out once).
+    histories: Mapping[str, MemberHistory] = field(default_factory=dict)
 
     def copied(self, copy: Copy) -> str:
         return self.coupled.get(copy.name, self.copied_from) if not copy.owner else self.copied_from
@@ -103,8 +105,9 @@ def build(
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
     constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-    copied_from, coupled = _copy_releases(module, upstream)
-    known = _Known(copied_from, constraints, coupled)
+    histories = _histories(module, upstream)
+    copied_from, coupled = _copy_releases(module, histories)
+    known = _Known(copied_from, constraints, coupled, histories)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
@@ -192,7 +195,7 @@ def _add_copy(
         return
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    member_history = _member_history(module, copy, upstream, owner)
+    member_history = known.histories.get(copy.id) or _member_history(module, copy, upstream, owner)
     base = member_history.versions[member_history.base] if member_history else None
     # A Location line the block's own release breaks is stale: it says nothing here.
     constraints = {
@@ -232,17 +235,26 @@ def _owner(copy: Copy, upstream: Upstream) -> str:
     )
 
 
-def _copy_releases(module: ModulePatches, upstream: Upstream) -> tuple[str, dict[str, str]]:
+def _histories(module: ModulePatches, upstream: Upstream) -> dict[str, MemberHistory]:
+    """Each copy's member across upstream history (none without history)."""
+    found = {}
+    for piece in module.pieces:
+        if isinstance(piece, Copy):
+            member = _member_history(module, piece, upstream, _owner(piece, upstream))
+            if member is not None:
+                found[piece.id] = member
+    return found
+
+
+def _copy_releases(
+    module: ModulePatches, histories: Mapping[str, MemberHistory]
+) -> tuple[str, dict[str, str]]:
     """The newest release the module's copies are shown, by non-empty code, to date from
     (see ``history.copy_release``; "" without such evidence), and the same for the code
     that names each module-level copy (``_Known.coupled``)."""
-    if not upstream.history:
-        return "", {}
     found: list[tuple[int, str, Block]] = []
     for piece, blocks in _grouped(module.pieces):
-        if not isinstance(piece, Copy):
-            continue
-        member = _member_history(module, piece, upstream, _owner(piece, upstream))
+        member = histories.get(piece.id) if isinstance(piece, Copy) else None
         if member is None:
             continue
         order = [v.label for v in member.versions]

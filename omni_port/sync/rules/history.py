@@ -49,9 +49,10 @@ class Version:
     member: Stmt | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class MemberHistory:
-    """One member across upstream history, oldest first."""
+    """One member across upstream history, oldest first (equal only to itself: what is
+    worked out from one is kept per object, see ``explain``)."""
 
     versions: tuple[Version, ...]
     #: Position of the release the blocks were extracted against.
@@ -200,6 +201,7 @@ def _verified(history: MemberHistory, block: Block) -> bool:
     return found is not None and found.keys() == block.anchor.replaced
 
 
+@functools.lru_cache(maxsize=1024)
 def explain(block: Block, history: MemberHistory) -> Explained | None:
     """The release whose text at the edit's place is the edit's own text, if one is."""
     mine = code_keys(block.code)
@@ -260,6 +262,7 @@ def base_text(block: Block, history: MemberHistory) -> str | None:
     return _text(base.tree, found.stmts()) if found is not None else None
 
 
+@functools.lru_cache(maxsize=1024)
 def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
     """The older release (label, its code at the edit's place) an unmarked edit was
     written against, when that is not the base; None when the base explains it.
