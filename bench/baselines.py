@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.history import History, match, normalize_code, positions
+from bench.score import Tally
 from omni_port import api
 from omni_port.extract.markers import scan
 from omni_port.model import Copy
@@ -24,7 +25,7 @@ from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.sources.textio import SourceText, decode
 
 if TYPE_CHECKING:
-    from bench.replay import Step, Tally
+    from bench.replay import Step
 
 CONFLICT = re.compile(r"^<<<<<<< .*?^>>>>>>> [^\n]*\n", re.MULTILINE | re.DOTALL)
 OURS_THEIRS = re.compile(
@@ -33,8 +34,6 @@ OURS_THEIRS = re.compile(
 
 
 def run(history: History, step: Step, tool: str) -> Tally:
-    from bench.replay import Tally
-
     merge = _merge_file if tool == "merge-file" else _patch
     base_n = history.ascend_tree(step.old_base)
     base_m = history.ascend_tree(step.new_base)

@@ -15,7 +15,7 @@ from omni_port import api
 from omni_port.extract import basedetect
 from omni_port.model import Block
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
+from omni_port.pyast.syntax import Tree, split_full_key
 from omni_port.sources.textio import SourceText
 from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, Upstream, locate
 
@@ -98,6 +98,11 @@ class Position:
     before: str
     after: str
     code: str
+    #: The nearest upstream statements on each side, nearest first (up to three).
+    befores: tuple[str, ...] = ()
+    afters: tuple[str, ...] = ()
+    #: Upstream statements of the same member this file's omni code replaced.
+    edited: frozenset[str] = frozenset()
 
     def key(self) -> tuple[object, ...]:
         return (self.module, self.owner, self.member, self.path, self.before, self.after)
@@ -107,13 +112,20 @@ class Position:
 
         Both sides must agree unless one file treats a neighbour as omni code (an edited
         upstream statement is upstream in one release and omni's own in the other); a
-        block one statement off still differs on both sides.
+        block one statement off still differs on both sides. Neighbours ``other``'s file
+        replaced are omni code there, so they are skipped on this side before comparing.
         """
         if (self.module, self.owner, self.member, self.path) != (
             other.module, other.owner, other.member, other.path,
         ):  # fmt: skip
             return False
-        return self.before == other.before or self.after == other.after
+        if self.before == other.before or self.after == other.after:
+            return True
+        before = next((k for k in self.befores if k not in other.edited), "")
+        after = next((k for k in self.afters if k not in other.edited), "")
+        return (before, after) != (self.before, self.after) and (
+            before == other.before or after == other.after
+        )
 
 
 def positions(
@@ -124,6 +136,11 @@ def positions(
     found = []
     for name, source in sources.items():
         pieces = api.extract_text(source, name, base, options).module.pieces
+        edited: dict[tuple[str, str], set[str]] = {}
+        for piece in pieces:
+            if isinstance(piece, Block):
+                heads = {split_full_key(k)[0] for k in piece.anchor.replaced}
+                edited.setdefault((piece.owner, piece.member), set()).update(heads)
         for piece in pieces:
             if isinstance(piece, Block) and piece.marked == marked and piece.code.strip():
                 anchor = piece.anchor
@@ -136,6 +153,9 @@ def positions(
                         anchor.before[0] if anchor.before else "",
                         anchor.after[0] if anchor.after else "",
                         normalize_code(piece.code),
+                        tuple(split_full_key(k)[0] for k in anchor.before),
+                        tuple(split_full_key(k)[0] for k in anchor.after),
+                        frozenset(edited.get((piece.owner, piece.member), set())),
                     )
                 )
     return found

@@ -12,7 +12,8 @@ import itertools
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -23,33 +24,14 @@ from bench.history import (
     ASCEND_RELEASES,
     OMNI_RELEASES,
     History,
-    Position,
-    match,
-    normalize_code,
     positions,
 )
+from bench.score import OUTCOMES, Tally, score
 from omni_port import api
-from omni_port.model import Block, PatchSet, Placement, Status
-from omni_port.pyast.syntax import Suite, Tree
+from omni_port.model import PatchSet, Placement, Rule, Status
+from omni_port.sources.history import BEFORE_BASE
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Upstream, default_cache
-
-OUTCOMES = ("correct", "flagged", "wrong", "missing")
-
-
-@dataclass(slots=True)
-class Tally:
-    """Outcomes of one tool on one step."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-    #: Flagged blocks whose right place is among their candidates.
-    flagged_with_candidate: int = 0
-    #: (block, outcome, detail) for the report.
-    rows: list[tuple[str, str, str]] = field(default_factory=list)
-
-    def add(self, block: str, outcome: str, detail: str = "") -> None:
-        self.counts[outcome] += 1
-        self.rows.append((block, outcome, detail))
+from omni_port.sources.upstream import Release, Upstream, default_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +44,24 @@ class Step:
 
 def plan_steps(history: History, candidates: tuple[str, ...], requested: list[str]) -> list[Step]:
     pairs = {v: history.pairing(v, candidates).label for v in OMNI_RELEASES}
-    if requested:
-        chosen = [tuple(s.split(":")) for s in requested]
-    else:
-        chosen = [(a, b) for a, b in itertools.pairwise(OMNI_RELEASES) if pairs[a] != pairs[b]]
+    chosen = [tuple(s.split(":")) for s in requested]
     return [Step(a, b, pairs[a], pairs[b]) for a, b in chosen]
 
 
-def upstream_of(history: History, version: str) -> Upstream:
-    return history.base(version)
+def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
+    """The upstream of release ``version``, with the releases from a little before
+    ``old_base`` up to it as upstream history (none without ``old_base``), as sync's
+    ``history = auto`` picks them from the wheels on PyPI."""
+    upstream = history.base(version)
+    if not old_base:
+        return upstream
+    order = list(ASCEND_CANDIDATES)
+    low = max(order.index(old_base) - BEFORE_BASE, 0)
+    releases = tuple(
+        Release(f"vllm-ascend=={v}", history.ascend(v).text)
+        for v in order[low : order.index(version) + 1]
+    )
+    return replace(upstream, history=releases)
 
 
 def _extract(history: History, version: str, base: Upstream, implicit: bool) -> PatchSet:
@@ -79,13 +70,47 @@ def _extract(history: History, version: str, base: Upstream, implicit: bool) -> 
     return api.extract(located, base, options)[0]
 
 
-def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, Tally, float]:
-    """Marked-block and unmarked-edit tallies of one step, and the sync's wall time."""
+#: Upgrades that skip releases: a maintainer who waited (reported in a table of their own).
+LONG_STEPS = (("0.14.0", "0.30.0"), ("0.16.0", "0.24.0"), ("0.20.0", "0.30.0"))
+#: Decision rules counted per step (the anchor alone is the rest).
+COUNTED = (
+    Rule.CONVERGENT,
+    Rule.HISTORY,
+    Rule.MERGE3,
+    Rule.DATAFLOW,
+    Rule.LAYOUT,
+    Rule.ORDER,
+    Rule.CATALOG,
+)
+
+
+@dataclass(slots=True)
+class Run:
+    """What one step of omni-port gave: tallies, the decisions by rule, the time."""
+
+    marked: Tally
+    edits: Tally
+    #: Decisions by rule over every block and edit of N; ``followed`` and ``conflict`` too.
+    rules: Counter[str]
+    elapsed: float
+
+
+def run_omni_port(
+    history: History,
+    step: Step,
+    implicit: bool,
+    use_history: bool = True,
+    catalog: Path | None = None,
+) -> Run:
+    """Marked-block and unmarked-edit tallies of one step, its rules and the sync's time;
+    with ``catalog``, its Location lines constrain the places."""
     base = history.base(step.old_base)
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
+    target = upstream_of(history, step.new_base, step.old_base if use_history else "")
+    locations = api.catalog_locations(patches, catalog)
     result = api.sync_patches(
-        patches, upstream_of(history, step.new_base), command="bench", tool="bench"
+        patches, target, command="bench", tool="bench", locations=locations
     ).result
     elapsed = time.perf_counter() - started
     generated = {
@@ -97,116 +122,41 @@ def run_omni_port(history: History, step: Step, implicit: bool) -> tuple[Tally, 
     truth = positions(history.omni(step.new), new_base)
     got = positions(generated, new_base)
     upstream = history.ascend_tree(step.new_base)
-    marked = score(patches, result.placements, truth, got, upstream)
+    output = {name: source.text.split("\n") for name, source in generated.items()}
+    marked = score(patches, result.placements, truth, got, upstream, output=output)
     # Unmarked edits of N, whether or not this run carried them: lost ones count as missing.
     every = patches if implicit else _extract(history, step.old, base, True)
     truth_edits = positions(history.omni(step.new), new_base, marked=False)
     got_edits = positions(generated, new_base, marked=False)
-    edits = score(every, result.placements, truth_edits, got_edits, upstream, marked=False)
-    return marked, edits, elapsed
+    edits = score(
+        every, result.placements, truth_edits, got_edits, upstream, marked=False, output=output
+    )
+    return Run(marked, edits, rule_counts(result.placements), elapsed)
 
 
-def _ours(patches: PatchSet, marked: bool) -> list[tuple[Block, Position]]:
-    found = []
-    for module in patches.modules:
-        for piece in module.pieces:
-            if isinstance(piece, Block) and piece.marked == marked and piece.code.strip():
-                position = Position(
-                    module.name,
-                    piece.owner,
-                    piece.member,
-                    piece.anchor.path,
-                    "",
-                    "",
-                    normalize_code(piece.code),
-                )
-                found.append((piece, position))
-    return found
-
-
-def score(
-    patches: PatchSet,
-    placements: tuple[Placement, ...],
-    truth: list[Position],
-    got: list[Position],
-    upstream: Tree,
-    marked: bool = True,
-) -> Tally:
-    tally = Tally()
-    ours = _ours(patches, marked)
-    status = {p.block_id: p for p in placements}
-    to_truth = match([p for _, p in ours], truth)
-    to_got = match([p for _, p in ours], got, threshold=0.999)
-    for index, (block, _) in enumerate(ours):
-        if index not in to_truth:
-            continue
-        expected = truth[to_truth[index]]
-        placement = status.get(block.id)
-        if placement is not None and placement.status is Status.CONFLICT:
-            tally.add(block.id, "flagged", placement.reason)
-            if _right_candidate(placement, expected, upstream):
-                tally.flagged_with_candidate += 1
-            continue
-        if index not in to_got:
-            tally.add(block.id, "missing")
-            continue
-        actual = got[to_got[index]]
-        if actual.same_place(expected):
-            tally.add(block.id, "correct")
-        else:
-            tally.add(block.id, "wrong", _difference(actual, expected))
-    return tally
-
-
-def _right_candidate(placement: Placement, expected: Position, upstream: Tree) -> bool:
-    """Whether a candidate is the maintainers' place: same body and the same upstream
-    statement on one side. A candidate names the statement at its line (the first one a
-    replacement replaces), so the statement before it comes from the upstream tree."""
-    for candidate in placement.candidates:
-        if candidate.path != expected.path:
-            continue
-        before = _statement_before(upstream.body, candidate.line)
-        if candidate.text == expected.after or (before is not None and before == expected.before):
-            return True
-    return False
-
-
-def _statement_before(suite: Suite, line: int) -> str | None:
-    """Key of the statement just before the one starting at ``line`` ("" when it is first
-    in its body); None when no statement starts there."""
-    for index, stmt in enumerate(suite.stmts):
-        if stmt.start == line:
-            return suite.stmts[index - 1].key if index else ""
-        if stmt.start < line <= stmt.full_end:
-            for clause in stmt.clauses:
-                found = _statement_before(clause, line)
-                if found is not None:
-                    return found
-    return None
-
-
-def _difference(actual: Position, expected: Position) -> str:
-    parts = []
-    if actual.member != expected.member:
-        parts.append(f"member {actual.member} vs {expected.member}")
-    if actual.path != expected.path:
-        parts.append(f"path {actual.path[-1:]} vs {expected.path[-1:]}")
-    if actual.before != expected.before:
-        parts.append(f"after `{actual.before[:50]}` vs `{expected.before[:50]}`")
-    if actual.after != expected.after:
-        parts.append(f"before `{actual.after[:50]}` vs `{expected.after[:50]}`")
-    return "; ".join(parts)
+def rule_counts(placements: Sequence[Placement]) -> Counter[str]:
+    """How many decisions each rule took part in, beside the followed and the conflicts."""
+    counts: Counter[str] = Counter()
+    for placement in placements:
+        if placement.status is Status.CONFLICT:
+            counts["conflict"] += 1
+        if placement.status is Status.FOLLOWED:
+            counts["followed"] += 1
+        for rule in placement.decided_by:
+            if rule in COUNTED:
+                counts[rule.value] += 1
+    return counts
 
 
 def print_table(title: str, results: list[tuple[Step, dict[str, Tally]]], verbose: bool) -> None:
     tools = list(results[0][1]) if results else []
     print(f"\n## {title}\n")
     header = (
-        "| step | upstream | tool | common | correct | flagged (right place listed) | wrong "
-        "| missing |"
+        "| step | upstream | tool | common | correct | flagged (right place listed) | followed "
+        "| wrong | missing |"
     )
     print(header)
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     totals = {tool: Tally() for tool in tools}
     for step, tallies in results:
         for tool in tools:
@@ -231,8 +181,23 @@ def _row(step: str, upstream: str, tool: str, tally: Tally) -> None:
     flagged = f"{c['flagged']} ({tally.flagged_with_candidate})"
     print(
         f"| {step} | {upstream} | {tool} | {common} | {c['correct']}{share} | {flagged} | "
-        f"{c['wrong']} | {c['missing']} |"
+        f"{c['followed']} | {c['wrong']} | {c['missing']} |"
     )
+
+
+def print_rules(runs: list[tuple[Step, Run]]) -> None:
+    """Per step: how many blocks and edits each rule decided (beyond the anchor alone)."""
+    columns = [rule.value for rule in COUNTED]
+    print("\n## Decided by rules beyond the anchor (blocks and edits of N)\n")
+    print("| step | " + " | ".join(columns) + " | followed | conflicts |")
+    print("| --- |" + " ---: |" * (len(columns) + 2))
+    total: Counter[str] = Counter()
+    for step, run in runs:
+        total.update(run.rules)
+        cells = [str(run.rules[c]) for c in (*columns, "followed", "conflict")]
+        print(f"| {step.old} -> {step.new} | " + " | ".join(cells) + " |")
+    cells = [str(total[c]) for c in (*columns, "followed", "conflict")]
+    print("| **total** | " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,10 +208,21 @@ def main(argv: list[str] | None = None) -> int:
         default="final",
         help="bases: final releases only (0.13.0/0.18.0/0.23.0) or every wheel incl. rc",
     )
-    parser.add_argument("--steps", nargs="*", default=[], help="steps as OLD:NEW omni versions")
+    parser.add_argument(
+        "--steps",
+        nargs="*",
+        default=[],
+        help="steps as OLD:NEW omni versions (default: consecutive releases and long steps)",
+    )
     parser.add_argument("--no-baselines", action="store_true", help="only omni-port")
     parser.add_argument(
         "--no-implicit", action="store_true", help="marked blocks only (before issue 9)"
+    )
+    parser.add_argument(
+        "--no-history", action="store_true", help="no upstream history (before issue 15)"
+    )
+    parser.add_argument(
+        "--catalog", type=Path, help="a catalog whose Location lines constrain places"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every non-correct block")
     parser.add_argument("--cache-dir", type=Path, default=default_cache())
@@ -261,19 +237,43 @@ def main(argv: list[str] | None = None) -> int:
     for version in OMNI_RELEASES:
         paired = history.pairing(version, candidates)
         print(f"| {version} | {paired.label} | {paired.similarity:.3f} |")
-    steps = plan_steps(history, candidates, args.steps)
-    results, edit_results = [], []
+    requested = args.steps or [
+        *consecutive(history, candidates),
+        *(f"{a}:{b}" for a, b in LONG_STEPS),
+    ]
+    steps = plan_steps(history, candidates, requested)
+    runs: list[tuple[Step, Run]] = []
+    results: list[tuple[Step, dict[str, Tally]]] = []
+    edit_results: list[tuple[Step, dict[str, Tally]]] = []
     for step in steps:
-        tallies: dict[str, Tally] = {}
-        tallies["omni-port"], edits, _ = run_omni_port(history, step, implicit=not args.no_implicit)
+        run = run_omni_port(history, step, not args.no_implicit, not args.no_history, args.catalog)
+        tallies = {"omni-port": run.marked}
         if not args.no_baselines:
             tallies["git merge-file"] = baselines.run(history, step, "merge-file")
             tallies["patch"] = baselines.run(history, step, "patch")
+        runs.append((step, run))
         results.append((step, tallies))
-        edit_results.append((step, {"omni-port": edits}))
-    print_table("Marked blocks present in both releases", results, args.verbose)
-    print_table("Unmarked edits present in both releases", edit_results, args.verbose)
+        edit_results.append((step, {"omni-port": run.edits}))
+    for title, kept in (("consecutive releases", False), ("long steps, skipping releases", True)):
+        chosen = [r for r in results if is_long(r[0]) is kept]
+        if chosen:
+            print_table(f"Marked blocks present in both releases ({title})", chosen, args.verbose)
+            edits = [r for r in edit_results if is_long(r[0]) is kept]
+            print_table(f"Unmarked edits present in both releases ({title})", edits, args.verbose)
+    print_rules(runs)
     return 0
+
+
+def consecutive(history: History, candidates: tuple[str, ...]) -> list[str]:
+    """Steps between consecutive releases whose upstreams differ."""
+    pairs = {v: history.pairing(v, candidates).label for v in OMNI_RELEASES}
+    steps = itertools.pairwise(OMNI_RELEASES)
+    return [f"{a}:{b}" for a, b in steps if pairs[a] != pairs[b]]
+
+
+def is_long(step: Step) -> bool:
+    """A step that skips at least one release."""
+    return OMNI_RELEASES.index(step.new) - OMNI_RELEASES.index(step.old) > 1
 
 
 if __name__ == "__main__":

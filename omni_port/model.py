@@ -56,6 +56,18 @@ class Code(enum.StrEnum):
     OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")
     OP303 = ("OP303", "unresolved-name", "A free name of the generated module cannot be resolved.")
     OP304 = ("OP304", "would-change", "Generated output would change (--check).")
+    OP306 = (
+        "OP306",
+        "upstream-lag",
+        "Upstream change the runners never had: an unmarked edit is an older release's code "
+        "(sync follows the new upstream).",
+    )
+    OP307 = (
+        "OP307",
+        "upstream-drift",
+        "An unmarked edit is upstream code of a release newer than the base "
+        "(sync follows the new upstream).",
+    )
     OP310 = (
         "OP310",
         "unresolved-conflict",
@@ -102,6 +114,11 @@ class Code(enum.StrEnum):
         "Implicit edit: runner code differs from its upstream base outside markers (a note).",
     )
     OP408 = ("OP408", "parity", "One runner family overrides or defines what the other lacks.")
+    OP409 = (
+        "OP409",
+        "catalog-location",
+        "A block is placed where its catalog Location line says it does not go.",
+    )
     # Verification of generated code
     OP501 = ("OP501", "compile", "Generated module does not parse or compile.")
     OP502 = ("OP502", "undefined-name", "Name used but never defined.")
@@ -388,12 +405,37 @@ class Status(enum.StrEnum):
 
     PLACED = "placed"
     """Placed at a certain anchor."""
+    FOLLOWED = "followed"
+    """An unmarked edit that was upstream's own code: the output follows the new upstream."""
     CONFLICT = "conflict"
     """No certain place: reported with candidates, left commented out in the output."""
     CARRIED = "carried"
     """Omni-owned code copied verbatim."""
     EXTRACTED = "extracted"
     """Found by extract (no placement yet)."""
+
+
+class Rule(enum.StrEnum):
+    """A kind of evidence that decided where a block goes (``decided_by``)."""
+
+    ANCHOR = "anchor"
+    """The anchor scored one place clearly above every other."""
+    RESOLVED = "resolved"
+    """A maintainer's recorded resolution (``omni-port resolve``)."""
+    CONVERGENT = "convergent"
+    """Upstream made the same change: its code at the place is the block's."""
+    HISTORY = "upstream-history"
+    """An upstream release holds the edit's text there: upstream code, not an omni edit."""
+    MERGE3 = "merge3"
+    """Both sides edited one statement; the edits touch different elements and merge."""
+    DATAFLOW = "dataflow"
+    """The names the block and the new upstream code read and bind order them."""
+    LAYOUT = "layout"
+    """The blank lines around the block: upstream's new code joined the other paragraph."""
+    ORDER = "order"
+    """The only good place that keeps the order of the member's blocks."""
+    CATALOG = "catalog"
+    """The catalog's ``Location:`` line rules out the other places."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,8 +471,12 @@ class Placement:
     end: int = 0
     #: Best candidate places, best first (conflicts list at least one when any exists).
     candidates: tuple[Candidate, ...] = ()
-    #: Why a conflict is a conflict.
+    #: Why a conflict is a conflict; for a decision by more than the anchor, how it was made.
     reason: str = ""
+    #: The kinds of evidence that decided the place (empty for conflicts and carried code).
+    decided_by: tuple[Rule, ...] = ()
+    #: The upstream release behind an ``upstream-history`` decision.
+    release: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,6 +136,8 @@ def placement_dict(placement: Placement) -> dict[str, object]:
         "lines": [placement.start, placement.end],
         "candidates": [_candidate_dict(c) for c in placement.candidates],
         "reason": placement.reason,
+        "decided_by": [rule.value for rule in placement.decided_by],
+        "release": placement.release,
     }
 
 

@@ -165,10 +165,20 @@ def _dump(tree: Tree, copy: Copy) -> list[str]:
 @pytest.mark.skipif(not REAL_CATALOG.is_file(), reason=f"the real catalog is not at {REAL_CATALOG}")
 def test_real_catalog_against_0_30_0(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
     result = cli(
-        "--cache-dir", cache_dir, "check", "vllm-omni==0.30.0", "--catalog", REAL_CATALOG,
-        "--patches", tmp_path / "none", "--generated", tmp_path / "none",
-        "--no-cache", "--format", "json",
-    )  # fmt: skip
+        "--cache-dir",
+        cache_dir,
+        "check",
+        "vllm-omni==0.30.0",
+        "--catalog",
+        REAL_CATALOG,
+        "--patches",
+        tmp_path / "none",
+        "--generated",
+        tmp_path / "none",
+        "--no-cache",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 1
     kinds = Counter(json.loads(line)["kind"] for line in result.stdout.splitlines())
     assert (
@@ -202,9 +212,19 @@ def test_rendered_catalog_passes_check_on_0_30_0(
     assert extracted.exit_code == 1, extracted.stderr  # the malformed markers, listed
     assert cli(*common, "catalog", "--patches", patches, "--out", catalog).exit_code == 0
     result = cli(
-        *common, "check", "vllm-omni==0.30.0", "--catalog", catalog, "--patches", tmp_path / "none",
-        "--generated", tmp_path / "none", "--no-cache", "--format", "json",
-    )  # fmt: skip
+        *common,
+        "check",
+        "vllm-omni==0.30.0",
+        "--catalog",
+        catalog,
+        "--patches",
+        tmp_path / "none",
+        "--generated",
+        tmp_path / "none",
+        "--no-cache",
+        "--format",
+        "json",
+    )
     kinds = Counter(json.loads(line)["kind"] for line in result.stdout.splitlines())
     assert kinds == Counter({"malformed-marker": 1})
 
@@ -250,9 +270,10 @@ def _in_conflicted_method(path: Path, line: int) -> bool:
 def test_a_field_the_generated_namedtuple_drops_is_reported_at_its_root(
     cli: Cli, cache_dir: Path, tmp_path: Path
 ) -> None:
-    """vllm-omni 0.18.0 onto vllm-ascend 0.19.1rc1: the generated ExecuteModelState lacks
-    upstream's batch_desc; verify names the class, the field, and the constructions and
-    unpackings that disagree, not only the undefined name further down."""
+    """vllm-omni 0.18.0 onto vllm-ascend 0.19.1rc1 without upstream history: the generated
+    ExecuteModelState lacks upstream's batch_desc; verify names the class, the field, and
+    the constructions and unpackings that disagree, not only the undefined name further
+    down. (With history, sync merges batch_desc in: see test_rules_real.py.)"""
     patches, out = tmp_path / "p", tmp_path / "g"
     common = ("--cache-dir", cache_dir)
     extract = ("extract", "vllm-omni==0.18.0", "--base", "vllm-ascend==0.18.0")
@@ -265,6 +286,8 @@ def test_a_field_the_generated_namedtuple_drops_is_reported_at_its_root(
         "vllm-ascend==0.19.1rc1",
         "--generated",
         out,
+        "--history",
+        "none",
     )
     assert cli(*common, *sync).exit_code in (0, 1)
     result = cli(*common, "verify", "--patches", patches, "--generated", out)

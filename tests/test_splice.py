@@ -56,7 +56,10 @@ def _fates(result: SyncResult) -> str:
     for p in result.placements:
         where = f"lines {p.start}-{p.end}" if p.status is not Status.CONFLICT else "conflict"
         reason = f" ({p.reason})" if p.reason else ""
-        lines.append(f"{p.block_id} {p.kind} {p.status.value} {p.confidence:.2f} {where}{reason}")
+        rules = f" [{', '.join(r.value for r in p.decided_by)}]" if p.decided_by else ""
+        lines.append(
+            f"{p.block_id} {p.kind} {p.status.value} {p.confidence:.2f} {where}{rules}{reason}"
+        )
     lines += [f"{f.code.value} {f.message}" for f in result.findings]
     return "".join(line + "\n" for line in lines)
 
@@ -169,6 +172,11 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
             "signature_changed",
             {"edit-01": "conflict", "edit-02": "placed"},
             id="signature-changed",
+        ),
+        pytest.param(
+            "signature_merged",
+            {"edit-01": "placed", "edit-02": "placed"},
+            id="signature-merged",
         ),
     ],
 )

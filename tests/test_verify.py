@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from omni_port import api
-from omni_port.model import Finding, PatchSet, Placement, Severity, Status
+from omni_port.model import Finding, PatchSet, Placement, Rule, Severity, Status
 from omni_port.sources.textio import decode, read_source
 from omni_port.verify import checks
 from tests.golden import DATA
@@ -1209,10 +1209,14 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     assert block.status is Status.PLACED
     assert _found(findings, ["OP507"]) == [("npu_ar_model_runner.py", "OP507", block.start)]
     assert "`hidden_states`" in findings[0].message
-    # The renaming also conflicts the omni edit of the construction: upstream's, left in
-    # place, gives the omni field nothing.
+    # The renaming reaches the omni edit of the construction too. The AR runner's merges
+    # upstream's renamed argument (merge3); the generation runner's, inside a replaced
+    # compound statement, is a conflict, and upstream's construction, left in place,
+    # gives the omni field nothing.
+    merged = _placement(result.placements, "NPUARModelRunner.execute_model.edit-01")
+    assert merged.status is Status.PLACED and Rule.MERGE3 in merged.decided_by
     missing = [f for f in findings if f.code.value == "OP510"]
-    assert sorted(f.path for f in missing) == ["npu_ar_model_runner.py", RUNNERS[2]]
+    assert sorted(f.path for f in missing) == [RUNNERS[2]]
     assert all("field `multimodal_outputs`" in f.message for f in missing)
     assert {f.code.value for f in findings} == {"OP507", "OP510"}
 

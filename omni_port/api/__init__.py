@@ -33,6 +33,7 @@ from omni_port.api.check import check
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
+    catalog_locations,
     default_vllm_specs,
     extract_all,
     load_runners,
@@ -45,6 +46,7 @@ from omni_port.api.inputs import (
     read_patches,
     recorded_sources,
     verification_context,
+    with_history,
 )
 from omni_port.api.run import (
     SYNC_COMMAND,
@@ -77,6 +79,7 @@ __all__ = [
     "Upstream",
     "Verified",
     "carry_edits",
+    "catalog_locations",
     "check",
     "default_vllm_specs",
     "extract",
@@ -97,6 +100,7 @@ __all__ = [
     "verification_context",
     "verify",
     "verify_files",
+    "with_history",
 ]
 
 # --- text in, values out ---------------------------------------------------------------------
@@ -180,12 +184,17 @@ def sync(
     command: str = SYNC_COMMAND,
     transplants: Sequence[Path] = (),
     transplant_labels: Sequence[str] | None = None,
+    catalog: Path | None = None,
 ) -> tuple[PatchSet, Synced]:
-    """Read the patches (and transplant inputs) and sync them onto ``upstream``."""
+    """Read the patches (and transplant inputs) and sync them onto ``upstream``; the
+    ``catalog``'s Location lines, when given, constrain the places of the blocks."""
     patch_set, patch_files = read_patches(patches_dir)
     labels = transplant_labels if transplant_labels is not None else [str(d) for d in transplants]
     extras = read_transplants(transplants, labels)
-    return patch_set, sync_patches(patch_set, upstream, command, patch_files, extras)
+    locations = catalog_locations(patch_set, catalog)
+    return patch_set, sync_patches(
+        patch_set, upstream, command, patch_files, extras, locations=locations
+    )
 
 
 @dataclass(frozen=True, slots=True)

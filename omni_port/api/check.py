@@ -14,6 +14,7 @@ from omni_port.api import v2
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
+    catalog_locations,
     extract_all,
     load_upstream,
     load_vllm_bases,
@@ -21,6 +22,7 @@ from omni_port.api.inputs import (
     read_patches,
     recorded_sources,
     verification_context,
+    with_history,
 )
 from omni_port.api.run import read_transplants, sync_patches, verify_files
 from omni_port.catalog import drift, markdown
@@ -120,13 +122,22 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     )
     loaded = load_upstream(upstream_text, settings, config.upstream_class)
     loaded = replace(loaded, label=config.recorded_spec(loaded.label))
+    # The history the lock names: the same evidence gives the same outputs.
+    history = [config.given_spec(label) for label, _ in lock.history]
+    loaded, _ = with_history(loaded, settings, names=history)
     labels = [label for label, _ in lock.transplants]
     extras = read_transplants([config.path(label) for label in labels], labels)
-    result = sync_patches(patch_set, loaded, lock.command, patch_files, extras).result
+    locations = catalog_locations(patch_set, inputs.catalog_path)
+    result = sync_patches(
+        patch_set, loaded, lock.command, patch_files, extras, locations=locations
+    ).result
     files = lockfile.configured_files(result.files, configured)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in files}
     command = lock.command or "omni-port sync"
     findings = drift.stale_findings(files, actual, shown(inputs.generated), command)
+    # What sync found about the history and the catalog stays visible: upstream changes the
+    # runners never had (OP306) and placements that break a Location line (OP409).
+    findings.extend(f for f in result.findings if f.code in (Code.OP306, Code.OP409))
     # Verify what is on disk, placed as the lock says: that is what a deployment imports.
     on_disk = {
         rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")

@@ -19,8 +19,9 @@ from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.sources import trees, vllm_sources
+from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
+from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -65,6 +66,46 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
     kept = settings.cache if spec.kind is SpecKind.PYPI else None
     tree = trees.parsed(source, kept)
     return Upstream(located.label, source.sha256, tree, class_name=class_name)
+
+
+def with_history(
+    upstream: Upstream,
+    settings: Settings,
+    patch_set: PatchSet | None = None,
+    names: Sequence[str] | None = None,
+    mode: str = "auto",
+) -> tuple[Upstream, list[Finding]]:
+    """``upstream`` with its history: the releases ``names`` (a lock's), or with ``mode``
+    ``auto`` those around the patches' base and the upstream (``sources.history``).
+
+    History is evidence, so what cannot be had is left out with a note, never an error.
+    """
+    if names is None:
+        base = next((m.base for m in patch_set.modules if m.base), "") if patch_set else ""
+        if mode != "auto" or not base:
+            return upstream, []
+        try:
+            # The patches record their base relative to the repository root.
+            base = settings.config.given_spec(base)
+            names = history.labels(base, upstream.label, settings.cache)
+        except BadInput as error:
+            reason = error.findings[0].message
+            message = f"no upstream history: {reason}"
+            note = Finding(Code.OP003, upstream.label, 0, message, severity=Severity.NOTE)
+            return upstream, [note]
+    releases, _, notes = history.load(names, settings.cache, settings.progress)
+    return replace(upstream, history=releases), notes
+
+
+def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
+    """The catalog's Location lines by block id, for sync's catalog rule ({} without a
+    catalog). Raises BadInput when the catalog cannot be read or parsed."""
+    if path is None or not path.is_file():
+        return {}
+    from omni_port.catalog import locations, markdown
+
+    source = read_source(path)
+    return locations.locations(markdown.parse(source.text, source.path), patch_set)
 
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:

@@ -51,19 +51,23 @@ def sync_patches(
     patch_files: Mapping[str, str] | None = None,
     transplants: Sequence[transplant.Extra] = (),
     tool: str = TOOL,
+    locations: Mapping[str, str] | None = None,
 ) -> Synced:
     """Generate every module of ``patches`` on ``upstream``; writes nothing.
 
     ``patch_files`` are the patch files as read (their digest goes into headers and the
     lock; rendered from ``patches`` when not given). ``transplants`` add blocks to copies.
-    ``tool`` names the generator in headers and the lock.
+    ``tool`` names the generator in headers and the lock. ``locations`` are the catalog's
+    Location lines by block id (``catalog_locations``), constraints on places.
     Raises BadInput (OP004) when the upstream lacks a class the copies come from.
     """
     files = dict(patch_files) if patch_files is not None else render_patch_set(patches, tool)
     if not transplants:
-        return Synced(sync_patch_set(patches, files, upstream, tool, command))
+        return Synced(sync_patch_set(patches, files, upstream, tool, command, locations=locations))
     merged = transplant.merge(patches, transplants)
-    result = sync_patch_set(merged.patches, files, upstream, tool, command, merged.inputs)
+    result = sync_patch_set(
+        merged.patches, files, upstream, tool, command, merged.inputs, locations
+    )
     return Synced(result, merged)
 
 

@@ -30,7 +30,8 @@ from omni_port.sources.textio import encode
 @click.argument("sources", nargs=-1)
 @patches_option("Patches directory to write.")
 @click.option(
-    "--base", help="Upstream the sources were ported from: vllm-ascend==X, a path, or 'installed'."
+    "--base",
+    help="Upstream the sources were ported from: vllm-ascend==X, a path, PATH@REV, or 'installed'.",
 )
 @click.option(
     "--upstream-class", help="Upstream class the runner classes copy (default NPUModelRunner)."

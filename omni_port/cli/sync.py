@@ -34,8 +34,9 @@ from omni_port.report import shown
 @patches_option("Patches directory (default: `patches` in [tool.omni-port]).")
 @click.option(
     "--upstream",
-    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, or 'installed' "
-    "(default: the last sync's, from the lock, until the configured `upstream` changes).",
+    help="Upstream to port onto: vllm-ascend==X, a path to model_runner_v1.py, PATH@REV (a tag "
+    "or commit of a local clone), or 'installed' (default: the last sync's, from the lock, "
+    "until the configured `upstream` changes).",
 )
 @generated_option("Output directory (default: `generated`).")
 @json_option
@@ -43,6 +44,14 @@ from omni_port.report import shown
     "--upstream-class",
     help="Upstream class to copy methods from (default: `upstream-class`, NPUModelRunner); "
     "copies extracted from another class (e.g. GPU runners) are ported onto it.",
+)
+@click.option(
+    "--history",
+    "history_mode",
+    type=click.Choice(["auto", "none"]),
+    help="Upstream history for the upstream-history rule (default: `history`, auto): the "
+    "releases (or commits of a PATH@REV clone) from a few before the patches' base up to "
+    "the upstream; `none` reads none.",
 )
 @click.option(
     "--transplant",
@@ -62,6 +71,7 @@ def sync_command(
     generated: Path | None,
     json_path: Path | None,
     upstream_class: str | None,
+    history_mode: str | None,
     transplant_dirs: tuple[Path, ...],
     check: bool,
     diff: bool,
@@ -83,15 +93,23 @@ def sync_command(
         options.settings,
         upstream_class or config.upstream_class,
     )
+    patch_set, _ = api.read_patches(directory)
+    mode = history_mode or config.history
+    loaded, history_notes = api.with_history(loaded, options.settings, patch_set, mode=mode)
     # Headers and the lock name inputs relative to the repository root, never the cwd.
-    loaded = replace(loaded, label=config.recorded_spec(loaded.label))
+    loaded = replace(
+        loaded,
+        label=config.recorded_spec(loaded.label),
+        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in loaded.history),
+    )
     labels = [config.recorded_path(d) for d in transplant_dirs]
     command = (
         f"omni-port sync --patches {config.recorded_path(directory)} --upstream {loaded.label} "
         f"--generated {config.recorded_path(target)}"
         + "".join(f" --transplant {label}" for label in labels)
     )
-    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels)
+    catalog = config.path(config.catalog) if config.catalog else None
+    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels, catalog)
     placements = synced.placements
     for module in patch_set.modules:
         summary(options, _module_line(module.name, placements))
@@ -101,7 +119,7 @@ def sync_command(
     result = synced.result
     files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
     changes, would = write_files(target, files, api.previous_outputs(target), check, diff)
-    findings = (*in_directory(synced.findings, target, files), *would)
+    findings = (*history_notes, *in_directory(synced.findings, target, files), *would)
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))

@@ -43,7 +43,10 @@ class UpgradeFlags:
 @click.command("upgrade")
 @click.argument("sources", nargs=-1)
 @click.option(
-    "--to", "target", required=True, help="The new upstream: vllm-ascend==X, a version, or a path."
+    "--to",
+    "target",
+    required=True,
+    help="The new upstream: vllm-ascend==X, a version, a path, or PATH@REV of a clone.",
 )
 @click.option(
     "--base",
@@ -108,21 +111,29 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     patch_set = api.carry_edits(patch_set, patch_dir)
     save_patches(patch_dir, patch_set)
     new = api.load_upstream(target, settings, config.upstream_class)
+    new, history_notes = api.with_history(new, settings, patch_set, mode=config.history)
     # Outputs name inputs relative to the repository root, never the working directory.
     old = replace(old, label=config.recorded_spec(old.label))
-    new = replace(new, label=config.recorded_spec(new.label))
+    new = replace(
+        new,
+        label=config.recorded_spec(new.label),
+        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in new.history),
+    )
     out_dir = generated or config.path(config.generated)
     command = (
         f"omni-port sync --patches {config.recorded_path(patch_dir)} --upstream {new.label} "
         f"--generated {config.recorded_path(out_dir)}"
     )
-    result = api.sync_patches(patch_set, new, command).result
+    catalog = config.path(config.catalog) if config.catalog else None
+    locations = api.catalog_locations(patch_set, catalog)
+    result = api.sync_patches(patch_set, new, command, locations=locations).result
     # The lock keeps the target: a plain `sync` or `resolve` afterwards defaults to it.
     files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
     write_files(out_dir, files, api.previous_outputs(out_dir))
     source_text = located[0].label if located else config.source
     context = api.verification_context(settings, patch_set, new, target, source_text)
     findings = [
+        *history_notes,
         *extract_findings,
         *in_directory(result.findings, out_dir, result.files),
         *in_directory(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Layout, Placement, Status, piece_kind
+from omni_port.model import Code, Layout, Placement, Rule, Status, piece_kind
 from omni_port.report import placement_dict
 
 LOCK_NAME = "omni-port.lock"
@@ -45,6 +45,8 @@ class Lock:
     layout: Layout = Layout.V1
     #: Further inputs (V2 trees), in order.
     sources: tuple[Source, ...] = ()
+    #: (label, sha256 of the text) of the upstream history releases sync read, oldest first.
+    history: tuple[tuple[str, str], ...] = ()
     #: The configuration's ``upstream`` when the sync ran ("" in older locks): while the
     #: configuration still names it, the lock's own upstream is the default one.
     configured: str = ""
@@ -87,6 +89,8 @@ def render(lock: Lock) -> str:
     }
     if lock.transplants:
         inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
+    if lock.history:
+        inputs["history"] = [{"label": lb, "sha256": sha} for lb, sha in lock.history]
     if lock.sources:
         inputs["sources"] = [
             {"role": s.role, "label": s.label, "sha256": s.sha256} for s in lock.sources
@@ -184,6 +188,8 @@ def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
     row.pop("reason")
+    if not placement.release:
+        row.pop("release")
     return row
 
 
@@ -203,6 +209,7 @@ def parse(text: str, path: str) -> Lock:
             transplants=tuple(
                 (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
             ),
+            history=tuple((str(t["label"]), str(t["sha256"])) for t in inputs.get("history", ())),
             configured=str(inputs["upstream"].get("configured", "")),
             layout=Layout(str(data.get("layout", Layout.V1.value))),
             sources=tuple(
@@ -231,4 +238,13 @@ def placement(row: Mapping[str, object]) -> Placement:
         confidence=float(str(row.get("confidence", 0.0))),
         start=start,
         end=end,
+        decided_by=tuple(Rule(str(r)) for r in _list(row.get("decided_by")) if str(r) in _RULES),
+        release=str(row.get("release", "")),
     )
+
+
+_RULES = frozenset(rule.value for rule in Rule)
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []

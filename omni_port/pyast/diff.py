@@ -49,11 +49,23 @@ def tokens(key: str) -> tuple[str, ...]:
     )
 
 
+#: A field declaration ``name: annotation`` (no value), as ``ast.unparse`` writes it.
+_FIELD = re.compile(r"^(?P<name>[A-Za-z_]\w*): [^=]+$")
+#: Similarity of two declarations of one field whose annotations differ.
+SAME_FIELD = 0.9
+
+
 @functools.lru_cache(maxsize=1 << 18)
 def similarity(a: str, b: str) -> float:
-    """Similarity of two normalized statements in [0, 1]; 1.0 only when equal."""
+    """Similarity of two normalized statements in [0, 1]; 1.0 only when equal.
+
+    Two declarations of one field (``x: T`` and ``x: U``) are the same field re-typed.
+    """
     if a == b:
         return 1.0
+    field_a, field_b = _FIELD.match(a), _FIELD.match(b)
+    if field_a and field_b and field_a.group("name") == field_b.group("name"):
+        return SAME_FIELD
     ta, tb = tokens(a), tokens(b)
     labels_a = {t for t in ta if t.startswith("'") and len(t) > 4}
     # A shared string label such as 'post process' identifies a statement strongly.

@@ -7,9 +7,10 @@ start fast; the CPython parser gives positions and keys (see ``syntax``).
 from __future__ import annotations
 
 import ast
+import functools
 
 from omni_port.model import Code, Finding
-from omni_port.pyast.syntax import Tree, syntax_error
+from omni_port.pyast.syntax import Tree, dedent_code, syntax_error
 
 
 def parse(text: str, path: str) -> Tree:
@@ -48,3 +49,34 @@ def compile_findings(name: str, text: str) -> list[Finding]:
     except ValueError as exc:  # null bytes
         return [Finding(Code.OP501, name, 1, f"does not compile: {exc}")]
     return []
+
+
+def member_source(text: str, owner: str, name: str) -> str | None:
+    """The code of one member of a module (``owner`` "" for a module-level one), decorators
+    included, dedented; None when the module lacks it or does not parse. The last
+    definition of the name wins, as at run time."""
+    module = _module_ast(text)
+    if module is None:
+        return None
+    body: list[ast.stmt] = module.body
+    if owner:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        body = cls.body if cls is not None else []
+    node = None
+    for candidate in body:
+        if getattr(candidate, "name", None) == name:
+            node = candidate
+    if node is None or node.end_lineno is None:
+        return None
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    lines = text.split("\n")[first - 1 : node.end_lineno]
+    return dedent_code("\n".join(lines)) + "\n"
+
+
+@functools.lru_cache(maxsize=32)
+def _module_ast(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None

@@ -31,6 +31,9 @@ class Config:
     upstream_class: str = "NPUModelRunner"
     #: Markdown catalog checked by ``check``.
     catalog: str = ""
+    #: Upstream history sync reads: ``auto`` (the releases around the base and the
+    #: upstream), or ``none``.
+    history: str = "auto"
     #: vLLM-Omni's Model Runner V2 runners (``vllm_omni/worker_v2``) to compose with the
     #: NPU V2 runner; "" leaves V2 off (``sync``, ``verify`` and ``check`` do V1 only).
     v2_source: str = ""
@@ -67,6 +70,9 @@ class Config:
 
     def recorded_spec(self, text: str) -> str:
         """A source spec as outputs record it: a path as ``recorded_path``, else as is."""
+        git = _git_spec(text)
+        if git is not None:
+            return f"{self.recorded_path(git[0])}@{git[1]}"
         return self.recorded_path(text) if _is_path_spec(text) else text
 
     def given_spec(self, recorded: str) -> str:
@@ -154,8 +160,22 @@ def _is_path_spec(text: str) -> bool:
     return parse_spec(text, "").kind is SpecKind.PATH
 
 
+def _git_spec(text: str) -> tuple[str, str] | None:
+    """(path, rev) of a ``PATH@REV`` spec, else None."""
+    from omni_port.sources.upstream import SpecKind, parse_spec
+
+    if not text or text.endswith(INSTALLED_SUFFIX):
+        return None
+    spec = parse_spec(text, "")
+    return (spec.path, spec.rev) if spec.kind is SpecKind.GIT else None
+
+
 def _relative_spec(value: str, root: Path) -> str:
-    """A path spec made relative to the configuration file, shown from the working directory."""
+    """A path spec made relative to the configuration file, shown from the working directory
+    (for ``PATH@REV``, its path)."""
+    git = _git_spec(value)
+    if git is not None and not Path(git[0]).is_absolute():
+        return f"{os.path.relpath(root / git[0])}@{git[1]}"
     if not _is_path_spec(value) or Path(value).is_absolute():
         return value
     return os.path.relpath(root / value)

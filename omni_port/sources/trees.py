@@ -61,3 +61,27 @@ def _load(entry: Path, path: str) -> Tree | None:
         return None
     # Diagnostics name the source as this run was given it, not as the first run was.
     return tree if isinstance(tree, Tree) and tree.path == path else None
+
+
+def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None) -> Tree | None:
+    """The tree of one member of the module ``text`` (``parser.member_source``), parsed on
+    its own; None when the module lacks the member or it does not parse. Kept in the cache
+    by the module's sha256 and the member's name, the absence of a member too."""
+    path = f"{label}:{owner}.{name}"
+    entry = None
+    if cache is not None:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        entry = cache / "trees" / f"{digest}-{owner}.{name}-{_stamp()}.pickle"
+        with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            kept = pickle.loads(entry.read_bytes())
+            if kept is None or (isinstance(kept, Tree) and kept.path == path):
+                return kept
+    code = parser.member_source(text, owner, name)
+    tree = None
+    if code is not None:
+        with contextlib.suppress(BadInput):
+            tree = parser.parse(code, path)
+    if entry is not None:
+        with contextlib.suppress(BadInput):
+            write_atomic(entry, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+    return tree

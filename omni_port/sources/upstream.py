@@ -15,7 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,8 @@ class SpecKind(enum.Enum):
     """The package installed in this Python environment (found, never imported)."""
     PYPI = "pypi"
     """A pinned release downloaded from PyPI."""
+    GIT = "git"
+    """A tag or commit of a local git clone (``PATH@REV``), read with ``git show``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +85,10 @@ class Spec:
     dist: str
     #: Pinned version (PyPI specs).
     version: str = ""
-    #: File or directory (path specs).
+    #: File or directory (path specs); the clone (git specs).
     path: str = ""
+    #: Tag, branch or commit of the clone (git specs).
+    rev: str = ""
 
     @property
     def label(self) -> str:
@@ -93,6 +97,8 @@ class Spec:
             return f"{self.dist}=={self.version}"
         if self.kind is SpecKind.INSTALLED:
             return f"{self.dist} (installed)"
+        if self.kind is SpecKind.GIT:
+            return f"{self.path}@{self.rev}"
         return self.path
 
 
@@ -100,11 +106,20 @@ _PIN = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[0-9][0-9
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)+([a-z]+[0-9]*|\.post[0-9]+|\.dev[0-9]+)*$")
 
 
+#: ``PATH@REV``: a revision of a git clone (the path holds a ``.git``; the revision has no
+#: ``@`` and no path separator other than a branch's ``/``).
+_GIT = re.compile(r"^(?P<path>.+)@(?P<rev>[^@\s]+)$")
+
+
 def parse_spec(text: str, dist: str) -> Spec:
-    """``installed``, ``NAME==VERSION``, a bare version of ``dist``, or a path."""
+    """``installed``, ``NAME==VERSION``, a bare version of ``dist``, ``PATH@REV`` (a tag or
+    commit of a local git clone), or a path."""
     text = text.strip()
     if text == "installed":
         return Spec(SpecKind.INSTALLED, dist)
+    git = _GIT.match(text)
+    if git and not os.path.exists(text) and (Path(git.group("path")) / ".git").exists():
+        return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=git.group("rev"))
     pinned = _PIN.match(text)
     if pinned and not os.path.exists(text):
         return Spec(SpecKind.PYPI, pinned.group("dist"), pinned.group("version"))
@@ -134,6 +149,18 @@ class Located:
 
 
 @dataclass(frozen=True, slots=True)
+class Release:
+    """One upstream release (or commit of a clone) of the upstream module, as text."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``PATH@REV`` for a commit of a clone.
+    label: str
+    #: The module's source.
+    text: str
+    #: Where parsed trees of its members may be kept (None: parsed each time).
+    cache: Path | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Upstream:
     """A parsed upstream module: what extract compares the runners with (their base), what
     sync ports them onto (the target), and what verify checks overrides against."""
@@ -148,6 +175,9 @@ class Upstream:
     #: Class whose methods the runner classes copy; "" keeps the class each copy names.
     #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
     class_name: str = ""
+    #: Upstream releases (or commits) around an upgrade, oldest first: the evidence of the
+    #: upstream-history rule (sync reads it when the patches' base is among them).
+    history: tuple[Release, ...] = ()
 
     @property
     def text(self) -> str:
@@ -164,6 +194,11 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
         return _from_path(spec, member)
     if spec.kind is SpecKind.INSTALLED:
         return _from_installed(spec, member)
+    if spec.kind is SpecKind.GIT:
+        from omni_port.sources import gitrepo  # git runs only for git specs
+
+        data = gitrepo.show(spec.path, spec.rev, member)
+        return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
     data = _cached_member(spec, member, cache, progress)
     # Diagnostics name the release, not this machine's cache path: stable everywhere.
     return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
@@ -396,17 +431,19 @@ def _no_wheel_message(
 
 
 def _same_version(a: str, b: str) -> bool:
-    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0))
+    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0, 0))
 
 
-def version_key(text: str) -> tuple[tuple[int, ...], int, int]:
+def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
+    """A sort key: release numbers, then a < b < rc < final (each by its number), then post."""
     match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
     if not match:
-        return ((), 0, 0)
+        return ((), 0, 0, 0)
     release = tuple(int(p) for p in match.group(1).split("."))
     pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
+    number = int(match.group(3) or 0)
     post = int(match.group(4) or 0)
-    return (release, pre, post)
+    return (release, pre, number, post)
 
 
 def _nearest(version: str, versions: list[str]) -> str:
@@ -495,6 +532,10 @@ def package_texts(
         found = importlib.util.find_spec(package)
         locations = list(found.submodule_search_locations or []) if found else []
         return _tree_texts(Path(locations[0]).parent, package) if locations else None
+    if spec.kind is SpecKind.GIT:
+        from omni_port.sources import gitrepo
+
+        return gitrepo.python_files(spec.path, spec.rev, package) or None
     root = Path(spec.path)
     return _tree_texts(root, package) if (root / package).is_dir() else None
 

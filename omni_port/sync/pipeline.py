@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
@@ -38,11 +38,18 @@ def header(
     ``transplants`` are the (label, sha256) of extra block sources merged into the patches.
     """
     extra = ", ".join(f"{label} (sha256 {digest[:16]})" for label, digest in transplants)
+    releases = [release.label for release in upstream.history]
+    history = (
+        f"# Upstream history: {len(releases)} releases, {releases[0]} to {releases[-1]}.\n"
+        if releases
+        else ""
+    )
     return (
         f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
         f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
         f"patches sha256 {patches_sha256[:16]}.\n"
         + (f"# Transplanted blocks: {extra}.\n" if extra else "")
+        + history
         + f"# Regenerate: {command}\n"
     )
 
@@ -54,11 +61,13 @@ def sync(
     tool: str,
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
+    locations: Mapping[str, str] | None = None,
 ) -> SyncResult:
     """Generate every module of ``patches`` against ``upstream``; never writes anything.
 
     ``patch_files`` are the files of the main patch set (their digest is the one recorded);
-    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``.
+    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``;
+    ``locations`` the catalog's ``Location:`` lines by block id, which constrain places.
     """
     _require_upstream_classes(patches, upstream)
     digest = lockfile.patches_digest(patch_files)
@@ -67,7 +76,7 @@ def sync(
     placements: list[Placement] = []
     findings: list[Finding] = []
     for module in patches.modules:
-        built = splice.build(module, upstream, top)
+        built = splice.build(module, upstream, top, locations)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)
@@ -76,6 +85,8 @@ def sync(
     lock = lockfile.make(
         tool, upstream.label, upstream.sha256, digest, outputs, command, placements, transplants
     )
+    history = tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history)
+    lock = replace(lock, history=history)
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
 
@@ -94,6 +105,7 @@ def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
         "implicit_conflict": sum(
             1 for p in placements if p.status is Status.CONFLICT and not p.marked
         ),
+        "followed": sum(1 for p in placements if p.status is Status.FOLLOWED),
         "carried": sum(1 for p in placements if p.status is Status.CARRIED),
         "owned": owned,
         "modules": len(patches.modules),

@@ -9,7 +9,8 @@ commented region that still parses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import ast
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from omni_port.model import (
@@ -25,12 +26,16 @@ from omni_port.model import (
     Piece,
     Placement,
     RegionKind,
+    Rule,
+    Severity,
     Status,
 )
-from omni_port.pyast.syntax import Stmt, Tree, find_def, header_end, reindent
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_def, header_end, reindent
 from omni_port.report import shorten
-from omni_port.sources.upstream import Upstream
+from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
+from omni_port.sync.rules import catalog
+from omni_port.sync.rules.history import MemberHistory, copy_release, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -68,16 +73,47 @@ class _Assembly:
     vanished: list[tuple[Copy, Finding]] = field(default_factory=list)
 
 
-def build(module: ModulePatches, upstream: Upstream, header: str) -> Built:
-    """Generate one runner module from its patches and the new upstream."""
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """Evidence for the whole module, beside each member's own."""
+
+    #: The release the module's copies are shown to date from (``history.copy_release``).
+    copied_from: str = ""
+    #: Catalog constraints by block id.
+    constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
+    #: For a module-level copy (a NamedTuple, a function), the release the code that uses
+    #: it is shown to date from: code that builds or unpacks a class was written against
+    #: the class as it was then, so the class copy dates from then too.
+    coupled: Mapping[str, str] = field(default_factory=dict)
+    #: Each copy's member across upstream history, by copy id (worked out once).
+    histories: Mapping[str, MemberHistory] = field(default_factory=dict)
+
+    def copied(self, copy: Copy) -> str:
+        return self.coupled.get(copy.name, self.copied_from) if not copy.owner else self.copied_from
+
+
+def build(
+    module: ModulePatches,
+    upstream: Upstream,
+    header: str,
+    locations: Mapping[str, str] | None = None,
+) -> Built:
+    """Generate one runner module from its patches and the new upstream.
+
+    ``locations`` are the catalog's ``Location:`` lines by block id (constraints).
+    """
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
+    constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
+    histories = _histories(module, upstream)
+    copied_from, coupled = _copy_releases(module, histories)
+    known = _Known(copied_from, constraints, coupled, histories)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            _add_copy(assembly, module, piece, blocks, upstream, indent)
+            _add_copy(assembly, module, piece, blocks, upstream, indent, known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -150,17 +186,29 @@ def _add_copy(
     blocks: list[Block],
     upstream: Upstream,
     indent: str,
+    known: _Known,
 ) -> None:
-    owner = (
-        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
-    )
+    owner = _owner(copy, upstream)
     member = upstream_def(upstream.tree, owner, copy.upstream_name)
     if member is None:
         _vanished(assembly, module, copy, blocks, upstream, indent)
         return
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decisions = [_with_fallback(d, member) for d in locate.decide(member, statements)]
+    member_history = known.histories.get(copy.id) or _member_history(module, copy, upstream, owner)
+    base = member_history.versions[member_history.base] if member_history else None
+    # A Location line the block's own release breaks is stale: it says nothing here.
+    constraints = {
+        b.id: known.constraints[b.id]
+        for b in blocks
+        if b.id in known.constraints
+        and catalog.held(known.constraints[b.id], b, base.member if base else None)
+    }
+    evidence = locate.Evidence(
+        upstream.tree, member_history, constraints, copied_from=known.copied(copy)
+    )
+    decided = locate.decide(member, statements, evidence)
+    decisions = [_with_fallback(d, member) for d in decided]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
     for block in signatures:
         decision, edit = _signature(upstream.tree, member, block, len(edits))
@@ -173,19 +221,91 @@ def _add_copy(
         segment.text = reindent(segment.text, upstream_indent, indent)
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
+    for decision in decisions:
+        if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
+            assembly.findings.append(_history_finding(module, decision, upstream))
+        if _breaks_location(decision, known, member):
+            constraint = known.constraints[decision.block.id]
+            assembly.findings.append(_location_finding(module, decision, upstream, constraint))
+
+
+def _owner(copy: Copy, upstream: Upstream) -> str:
+    return (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+
+
+def _histories(module: ModulePatches, upstream: Upstream) -> dict[str, MemberHistory]:
+    """Each copy's member across upstream history (none without history)."""
+    found = {}
+    for piece in module.pieces:
+        if isinstance(piece, Copy):
+            member = _member_history(module, piece, upstream, _owner(piece, upstream))
+            if member is not None:
+                found[piece.id] = member
+    return found
+
+
+def _copy_releases(
+    module: ModulePatches, histories: Mapping[str, MemberHistory]
+) -> tuple[str, dict[str, str]]:
+    """The newest release the module's copies are shown, by non-empty code, to date from
+    (see ``history.copy_release``; "" without such evidence), and the same for the code
+    that names each module-level copy (``_Known.coupled``)."""
+    found: list[tuple[int, str, Block]] = []
+    for piece, blocks in _grouped(module.pieces):
+        member = histories.get(piece.id) if isinstance(piece, Copy) else None
+        if member is None:
+            continue
+        order = [v.label for v in member.versions]
+        for block in blocks:
+            label = copy_release(member, [block])
+            if label:
+                found.append((order.index(label), label, block))
+    if not found:
+        return "", {}
+    coupled = {}
+    for piece in module.pieces:
+        if isinstance(piece, Copy) and not piece.owner:
+            users = [(i, label) for i, label, b in found if piece.name in _names_read(b.code)]
+            if users:
+                coupled[piece.name] = max(users)[1]
+    return max((i, label) for i, label, _ in found)[1], coupled
+
+
+def _names_read(code: str) -> set[str]:
+    try:
+        tree = ast.parse(dedent_code(code))
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _member_history(
+    module: ModulePatches, copy: Copy, upstream: Upstream, owner: str
+) -> MemberHistory | None:
+    """The copied member across upstream history, when the patches' base is part of it."""
+    if not upstream.history or not module.base:
+        return None
+    target = Release(upstream.label, "")
+    return member_history(
+        upstream.history, module.base, target, upstream.tree, owner, copy.upstream_name
+    )
 
 
 def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
-    """Carry a signature edit when upstream kept the signature the omni edit started from."""
+    """Carry a signature edit when upstream kept the signature the omni edit started from,
+    merge it when both sides changed different parameters; a conflict otherwise."""
     indent = _indent_of(tree.lines[member.start - 1])
-    if member.key == block.anchor.replaced[0]:
-        code = reindent(block.code, "", indent)
-        decision = locate.Decision(block, None, 1.0, False, ())
-        return decision, _Edit(member.start, header_end(member), code, block.id, order)
-    reason = f"the signature changed upstream; upstream now has: {shorten(member.key, 120)}"
-    decision = locate.Decision(block, None, 0.0, True, (), reason)
-    text = _conflict_lines(block, reason, (), indent)
-    return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+    decision = locate.signature(member, block, tree)
+    if decision.conflict:
+        text = _conflict_lines(block, decision.reason, (), indent)
+        return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+    if decision.follow:
+        code = tree.text(member.start, header_end(member))
+    else:
+        code = reindent(decision.code if decision.code is not None else block.code, "", indent)
+    return decision, _Edit(member.start, header_end(member), code, block.id, order)
 
 
 def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
@@ -231,14 +351,16 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
     if decision.conflict:
         at = stmts[slot.index].lead if slot.index < len(stmts) else stmts[-1].full_end + 1
         return _Edit(at, at - 1, _conflict_text(decision, indent), block.id, order)
-    code = reindent(block.code, "", indent)
+    if decision.follow:
+        return _followed(tree, decision, order)
+    code = reindent(decision.code if decision.code is not None else block.code, "", indent)
     if block.kind is BlockKind.HEADER:
         target = stmts[slot.index]
         return _Edit(target.start, header_end(target), code, block.id, order)
     following = stmts[slot.index + slot.span] if slot.index + slot.span < len(stmts) else None
     if following is None:
         code = code.rstrip("\n") + "\n" if code.strip() else ""
-    if block.kind is BlockKind.DELETION:
+    if block.kind is BlockKind.DELETION and decision.code is None:
         first, last = stmts[slot.index], stmts[slot.index + slot.span - 1]
         return _Edit(first.lead, last.full_end, "", block.id, order)
     if slot.span:
@@ -251,6 +373,20 @@ def _edit(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
         return _Edit(at, at - 1, code, block.id, order)
     return _Edit(
         following.lead, following.lead + _blank_prefix(tree, following) - 1, code, block.id, order
+    )
+
+
+def _followed(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
+    """Upstream's own statements at the slot, unchanged, tagged with the decided block."""
+    slot = decision.slot
+    assert slot is not None
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    if not stmts:
+        at = slot.line() or 1
+        return _Edit(at, at - 1, "", decision.block.id, order)
+    first, last = stmts[0], stmts[-1]
+    return _Edit(
+        first.start, last.full_end, tree.text(first.start, last.full_end), decision.block.id, order
     )
 
 
@@ -324,6 +460,39 @@ def _vanished(
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
 
 
+def _breaks_location(decision: locate.Decision, known: _Known, member: Stmt) -> bool:
+    constraint = known.constraints.get(decision.block.id)
+    if decision.conflict or decision.slot is None or constraint is None:
+        return False
+    return catalog.allows(constraint, decision.slot, member) is False
+
+
+def _location_finding(
+    module: ModulePatches,
+    decision: locate.Decision,
+    upstream: Upstream,
+    constraint: catalog.Constraint,
+) -> Finding:
+    """A block placed where the catalog's Location line says it does not go."""
+    line = decision.slot.line() if decision.slot is not None else 0
+    message = (
+        f"{module.name}: block {decision.block.id} is placed where its catalog Location "
+        f"does not put it ({constraint.text})"
+    )
+    return Finding(Code.OP409, upstream.label, line, message)
+
+
+def _history_finding(
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+) -> Finding:
+    """A note for an edit upstream history explains: a lag, drift, or a merge against an
+    older release (every part of it upstream changed since is such a lag too)."""
+    line = decision.slot.line() if decision.slot is not None else 0
+    code = Code.OP306 if decision.lag or decision.doubt else Code.OP307
+    message = f"{module.name}: edit {decision.block.id}: {decision.doubt or decision.reason}"
+    return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
+
+
 def _conflict_finding(
     module: ModulePatches, decision: locate.Decision, upstream: Upstream, line: int
 ) -> Finding:
@@ -391,6 +560,8 @@ def _decision_rows(
         if not block.code and not decision.conflict:
             start, end = (start, start - 1) if start else (0, 0)
         status = Status.CONFLICT if decision.conflict else Status.PLACED
+        if decision.follow and Rule.HISTORY in decision.rules:
+            status = Status.FOLLOWED
         candidates = tuple(
             Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path)
             for s in decision.candidates
@@ -408,4 +579,6 @@ def _decision_rows(
             end,
             candidates,
             decision.reason,
+            () if decision.conflict else decision.rules,
+            decision.release,
         )

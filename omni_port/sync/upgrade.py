@@ -1,9 +1,10 @@
 """The upgrade summary: what changed upstream near every block, and what a maintainer must do.
 
-A markdown document for a pull request: every block accounted for (placed, or a conflict
-with its candidates and the command that resolves it), the upstream changes around each
-block, the copied methods upstream changed or removed, and the new upstream methods the
-runners may want to override.
+A markdown document for a pull request: every block accounted for (placed, and by which
+rule, or a conflict with its candidates and the command that resolves it), the upstream
+changes around each block, the upstream changes the runners never had (found in the
+releases between base and target), the copied methods upstream changed or removed, and
+the new upstream methods the runners may want to override.
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.catalog.wording import describe_location
-from omni_port.model import Block, Code, Copy, Finding, PatchSet, Placement, Severity, Status
+from omni_port.model import (
+    Block,
+    Code,
+    Copy,
+    Finding,
+    PatchSet,
+    Placement,
+    Rule,
+    Severity,
+    Status,
+)
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import Stmt, Tree, find_def, split_full_key
 from omni_port.report import shorten
@@ -44,6 +55,7 @@ def summary(upgrade: Upgrade) -> str:
         *_heading(upgrade),
         *_conflicts(upgrade),
         *_blocks(upgrade),
+        *_lags(upgrade),
         *_methods(upgrade),
         *_new_methods(upgrade),
         *_verification(upgrade),
@@ -54,12 +66,14 @@ def summary(upgrade: Upgrade) -> str:
 def _heading(upgrade: Upgrade) -> Iterator[str]:
     placements = upgrade.placements
     placed = sum(1 for p in placements if p.status is Status.PLACED)
+    followed = sum(1 for p in placements if p.status is Status.FOLLOWED)
     conflicts = sum(1 for p in placements if p.status is Status.CONFLICT)
     carried = sum(1 for p in placements if p.status is Status.CARRIED)
     yield f"# Port the NPU runners from {upgrade.old_label} to {upgrade.new_label}"
     yield ""
     yield (
-        f"{placed} edits placed, {conflicts} conflicts, {carried} marked regions carried "
+        f"{placed} edits placed, {followed} followed upstream, {conflicts} conflicts, "
+        f"{carried} marked regions carried "
         f"({sum(1 for p in placements if p.marked)} marked blocks, "
         f"{sum(1 for p in placements if not p.marked)} implicit edits)."
     )
@@ -93,18 +107,50 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
 def _blocks(upgrade: Upgrade) -> Iterator[str]:
     yield "## Every block"
     yield ""
-    yield "| block | kind | status | where | upstream changes near it |"
-    yield "| --- | --- | --- | --- | --- |"
+    yield "| block | kind | status | decided by | where | upstream changes near it |"
+    yield "| --- | --- | --- | --- | --- | --- |"
     status = {p.block_id: p for p in upgrade.placements}
     for block in _all_blocks(upgrade.patches):
         placement = status.get(block.id)
         state = placement.status.value if placement else "missing"
-        if placement and placement.status is Status.PLACED:
+        if placement and placement.start:
             state += f" (lines {placement.start}-{placement.end})"
         marked = "marked" if block.marked else "implicit"
         near = _near_changes(upgrade, block)
         where = _cell(describe_location(block.anchor))
-        yield f"| {block.id} | {marked} {block.kind.value} | {state} | {where} | {_cell(near)} |"
+        decided = _cell(decided_by(placement)) if placement else ""
+        yield (
+            f"| {block.id} | {marked} {block.kind.value} | {state} | {decided} | {where} "
+            f"| {_cell(near)} |"
+        )
+    yield ""
+
+
+def decided_by(placement: Placement) -> str:
+    """The rules that decided a placement, the release beside upstream-history."""
+    names = []
+    for rule in placement.decided_by:
+        release = f" ({placement.release})" if rule is Rule.HISTORY and placement.release else ""
+        names.append(f"{rule.value}{release}")
+    return ", ".join(names)
+
+
+def _lags(upgrade: Upgrade) -> Iterator[str]:
+    """Upstream code the runners never had: an edit that is an older release's code,
+    which a later release changed (OP306). The new upstream is followed there."""
+    lags = [f for f in upgrade.findings if f.code is Code.OP306]
+    if not lags:
+        return
+    yield "## Upstream changes the runners never had"
+    yield ""
+    yield (
+        "The runners held an older release's code here; the release named brought the "
+        "change, and the output follows the new upstream. Check that omni did not mean to "
+        "keep the old code."
+    )
+    yield ""
+    for finding in lags:
+        yield f"- line {finding.line}: {finding.message}"
     yield ""
 
 
@@ -221,7 +267,11 @@ def _new_methods(upgrade: Upgrade) -> Iterator[str]:
 
 def _verification(upgrade: Upgrade) -> Iterator[str]:
     problems = verification_problems(upgrade.findings)
-    notes = [f for f in upgrade.findings if f.severity is Severity.NOTE]
+    notes = [
+        f
+        for f in upgrade.findings
+        if f.severity is Severity.NOTE and f.code not in (Code.OP306, Code.OP307)
+    ]
     yield "## Verification of the generated runners"
     yield ""
     if not problems:

@@ -18,7 +18,7 @@ class R(NPUModelRunner):
             inputs = self._prepare(scheduler_output, num_tokens)
         hidden = self._forward(inputs)
         # >>>>>>> omni-port conflict: omni.R.execute_model.block-02 (try:)
-        # the statements it replaced changed upstream.
+        # the statements it replaced changed upstream: omni replaced or removed `logits = self.model.compute_logits(hidden)`, which upstream edited.
         #   candidate: upstream line 14 (score 0.97): logits = self.model.compute_logits(hidden, temperature=self.temperature)
         #   candidate: upstream line 13 (score 0.57): hidden = self._forward(inputs)
         #   candidate: upstream line 15 (score 0.57): return logits

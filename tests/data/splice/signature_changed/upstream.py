@@ -2,7 +2,7 @@ from fakeacc.runner import GPUModelRunner
 
 
 class NPUModelRunner(GPUModelRunner):
-    def execute_model(self, scheduler_output, intermediate_tensors=None) -> "ModelRunnerOutput | None":
+    def execute_model(self, scheduler_output, intermediate_tensors=None) -> "ModelRunnerOutput | AsyncModelRunnerOutput | None":
         if self.capture_experts:
             capturer = self.experts_capturer()
             if capturer is not None:

@@ -31,7 +31,7 @@ class OmniGPUModelRunner(NPUModelRunner):
     def compute_logits(self, hidden):
         hidden = hidden[self.logits_indices]
         # >>>>>>> omni-port conflict: omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01 (Implicit edit: try:)
-        # the statements it replaced changed upstream.
+        # the statements it replaced changed upstream: omni replaced or removed `logits = self.model.compute_logits(hidden)`, which upstream edited.
         #   candidate: upstream line 29 (score 0.98): logits = self.model.compute_logits(hidden.contiguous())
         #   candidate: upstream line 30 (score 0.65): logits = logits.float()
         #   candidate: upstream line 31 (score 0.57): return logits

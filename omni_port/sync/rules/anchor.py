@@ -1,0 +1,345 @@
+"""The anchor rule: score every place of the new method against a block's anchor.
+
+A place (slot) is a position in one body of the new method: before statement ``index``
+(``index == len(body)`` is its end), optionally replacing ``span`` statements from there.
+Each slot is scored on the block's anchor: the enclosing path, the nearest surviving
+upstream neighbours before and after, the replaced statements, and the edge position.
+The best slot wins only with a clear margin over the runner-up (``clear_winner``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator, Sequence
+from dataclasses import dataclass
+
+from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution
+from omni_port.pyast.diff import similarity
+from omni_port.pyast.syntax import Stmt, Suite, full_key, split_full_key, walk
+
+#: Least score of an accepted place.
+ACCEPT = 0.65
+#: Least lead of the best place over the runner-up.
+MARGIN = 0.08
+#: Least similarity for two statements to count as the same statement changed.
+FUZZY = 0.6
+#: Least similarity for two headers on a path to count as the same compound statement.
+PATH_FUZZY = 0.75
+#: A path this similar to the anchor's names the same body (headers edited, not moved).
+PATH_CERTAIN = 0.9
+#: Path score of a place whose two old neighbours both stand right around it, in a body
+#: upstream wrapped (or unwrapped): the gap is intact, only its depth changed.
+PATH_INTACT = 0.75
+#: Weight of the n-th nearest old neighbour when nearer ones vanished upstream.
+DECAY = 0.8
+#: Total lead, over all kinds of evidence, of a place that is nowhere worse than another.
+DOMINANCE = 0.2
+#: Weight left to a neighbour match when the nearest old neighbour sits on the other side.
+CONTRADICTED = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A place in the new method."""
+
+    suite: Suite
+    path: tuple[str, ...]
+    index: int
+    #: Statements replaced from ``index`` on (0 for an insertion).
+    span: int = 0
+
+    def key(self) -> tuple[int, int, int]:
+        return (id(self.suite), self.index, self.span)
+
+    def line(self) -> int:
+        """First line of the statement the slot is before (line after the body at its end)."""
+        if self.index < len(self.suite.stmts):
+            return self.suite.stmts[self.index].start
+        return self.suite.stmts[-1].full_end + 1 if self.suite.stmts else 0
+
+    def text(self) -> str:
+        """The upstream statement at the slot, for reports."""
+        if self.index < len(self.suite.stmts):
+            return self.suite.stmts[self.index].key
+        return "<end of " + (self.path[-1] if self.path else "method") + ">"
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    slot: Slot
+    score: float
+    #: Similarity of the replaced statements found at the slot (1.0 for insertions).
+    replaced: float
+    #: The evidence behind ``score``: (replaced, path, previous, next).
+    parts: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+
+    def dominates(self, other: Scored) -> bool:
+        """At least as good on every kind of evidence, and clearly better on some."""
+        pairs = list(zip(self.parts, other.parts, strict=True))
+        return all(a >= b for a, b in pairs) and sum(a - b for a, b in pairs) >= DOMINANCE
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """Every body of the new method with its path, and every statement's location."""
+
+    suites: tuple[tuple[tuple[str, ...], Suite], ...]
+    #: key -> [(suite position in ``suites``, statement index)]
+    by_key: dict[str, list[tuple[int, int]]]
+    #: Keys the method has more than once.
+    repeated: frozenset[str]
+
+
+def index_of(method: Stmt) -> Index:
+    suites = tuple((path, suite) for clause in method.clauses[:1] for path, suite in walk(clause))
+    by_key: dict[str, list[tuple[int, int]]] = {}
+    for position, (_, suite) in enumerate(suites):
+        for i, stmt in enumerate(suite.stmts):
+            by_key.setdefault(stmt.key, []).append((position, i))
+    repeated = frozenset(key for key, places in by_key.items() if len(places) > 1)
+    return Index(suites, by_key, repeated)
+
+
+def distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
+    seen: set[tuple[int, int, int]] = set()
+    for item in scored:
+        if item.slot.key() not in seen:
+            seen.add(item.slot.key())
+            yield item
+
+
+def clear_winner(best: Scored, runner_up: Scored) -> bool:
+    return best.score - runner_up.score >= MARGIN or best.dominates(runner_up)
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def score_all(index: Index, block: Block) -> Iterator[Scored]:
+    anchor = block.anchor
+    spanning = (BlockKind.REPLACEMENT, BlockKind.DELETION, BlockKind.HEADER)
+    span = len(anchor.replaced) if block.kind in spanning else 0
+    for slot in _candidate_slots(index, anchor, span):
+        yield _score(slot, anchor, index.repeated, index.by_key)
+
+
+def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
+    """Slots next to any statement resembling the anchor, plus body edges on the path."""
+    # The k-th old neighbour may have k vanished statements between it and the block.
+    for k, key in enumerate(anchor.before):
+        for position, i in _matches(index, key):
+            for offset in range(k + 1):
+                yield _slot(index, position, i + 1 + offset, span)
+    for k, key in enumerate(anchor.after):
+        for position, i in _matches(index, key):
+            for offset in range(k + 1):
+                yield _slot(index, position, i - span - offset, span)
+    if anchor.replaced:
+        for position, i in _matches(index, split_full_key(anchor.replaced[0])[0]):
+            yield _slot(index, position, i, span)
+    if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
+        for position, (path, suite) in enumerate(index.suites):
+            if path_score(anchor.path, path) >= FUZZY:
+                if anchor.edge in (Edge.FIRST, Edge.ONLY):
+                    yield _slot(index, position, 0, span)
+                if anchor.edge in (Edge.LAST, Edge.ONLY):
+                    yield _slot(index, position, len(suite.stmts) - span, span)
+
+
+def _slot(index: Index, position: int, at: int, span: int) -> Slot:
+    path, suite = index.suites[position]
+    at = max(0, min(at, len(suite.stmts) - span))
+    return Slot(suite, path, at, span)
+
+
+def _matches(index: Index, key: str) -> list[tuple[int, int]]:
+    """Exact occurrences of a statement, else its close relatives anywhere in the method."""
+    exact = index.by_key.get(key)
+    if exact:
+        return exact
+    return [
+        where
+        for other, places in index.by_key.items()
+        if similarity(key, other) >= FUZZY
+        for where in places
+    ]
+
+
+def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Container[str]) -> Scored:
+    """Score a place; ``repeated`` are keys the new method has more than once, ``present``
+    every key it has (an old neighbour that is gone cannot contradict a place)."""
+    stmts = slot.suite.stmts
+    path = path_score(anchor.path, slot.path)
+    # "First (last) in its body" is evidence only for the body the anchor names.
+    before, after = stmts[: slot.index], stmts[slot.index + slot.span :]
+    prev = _side(anchor.before, anchor.after, before[::-1]) * (1.0 if anchor.before else path)
+    nxt = _side(anchor.after, anchor.before, after) * (1.0 if anchor.after else path)
+    # The nearest old neighbour still present upstream, found only on the wrong side of
+    # the place (nested statements count: upstream may have wrapped it), contradicts it.
+    ahead = _keys_within((*stmts[slot.index : slot.index + slot.span], *after))
+    behind = _keys_within(before)
+    if _wrong_side(anchor.before, present, ahead, behind):
+        prev *= CONTRADICTED
+    if _wrong_side(anchor.after, present, behind, ahead):
+        nxt *= CONTRADICTED
+    # Both old neighbours right around the place: the block's gap survived intact, only
+    # wrapped in (or unwrapped from) a new compound statement.
+    if (
+        anchor.before
+        and anchor.after
+        and before
+        and after
+        and before[-1].key == anchor.before[0]
+        and after[0].key == anchor.after[0]
+        and (_wrapped(anchor.path, slot.path) or _wrapped(slot.path, anchor.path))
+    ):
+        path = max(path, PATH_INTACT)
+    # A statement the method repeats tells little alone: its neighbour must agree too.
+    if _unconfirmed(anchor.before, before[::-1], repeated):
+        prev *= CONTRADICTED
+    if _unconfirmed(anchor.after, after, repeated):
+        nxt *= CONTRADICTED
+    if anchor.replaced:
+        replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
+        score = 0.4 * replaced + 0.3 * path + 0.15 * prev + 0.15 * nxt
+    else:
+        replaced = 1.0
+        score = 0.4 * path + 0.3 * prev + 0.3 * nxt
+    return Scored(slot, score, replaced, (replaced, path, prev, nxt))
+
+
+def _wrong_side(
+    anchor_keys: Sequence[str], present: Container[str], wrong: set[str], right: set[str]
+) -> bool:
+    """The nearest old neighbour still in the method stands only on the wrong side."""
+    surviving = [k for k in anchor_keys if k in present][:1]
+    return bool(surviving) and surviving[0] in wrong and surviving[0] not in right
+
+
+_CLAUSE_LABELS = ("else:", "finally:", "except", "case ")
+
+
+def _wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
+    """Whether ``long`` is ``short`` with whole compound statements wrapped around parts
+    of it: its extra entries are headers, never a clause label (``else:``), which would
+    put the body in another branch."""
+    extra: list[str] = []
+    position = 0
+    for entry in long:
+        if position < len(short) and entry == short[position]:
+            position += 1
+        else:
+            extra.append(entry)
+    return position == len(short) and not any(e.startswith(_CLAUSE_LABELS) for e in extra)
+
+
+def _keys_within(stmts: Sequence[Stmt]) -> set[str]:
+    """Keys of ``stmts`` and of every statement nested in them."""
+    keys: set[str] = set()
+    for stmt in stmts:
+        keys.add(stmt.key)
+        for clause in stmt.clauses:
+            keys |= _keys_within(clause.stmts)
+    return keys
+
+
+def _unconfirmed(
+    anchor_keys: Sequence[str], neighbours: Sequence[Stmt], repeated: frozenset[str]
+) -> bool:
+    """The nearest neighbour is the anchor's, but a repeated statement whose own next
+    neighbour does not match the anchor's second one (or is there where the anchor saw the
+    edge of the body)."""
+    if not anchor_keys or not neighbours or neighbours[0].key != anchor_keys[0]:
+        return False
+    if anchor_keys[0] not in repeated:
+        return False
+    if len(anchor_keys) < 2:
+        return len(neighbours) > 1
+    return len(neighbours) < 2 or similarity(neighbours[1].key, anchor_keys[1]) < FUZZY
+
+
+def _side(
+    anchor_keys: Sequence[str], other_side: Sequence[str], neighbours: Sequence[Stmt]
+) -> float:
+    """How well the nearest statements on one side match the anchor's old neighbours.
+
+    A statement that is exactly an old neighbour from the other side is that statement,
+    not an edited version of one on this side, however much it resembles one.
+    """
+    if not anchor_keys:
+        return 1.0 if not neighbours else 0.0
+    if not neighbours:
+        return 0.0
+    nearest = neighbours[0].key
+    if nearest in other_side and nearest not in anchor_keys:
+        return 0.0
+    best = 0.0
+    for k, key in enumerate(anchor_keys):
+        match = similarity(key, nearest)
+        # Below FUZZY it is another statement, however much punctuation they share.
+        if match >= FUZZY:
+            best = max(best, match * DECAY**k)
+    return best
+
+
+def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+    """How closely the statements at a slot are the ones the block replaced (1.0: unchanged)."""
+    if len(found) != len(replaced):
+        return 0.0
+    total = 0.0
+    for recorded, stmt in zip(replaced, found, strict=True):
+        head, digest = split_full_key(recorded)
+        # A header edit records the header alone: the bodies below it are spliced anyway.
+        if recorded == full_key(stmt) or (not digest and stmt.clauses and recorded == stmt.key):
+            total += 1.0
+            continue
+        # Same header, changed body: the same statement, changed upstream.
+        total += min(similarity(head, stmt.key), 0.95)
+    return total / len(replaced)
+
+
+def path_score(old: Sequence[str], new: Sequence[str]) -> float:
+    """Alignment score of two paths of headers in [0, 1] (1.0 only when equal)."""
+    if tuple(old) == tuple(new):
+        return 1.0
+    if not old or not new:
+        return 0.0
+    rows, cols = len(old), len(new)
+    table = [[0.0] * (cols + 1) for _ in range(rows + 1)]
+    for i in range(1, rows + 1):
+        for j in range(1, cols + 1):
+            pair = similarity(old[i - 1], new[j - 1])
+            pair = pair if pair >= PATH_FUZZY else 0.0
+            table[i][j] = max(table[i - 1][j], table[i][j - 1], table[i - 1][j - 1] + pair)
+    return min(table[rows][cols] / max(rows, cols), 0.99)
+
+
+# --- resolutions ------------------------------------------------------------------------------
+
+
+def resolved_slot(index: Index, block: Block) -> Slot | None:
+    """The slot a recorded resolution names, if it still exists."""
+    resolution = block.anchor.resolution
+    if resolution is None:
+        return None
+    span = len(resolution.replaces)
+    for path, suite in index.suites:
+        if path != resolution.path:
+            continue
+        starts = (
+            [0]
+            if not resolution.after
+            else [i + 1 for i, stmt in enumerate(suite.stmts) if stmt.key == resolution.after]
+        )
+        for start in starts:
+            found = tuple(full_key(s) for s in suite.stmts[start : start + span])
+            if found == resolution.replaces:
+                return Slot(suite, path, start, span)
+    return None
+
+
+def resolution_at(slot: Slot) -> Resolution:
+    """The record that puts a block at ``slot`` again on the next sync."""
+    stmts = slot.suite.stmts
+    after = stmts[slot.index - 1].key if slot.index else ""
+    replaces = tuple(full_key(s) for s in stmts[slot.index : slot.index + slot.span])
+    return Resolution(after, slot.path, replaces)

@@ -1,0 +1,336 @@
+"""Upstream history: what the releases around an upgrade say about an unmarked edit.
+
+The runners are rarely copied from exactly one release. An unmarked edit whose text some
+upstream release holds at the edit's place is upstream code, not an omni edit:
+
+- drift, when that release is newer than the base: omni took upstream code early;
+- a lag, when it is older: upstream changed the code later and the runners never got it.
+
+Either way the output follows the new upstream there, and the release is recorded (for a
+lag, also the release that brought the change). An edit that an older or newer release
+explains better than the base, without holding it exactly, is merged against that
+release's text instead of the base's (``merge_base``): the part upstream changed since
+then is upstream's, the rest is omni's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from omni_port.errors import BadInput
+from omni_port.model import Anchor, Block
+from omni_port.pyast.diff import similarity
+from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import (
+    Stmt,
+    Suite,
+    Tree,
+    dedent_code,
+    find_def,
+    full_key,
+    walk,
+)
+from omni_port.sources import trees
+from omni_port.sources.upstream import Release
+from omni_port.sync.rules import merge3
+from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One upstream release (or commit) and the member in it."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``path@rev`` for a commit of a clone.
+    label: str
+    tree: Tree
+    #: The member in this release (None when the release lacks it).
+    member: Stmt | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MemberHistory:
+    """One member across upstream history, oldest first (equal only to itself: what is
+    worked out from one is kept per object, see ``explain``)."""
+
+    versions: tuple[Version, ...]
+    #: Position of the release the blocks were extracted against.
+    base: int
+    #: Position of the new upstream.
+    target: int
+
+
+def member_history(
+    releases: Sequence[Release],
+    base: str,
+    target: Release,
+    target_tree: Tree,
+    owner: str,
+    name: str,
+) -> MemberHistory | None:
+    """One member across ``releases`` (oldest first; the target is added when missing),
+    or None when the base is not among them."""
+    labels = [r.label for r in releases]
+    if base not in labels:
+        return None
+    ordered = list(releases) if target.label in labels else [*releases, target]
+    versions = []
+    for release in ordered:
+        if release.label == target.label:
+            member = _find(target_tree, owner, name)
+            versions.append(Version(release.label, target_tree, member))
+        else:
+            tree = _member_tree(release, owner, name)
+            member = _find(tree, "", name) if tree is not None else None
+            versions.append(Version(release.label, tree or target_tree, member))
+    order = [v.label for v in versions]
+    return MemberHistory(tuple(versions), order.index(base), order.index(target.label))
+
+
+def _find(tree: Tree, owner: str, name: str) -> Stmt | None:
+    if not owner:
+        return find_def(tree.body, name)
+    cls = find_def(tree.body, owner)
+    return find_def(cls.clauses[0], name) if cls is not None and cls.clauses else None
+
+
+@functools.lru_cache(maxsize=256)
+def _member_tree(release: Release, owner: str, name: str) -> Tree | None:
+    """The member's own code as a tree of its own (parsing a whole module per release
+    would cost more than the rest of a sync); None when the release lacks it."""
+    return trees.member_tree(release.text, release.label, owner, name, release.cache)
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """An unmarked edit that is upstream code."""
+
+    #: The release that holds the edit's text.
+    release: str
+    #: The runners lagged: upstream changed the code after ``release``, in ``brought_by``.
+    lag: bool
+    brought_by: str
+    #: Full keys of the new upstream's statements at the edit's place.
+    target_span: tuple[str, ...]
+    reason: str
+    #: The edit's text is empty (a deletion): that a release had nothing there is weak
+    #: evidence, which needs corroboration (see ``corroborated``).
+    weak: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rebase:
+    """The release an unmarked edit was written against, other than the base."""
+
+    label: str
+    #: That release's code at the edit's place.
+    text: str
+    #: The release has nothing there, or omni deleted the code: weak evidence, as for
+    #: ``Explained``.
+    weak: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Statements of one version between an edit's old neighbours."""
+
+    suite: Suite
+    start: int
+    stop: int
+
+    def stmts(self) -> tuple[Stmt, ...]:
+        return self.suite.stmts[self.start : self.stop]
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(full_key(s) for s in self.stmts())
+
+
+def place(member: Stmt, anchor: Anchor, fuzzy: bool = False) -> _Place | None:
+    """The statements between an anchor's nearest neighbours in ``member``, in the one
+    body that has them (None when no body or several bodies do).
+
+    ``fuzzy``: when no body has the neighbours as they were, a neighbour upstream edited
+    a little (``NEIGHBOUR`` alike) stands in for it, as long as one place is found."""
+    found = _places(member, anchor, lambda a, b: a == b)
+    if not found and fuzzy:
+        found = _places(member, anchor, lambda a, b: similarity(a, b) >= NEIGHBOUR)
+    return found[0] if len(found) == 1 else None
+
+
+#: Least similarity for an edited statement to stand in for an old neighbour.
+NEIGHBOUR = 0.9
+
+
+def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> list[_Place]:
+    found: list[_Place] = []
+    for path, suite in walk(member.clauses[0]):
+        if path_score(anchor.path, path) < PATH_FUZZY:
+            continue
+        keys = [s.key for s in suite.stmts]
+        starts = (
+            [i + 1 for i, k in enumerate(keys) if same(k, anchor.before[0])]
+            if anchor.before
+            else [0]
+        )
+        stops = (
+            [i for i, k in enumerate(keys) if same(k, anchor.after[0])]
+            if anchor.after
+            else [len(keys)]
+        )
+        pairs = [(a, b) for a in starts for b in stops if a <= b]
+        found.extend(_Place(suite, a, b) for a, b in pairs)
+    return found
+
+
+def code_keys(code: str) -> tuple[str, ...] | None:
+    """Full keys of the statements of a block's code (None when it does not parse)."""
+    try:
+        tree = parse(dedent_code(code), "<block>")
+    except BadInput:
+        return None
+    return tuple(full_key(s) for s in tree.body.stmts)
+
+
+def _verified(history: MemberHistory, block: Block) -> bool:
+    """The base holds the edit's replaced statements at the place: the place is right."""
+    base = history.versions[history.base]
+    if base.member is None:
+        return False
+    found = place(base.member, block.anchor)
+    return found is not None and found.keys() == block.anchor.replaced
+
+
+@functools.lru_cache(maxsize=1024)
+def explain(block: Block, history: MemberHistory) -> Explained | None:
+    """The release whose text at the edit's place is the edit's own text, if one is."""
+    mine = code_keys(block.code)
+    if mine is None or not _verified(history, block):
+        return None
+    holders = [
+        i
+        for i, version in enumerate(history.versions)
+        if i != history.base and _keys_at(version, block.anchor) == mine
+    ]
+    if not holders:
+        return None
+    target = history.versions[history.target]
+    span = _keys_at(target, block.anchor) or ()
+    if history.target in holders:
+        return Explained(target.label, False, "", span, "upstream made the same change", not mine)
+    older = [i for i in holders if i < history.base]
+    if older:
+        holder = older[-1]
+        brought = next(
+            (v.label for v in history.versions[holder + 1 :] if _keys_at(v, block.anchor) != mine),
+            history.versions[history.base].label,
+        )
+        held = history.versions[holder].label
+        reason = (
+            f"an upstream change the runners never had: this is the code of {held}, which "
+            f"{brought} changed; the new upstream is followed"
+        )
+        return Explained(held, True, brought, span, reason, not mine)
+    held = history.versions[holders[0]].label
+    reason = (
+        f"upstream drift: this is the code of {held}, newer than the base; "
+        "the new upstream is followed"
+    )
+    return Explained(held, False, "", span, reason, not mine)
+
+
+def older_than_base(history: MemberHistory, label: str) -> bool:
+    """Whether the release ``label`` comes before the base in ``history``."""
+    order = [v.label for v in history.versions]
+    return label in order and order.index(label) < history.base
+
+
+def _keys_at(version: Version, anchor: Anchor) -> tuple[str, ...] | None:
+    if version.member is None:
+        return None
+    found = place(version.member, anchor, fuzzy=True)
+    return found.keys() if found is not None else None
+
+
+def base_text(block: Block, history: MemberHistory) -> str | None:
+    """The base release's code of the statements an edit replaced (None when unknown)."""
+    if not _verified(history, block):
+        return None
+    base = history.versions[history.base]
+    assert base.member is not None
+    found = place(base.member, block.anchor)
+    return _text(base.tree, found.stmts()) if found is not None else None
+
+
+@functools.lru_cache(maxsize=1024)
+def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
+    """The older release (label, its code at the edit's place) an unmarked edit was
+    written against, when that is not the base; None when the base explains it.
+
+    omni's code was written against an older release there when upstream's changes from
+    that release to the base merge cleanly into omni's code, and omni's code lacks them
+    (``written_against``). Of such releases the newest is taken.
+    """
+    if block.marked or not _verified(history, block):
+        return None
+    base = history.versions[history.base]
+    assert base.member is not None
+    base_place = place(base.member, block.anchor)
+    if base_place is None:
+        return None
+    base_code = _text(base.tree, base_place.stmts())
+    for version in reversed(history.versions[: history.base]):
+        at = place(version.member, block.anchor) if version.member is not None else None
+        if at is None:
+            continue
+        text = _text(version.tree, at.stmts())
+        if written_against(text, block.code, base_code):
+            # Absence on either side (omni deleted, the release had nothing) is weak.
+            return Rebase(version.label, text, not at.stmts() or not block.code.strip())
+    return None
+
+
+def written_against(older: str, mine: str, base: str) -> bool:
+    """Whether ``mine`` was written against ``older`` rather than ``base``: upstream's
+    changes from ``older`` to ``base`` merge cleanly into it and it lacks them."""
+    if older == base:
+        return False
+    merged = merge3.merge(older, mine, base)
+    return isinstance(merged, merge3.Merged) and bool(merged.taken)
+
+
+def corroborated(history: MemberHistory, weak: str, copied_from: str) -> bool:
+    """Whether weak evidence from release ``weak`` (it had nothing at a place) stands: the
+    module's copies are shown, by code they hold, to date from ``copied_from`` or earlier,
+    and ``weak`` is no older than that. Code that existed when the copy was made, and that
+    the copy lacks, was taken out by omni, not missed."""
+    order = [v.label for v in history.versions]
+    if not copied_from or weak not in order or copied_from not in order:
+        return False
+    return order.index(weak) >= order.index(copied_from)
+
+
+def copy_release(history: MemberHistory, blocks: Sequence[Block]) -> str:
+    """The newest release older than the base that holds (or was merged against) a
+    non-empty unmarked edit of ``blocks``: strong evidence of how old the copy is."""
+    best = -1
+    for block in blocks:
+        if block.marked:
+            continue
+        found = explain(block, history)
+        if found is not None and found.lag and not found.weak:
+            best = max(best, _position(history, found.release))
+        rebase = merge_base(block, history) if block.anchor.replaced else None
+        if rebase is not None and not rebase.weak and older_than_base(history, rebase.label):
+            best = max(best, _position(history, rebase.label))
+    return history.versions[best].label if best >= 0 else ""
+
+
+def _position(history: MemberHistory, label: str) -> int:
+    return [v.label for v in history.versions].index(label)
+
+
+def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
+    if not stmts:
+        return ""
+    return dedent_code(tree.text(stmts[0].start, stmts[-1].end))

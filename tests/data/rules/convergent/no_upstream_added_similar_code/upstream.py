@@ -1,0 +1,13 @@
+from fakeacc.groups import get_group, group, has_group
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        if has_group():
+            meta = batch.meta
+            assert meta is not None
+            group().handle(meta)
+        output = self.run(tokens)
+        return output

@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        state = self.load(batch)
+        self.check(batch)
+        limits = self.report(state)
+        self.step(batch)
+        return self.result

@@ -1,0 +1,7 @@
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        return self.run(tokens)

@@ -1,0 +1,17 @@
+from typing import NamedTuple
+
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class State(NamedTuple):
+    tokens: list
+    logits: object
+    extra: object  # omni
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        logits = self.run(tokens)
+        self.state = State(tokens, logits, self.extra)
+        return None

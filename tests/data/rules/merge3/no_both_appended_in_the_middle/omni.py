@@ -1,0 +1,1 @@
+call(a, omni_arg, b)

@@ -1,0 +1,1 @@
+call(a, upstream_arg, b)

@@ -1,0 +1,2 @@
+record(first)
+notify(second)

@@ -1,0 +1,3 @@
+# ---------- Omni-new ----------
+self.omni_step(batch)
+# ---------- Omni-new ----------

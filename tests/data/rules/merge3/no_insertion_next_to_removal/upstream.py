@@ -1,0 +1,2 @@
+record(first)
+emit_event(second.kind, second.payload)

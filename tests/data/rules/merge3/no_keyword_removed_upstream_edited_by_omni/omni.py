@@ -1,0 +1,1 @@
+build(name=name, size=16, kind=kind)

@@ -1,0 +1,1 @@
+build(name=name, kind=kind)

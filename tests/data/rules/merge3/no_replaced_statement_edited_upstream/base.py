@@ -1,0 +1,1 @@
+logits = self.model.compute_logits(hidden)

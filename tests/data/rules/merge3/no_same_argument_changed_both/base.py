@@ -1,0 +1,1 @@
+run(model, batch, 1)

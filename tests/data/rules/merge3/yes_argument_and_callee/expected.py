@@ -1,0 +1,5 @@
+prepare_cache(  # imported by name
+    state,
+    self.cache_config,
+    buffers.prepare,
+)

@@ -1,0 +1,1 @@
+helpers.prepare_cache(state, self.cache_config, buffers.prepare)

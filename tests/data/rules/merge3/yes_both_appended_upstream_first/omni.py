@@ -1,0 +1,7 @@
+self.state = StepState(
+    scheduler_output,
+    logits,
+    positions,
+    stats,
+    extra_outputs,  # omni
+)

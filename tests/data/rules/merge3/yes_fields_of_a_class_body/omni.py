@@ -1,0 +1,3 @@
+logits: Tensor
+stats: Stats | None
+extra_outputs: Any  # omni

@@ -1,0 +1,3 @@
+logits: Tensor
+stats: Stats | None
+batch_desc: BatchDescriptor

@@ -1,0 +1,6 @@
+(
+    a,
+    b,
+    _batch_desc,
+    extra,
+) = self.state

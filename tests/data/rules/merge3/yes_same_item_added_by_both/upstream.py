@@ -1,0 +1,1 @@
+(a, b, batch_desc) = self.state

@@ -1,0 +1,3 @@
+@torch.inference_mode()
+def run(self, batch: int, mode: Optional[Mode] = None, force: bool = False) -> Output:
+    ...

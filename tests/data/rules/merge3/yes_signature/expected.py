@@ -1,0 +1,10 @@
+@torch.inference_mode()
+def run(
+    self,
+    batch: int,
+    mode: Mode | None = None,
+    force: bool = False,
+    loras: int = 0,
+    capture: bool = False,
+) -> OmniOutput:
+    ...

@@ -1,0 +1,3 @@
+@torch.inference_mode()
+def run(self, batch: int, mode: Mode | None = None, force: bool = False, loras: int = 0) -> Output:
+    ...

@@ -1,0 +1,1 @@
+output = RunnerOutput(req_ids=req_ids, tokens=tokens, pooler_output=[])

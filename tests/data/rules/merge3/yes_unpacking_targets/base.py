@@ -1,0 +1,1 @@
+(scheduler_output, logits, positions) = self.state

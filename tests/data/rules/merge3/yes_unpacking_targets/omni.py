@@ -1,0 +1,6 @@
+(
+    scheduler_output,
+    logits,
+    positions,
+    extra_outputs,
+) = self.state

@@ -1,0 +1,16 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def execute_model(self, scheduler_output, intermediate_tensors=None) -> "ModelRunnerOutput | None":
+        if self.capture_experts:
+            capturer = self.experts_capturer()
+            if capturer is not None:
+                capturer.clear_buffer()
+            else:
+                self.logger.warning("capturer missing")
+        self.sync_device()
+        for request in scheduler_output.requests:
+            self.track(request)
+            self.count += 1
+        return self.run(scheduler_output)

@@ -1,0 +1,265 @@
+"""Upstream history and PATH@REV specs: small git repositories made here, nothing online.
+
+A ``PATH@REV`` spec reads a file of a local clone at any tag or commit with ``git show``,
+leaving the working tree alone; it works wherever a SPEC does. Between two revisions of
+one clone, upstream history is every commit that changed the runner module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from omni_port.errors import BadInput
+from omni_port.sources import history
+from omni_port.sources.upstream import ASCEND_RUNNER, Spec, SpecKind, locate, parse_spec
+from tests.conftest import Cli
+
+_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_SYSTEM": os.devnull,
+}
+
+
+def _git(repo: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args], env=_ENV, capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()
+
+
+def _runner(count_line: str, extra: str = "") -> str:
+    """An upstream runner module whose ``forward`` holds ``count_line``."""
+    return textwrap.dedent(
+        f"""\
+        from fakeacc.runner import GPUModelRunner
+
+
+        class NPUModelRunner(GPUModelRunner):
+            def forward(self, batch):
+                {extra or "pass"}
+                tokens = self.prepare(batch)
+                {count_line}
+                return self.run(tokens)
+        """
+    )
+
+
+def _commit(repo: Path, text: str, tag: str = "", path: str = ASCEND_RUNNER) -> str:
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", tag or "change")
+    if tag:
+        _git(repo, "tag", tag)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """v1 (base), an untagged commit, v2 (drift: what omni took), v3 (the target)."""
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _commit(root, "# unrelated\n", path="README.md")
+    _commit(root, _runner("self.count = 0"), "v1")
+    _commit(root, _runner("self.count = 0", "self.trace(batch)"))
+    _commit(root, _runner("self.count: int | None = None", "self.trace(batch)"), "v2")
+    _commit(root, _runner("self.count = None", "self.trace(batch)"), "v3")
+    # A dirty working tree: reading a revision must not look at it.
+    (root / ASCEND_RUNNER).write_text("this is not python\n")
+    return root
+
+
+def test_a_git_spec_names_a_revision_of_a_clone(repo: Path) -> None:
+    assert parse_spec(f"{repo}@v1", "vllm-ascend") == Spec(
+        SpecKind.GIT, "vllm-ascend", path=str(repo), rev="v1"
+    )
+    assert parse_spec(f"{repo}@v1", "vllm-ascend").label == f"{repo}@v1"
+    # Not a clone: an `@` in a plain path stays a path.
+    assert parse_spec(f"{repo.parent}@v1", "vllm-ascend").kind is SpecKind.PATH
+
+
+def test_a_revision_is_read_without_checking_it_out(repo: Path, tmp_path: Path) -> None:
+    located = locate(parse_spec(f"{repo}@v2", "vllm-ascend"), ASCEND_RUNNER, tmp_path)
+    assert "self.count: int | None = None" in located.source.text
+    head = locate(parse_spec(f"{repo}@HEAD~1", "vllm-ascend"), ASCEND_RUNNER, tmp_path)
+    assert head.source.text == located.source.text
+    assert (repo / ASCEND_RUNNER).read_text() == "this is not python\n"
+    with pytest.raises(BadInput) as error:
+        locate(parse_spec(f"{repo}@nope", "vllm-ascend"), ASCEND_RUNNER, tmp_path)
+    assert error.value.findings[0].code.value == "OP003"
+
+
+def test_history_of_a_clone_is_every_commit_that_changed_the_runner(
+    repo: Path, tmp_path: Path
+) -> None:
+    names = history.labels(f"{repo}@v1", f"{repo}@v3", tmp_path)
+    # The README commit before v1 touched no runner: it is not history. A tagged commit
+    # goes by its tag.
+    assert names[0] == f"{repo}@v1" and names[2:] == [f"{repo}@v2", f"{repo}@v3"]
+    assert len(names) == 4 and names[1].startswith(f"{repo}@")
+    releases, digests, notes = history.load(names, tmp_path)
+    assert [r.label for r in releases] == names and not notes
+    assert "self.count: int | None = None" in releases[2].text
+    assert all(len(sha) == 64 for _, sha in digests)
+
+
+@pytest.mark.parametrize(
+    ("base", "target", "expected"),
+    [
+        pytest.param("0.19.1rc1", "0.23.0", ["0.17.0rc1", "0.18.0", "0.19.1rc1", "0.20.2rc1",
+                                              "0.23.0"], id="window"),
+        pytest.param("0.17.0rc1", "0.18.0", ["0.17.0rc1", "0.18.0"], id="at-the-start"),
+        pytest.param("0.23.0", "0.18.0", [], id="downgrade"),
+        pytest.param("0.99.0", "0.23.0", [], id="unknown-base"),
+    ],
+)  # fmt: skip
+def test_window_of_releases(base: str, target: str, expected: list[str]) -> None:
+    versions = ["0.23.0", "0.20.2rc1", "0.17.0rc1", "0.18.0", "0.19.1rc1"]
+    assert history.window(versions, base, target, before=2) == expected
+
+
+def test_release_candidates_of_one_version_go_by_their_number() -> None:
+    """The window is the same on every run: rc1 < rc2 < rc3 < the final release."""
+    versions = ["0.13.0rc3", "0.13.0", "0.13.0rc1", "0.14.0rc1", "0.13.0rc2"]
+    assert history.window(versions, "0.14.0rc1", "0.14.0rc1", before=3) == [
+        "0.13.0rc2", "0.13.0rc3", "0.13.0", "0.14.0rc1"
+    ]  # fmt: skip
+
+
+def test_versions_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def versions(dist: str) -> list[str]:
+        calls.append(dist)
+        return ["1.0", "1.1rc1", "1.1"]
+
+    monkeypatch.setattr(history.upstream, "wheel_versions", versions)
+    assert history.known_versions("pkg", tmp_path, ["1.0", "1.1"]) == ["1.0", "1.1rc1", "1.1"]
+    assert history.known_versions("pkg", tmp_path, ["1.0"]) == ["1.0", "1.1rc1", "1.1"]
+    assert calls == ["pkg"]
+    # A version the kept list lacks asks again.
+    history.known_versions("pkg", tmp_path, ["1.2"])
+    assert calls == ["pkg", "pkg"]
+
+
+_OMNI = textwrap.dedent(
+    """\
+    from fakeacc.runner_v1 import NPUModelRunner
+
+
+    class R(NPUModelRunner):
+        def forward(self, batch):
+            pass
+            tokens = self.prepare(batch)
+            self.count: int | None = None
+            return self.run(tokens)
+    """
+)
+
+
+def test_sync_follows_upstream_drift_found_in_a_clone(cli: Cli, repo: Path, tmp_path: Path) -> None:
+    """omni's edit is v2's code (it took upstream code early): sync onto v3 follows v3, says
+    so (OP307) and records the history in the lock; `check` replays it."""
+    source = tmp_path / "omni.py"
+    source.write_text(_OMNI)
+    patches, out, report = tmp_path / "p", tmp_path / "g", tmp_path / "report.json"
+    base, target = f"{repo}@v1", f"{repo}@v3"
+    extract = cli("extract", source, "--base", base, "--patches", patches)
+    assert extract.exit_code == 0, extract.stderr
+    sync = ("sync", "--patches", patches, "--upstream", target, "--out", out)
+    result = cli(*sync, "--json", report)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert " OP307 " in result.stdout
+    rows = {row["id"]: row for row in json.loads(report.read_text())["blocks"]}
+    edit = rows["omni.R.forward.edit-01"]
+    assert edit["status"] == "followed" and edit["decided_by"] == ["upstream-history"]
+    assert edit["release"] == f"{repo}@v2"
+    assert "self.count = None" in (out / "omni.py").read_text()
+    lock = json.loads((out / "omni-port.lock").read_text())
+    assert [h["label"] for h in lock["inputs"]["history"]][-1] == target
+    # `check` regenerates with the lock's history: the output is current (the unmarked
+    # edit itself is still reported, OP407).
+    checked = cli("check", source, "--base", base, "--patches", patches, "--generated", out)
+    assert " OP406 " not in checked.stdout and " OP407 " in checked.stdout, checked.stderr
+    # Without history omni's edit and upstream's meet on the same statement: a conflict.
+    plain = cli(*sync[:-1], tmp_path / "plain", "--history", "none", "--json", report)
+    assert plain.exit_code == 1 and " OP301 " in plain.stdout
+    rows = {row["id"]: row for row in json.loads(report.read_text())["blocks"]}
+    assert rows["omni.R.forward.edit-01"]["status"] == "conflict"
+
+
+def test_sync_and_check_list_an_upstream_change_the_runners_never_had(
+    cli: Cli, repo: Path, tmp_path: Path
+) -> None:
+    """omni's copy is based on v2 but still holds v1's code (`self.count = 0`), which v2
+    changed: a lag. sync follows v3 there and names v2 as the release that brought the
+    change; `check` lists it too (OP306, a note)."""
+    source = tmp_path / "omni.py"
+    source.write_text(
+        _OMNI.replace("pass", "self.trace(batch)").replace(
+            "self.count: int | None = None", "self.count = 0"
+        )
+    )
+    patches, out = tmp_path / "p", tmp_path / "g"
+    base, target = f"{repo}@v2", f"{repo}@v3"
+    assert cli("extract", source, "--base", base, "--patches", patches).exit_code == 0
+    report = tmp_path / "report.json"
+    result = cli("sync", "--patches", patches, "--upstream", target, "--out", out, "--json", report)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert " OP306 " in result.stdout and f"{repo}@v2 changed" in result.stdout
+    row = json.loads(report.read_text())["blocks"][0]
+    assert row["status"] == "followed" and row["decided_by"] == ["upstream-history"]
+    assert "self.count = None" in (out / "omni.py").read_text()
+    checked = cli("check", source, "--base", base, "--patches", patches, "--generated", out)
+    assert " OP306 " in checked.stdout and " OP406 " not in checked.stdout, checked.stdout
+
+
+def test_upgrade_summary_names_the_rule_and_the_lags(cli: Cli, repo: Path, tmp_path: Path) -> None:
+    """The upgrade summary shows who decided every block and lists upstream changes the
+    runners never had, with the release that brought each."""
+    source = tmp_path / "omni.py"
+    source.write_text(
+        _OMNI.replace("pass", "self.trace(batch)").replace(
+            "self.count: int | None = None", "self.count = 0"
+        )
+    )
+    summary = tmp_path / "up.md"
+    result = cli(
+        "upgrade", source, "--base", f"{repo}@v2", "--to", f"{repo}@v3",
+        "--patches", tmp_path / "p", "--out", tmp_path / "g", "--summary", summary,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    text = summary.read_text()
+    assert "| decided by |" in text
+    # The newest code the runners held is the untagged commit's, just before v2.
+    assert f"followed | upstream-history ({repo}@" in text
+    section = text.split("## Upstream changes the runners never had")[1].split("##")[0]
+    assert "omni.R.forward.edit-01" in section and f"{repo}@v2 changed" in section
+
+
+def test_a_member_of_a_release_is_parsed_once(tmp_path: Path) -> None:
+    """Members of history releases are parsed on their own and kept in the cache, their
+    absence too; a second sync unpickles them."""
+    from omni_port.sources import trees
+
+    text = _runner("self.count = 0")
+    found = trees.member_tree(text, "r1", "NPUModelRunner", "forward", tmp_path)
+    assert found is not None and found.body.stmts[0].name == "forward"
+    assert trees.member_tree(text, "r1", "NPUModelRunner", "missing", tmp_path) is None
+    kept = sorted(p.name for p in (tmp_path / "trees").iterdir())
+    assert len(kept) == 2 and any(".forward-" in name for name in kept)
+    again = trees.member_tree(text, "r1", "NPUModelRunner", "forward", tmp_path)
+    assert again is not None and again.text(again.body.stmts[0].start, again.body.stmts[0].end)
