@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import hashlib
 import io
 import tokenize
@@ -281,6 +282,7 @@ def dedent_code(code: str) -> str:
     return reindent(code, prefix, "") if prefix else code
 
 
+@functools.lru_cache(maxsize=8192)
 def string_interior_lines(code: str) -> frozenset[int]:
     """1-based lines of ``code`` that continue a multi-line string (their text is data)."""
     interior: set[int] = set()

@@ -9,6 +9,7 @@ The best slot wins only with a clear margin over the runner-up (``clear_winner``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -299,7 +300,13 @@ def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
 
 def path_score(old: Sequence[str], new: Sequence[str]) -> float:
     """Alignment score of two paths of headers in [0, 1] (1.0 only when equal)."""
-    if tuple(old) == tuple(new):
+    return _path_score(tuple(old), tuple(new))
+
+
+@functools.lru_cache(maxsize=65536)
+def _path_score(old: tuple[str, ...], new: tuple[str, ...]) -> float:
+    # Every slot of every body is scored against every block's path: the same pairs recur.
+    if old == new:
         return 1.0
     if not old or not new:
         return 0.0

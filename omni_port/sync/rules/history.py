@@ -15,6 +15,7 @@ then is upstream's, the rest is omni's.
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ from omni_port.pyast.syntax import (
     dedent_code,
     find_def,
     full_key,
+    header_key,
+    simple_key,
+    split_full_key,
     walk,
 )
 from omni_port.sources import trees
@@ -184,12 +188,34 @@ def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> l
 
 
 def code_keys(code: str) -> tuple[str, ...] | None:
-    """Full keys of the statements of a block's code (None when it does not parse)."""
+    """Full keys of the statements of a block's code (None when it does not parse).
+
+    Simple statements are keyed from ``ast`` alone (statements a ``;`` joins share a key,
+    as in a statement tree); only compound ones, whose keys hold a fingerprint of their
+    bodies, need the full statement tree (and libcst)."""
     try:
-        tree = parse(dedent_code(code), "<block>")
-    except BadInput:
+        nodes = ast.parse(dedent_code(code)).body
+    except (SyntaxError, ValueError):
         return None
-    return tuple(full_key(s) for s in tree.body.stmts)
+    if any(_compound(node) for node in nodes):
+        try:
+            tree = parse(dedent_code(code), "<block>")
+        except BadInput:
+            return None
+        return tuple(full_key(s) for s in tree.body.stmts)
+    keys: list[str] = []
+    end = 0
+    for node in nodes:
+        if keys and node.lineno == end:  # `a; b`: one statement line
+            keys[-1] += "; " + simple_key(node)
+        else:
+            keys.append(simple_key(node))
+        end = node.end_lineno or node.lineno
+    return tuple(keys)
+
+
+def _compound(node: ast.stmt) -> bool:
+    return any(getattr(node, name, None) for name in ("body", "handlers", "cases"))
 
 
 def _verified(history: MemberHistory, block: Block) -> bool:
@@ -201,17 +227,39 @@ def _verified(history: MemberHistory, block: Block) -> bool:
     return found is not None and found.keys() == block.anchor.replaced
 
 
+def _could_be(code: str, keys: tuple[str, ...] | None) -> bool:
+    """A necessary condition for ``code_keys(code) == keys`` read with ``ast`` alone: the
+    first statement's key starts the first key. It spares the full parse (and loading
+    libcst) for the many edits no release holds."""
+    if keys is None:
+        return False
+    try:
+        nodes = ast.parse(dedent_code(code)).body
+    except SyntaxError:
+        return True  # the full parse decides
+    if not nodes or not keys:
+        return not nodes and not keys
+    first = header_key(nodes[0]) if _compound(nodes[0]) else simple_key(nodes[0])
+    head = split_full_key(keys[0])[0]
+    return head == first or head.startswith(first + "; ")
+
+
 @functools.lru_cache(maxsize=1024)
 def explain(block: Block, history: MemberHistory) -> Explained | None:
     """The release whose text at the edit's place is the edit's own text, if one is."""
-    mine = code_keys(block.code)
-    if mine is None or not _verified(history, block):
+    if not _verified(history, block):
         return None
-    holders = [
-        i
+    others = [
+        (i, _keys_at(version, block.anchor))
         for i, version in enumerate(history.versions)
-        if i != history.base and _keys_at(version, block.anchor) == mine
+        if i != history.base
     ]
+    if not any(_could_be(block.code, keys) for _, keys in others):
+        return None
+    mine = code_keys(block.code)
+    if mine is None:
+        return None
+    holders = [i for i, keys in others if keys == mine]
     if not holders:
         return None
     target = history.versions[history.target]
