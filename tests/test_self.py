@@ -46,3 +46,13 @@ def test_the_readme_api_sample_runs() -> None:
     ported = scope["ported"]
     assert "record_omni_stats" in ported.text()
     assert ported.synced.placements
+
+
+def test_the_readme_sets_up_with_two_commands_and_ci_runs_the_test_one() -> None:
+    """A fresh machine needs `make sync` (the main job) and `make test`, nothing else."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Set up", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["make sync", "make test"]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\nmake test\n" in ci
