@@ -221,9 +221,11 @@ class NPUModelRunner:
     def load_model(self):
         return self.vllm_config
 """
-OMNI_RUNNER = """
+ASCEND_MODULE = "vllm_ascend.worker.model_runner_v1"
+# Synthetic, written for this test; the upstream module's name is spliced in.
+OMNI_RUNNER = f"""
 from vllm.config import VllmConfig
-from vllm_ascend.worker.model_runner_v1 import NPUModelRunner
+from {ASCEND_MODULE} import NPUModelRunner
 
 
 class OmniNPUModelRunner(NPUModelRunner):
