@@ -37,7 +37,7 @@ from omni_port.model import (
 from omni_port.pyast import diff
 from omni_port.pyast.names import unused_import_names
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Stmt, Suite, Tree, find_def, walk
+from omni_port.pyast.syntax import Stmt, Suite, Tree, find_def
 from omni_port.sources.textio import SourceText
 from omni_port.sources.upstream import Upstream
 
@@ -364,11 +364,3 @@ def _copy(
         origin=ctx.origin(stmt.start, stmt.full_end),
         similarity=None if similarity is None else round(similarity, 3),
     )
-
-
-def iter_marked_suites(tree: Tree) -> Iterator[tuple[tuple[str, ...], Suite]]:
-    """Bodies of ``tree`` that hold at least one marker region (for reports)."""
-    regions = scan(tree).regions
-    for path, suite in walk(tree.body):
-        if any(r.suite is suite for r in regions):
-            yield path, suite
