@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from omni_port.model import Code, Finding, ModulePatches
+from omni_port.pyast import importedit
 from omni_port.pyast.names import NameIssue, issues
 from omni_port.pyast.syntax import Stmt, Suite, Tree, import_bindings
 from omni_port.sources.upstream import Upstream
@@ -213,9 +214,6 @@ def _drop_imports(segments: Sequence[Segment], names: set[str]) -> None:
     for segment in segments:
         if segment.tag == "header" or not _binds_any(segment.text, names):
             continue
-        # libcst loads only when an import must go: most syncs never need it.
-        from omni_port.pyast import importedit
-
         segment.text = importedit.drop_names(segment.text, names)
 
 
