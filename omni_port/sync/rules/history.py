@@ -168,10 +168,7 @@ NEIGHBOUR = 0.9
 
 def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> list[_Place]:
     found: list[_Place] = []
-    for path, suite in walk(member.clauses[0]):
-        if path_score(anchor.path, path) < PATH_FUZZY:
-            continue
-        keys = [s.key for s in suite.stmts]
+    for suite, keys in _bodies_along(member, anchor.path):
         starts = (
             [i + 1 for i, k in enumerate(keys) if same(k, anchor.before[0])]
             if anchor.before
@@ -185,6 +182,33 @@ def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> l
         pairs = [(a, b) for a in starts for b in stops if a <= b]
         found.extend(_Place(suite, a, b) for a, b in pairs)
     return found
+
+
+#: Per member (by identity, the member kept beside to keep its id): per anchor path, the
+#: bodies on a path close enough and their statement keys. Every block asks every release
+#: for its place, often twice: walking the member and scoring the paths each time cost
+#: more than the rest of the history rule.
+_BODIES: dict[int, tuple[Stmt, dict[tuple[str, ...], list[tuple[Suite, list[str]]]]]] = {}
+#: Members kept at most (then all are forgotten: only speed depends on it).
+_MOST_MEMBERS = 1024
+
+
+def _bodies_along(member: Stmt, path: tuple[str, ...]) -> list[tuple[Suite, list[str]]]:
+    kept = _BODIES.get(id(member))
+    if kept is None or kept[0] is not member:
+        if len(_BODIES) >= _MOST_MEMBERS:
+            _BODIES.clear()
+        kept = (member, {})
+        _BODIES[id(member)] = kept
+    along = kept[1].get(path)
+    if along is None:
+        along = [
+            (suite, [s.key for s in suite.stmts])
+            for inner, suite in walk(member.clauses[0])
+            if path_score(path, inner) >= PATH_FUZZY
+        ]
+        kept[1][path] = along
+    return along
 
 
 def code_keys(code: str) -> tuple[str, ...] | None:
