@@ -282,9 +282,15 @@ def dedent_code(code: str) -> str:
     return reindent(code, prefix, "") if prefix else code
 
 
+#: What a string that spans lines needs: triple quotes, or a backslash before a line end.
+_MULTILINE_STRING_MARKS = ('"""', "'''", "\\")
+
+
 @functools.lru_cache(maxsize=8192)
 def string_interior_lines(code: str) -> frozenset[int]:
     """1-based lines of ``code`` that continue a multi-line string (their text is data)."""
+    if not any(mark in code for mark in _MULTILINE_STRING_MARKS):
+        return frozenset()  # most statements: no string can span lines, nothing to read
     interior: set[int] = set()
     opened: list[int] = []
     try:
