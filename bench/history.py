@@ -17,7 +17,16 @@ from omni_port.model import Block
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree, split_full_key
 from omni_port.sources.textio import SourceText
-from omni_port.sources.upstream import ASCEND_RUNNER, OMNI_RUNNERS, Spec, SpecKind, Upstream, locate
+from omni_port.sources.upstream import (
+    ASCEND_RUNNER,
+    OMNI_RUNNERS,
+    Located,
+    Spec,
+    SpecKind,
+    Upstream,
+    locate,
+    locate_runners,
+)
 
 OMNI_RELEASES = (
     "0.14.0",
@@ -61,6 +70,12 @@ class History:
     def omni(self, version: str) -> dict[str, SourceText]:
         spec = Spec(SpecKind.PYPI, "vllm-omni", version)
         return {Path(m).name: locate(spec, m, self.cache).source for m in OMNI_RUNNERS}
+
+    @functools.cache  # noqa: B019
+    def runners(self, version: str) -> tuple[Located, ...]:
+        """The NPU runners of a release as ``extract`` reads them: each with omni's GPU
+        runner beside it."""
+        return tuple(locate_runners(f"vllm-omni=={version}", self.cache))
 
     @functools.cache  # noqa: B019
     def omni_trees(self, version: str) -> tuple[Tree, ...]:

@@ -66,8 +66,7 @@ def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
 
 def _extract(history: History, version: str, base: Upstream, implicit: bool) -> PatchSet:
     options = api.ExtractOptions(lenient=True, implicit=implicit)
-    located = [api.Located(s.path, name, s) for name, s in history.omni(version).items()]
-    return api.extract(located, base, options)[0]
+    return api.extract(history.runners(version), base, options)[0]
 
 
 #: Upgrades that skip releases: a maintainer who waited (reported in a table of their own).
@@ -81,6 +80,7 @@ COUNTED = (
     Rule.LAYOUT,
     Rule.ORDER,
     Rule.CATALOG,
+    Rule.COUNTERPART,
 )
 
 

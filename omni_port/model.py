@@ -364,6 +364,9 @@ class Block:
     anchor: Anchor
     origin: Origin
     title: str = ""
+    #: Where omni's GPU runner of the same release has the same statements: a second
+    #: anchor, written independently of the NPU copy.
+    counterpart: Anchor | None = None
 
 
 Piece = Chunk | ClassHeader | Copy | Block
@@ -436,6 +439,8 @@ class Rule(enum.StrEnum):
     """The only good place that keeps the order of the member's blocks."""
     CATALOG = "catalog"
     """The catalog's ``Location:`` line rules out the other places."""
+    COUNTERPART = "counterpart"
+    """Omni's GPU runner has the same code at the place one of the candidates is."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from omni_port import api
 from omni_port.extract import extractor
-from omni_port.model import Block, BlockKind, Chunk, Copy, Edge
+from omni_port.model import Anchor, Block, BlockKind, Chunk, Copy, Edge
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
@@ -123,3 +124,37 @@ def test_block_code_is_dedented_and_byte_exact() -> None:
     source = (DATA / "omni/npu_ar_model_runner.py").read_text().splitlines()
     original = source[block.origin.start - 1 : block.origin.end]
     assert [line[16:] for line in original] == lines
+
+
+COUNTERPART_OMNI = """\
+class R(Base):
+    def f(self, batch):
+        a = self.load(batch)
+        # ---------- Omni-new ----------
+        a = self.wrap(a)
+        # ---------- Omni-new ----------
+        self.step(a)
+        return a
+"""
+
+
+@pytest.mark.parametrize(
+    ("gpu_body", "expected"),
+    [
+        pytest.param(
+            "a = self.load(batch)\nself.log()\na = self.wrap(a)\nreturn a\n",
+            Anchor((), ("self.log()", "a = self.load(batch)"), ("return a",), (), Edge.NONE),
+            id="once",
+        ),
+        pytest.param("a = self.wrap(a)\nb = 1\na = self.wrap(a)\n", None, id="twice"),
+        pytest.param("a = self.load(batch)\nreturn a\n", None, id="absent"),
+    ],
+)
+def test_a_block_records_where_the_gpu_runner_has_its_code(
+    gpu_body: str, expected: Anchor | None
+) -> None:
+    body = "".join("        " + line + "\n" for line in gpu_body.splitlines())
+    gpu = f"class G(Base):\n    def f(self, batch):\n{body}"
+    module = api.extract_text(COUNTERPART_OMNI, "omni.py", counterpart=gpu).module
+    (block,) = [p for p in module.pieces if isinstance(p, Block)]
+    assert block.counterpart == expected

@@ -60,6 +60,11 @@ def _block(**changes: object) -> Block:
             ),
             id="resolution",
         ),
+        pytest.param(
+            _block(counterpart=Anchor(("with b:",), ("y = 3",), ("z()", "w()"), (), Edge.NONE)),
+            id="counterpart",
+        ),
+        pytest.param(_block(counterpart=Anchor((), (), (), (), Edge.ONLY)), id="bare-counterpart"),
     ],
 )
 def test_block_round_trip(block: Block) -> None:

@@ -6,7 +6,8 @@
 base the omni module was ported from, the omni module, the new upstream, and optionally
 ``order`` (labels of upstream history, oldest first: ``base.py``, ``upstream.py`` and
 other ``.py`` files of the case) and ``catalog.md`` (Location lines, by block id: ``id:
-location`` lines); expected are the generated module (``expected.py``) and every block's
+location`` lines) and ``gpu.py`` (omni's GPU runner beside the omni module: the blocks'
+counterparts); expected are the generated module (``expected.py``) and every block's
 fate with the rules that decided it (``expected.txt``).
 
 A case named ``yes_*`` is one the rule decides (its name is among the ``decided_by`` of
@@ -76,7 +77,8 @@ def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
         upstream = api.Upstream(
             upstream.label, upstream.sha256, upstream.tree, upstream.module, history=history
         )
-    extraction = api.extract_text(_text(folder, "omni.py"), "omni.py", base)
+    gpu = _text(folder, "gpu.py") if (folder / "gpu.py").exists() else None
+    extraction = api.extract_text(_text(folder, "omni.py"), "omni.py", base, counterpart=gpu)
     patches = PatchSet((extraction.module,))
     locations = {}
     if (folder / "catalog.md").exists():

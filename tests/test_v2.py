@@ -377,7 +377,7 @@ def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -
         *SOURCE_ARGS,
         "--vllm",
         "vllm_new",
-        "--allow",
+        "--v2-allow",
         "allow.txt",
         "--generated",
         out,

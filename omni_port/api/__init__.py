@@ -124,14 +124,21 @@ def extract_text(
     base: Upstream | None = None,
     options: ExtractOptions | None = None,
     path: str = "",
+    counterpart: str | SourceText | None = None,
 ) -> Extraction:
     """The pieces of one runner module, given as text or as a decoded file (which keeps its
-    line endings, BOM and sha256); ``path`` names it in findings.
+    line endings, BOM and sha256); ``path`` names it in findings. ``counterpart`` is omni's
+    GPU runner beside it, where blocks find their second anchor.
 
     Raises BadInput on malformed markers (unless ``options.lenient``) or a syntax error.
     """
-    source = text if isinstance(text, SourceText) else decode(text.encode("utf-8"), path or name)
-    return extract_module(source, name, base, options or ExtractOptions())
+    source = _decoded(text, path or name)
+    theirs = _decoded(counterpart, "counterpart.py") if counterpart is not None else None
+    return extract_module(source, name, base, options or ExtractOptions(), theirs)
+
+
+def _decoded(text: str | SourceText, path: str) -> SourceText:
+    return text if isinstance(text, SourceText) else decode(text.encode("utf-8"), path)
 
 
 @dataclass(frozen=True, slots=True)

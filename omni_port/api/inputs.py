@@ -258,7 +258,9 @@ def extract_all(
     for located in sources:
         name = Path(located.member).name
         try:
-            extraction = extractor.extract_module(located.source, name, base, options)
+            extraction = extractor.extract_module(
+                located.source, name, base, options, located.counterpart
+            )
         except BadInput as error:
             failures.extend(error.findings)
             continue

@@ -175,6 +175,8 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
     """sha256 over every input of a check, read as bytes (nothing parsed)."""
     digest = hashlib.sha256(f"{TOOL}\0{_code_stamp()}\0{options.config}\0{inputs}\0".encode())
     texts = [s.source.sha256 for s in (*inputs.sources, *inputs.gpu)]
+    # The GPU runner beside each source gives its blocks their second anchor.
+    texts += [s.counterpart.sha256 if s.counterpart else "-" for s in inputs.sources]
     for spec_text in (inputs.base, inputs.upstream, _locked_upstream(inputs.generated, options)):
         if spec_text:
             texts.append(_spec_sha(spec_text, options))

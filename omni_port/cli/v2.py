@@ -190,7 +190,8 @@ def _json_report(
 @click.command("v2-sync")
 @_source_options
 @click.option(
-    "--allow",
+    "--v2-allow",
+    "allow",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Reviewed methods whose NPU override omni's replacement shadows: "
     "'module.py:Class.method  reason' (default: `v2-allow`).",

@@ -142,7 +142,7 @@ def _header_block(
     before = [k for i, k in keys if i < index][::-1][:CONTEXT]
     after = [k for i, k in keys if i > index][:CONTEXT]
     anchor = Anchor(
-        path, tuple(before), tuple(after), (base_stmt.key,), _edge(bool(before), bool(after))
+        path, tuple(before), tuple(after), (base_stmt.key,), edge_of(bool(before), bool(after))
     )
     end = header_end(stmt)
     code = reindent(ctx.marked.tree.text(stmt.start, end), suite.indent or "", "")
@@ -210,7 +210,7 @@ def _gap_blocks(
         replaced = tuple(full_key(match.old.stmts[i]) for i in old_run) if match is not None else ()
         before = [k for i, k in keys if i < new_run.start][::-1][:CONTEXT]
         after = [k for i, k in keys if i >= new_run.stop][:CONTEXT]
-        edge = _edge(bool(before), bool(after))
+        edge = edge_of(bool(before), bool(after))
         taker = _replacement_taker(segments, ctx.implicit)
         taker_at = segments.index(taker) if taker is not None else -1
         for position, segment in enumerate(segments):
@@ -229,7 +229,7 @@ def _gap_blocks(
                 tuple(near_before),
                 tuple(near_after),
                 gets,
-                _edge(bool(near_before), bool(near_after)),
+                edge_of(bool(near_before), bool(near_after)),
             )
             yield _segment_block(ctx, suite, segment, anchor, kind, owner, member)
         if replaced and taker is None and ctx.implicit:
@@ -399,7 +399,7 @@ def _replacement_taker(segments: list[_Segment], implicit: bool) -> _Segment | N
     return None
 
 
-def _edge(has_before: bool, has_after: bool) -> Edge:
+def edge_of(has_before: bool, has_after: bool) -> Edge:
     if has_before and has_after:
         return Edge.NONE
     if has_after:

@@ -21,6 +21,7 @@ from omni_port.extract.blocks import (
     comment_drift,
     member_blocks,
 )
+from omni_port.extract.counterpart import counterpart_anchor, method_in
 from omni_port.extract.markers import Region, scan
 from omni_port.model import (
     Block,
@@ -68,8 +69,10 @@ def extract_module(
     name: str,
     base: Upstream | None = None,
     options: ExtractOptions = ExtractOptions(),
+    counterpart: SourceText | None = None,
 ) -> Extraction:
-    """Extract the pieces of one runner module.
+    """Extract the pieces of one runner module; ``counterpart`` is omni's GPU runner beside
+    it, where inserted blocks get their second anchor.
 
     Raises BadInput for a syntax error, for a module that defines no class (an empty file
     is no runner: OP004), or for malformed markers unless ``lenient``.
@@ -83,6 +86,7 @@ def extract_module(
         message = f"not a runner module: it {what} (a runner defines the runner classes)"
         raise BadInput.at(Code.OP004, source.path, 1, message)
     ctx = _Context(MarkedTree(tree, found.regions), name.removesuffix(".py"), base, options)
+    ctx.counterpart = _counterpart_tree(counterpart)
     pieces = tuple(_module_pieces(ctx))
     module = ModulePatches(
         name=name,
@@ -130,12 +134,22 @@ def _no_base_note(path: str, pieces: Sequence[Piece]) -> Finding | None:
     )
 
 
+def _counterpart_tree(source: SourceText | None) -> Tree | None:
+    if source is None:
+        return None
+    try:
+        return parse(source.text, source.path)
+    except BadInput:
+        return None  # an unreadable GPU runner only means no second anchor
+
+
 @dataclass(slots=True)
 class _Context:
     marked: MarkedTree
     stem: str
     base: Upstream | None
     options: ExtractOptions
+    counterpart: Tree | None = None
     used_ids: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     notes: list[Finding] = field(default_factory=list)
@@ -177,8 +191,13 @@ class _Context:
             self.notes.extend(
                 [_comment_note(self.tree.path, owner, member, drift)] if drift else []
             )
+        theirs = method_in(self.counterpart, member.name) if self.counterpart else None
         return [
-            dataclasses.replace(b, id=self.numbered(prefix, "block" if b.marked else "edit"))
+            dataclasses.replace(
+                b,
+                id=self.numbered(prefix, "block" if b.marked else "edit"),
+                counterpart=counterpart_anchor(b, theirs) if theirs is not None else None,
+            )
             for b in blocks
         ]
 

@@ -11,7 +11,8 @@ A patch file is a header of ``key: value`` lines, a line ``---``, then the code 
     ---
     <code>
 
-Repeated keys (``path``, ``before``, ``after``, ``replaces``) form lists, in order. A value
+Repeated keys (``path``, ``before``, ``after``, ``replaces`` and their ``counterpart-``
+forms, the block's place in omni's GPU runner) form lists, in order. A value
 that does not fit on one line is written as ``key:: "json string"``. The index
 (``omni-port.index``) lists modules and their pieces in output order.
 """
@@ -113,6 +114,12 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
         fields += [("resolved-path", key) for key in anchor.resolution.path]
         fields.append(("resolved-after", anchor.resolution.after))
         fields += [("resolved-replaces", key) for key in anchor.resolution.replaces]
+    counterpart = block.counterpart
+    if counterpart is not None:
+        fields.append(("counterpart-edge", counterpart.edge.value))
+        fields += [("counterpart-path", key) for key in counterpart.path]
+        fields += [("counterpart-before", key) for key in counterpart.before]
+        fields += [("counterpart-after", key) for key in counterpart.after]
     return fields
 
 
@@ -336,6 +343,19 @@ def _block(header: _Header, code: str) -> Block:
         anchor,
         _origin(header),
         header.one("title", ""),
+        _counterpart(header),
+    )
+
+
+def _counterpart(header: _Header) -> Anchor | None:
+    if "counterpart-edge" not in header.values:
+        return None
+    return Anchor(
+        header.many("counterpart-path"),
+        header.many("counterpart-before"),
+        header.many("counterpart-after"),
+        (),
+        _enum(header, "counterpart-edge", Edge),
     )
 
 

@@ -143,6 +143,12 @@ def header_key(node: ast.AST) -> str:
     return " ".join(ast.unparse(shallow).split("\n"))
 
 
+def node_key(node: ast.stmt) -> str:
+    """The key a statement tree gives ``node``: its header for a compound statement."""
+    compound = any(getattr(node, name, None) for name in ("body", "handlers", "cases"))
+    return header_key(node) if compound else simple_key(node)
+
+
 class _Unquote(ast.NodeTransformer):
     """Forward references written as strings become the expressions they name."""
 

@@ -15,7 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -146,6 +146,9 @@ class Located:
     #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
     member: str
     source: SourceText
+    #: For an NPU runner of a release or checkout: omni's GPU runner beside it (None when
+    #: there is none), whose blocks are a second record of where omni's code goes.
+    counterpart: SourceText | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,7 +503,8 @@ def locate_runners(
     """The runner files a source argument names: a release, a checkout, a folder or a file."""
     spec = parse_spec(text, "vllm-omni")
     if spec.kind is not SpecKind.PATH:
-        return [locate(spec, member, cache, progress) for member in members]
+        found = [locate(spec, member, cache, progress) for member in members]
+        return [_with_counterpart(r, spec, cache, progress) for r in found]
     root = Path(spec.path)
     if root.is_file():
         return [Located(spec.path, root.name, read_source(root))]
@@ -508,12 +512,33 @@ def locate_runners(
         raise BadInput.at(Code.OP003, spec.path, 0, "no such file or directory")
     in_tree = [m for m in members if (root / m).is_file()]
     if in_tree:
-        return [Located(spec.path, m, read_source(root / m)) for m in in_tree]
+        found = [Located(spec.path, m, read_source(root / m)) for m in in_tree]
+        return [_with_counterpart(r, spec, cache, progress) for r in found]
     flat = [PurePosixPath(m).name for m in members if (root / PurePosixPath(m).name).is_file()]
     if not flat:
         names = ", ".join(PurePosixPath(m).name for m in members)
         raise BadInput.at(Code.OP003, spec.path, 0, f"no runner files ({names}) here")
     return [Located(spec.path, name, read_source(root / name)) for name in flat]
+
+
+#: The GPU runner beside each NPU runner, by member path.
+_COUNTERPARTS = dict(zip(OMNI_RUNNERS, OMNI_GPU_RUNNERS, strict=True))
+
+
+def _with_counterpart(
+    located: Located, spec: Spec, cache: Path, progress: Progress | None
+) -> Located:
+    """``located`` with omni's GPU runner beside it, when the distribution has one."""
+    member = _COUNTERPARTS.get(located.member)
+    if member is None:
+        return located
+    try:
+        if spec.kind is SpecKind.PATH:
+            path = Path(spec.path) / member
+            return replace(located, counterpart=read_source(path)) if path.is_file() else located
+        return replace(located, counterpart=locate(spec, member, cache, progress).source)
+    except BadInput:
+        return located  # a release without it: the blocks have no second anchor
 
 
 def package_texts(

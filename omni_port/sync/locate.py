@@ -13,9 +13,12 @@ them in a fixed order and records which ones decided (``Decision.rules``):
 5. ``merge3``: upstream changed the statements a block replaced (or a signature, or a
    header): both edits merge on the syntax tree, or it is a conflict.
 6. ``catalog``: the maintainers' ``Location:`` line rules out places.
-7. ``dataflow``, then ``layout``: decide between two places of one body with new upstream
-   code between them; data flow also checks every chosen place against the new code
-   next to it, and a contradiction is a conflict.
+7. ``dataflow``, then ``counterpart``, then ``layout``: decide between two places of one
+   body with new upstream code between them; data flow also checks every chosen place
+   against the new code next to it, and a contradiction is a conflict.
+   ``counterpart``: omni's GPU runner has the same code. Where it sits at a weak
+   candidate, the two records agree and the place is taken; where it sits elsewhere with
+   code between that data flow relates to the block, the block is a conflict.
 8. ``order``: an ambiguous block takes the only good place that keeps the member's order.
 
 Nothing here guesses: every doubt about a place is a conflict, with its candidates ranked.
@@ -40,7 +43,16 @@ from omni_port.pyast.syntax import (
     split_full_key,
     walk,
 )
-from omni_port.sync.rules import catalog, convergent, dataflow, history, layout, merge3, moves
+from omni_port.sync.rules import (
+    catalog,
+    convergent,
+    counterpart,
+    dataflow,
+    history,
+    layout,
+    merge3,
+    moves,
+)
 from omni_port.sync.rules.anchor import (
     ACCEPT,
     PATH_CERTAIN,
@@ -73,6 +85,10 @@ class Evidence:
     #: The release the module's copies are shown to date from (``history.copy_release``
     #: over the whole module): what weak history evidence is checked against.
     copied_from: str = ""
+    #: The new upstream is not the base the patches were extracted against. Onto that
+    #: base, a sync reproduces the runner as it is: a disagreement between omni's records
+    #: that no upstream change brought is left to the next upgrade to raise.
+    upgrade: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +184,13 @@ def _placed(
     # Among places the anchor found plausible, the maintainers' words may pick one.
     floor = CATALOG_ACCEPT if by_catalog else ACCEPT
     if best.score < floor:
+        seconded = _seconded(method, block, top)
+        if seconded is not None:
+            reason = (
+                f"best place scores {best.score:.2f}, and omni's GPU runner has the same code there"
+            )
+            rules = (Rule.ANCHOR, Rule.COUNTERPART)
+            return _accepted(method, block, seconded, top, evidence, rules, reason)
         reason = f"best place scores {best.score:.2f}"
         if block.anchor.replaced and best.replaced < 1.0:
             reason = f"the statements it replaced changed upstream; {reason}"
@@ -507,6 +530,10 @@ def _accepted(
     contradiction = _interference(method, block, slot, before, after, tree)
     if contradiction:
         return _conflict(block, chosen, top, contradiction)
+    disputed = counterpart.dispute(method, block, slot) if evidence.upgrade else None
+    if disputed is not None:
+        others = [s for s in top if s.slot.key() != disputed.theirs.slot.key()]
+        return _conflict(block, chosen, (*others[:2], disputed.theirs), disputed.why)
     return Decision(block, slot, chosen.score, False, top, reason, rules)
 
 
@@ -632,6 +659,10 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         chosen = second if verdict.side is dataflow.Side.AFTER else first
         reason = f"data flow puts it {verdict.side.value} the new upstream code: {verdict.why}"
         return _accepted(method, block, chosen, top, evidence, (Rule.DATAFLOW,), reason)
+    seconded = _seconded(method, block, (first, second))
+    if seconded is not None:
+        reason = "omni's GPU runner has the same code at one of the two places"
+        return _accepted(method, block, seconded, top, evidence, (Rule.COUNTERPART,), reason)
     before = stmts[first.slot.index - 1] if first.slot.index else None
     after = stmts[second.slot.index] if second.slot.index < len(stmts) else None
     side = layout.side(block.code, before, between, after, tree)
@@ -640,6 +671,18 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         reason = f"the blank lines keep it {side.value} the new upstream code"
         return _accepted(method, block, chosen, top, evidence, (Rule.LAYOUT,), reason)
     return _conflict(block, top[0], top, ambiguous)
+
+
+def _seconded(method: Stmt, block: Block, top: Sequence[Scored]) -> Scored | None:
+    """The candidate at the counterpart's place, when it is a weak or tied one of ``top``
+    and the block replaces nothing that changed: two records written apart agree there."""
+    theirs = counterpart.place(method, block)
+    if theirs is None:
+        return None
+    for scored in top:
+        if scored.slot.key() == theirs.slot.key() and scored.replaced == 1.0:
+            return scored if scored.score >= CATALOG_ACCEPT else None
+    return None
 
 
 def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:

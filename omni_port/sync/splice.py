@@ -205,7 +205,11 @@ def _add_copy(
         and catalog.held(known.constraints[b.id], b, base.member if base else None)
     }
     evidence = locate.Evidence(
-        upstream.tree, member_history, constraints, copied_from=known.copied(copy)
+        upstream.tree,
+        member_history,
+        constraints,
+        copied_from=known.copied(copy),
+        upgrade=module.base_sha256 != upstream.sha256,
     )
     decided = locate.decide(member, statements, evidence)
     decisions = [_with_fallback(d, member) for d in decided]

@@ -1,0 +1,113 @@
+"""Omni's GPU runner as a second witness of a block's place.
+
+The NPU runners carry the omni changes that the GPU runners make to vLLM's runner, so a
+block often has a counterpart there, with an anchor of its own (``Block.counterpart``).
+The two records are written independently. Where they point at different places in the
+new upstream method, the difference matters only if upstream code between the two places
+reads a name the block binds: that code computes something else at each place, and which
+one omni means is the maintainers' call, never a guess. Where they agree on a place the
+NPU anchor alone found weak or tied, two records agree, and that decides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from omni_port.model import Block, BlockKind
+from omni_port.pyast.syntax import Stmt, walk
+from omni_port.report import shorten
+from omni_port.sync.rules import dataflow
+from omni_port.sync.rules.anchor import (
+    ACCEPT,
+    Scored,
+    Slot,
+    clear_winner,
+    distinct,
+    index_of,
+    score_all,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Dispute:
+    """The counterpart's place, and why the block's place there would differ in effect."""
+
+    theirs: Scored
+    why: str
+
+
+#: Least score of the counterpart's place for a dispute: a dispute only ever turns a
+#: placement into a conflict, so weaker evidence may raise one than may decide a place.
+DISPUTE = 0.5
+
+
+def place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
+    """The counterpart anchor's clear best place in ``method``, scoring at least ``floor``
+    (None when it has none)."""
+    if block.counterpart is None:
+        return None
+    ghost = replace(block, kind=BlockKind.INSERTION, anchor=block.counterpart)
+    scored = sorted(
+        score_all(index_of(method), ghost), key=lambda s: (-s.score, s.slot.line(), s.slot.span)
+    )
+    top = list(distinct(scored))[:2]
+    if not top or top[0].score < floor:
+        return None
+    if len(top) > 1 and not clear_winner(top[0], top[1]):
+        return None
+    return top[0]
+
+
+def dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
+    """Whether the counterpart puts the block elsewhere, with upstream code between the two
+    places that reads a name the block binds: that code computes something else with the
+    block on one side of it than on the other.
+
+    Only this kind of relation counts. Code between that binds a name the block reads
+    either rebinds it (the block reads the same thing under either value, as often as
+    not a copy) or introduces it (then the other place cannot work at all)."""
+    theirs = place(method, block, DISPUTE)
+    mine = dataflow.flow_of_code(block.code)
+    if theirs is None or mine is None:
+        return None
+    other = block.counterpart
+    known = frozenset((*other.before, *other.after)) if other is not None else frozenset()
+    for stmt in _between(method, slot, theirs.slot, known):
+        read = sorted(mine.writes & stmt.reads)
+        if read:
+            side = "before" if theirs.slot.line() < slot.line() else "after"
+            names = ", ".join(f"`{name}`" for name in read[:3])
+            why = (
+                f"omni's GPU runner has it {side} `{shorten(stmt.key, 60)}` (upstream line "
+                f"{stmt.start}), which reads {names} that the block binds"
+            )
+            return Dispute(theirs, why)
+    return None
+
+
+def _between(method: Stmt, mine: Slot, theirs: Slot, known: frozenset[str]) -> Sequence[Stmt]:
+    """Simple statements of ``method`` between the two places, in order (empty when the
+    places coincide or the counterpart's lies inside the statements the block replaces).
+
+    Statements in ``known`` (the counterpart's neighbours), or under them, are left out:
+    the GPU runner has them too, on the other side of the block, so the NPU copy's order
+    is a choice made with both in view, not a drift."""
+    first = mine.line()
+    last = mine.suite.stmts[mine.index + mine.span - 1].full_end + 1 if mine.span else first
+    there = theirs.line()
+    if first <= there <= last:
+        return ()
+    low, high = (there, first) if there < first else (last, there)
+    return [
+        stmt
+        for path, suite in walk(method.clauses[0])
+        if not any(_defines(header) or header in known for header in path)
+        for stmt in suite.stmts
+        if not stmt.clauses and low <= stmt.start and stmt.full_end < high and stmt.key not in known
+    ]
+
+
+def _defines(header: str) -> bool:
+    """A nested def's body runs when called, not where it stands."""
+    return header.startswith(("def ", "async def ", "@", "class "))

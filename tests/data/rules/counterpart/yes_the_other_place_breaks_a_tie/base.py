@@ -1,0 +1,8 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        self.prepare(batch)
+        self.launch(batch)
+        return self.result
