@@ -14,7 +14,7 @@ import copyreg
 import dataclasses
 import functools
 import hashlib
-import importlib.metadata
+import importlib.util
 import io
 import pickle
 import sys
@@ -37,11 +37,23 @@ _FORMAT = b"constructor-calls"
 def _stamp() -> str:
     """What a cached tree is only valid for: this parser code, Python and libcst."""
     digest = hashlib.sha256(sys.version.encode() + _FORMAT)
-    digest.update(importlib.metadata.version("libcst").encode())
+    digest.update(_libcst_version())
     folder = Path(parser.__file__).parent
     for name in _SHAPERS:
         digest.update((folder / name).read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _libcst_version() -> bytes:
+    """The installed libcst's version file, read without importing libcst or
+    ``importlib.metadata`` (a warm run needs neither; they cost more than the lookup)."""
+    spec = importlib.util.find_spec("libcst")
+    if spec is not None and spec.origin is not None:
+        with contextlib.suppress(OSError):
+            return (Path(spec.origin).parent / "_version.py").read_bytes()
+    from importlib import metadata
+
+    return metadata.version("libcst").encode()
 
 
 def parsed(source: SourceText, cache: Path | None) -> Tree:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -42,8 +43,10 @@ class Verdict:
     why: str
 
 
+@functools.lru_cache(maxsize=1024)
 def flow_of_code(code: str) -> Flow | None:
-    """The flow of a block's code (None when it does not parse)."""
+    """The flow of a block's code (None when it does not parse). Kept per code: several
+    rules ask it of the same block, and of the same upstream statements, again."""
     try:
         nodes = ast.parse(dedent_code(code)).body
     except SyntaxError:
