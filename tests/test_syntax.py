@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import difflib
 
 import pytest
 
+from omni_port.pyast import diff
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Suite, names_of
 from tests.golden import DATA
@@ -77,3 +79,19 @@ def test_names_of_each_statement_equal_a_full_walk(text: str) -> None:
 def test_an_elif_test_is_part_of_the_if_header() -> None:
     node = ast.parse("if a:\n    pass\nelif b:\n    c = d\n").body[0]
     assert names_of([node], header_only=True) == (frozenset({"a", "b"}), frozenset())
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param(("x", "y", "x"), ("x", "x", "z"), id="repeats"),
+        pytest.param(("x",), ("y",), id="disjoint"),
+        pytest.param((), ("y",), id="one-empty"),
+        pytest.param((), (), id="both-empty"),
+        pytest.param(("a", "b", "c", "d"), ("d", "c", "b", "a", "a"), id="reordered"),
+    ],
+)
+def test_quick_ratio_is_difflibs(a: tuple[str, ...], b: tuple[str, ...]) -> None:
+    """similarity's bound is exactly SequenceMatcher's quick_ratio, float for float."""
+    expected = difflib.SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
+    assert diff._quick_ratio(a, b) == expected
