@@ -89,7 +89,7 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
     path = f"{label}:{owner}.{name}"
     entry = None
     if cache is not None:
-        digest = hashlib.sha256(text.encode()).hexdigest()
+        digest = _sha256(text)
         entry = cache / "trees" / f"{digest}-{owner}.{name}-{_stamp()}.pickle"
         with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, AttributeError):
             kept = pickle.loads(entry.read_bytes())
@@ -104,6 +104,12 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
         with contextlib.suppress(BadInput):
             write_atomic(entry, _dumps(tree))
     return tree
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(text: str) -> str:
+    # Every copied member of a release is looked up by the release's digest: hash it once.
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 _Reducer = Callable[[Any], tuple[Callable[..., Any], tuple[Any, ...]]]

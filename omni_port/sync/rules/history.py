@@ -257,15 +257,26 @@ def _could_be(code: str, keys: tuple[str, ...] | None) -> bool:
     libcst) for the many edits no release holds."""
     if keys is None:
         return False
+    first = _first_key(code)
+    if first is None:
+        return True  # the full parse decides
+    if not first or not keys:
+        return not first and not keys
+    head = split_full_key(keys[0])[0]
+    return head == first or head.startswith(first + "; ")
+
+
+@functools.lru_cache(maxsize=1024)
+def _first_key(code: str) -> str | None:
+    """The key of the first statement of ``code`` as ``ast`` reads it ("" for none, None
+    when ``ast`` cannot read it); asked once per release."""
     try:
         nodes = ast.parse(dedent_code(code)).body
     except SyntaxError:
-        return True  # the full parse decides
-    if not nodes or not keys:
-        return not nodes and not keys
-    first = header_key(nodes[0]) if _compound(nodes[0]) else simple_key(nodes[0])
-    head = split_full_key(keys[0])[0]
-    return head == first or head.startswith(first + "; ")
+        return None
+    if not nodes:
+        return ""
+    return header_key(nodes[0]) if _compound(nodes[0]) else simple_key(nodes[0])
 
 
 @functools.lru_cache(maxsize=1024)
