@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import VLLM_RUNNER, Spec, SpecKind, Upstream
+from omni_port.sources.upstream import Spec, SpecKind, Upstream
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -90,31 +89,6 @@ def test_target_and_neighbours() -> None:
     assert vllm_delta.neighbours("0.26.0") == ["0.24.0", "0.25.0", "0.26.0", "0.27.0"]
     assert vllm_delta.omni_version_of(OMNI) == "0.26.0"
     assert vllm_delta.omni_version_of(GPU) == ""
-
-
-def test_a_release_keeps_one_member_and_no_wheel(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def fake_fetch(dist: str, version: str, cache: Path, progress: object = None) -> Path:
-        wheel = cache / "wheels" / f"{dist}-{version}" / f"{dist}-{version}-py3-none-any.whl"
-        wheel.parent.mkdir(parents=True)
-        with zipfile.ZipFile(wheel, "w") as archive:
-            archive.writestr(VLLM_RUNNER, "class GPUModelRunner:\n    pass\n")
-            archive.writestr("vllm/other.py", "x = 1\n")
-        calls.append(version)
-        return wheel
-
-    calls: list[str] = []
-    monkeypatch.setattr(vllm_delta, "fetch_wheel", fake_fetch)
-    cache = tmp_path / "cache"
-    spec = Spec(SpecKind.PYPI, "vllm", "9.9.0")
-    for _ in range(2):
-        located = vllm_delta.locate_vllm(spec, cache)
-        assert located.label == "vllm==9.9.0"
-        assert "GPUModelRunner" in located.source.text
-    assert calls == ["9.9.0"]
-    kept = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
-    assert kept == [f"src/vllm-9.9.0/{VLLM_RUNNER}"]
 
 
 # --- hunk-level parity ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +31,9 @@ CASE = DATA / "v2" / "compose"
 SETTINGS = inputs.Settings(
     source="omni", upstream="ascend", vllm_base="vllm", vllm=("vllm_new", "vllm")
 )
-COMMAND = "omni-port v2-sync omni --upstream ascend --vllm-base vllm --vllm vllm_new --out out"
+COMMAND = (
+    "omni-port v2-sync omni --upstream ascend --vllm-base vllm --vllm vllm_new --generated out"
+)
 GPU = "omni_model_runner.py"
 GEN = "omni_generation_model_runner.py"
 
@@ -394,6 +397,15 @@ def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -
     assert edited.read_text().endswith("# edited by hand\n"), "--check writes nothing"
     cli(*args)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == written
+    # The header's Regenerate command is one the CLI takes, and it reproduces the tree.
+    regenerate = next(
+        line.removeprefix("# Regenerate: omni-port ")
+        for line in written[GPU].decode().splitlines()
+        if line.startswith("# Regenerate: ")
+    )
+    assert "--v2-allow allow.txt" in regenerate
+    rerun = cli(*shlex.split(regenerate), "--check")
+    assert rerun.exit_code == 1 and "OP304" not in rerun.stdout + rerun.stderr, rerun.stderr
 
 
 def test_v2_sync_exit_0_when_clean_and_current(cli: Cli, tmp_path: Path) -> None:

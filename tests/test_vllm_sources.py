@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from omni_port.errors import BadInput
+from omni_port.gpu import vllm_delta
 from omni_port.sources import upstream, vllm_sources
 from omni_port.sources.upstream import Spec, SpecKind
 from tests.conftest import Cli
@@ -157,6 +158,27 @@ def test_a_wheel_already_in_the_cache_is_used_and_kept(tmp_path: Path, pip: Fake
     assert "vllm/config.py" in vllm_sources.release_texts("9.9.1", tmp_path)
     assert pip.calls == 0
     assert list(folder.glob("*.whl"))
+
+
+def test_gpu_delta_reads_vllm_runners_from_the_same_kept_sources(
+    tmp_path: Path, pip: FakePip
+) -> None:
+    spec = Spec(SpecKind.PYPI, "vllm", "9.9.1")
+    for _ in range(2):
+        located = vllm_delta.locate_vllm(spec, tmp_path)
+        assert located.label == "vllm==9.9.1"
+        assert located.source.text == "class GPUModelRunner:\n    pass\n"
+    texts = vllm_sources.release_texts("9.9.1", tmp_path)
+    assert texts["vllm/v1/worker/gpu_model_runner.py"] == located.source.text
+    assert pip.calls == 1
+    assert not list(tmp_path.rglob("*.whl"))
+    # A damaged kept runner is fetched again, never read.
+    (tmp_path / "src/vllm-9.9.1/vllm/v1/worker/gpu_model_runner.py").write_text("x = 1\n")
+    assert vllm_delta.locate_vllm(spec, tmp_path).source.text == located.source.text
+    assert pip.calls == 2
+    with pytest.raises(BadInput) as error:
+        vllm_delta.locate_vllm(spec, tmp_path, member="vllm/v1/worker/gpu/model_runner.py")
+    assert "has no vllm/v1/worker/gpu/model_runner.py" in error.value.findings[0].message
 
 
 def _ascend_checkout(root: Path, version: str) -> Spec:

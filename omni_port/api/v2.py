@@ -81,7 +81,7 @@ def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
         f"--upstream {loaded.npu.label}",
         f"--vllm-base {loaded.base.label}",
         *(f"--vllm {label}" for label in loaded.candidates),
-        *([f"--allow {sources.allow}"] if sources.allow else []),
+        *([f"--v2-allow {sources.allow}"] if sources.allow else []),
         f"--generated {out}",
     ]
     return " ".join(parts)

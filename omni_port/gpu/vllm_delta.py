@@ -9,7 +9,6 @@ against another release a third of the apparent omni edits are vLLM's own change
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,19 +19,17 @@ from omni_port.model import Block, Chunk, Copy, Finding, ModulePatches, PatchSet
 from omni_port.pyast import diff
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Stmt, Tree, find_def
-from omni_port.sources.textio import SourceText, decode, write_atomic
+from omni_port.sources.textio import SourceText, decode
 from omni_port.sources.upstream import (
     VLLM_RUNNER,
-    VLLM_V2_RUNNER,
     Located,
     Progress,
     Spec,
     SpecKind,
     Upstream,
-    fetch_wheel,
     locate,
-    read_member,
 )
+from omni_port.sources.vllm_sources import release_member
 
 #: vLLM's runner class, which the GPU runners copy methods from.
 GPU_CLASS = "GPUModelRunner"
@@ -40,8 +37,6 @@ GPU_CLASS = "GPUModelRunner"
 #: not a copy (the GPU AR runner's ``execute_model`` keeps about 42% of vLLM's).
 COPY_FLOOR = 0.4
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
-#: vLLM files kept from a downloaded wheel: both runners, so neither needs a second download.
-KEPT = (VLLM_RUNNER, VLLM_V2_RUNNER)
 
 
 # --- locating vLLM ------------------------------------------------------------------------
@@ -80,28 +75,14 @@ def locate_vllm(
     """vLLM's ``member`` (by default ``gpu_model_runner.py``) from a path, the installed
     package or a release.
 
-    A release's wheel (~300 MB) is downloaded into a temporary directory, the runner files
-    (``KEPT``) are kept in the cache (``src/vllm-X/<member>``, where ``upstream.locate``
-    finds them) and the wheel is deleted. Raises BadInput (OP003) when it cannot be had.
+    A release's Python sources are kept once in the cache, where ``verify`` reads them
+    too (``sources.vllm_sources``), and the wheel (~300 MB) is dropped. Raises BadInput
+    (OP003) when it cannot be had.
     """
     if spec.kind is SpecKind.PYPI:
-        kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
-        if not kept.is_file():
-            with tempfile.TemporaryDirectory(prefix="omni-port-vllm-") as tmp:
-                wheel = fetch_wheel(spec.dist, spec.version, Path(tmp), progress)
-                for name in dict.fromkeys((member, *KEPT)):
-                    target = cache / "src" / f"{spec.dist}-{spec.version}" / name
-                    if not target.is_file() and (name == member or _has(wheel, name)):
-                        write_atomic(target, read_member(wheel, name))
-        return Located(spec.label, member, decode(kept.read_bytes(), f"{spec.label}/{member}"))
+        data = release_member(spec.version, member, cache, progress)
+        return Located(spec.label, member, decode(data, f"{spec.label}/{member}"))
     return locate(spec, member, cache, progress)
-
-
-def _has(wheel: Path, member: str) -> bool:
-    import zipfile
-
-    with zipfile.ZipFile(wheel) as archive:
-        return member in archive.namelist()
 
 
 # --- per-method bases ---------------------------------------------------------------------

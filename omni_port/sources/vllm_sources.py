@@ -6,7 +6,7 @@ vllm-ascend runs on one vLLM release. Its wheel says which where its metadata pi
 vllm-ascend)", i.e. the release part of vllm-ascend's own version (0.19.1rc1 -> 0.19.1).
 
 A vLLM wheel is about 300 MB, of which 27 MB are Python sources. Those are kept, once, in
-``<cache>/src/vllm-X/`` (where ``gpu-delta`` keeps its one file too), with a record of
+``<cache>/src/vllm-X/`` (``gpu-delta`` reads vLLM's runners from there too), with a record of
 their sha256 copied from the wheel's own RECORD; the wheel is deleted. Every read checks
 each file against that record, and a damaged copy is fetched again.
 """
@@ -146,17 +146,57 @@ def release_texts(
         raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {damage}") from None
 
 
+def release_member(
+    version: str, member: str, cache: Path, progress: Progress | None = None
+) -> bytes:
+    """One file of vLLM ``version`` (``vllm/v1/worker/gpu_model_runner.py``), from the kept
+    sources that ``release_texts`` keeps, checked against their record; the release is
+    fetched as there when they are missing or damaged. Raises BadInput (OP003) when the
+    release cannot be had or has no such file."""
+    folder = cache / "src" / f"vllm-{version}"
+    try:
+        data = _kept_member(folder, member)
+    except _Damaged as damage:
+        if progress is not None and (folder / RECORD_NAME).is_file():
+            progress(f"kept sources of vllm=={version} are damaged ({damage}); fetching again")
+        _keep_sources(version, folder, cache, progress, "vllm")
+        try:
+            data = _kept_member(folder, member)
+        except _Damaged as again:  # pragma: no cover - only a concurrent writer gets here
+            raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {again}") from None
+    if data is None:
+        raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"the release has no {member}")
+    return data
+
+
+def _kept_member(folder: Path, member: str) -> bytes | None:
+    """``member`` of the kept sources in ``folder``, checked; None when the record lacks it."""
+    try:
+        lines = (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        raise _Damaged("no record") from None
+    for line in lines:
+        name, digest, size = _record_row(line)
+        if name == member:
+            return _checked(folder, name, digest, size)
+    return None
+
+
+def _checked(folder: Path, member: str, digest: str, size: int) -> bytes:
+    try:
+        data = (folder / member).read_bytes()
+    except OSError:
+        raise _Damaged(f"{member} is missing") from None
+    if len(data) != size or _digest(data) != digest:
+        raise _Damaged(f"{member} differs from its record")
+    return data
+
+
 def _read_kept(folder: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
     for line in (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines():
         member, digest, size = _record_row(line)
-        try:
-            data = (folder / member).read_bytes()
-        except OSError:
-            raise _Damaged(f"{member} is missing") from None
-        if len(data) != size or _digest(data) != digest:
-            raise _Damaged(f"{member} differs from its record")
-        texts[member] = data.decode("utf-8", "replace")
+        texts[member] = _checked(folder, member, digest, size).decode("utf-8", "replace")
     return texts
 
 

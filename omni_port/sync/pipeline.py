@@ -32,10 +32,12 @@ def header(
     patches_sha256: str,
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
+    edit: str = "edit the patches and re-run sync",
 ) -> str:
     """The comment block every generated module opens with.
 
-    ``transplants`` are the (label, sha256) of extra block sources merged into the patches.
+    ``transplants`` are the (label, sha256) of extra block sources merged into the patches;
+    ``edit`` says where a change belongs instead.
     """
     extra = ", ".join(f"{label} (sha256 {digest[:16]})" for label, digest in transplants)
     releases = [release.label for release in upstream.history]
@@ -45,7 +47,7 @@ def header(
         else ""
     )
     return (
-        f"# This file is {GENERATED} by {tool}. Do not edit it: edit the patches and re-run sync.\n"
+        f"# This file is {GENERATED} by {tool}. Do not edit it: {edit}.\n"
         f"# Inputs: upstream {upstream.label} (sha256 {upstream.sha256[:16]}), "
         f"patches sha256 {patches_sha256[:16]}.\n"
         + (f"# Transplanted blocks: {extra}.\n" if extra else "")
@@ -62,16 +64,18 @@ def sync(
     command: str,
     transplants: Sequence[tuple[str, str]] = (),
     locations: Mapping[str, str] | None = None,
+    edit: str = "edit the patches and re-run sync",
 ) -> SyncResult:
     """Generate every module of ``patches`` against ``upstream``; never writes anything.
 
     ``patch_files`` are the files of the main patch set (their digest is the one recorded);
     ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``;
-    ``locations`` the catalog's ``Location:`` lines by block id, which constrain places.
+    ``locations`` the catalog's ``Location:`` lines by block id, which constrain places;
+    ``edit`` what the header tells a reader to change instead of the output.
     """
     _require_upstream_classes(patches, upstream)
     digest = lockfile.patches_digest(patch_files)
-    top = header(tool, upstream, digest, command, transplants)
+    top = header(tool, upstream, digest, command, transplants, edit)
     files: dict[str, bytes] = {}
     placements: list[Placement] = []
     findings: list[Finding] = []

@@ -103,7 +103,8 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     override_report = overrides.override_report(sides)
     composition = compose.compose(found, override_report, overrides.BASE_CLASS, inputs.allowed)
     patch_files = render_patch_set(composition.patches, tool)
-    synced = pipeline.sync(composition.patches, patch_files, inputs.npu, tool, command)
+    edit = "change its sources or the allow-list and re-run the command below"
+    synced = pipeline.sync(composition.patches, patch_files, inputs.npu, tool, command, edit=edit)
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
