@@ -60,3 +60,21 @@ def test_a_syntax_error_is_reported_and_nothing_is_cached(tmp_path: Path) -> Non
 
 def test_without_a_cache_it_just_parses(tmp_path: Path) -> None:
     assert trees.parsed(decode(TEXT.encode(), "a.py"), None) == parser.parse(TEXT, "a.py")
+
+
+def test_a_member_is_parsed_once_and_then_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = trees.member_tree(TEXT, "rel", "A", "f", tmp_path)
+    missing = trees.member_tree(TEXT, "rel", "A", "g", tmp_path)
+    assert first is not None and missing is None
+    code = parser.member_source(TEXT, "A", "f")
+    assert code is not None and first == parser.parse(code, "rel:A.f")
+    assert len(_entries(tmp_path)) == 2
+
+    def refuse(text: str, path: str) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(parser, "parse", refuse)
+    assert trees.member_tree(TEXT, "rel", "A", "f", tmp_path) == first
+    assert trees.member_tree(TEXT, "rel", "A", "g", tmp_path) is None

@@ -91,7 +91,9 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
     if cache is not None:
         digest = _sha256(text)
         entry = cache / "trees" / f"{digest}-{owner}.{name}-{_stamp()}.pickle"
-        with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        with contextlib.suppress(
+            OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError
+        ):
             kept = pickle.loads(entry.read_bytes())
             if kept is None or (isinstance(kept, Tree) and kept.path == path):
                 return kept
