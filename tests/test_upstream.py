@@ -156,3 +156,22 @@ def test_a_release_without_a_wheel_is_explained(
     message = error.value.findings[0].message
     assert says in message and never not in message, message
     assert "nearest release with a wheel: vllm-ascend==0." in message
+
+
+def test_a_checkout_gives_each_npu_runner_the_gpu_runner_beside_it(tmp_path: Path) -> None:
+    for member in (*upstream.OMNI_RUNNERS, upstream.OMNI_GPU_RUNNERS[2]):
+        path = tmp_path / member
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {Path(member).name}\n")
+    located = upstream.locate_runners(str(tmp_path), tmp_path / "cache")
+    counterparts = {
+        Path(r.member).name: r.counterpart.text if r.counterpart else None for r in located
+    }
+    assert counterparts == {
+        "npu_model_runner.py": None,
+        "npu_ar_model_runner.py": None,
+        "npu_generation_model_runner.py": "# gpu_generation_model_runner.py\n",
+    }
+    # A single runner file has nothing beside it to pair with.
+    (single,) = upstream.locate_runners(str(tmp_path / upstream.OMNI_RUNNERS[2]), tmp_path)
+    assert single.counterpart is None
