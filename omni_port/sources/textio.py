@@ -6,7 +6,7 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,8 +22,9 @@ class SourceText:
 
     #: Path as given by the user.
     path: str
-    #: Content, BOM removed, line endings normalized to "\n".
-    text: str
+    #: Content, BOM removed, line endings normalized to "\n" (left out of the repr: the
+    #: sha256 names it, and a repr of a whole runner helps nobody).
+    text: str = field(repr=False)
     #: Dominant line ending of the file ("\n" or "\r\n").
     newline: str
     #: Whether the file started with a UTF-8 byte order mark.
