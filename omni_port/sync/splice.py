@@ -113,7 +113,7 @@ def build(
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            _add_copy(assembly, module, piece, blocks, upstream, indent, known)
+            _add_copy(assembly, _Copying(module, piece, blocks, upstream, indent), known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -179,19 +179,24 @@ class _Edit:
     order: int
 
 
-def _add_copy(
-    assembly: _Assembly,
-    module: ModulePatches,
-    copy: Copy,
-    blocks: list[Block],
-    upstream: Upstream,
-    indent: str,
-    known: _Known,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Copying:
+    """One copied member being generated: the copy, its blocks, and where it goes."""
+
+    module: ModulePatches
+    copy: Copy
+    blocks: list[Block]
+    upstream: Upstream
+    #: Indentation of the member in the output.
+    indent: str
+
+
+def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
+    module, copy, blocks, upstream = job.module, job.copy, job.blocks, job.upstream
     owner = _owner(copy, upstream)
     member = upstream_def(upstream.tree, owner, copy.upstream_name)
     if member is None:
-        _vanished(assembly, module, copy, blocks, upstream, indent)
+        _vanished(assembly, job)
         return
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
@@ -222,7 +227,7 @@ def _add_copy(
     upstream_indent = _indent_of(upstream.tree.lines[member.start - 1])
     assembly.segments.append(_Segment(copy.leading, copy.id))
     for segment in _cut(upstream.tree, member, edits):
-        segment.text = reindent(segment.text, upstream_indent, indent)
+        segment.text = reindent(segment.text, upstream_indent, job.indent)
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
@@ -435,25 +440,19 @@ def _conflict_lines(
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def _vanished(
-    assembly: _Assembly,
-    module: ModulePatches,
-    copy: Copy,
-    blocks: list[Block],
-    upstream: Upstream,
-    indent: str,
-) -> None:
+def _vanished(assembly: _Assembly, job: _Copying) -> None:
+    copy, indent = job.copy, job.indent
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
     finding = Finding(
         Code.OP302,
-        module.name,
+        job.module.name,
         1,
-        f"{where} no longer exists in {upstream.label}; the copy {copy.id} and its "
-        f"{len(blocks)} blocks are left commented out",
+        f"{where} no longer exists in {job.upstream.label}; the copy {copy.id} and its "
+        f"{len(job.blocks)} blocks are left commented out",
     )
     assembly.vanished.append((copy, finding))
     text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
-    for block in blocks:
+    for block in job.blocks:
         decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
         assembly.decisions.append((block.id, decision, copy))
         body = [CONFLICT_LINE + line for line in block.code.rstrip("\n").split("\n")]
