@@ -72,7 +72,7 @@ def extract_module(
     counterpart: SourceText | None = None,
 ) -> Extraction:
     """Extract the pieces of one runner module; ``counterpart`` is omni's GPU runner beside
-    it, where inserted blocks get their second anchor.
+    it, where blocks get their second anchor.
 
     Raises BadInput for a syntax error, for a module that defines no class (an empty file
     is no runner: OP004), or for malformed markers unless ``lenient``.
@@ -85,8 +85,9 @@ def extract_module(
         what = "is empty" if not source.text.strip() else "defines no class"
         message = f"not a runner module: it {what} (a runner defines the runner classes)"
         raise BadInput.at(Code.OP004, source.path, 1, message)
-    ctx = _Context(MarkedTree(tree, found.regions), name.removesuffix(".py"), base, options)
-    ctx.counterpart = _counterpart_tree(counterpart)
+    marked = MarkedTree(tree, found.regions)
+    theirs = _counterpart_tree(counterpart)
+    ctx = _Context(marked, name.removesuffix(".py"), base, options, theirs)
     pieces = tuple(_module_pieces(ctx))
     module = ModulePatches(
         name=name,
