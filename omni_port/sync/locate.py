@@ -532,8 +532,10 @@ def _accepted(
         return _conflict(block, chosen, top, contradiction)
     disputed = counterpart.dispute(method, block, slot) if evidence.upgrade else None
     if disputed is not None:
-        others = [s for s in top if s.slot.key() != disputed.theirs.slot.key()]
-        return _conflict(block, chosen, (*others[:2], disputed.theirs), disputed.why)
+        # The two records' places first: one of them is the maintainers' answer.
+        theirs = disputed.theirs
+        others = [s for s in top if s.slot.key() not in (chosen.slot.key(), theirs.slot.key())]
+        return _conflict(block, chosen, (chosen, theirs, *others[:1]), disputed.why)
     return Decision(block, slot, chosen.score, False, top, reason, rules)
 
 

@@ -17,8 +17,8 @@ class R(NPUModelRunner):
         # >>>>>>> omni-port conflict: omni.R.dummy_run.block-01 (hidden = self.split_outputs(hidden))
         # omni's GPU runner has it before `self.dummy_logits(hidden)` (upstream line 11), which reads `hidden` that the block binds.
         #   candidate: upstream line 14 (score 1.00): return hidden
-        #   candidate: upstream line 12 (score 0.52): if self.balancer:
         #   candidate: upstream line 11 (score 0.88): self.dummy_logits(hidden)
+        #   candidate: upstream line 12 (score 0.52): if self.balancer:
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.dummy_run.block-01`.
         # | # ---------- Omni-new ----------
         # | hidden = self.split_outputs(hidden)
