@@ -16,9 +16,10 @@ them in a fixed order and records which ones decided (``Decision.rules``):
 7. ``dataflow``, then ``counterpart``, then ``layout``: decide between two places of one
    body with new upstream code between them; data flow also checks every chosen place
    against the new code next to it, and a contradiction is a conflict.
-   ``counterpart``: omni's GPU runner has the same code. Where it sits at a weak
-   candidate, the two records agree and the place is taken; where it sits elsewhere with
-   code between that data flow relates to the block, the block is a conflict.
+   ``counterpart``: omni's GPU runner has the same code. Where it sits at a weak or tied
+   candidate, the two records agree and the place is taken; where it sits elsewhere,
+   with upstream code between that reads what the block binds, the block is a conflict
+   (only at an upgrade: onto its own base a sync reproduces the runner).
 8. ``order``: an ambiguous block takes the only good place that keeps the member's order.
 
 Nothing here guesses: every doubt about a place is a conflict, with its candidates ranked.
