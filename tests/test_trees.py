@@ -3,6 +3,7 @@ parsed again, never trusted."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,20 @@ def test_a_member_is_parsed_once_and_then_read_back(
     monkeypatch.setattr(parser, "parse", refuse)
     assert trees.member_tree(TEXT, "rel", "A", "f", tmp_path) == first
     assert trees.member_tree(TEXT, "rel", "A", "g", tmp_path) is None
+
+
+def test_entries_of_another_stamp_go_once_they_are_a_day_old(tmp_path: Path) -> None:
+    folder = tmp_path / "trees"
+    folder.mkdir()
+    old = folder / "aaaa-0123456789abcdef.pickle"
+    recent = folder / "bbbb-0123456789abcdef.pickle"
+    for path in (old, recent):
+        path.write_bytes(b"stale")
+    day_and_a_bit = trees.STALE_AFTER + 60
+    os.utime(old, (old.stat().st_atime - day_and_a_bit, old.stat().st_mtime - day_and_a_bit))
+    trees._prune.cache_clear()  # the first write of a run prunes
+    trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path)
+    names = {p.name for p in _entries(tmp_path)}
+    assert old.name not in names
+    assert recent.name in names, "another omni-port sharing the cache keeps today's trees"
+    assert len(names) == 2, names

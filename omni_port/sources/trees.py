@@ -67,10 +67,34 @@ def parsed(source: SourceText, cache: Path | None) -> Tree:
     tree = _load(entry, source.path)
     if tree is None:
         tree = parser.parse(source.text, source.path)
-        # A read-only cache costs the next run a parse, nothing else.
-        with contextlib.suppress(BadInput):
-            write_atomic(entry, _dumps(tree))
+        _store(entry, tree)
     return tree
+
+
+#: A stale entry (another parser's stamp) unused this long goes when the cache is written.
+STALE_AFTER = 24 * 3600.0
+
+
+def _store(entry: Path, tree: Tree | None) -> None:
+    """Keep ``tree`` at ``entry``; a read-only cache costs the next run a parse, nothing
+    else. The first write of a run also drops entries of other stamps written over a day
+    ago: every parser change would otherwise leave a whole cache of trees behind, and a
+    day spares a second omni-port of another version sharing the cache."""
+    with contextlib.suppress(BadInput):
+        write_atomic(entry, _dumps(tree))
+    _prune(entry.parent)
+
+
+@functools.cache
+def _prune(folder: Path) -> None:
+    import time
+
+    now = time.time()
+    current = f"-{_stamp()}.pickle"
+    for stale in folder.glob("*.pickle"):
+        with contextlib.suppress(OSError):
+            if not stale.name.endswith(current) and now - stale.stat().st_mtime > STALE_AFTER:
+                stale.unlink()
 
 
 def _load(entry: Path, path: str) -> Tree | None:
@@ -103,8 +127,7 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
         with contextlib.suppress(BadInput):
             tree = parser.parse(code, path)
     if entry is not None:
-        with contextlib.suppress(BadInput):
-            write_atomic(entry, _dumps(tree))
+        _store(entry, tree)
     return tree
 
 
