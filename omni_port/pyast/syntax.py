@@ -143,10 +143,14 @@ def header_key(node: ast.AST) -> str:
     return " ".join(ast.unparse(shallow).split("\n"))
 
 
+def is_compound(node: ast.stmt) -> bool:
+    """Whether ``node`` has bodies of its own (a statement tree keys it by its header)."""
+    return any(getattr(node, name, None) for name in ("body", "handlers", "cases"))
+
+
 def node_key(node: ast.stmt) -> str:
     """The key a statement tree gives ``node``: its header for a compound statement."""
-    compound = any(getattr(node, name, None) for name in ("body", "handlers", "cases"))
-    return header_key(node) if compound else simple_key(node)
+    return header_key(node) if is_compound(node) else simple_key(node)
 
 
 class _Unquote(ast.NodeTransformer):

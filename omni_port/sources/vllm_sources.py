@@ -16,9 +16,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -132,18 +134,7 @@ def release_texts(
     against the wheel's RECORD, and the wheel is dropped. Raises BadInput (OP003) when
     the release cannot be had.
     """
-    folder = cache / "src" / f"vllm-{version}"
-    if (folder / RECORD_NAME).is_file():
-        try:
-            return _read_kept(folder)
-        except _Damaged as damage:
-            if progress is not None:
-                progress(f"kept sources of vllm=={version} are damaged ({damage}); fetching again")
-    _keep_sources(version, folder, cache, progress, package)
-    try:
-        return _read_kept(folder)
-    except _Damaged as damage:  # pragma: no cover - only a concurrent writer gets here
-        raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {damage}") from None
+    return _from_kept(version, cache, progress, package, _read_kept)
 
 
 def release_member(
@@ -153,29 +144,47 @@ def release_member(
     sources that ``release_texts`` keeps, checked against their record; the release is
     fetched as there when they are missing or damaged. Raises BadInput (OP003) when the
     release cannot be had or has no such file."""
-    folder = cache / "src" / f"vllm-{version}"
-    try:
-        data = _kept_member(folder, member)
-    except _Damaged as damage:
-        if progress is not None and (folder / RECORD_NAME).is_file():
-            progress(f"kept sources of vllm=={version} are damaged ({damage}); fetching again")
-        _keep_sources(version, folder, cache, progress, "vllm")
-        try:
-            data = _kept_member(folder, member)
-        except _Damaged as again:  # pragma: no cover - only a concurrent writer gets here
-            raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {again}") from None
+    data = _from_kept(version, cache, progress, "vllm", lambda f: _kept_member(f, member))
     if data is None:
         raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"the release has no {member}")
     return data
 
 
-def _kept_member(folder: Path, member: str) -> bytes | None:
-    """``member`` of the kept sources in ``folder``, checked; None when the record lacks it."""
+_T = TypeVar("_T")
+
+
+def _from_kept(
+    version: str,
+    cache: Path,
+    progress: Progress | None,
+    package: str,
+    read: Callable[[Path], _T],
+) -> _T:
+    """``read`` of the kept sources of ``version``; kept anew first when they are missing
+    or damaged (``read`` raises ``_Damaged``)."""
+    folder = cache / "src" / f"vllm-{version}"
     try:
-        lines = (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines()
+        return read(folder)
+    except _Damaged as damage:
+        if progress is not None and (folder / RECORD_NAME).is_file():
+            progress(f"kept sources of vllm=={version} are damaged ({damage}); fetching again")
+    _keep_sources(version, folder, cache, progress, package)
+    try:
+        return read(folder)
+    except _Damaged as damage:  # pragma: no cover - only a concurrent writer gets here
+        raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {damage}") from None
+
+
+def _record_lines(folder: Path) -> list[str]:
+    try:
+        return (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines()
     except OSError:
         raise _Damaged("no record") from None
-    for line in lines:
+
+
+def _kept_member(folder: Path, member: str) -> bytes | None:
+    """``member`` of the kept sources in ``folder``, checked; None when the record lacks it."""
+    for line in _record_lines(folder):
         name, digest, size = _record_row(line)
         if name == member:
             return _checked(folder, name, digest, size)
@@ -194,7 +203,7 @@ def _checked(folder: Path, member: str, digest: str, size: int) -> bytes:
 
 def _read_kept(folder: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
-    for line in (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines():
+    for line in _record_lines(folder):
         member, digest, size = _record_row(line)
         texts[member] = _checked(folder, member, digest, size).decode("utf-8", "replace")
     return texts

@@ -31,7 +31,8 @@ from omni_port.pyast.syntax import (
     dedent_code,
     find_def,
     full_key,
-    header_key,
+    is_compound,
+    node_key,
     simple_key,
     split_full_key,
     walk,
@@ -221,7 +222,7 @@ def code_keys(code: str) -> tuple[str, ...] | None:
         nodes = ast.parse(dedent_code(code)).body
     except (SyntaxError, ValueError):
         return None
-    if any(_compound(node) for node in nodes):
+    if any(is_compound(node) for node in nodes):
         try:
             tree = parse(dedent_code(code), "<block>")
         except BadInput:
@@ -236,10 +237,6 @@ def code_keys(code: str) -> tuple[str, ...] | None:
             keys.append(simple_key(node))
         end = node.end_lineno or node.lineno
     return tuple(keys)
-
-
-def _compound(node: ast.stmt) -> bool:
-    return any(getattr(node, name, None) for name in ("body", "handlers", "cases"))
 
 
 def _verified(history: MemberHistory, block: Block) -> bool:
@@ -276,7 +273,7 @@ def _first_key(code: str) -> str | None:
         return None
     if not nodes:
         return ""
-    return header_key(nodes[0]) if _compound(nodes[0]) else simple_key(nodes[0])
+    return node_key(nodes[0])
 
 
 @functools.lru_cache(maxsize=1024)
