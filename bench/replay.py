@@ -81,6 +81,7 @@ COUNTED = (
     Rule.ORDER,
     Rule.CATALOG,
     Rule.COUNTERPART,
+    Rule.STEPWISE,
 )
 
 

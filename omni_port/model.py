@@ -441,6 +441,8 @@ class Rule(enum.StrEnum):
     """The catalog's ``Location:`` line rules out the other places."""
     COUNTERPART = "counterpart"
     """Omni's GPU runner has the same code at the place one of the candidates is."""
+    STEPWISE = "stepwise"
+    """Followed through each upstream release between the base and the new upstream."""
 
 
 @dataclass(frozen=True, slots=True)

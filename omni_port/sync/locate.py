@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from omni_port.model import Block, BlockKind, Edge, Resolution, Rule
+from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution, Rule
 from omni_port.pyast.syntax import (
     Stmt,
     Tree,
@@ -53,6 +53,7 @@ from omni_port.sync.rules import (
     layout,
     merge3,
     moves,
+    stepwise,
 )
 from omni_port.sync.rules.anchor import (
     ACCEPT,
@@ -63,6 +64,7 @@ from omni_port.sync.rules.anchor import (
     clear_winner,
     distinct,
     index_of,
+    replaced_score,
     resolved_slot,
     score_all,
 )
@@ -151,7 +153,8 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     scored = sorted(score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
     top = tuple(distinct(scored))[:3]
     if not top:
-        return _conflict(block, None, (), "no place in the new method resembles the anchor")
+        nowhere = _conflict(block, None, (), "no place in the new method resembles the anchor")
+        return _walked(method, block, (), evidence) or nowhere
     decision = _placed(method, index, block, evidence, scored, top)
     if doubt and not decision.conflict and not decision.doubt:
         return replace(decision, doubt=doubt)
@@ -192,20 +195,39 @@ def _placed(
             )
             rules = (Rule.ANCHOR, Rule.COUNTERPART)
             return _accepted(method, block, seconded, top, evidence, rules, reason)
+        flowed = _flow_seconded(method, block, top, evidence)
+        if flowed is not None:
+            return flowed
         reason = f"best place scores {best.score:.2f}"
         if block.anchor.replaced and best.replaced < 1.0:
             reason = f"the statements it replaced changed upstream; {reason}"
-        return _conflict(block, best, top, reason)
-    clear = _clear(top)
+        return _walked(method, block, top, evidence) or _conflict(block, best, top, reason)
+    return _on_base(method, block, best, top, evidence, _clear(top), by_catalog)
+
+
+def _on_base(
+    method: Stmt,
+    block: Block,
+    best: Scored,
+    top: tuple[Scored, ...],
+    evidence: Evidence,
+    clear: bool,
+    by_catalog: bool = False,
+    around: Anchor | None = None,
+) -> Decision:
+    """The decision at ``best`` once history says which release the edit was written
+    against (weak evidence nothing corroborates leaves it on the base, with a doubt)."""
     rebase = None
     if evidence.history is not None and block.anchor.replaced:
         rebase = history.merge_base(block, evidence.history)
         weak = rebase is not None and rebase.weak
         if weak and rebase is not None and not _corroborated(rebase.label, evidence):
             doubt = _weak_reason(block, rebase.label)
-            decision = _placed_on_base(method, block, best, top, evidence, clear, None, by_catalog)
+            decision = _placed_on_base(
+                method, block, best, top, evidence, clear, None, by_catalog, around
+            )
             return replace(decision, doubt=doubt) if not decision.conflict else decision
-    return _placed_on_base(method, block, best, top, evidence, clear, rebase, by_catalog)
+    return _placed_on_base(method, block, best, top, evidence, clear, rebase, by_catalog, around)
 
 
 def _placed_on_base(
@@ -217,20 +239,47 @@ def _placed_on_base(
     clear: bool,
     rebase: history.Rebase | None = None,
     by_catalog: bool = False,
+    around: Anchor | None = None,
 ) -> Decision:
     """The decision once the release the edit was written against is known (``rebase``;
-    None: the base)."""
+    None: the base). ``around``: the anchor the place was found by, when not the block's."""
     if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
         if not clear:
             reason = "the statements it replaced changed upstream, and two places score alike"
-            return _conflict(block, best, top, reason)
-        return _changed(method, block, best, top, evidence, rebase)
+            return _walked(method, block, top, evidence) or _conflict(block, best, top, reason)
+        return _changed(method, block, best, top, evidence, rebase, around)
     if not clear:
         return _tie(method, block, top, evidence)
     if by_catalog:
         reason = f"the catalog says where it goes: {evidence.constraints[block.id].text}"
         return _accepted(method, block, best, top, evidence, (Rule.ANCHOR, Rule.CATALOG), reason)
-    return _accepted(method, block, best, top, evidence, (Rule.ANCHOR,))
+    return _accepted(method, block, best, top, evidence, (Rule.ANCHOR,), around=around)
+
+
+def _walked(
+    method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
+) -> Decision | None:
+    """The place the stepwise rule follows the block to through upstream history, when the
+    anchor alone cannot tell; None when the walk finds no clear place or nothing fits there."""
+    if evidence.history is None:
+        return None
+    walked = stepwise.walk(block, evidence.history)
+    if walked is None:
+        return None
+    slot = walked.scored.slot
+    # Whether upstream changed what the block replaced is judged against the base.
+    found = slot.suite.stmts[slot.index : slot.index + slot.span]
+    same = replaced_score(block.anchor.replaced, found) if block.anchor.replaced else 1.0
+    chosen = Scored(slot, walked.scored.score, same, walked.scored.parts)
+    ranked = (chosen, *(s for s in top if s.slot.key() != slot.key()))[:3]
+    decision = _on_base(method, block, chosen, ranked, evidence, True, around=walked.anchor)
+    if decision.conflict:
+        return None
+    rules = tuple(Rule.STEPWISE if r is Rule.ANCHOR else r for r in decision.rules)
+    rules = rules if Rule.STEPWISE in rules else (Rule.STEPWISE, *rules)
+    steps = ", ".join(walked.via) or "every release on the way"
+    why = f"followed release by release through {steps}"
+    return replace(decision, rules=rules, reason=f"{why}; {decision.reason}".rstrip("; "))
 
 
 def _clear(top: Sequence[Scored]) -> bool:
@@ -319,6 +368,7 @@ def _changed(
     top: tuple[Scored, ...],
     evidence: Evidence,
     rebase: history.Rebase | None = None,
+    around: Anchor | None = None,
 ) -> Decision:
     """A block whose replaced statements upstream changed: convergent, merged, or a conflict.
 
@@ -355,7 +405,7 @@ def _changed(
     if rebase is not None:
         reason = f"written against {rebase.label}, not the base; {reason}"
         rules = (Rule.ANCHOR, Rule.HISTORY, Rule.MERGE3)
-    decision = _accepted(method, block, best, top, evidence, rules, reason)
+    decision = _accepted(method, block, best, top, evidence, rules, reason, around)
     if decision.conflict:
         return decision
     if rebase is None:
@@ -512,8 +562,10 @@ def _accepted(
     evidence: Evidence,
     rules: tuple[Rule, ...],
     reason: str = "",
+    around: Anchor | None = None,
 ) -> Decision:
-    """The decision for a chosen place, unless the code around it says otherwise."""
+    """The decision for a chosen place, unless the code around it says otherwise
+    (``around``: the anchor the place was found by, when not the block's own)."""
     slot = chosen.slot
     tree = evidence.tree
     if tree is not None and block.kind is BlockKind.INSERTION and block.code.strip():
@@ -522,7 +574,7 @@ def _accepted(
             rules = (*rules, Rule.CONVERGENT)
             here = Scored(there, chosen.score, 1.0)
             return _followed(block, here, top, rules, "upstream added the same code there")
-    before, after = _new_code_around(block, slot)
+    before, after = _new_code_around(block.anchor if around is None else around, slot)
     if tree is not None and block.code.strip():
         echoed = convergent.echo(block.code, [*before, *after], lambda s: _source(tree, [s]))
         if echoed is not None:
@@ -553,7 +605,7 @@ def _already_there(block: Block, slot: Slot, tree: Tree) -> Slot | None:
     return None
 
 
-def _new_code_around(block: Block, slot: Slot) -> tuple[list[Stmt], list[Stmt]]:
+def _new_code_around(anchor: Anchor, slot: Slot) -> tuple[list[Stmt], list[Stmt]]:
     """Upstream statements between the slot and the block's old neighbours: new code.
 
     Before the slot: back to the nearest old neighbour found (to the body's start when the
@@ -561,7 +613,6 @@ def _new_code_around(block: Block, slot: Slot) -> tuple[list[Stmt], list[Stmt]]:
     when it was last). Nothing when the old neighbour is not in this body at all.
     """
     stmts = slot.suite.stmts
-    anchor = block.anchor
     # Neighbours that another block replaced are recorded with their bodies' fingerprint.
     old_before = {split_full_key(key)[0] for key in anchor.before}
     old_after = {split_full_key(key)[0] for key in anchor.after}
@@ -673,7 +724,34 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         chosen = second if side is dataflow.Side.AFTER else first
         reason = f"the blank lines keep it {side.value} the new upstream code"
         return _accepted(method, block, chosen, top, evidence, (Rule.LAYOUT,), reason)
-    return _conflict(block, top[0], top, ambiguous)
+    return _walked(method, block, top, evidence) or _conflict(block, top[0], top, ambiguous)
+
+
+def _flow_seconded(
+    method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
+) -> Decision | None:
+    """The weak best place of an insertion, when data flow through the new code between
+    it and the runner-up in the same body points at it: two kinds of evidence agree.
+    Data flow only seconds here; it never picks a place the anchor ranked lower."""
+    tree = evidence.tree
+    mine = dataflow.flow_of_code(block.code)
+    if tree is None or mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
+        return None
+    best, rival = top[0], top[1]
+    if best.score < CATALOG_ACCEPT or rival.slot.suite is not best.slot.suite:
+        return None
+    first, second = sorted((best, rival), key=lambda s: s.slot.index)
+    between = first.slot.suite.stmts[first.slot.index : second.slot.index]
+    verdict = _verdict(method, mine, between, first.slot, tree) if between else None
+    if verdict is None or verdict.side is None:
+        return None
+    if (second if verdict.side is dataflow.Side.AFTER else first) is not best:
+        return None
+    reason = (
+        f"best place scores {best.score:.2f}, and data flow puts it {verdict.side.value} "
+        f"the new upstream code there: {verdict.why}"
+    )
+    return _accepted(method, block, best, top, evidence, (Rule.ANCHOR, Rule.DATAFLOW), reason)
 
 
 def _seconded(method: Stmt, block: Block, top: Sequence[Scored]) -> Scored | None:

@@ -200,7 +200,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     if _unconfirmed(anchor.after, after, repeated):
         nxt *= CONTRADICTED
     if anchor.replaced:
-        replaced = _replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
+        replaced = replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
         score = 0.4 * replaced + 0.3 * path + 0.15 * prev + 0.15 * nxt
     else:
         replaced = 1.0
@@ -282,7 +282,7 @@ def _side(
     return best
 
 
-def _replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+def replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
     """How closely the statements at a slot are the ones the block replaced (1.0: unchanged)."""
     if len(found) != len(replaced):
         return 0.0

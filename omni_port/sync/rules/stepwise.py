@@ -1,0 +1,89 @@
+"""The stepwise rule: follow a block's place release by release through upstream history.
+
+A long upgrade can change the code around a block so much that nothing in the new
+method resembles its anchor clearly, while each release on the way changed only a part
+of it: a header renamed in one release, the neighbours rewritten in the next. Walked one
+release at a time, every step is a small change the anchor rule can judge; at each step
+the statements around the chosen place in that release become the anchor for the next.
+The walk ends in the new upstream only when every step was clear (the anchor rule's own
+floor and margin); one doubtful step and it says nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from omni_port.extract.blocks import CONTEXT, edge_of
+from omni_port.model import Anchor, Block, BlockKind
+from omni_port.pyast.syntax import Stmt, full_key
+from omni_port.sync.rules.anchor import (
+    ACCEPT,
+    Scored,
+    Slot,
+    clear_winner,
+    distinct,
+    index_of,
+    score_all,
+)
+from omni_port.sync.rules.history import MemberHistory
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """Where the walk put a block in the new upstream."""
+
+    #: The place in the new upstream, scored against ``anchor``.
+    scored: Scored
+    #: The block's anchor in the release before the new upstream (what it was placed by).
+    anchor: Anchor
+    #: Releases on the way whose change moved the statements around the block.
+    via: tuple[str, ...]
+
+
+def walk(block: Block, history: MemberHistory) -> Walked | None:
+    """The block's place in the new upstream, followed through every release between the
+    base and it; None without a release between them, or when a step is not clear."""
+    steps = [v for v in history.versions[history.base + 1 : history.target + 1] if v.member]
+    if len(steps) < 2 or history.versions[history.target].member is None:
+        return None
+    current = block.anchor
+    via: list[str] = []
+    for version in steps:
+        assert version.member is not None
+        found = _clear_place(replace(block, anchor=current), version.member)
+        if found is None:
+            return None
+        if version is steps[-1]:
+            return Walked(found, current, tuple(via))
+        moved = anchor_at(found.slot, block.kind)
+        if moved != replace(current, resolution=None):
+            via.append(version.label)
+        current = moved
+    return None
+
+
+def _clear_place(block: Block, member: Stmt) -> Scored | None:
+    """The anchor rule's place for ``block`` in ``member``, when it is clear."""
+    scored = sorted(
+        score_all(index_of(member), block),
+        key=lambda s: (-s.score, s.slot.line(), s.slot.span),
+    )
+    top = list(distinct(scored))[:2]
+    if not top or top[0].score < ACCEPT:
+        return None
+    if len(top) > 1 and not clear_winner(top[0], top[1]):
+        return None
+    return top[0]
+
+
+def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
+    """The anchor a block of ``kind`` at ``slot`` has: the statements around it there."""
+    stmts = slot.suite.stmts
+    before = tuple(s.key for s in stmts[: slot.index][::-1][:CONTEXT])
+    after = tuple(s.key for s in stmts[slot.index + slot.span :][:CONTEXT])
+    span = stmts[slot.index : slot.index + slot.span]
+    if kind is BlockKind.HEADER:
+        replaced = tuple(s.key for s in span)
+    else:
+        replaced = tuple(full_key(s) for s in span)
+    return Anchor(slot.path, before, after, replaced, edge_of(bool(before), bool(after)))
