@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from omni_port import api
-from omni_port.model import Block, BlockKind, ModulePatches, PatchSet, Placement, Status
+from omni_port.model import Block, BlockKind, ModulePatches, PatchSet, Placement, Rule, Status
 from omni_port.patches.patchfile import (
     INDEX_NAME,
     build_module,
@@ -38,6 +38,7 @@ from omni_port.patches.patchfile import (
 )
 from omni_port.pyast.syntax import reindent
 from omni_port.sources.textio import decode
+from omni_port.sources.upstream import Release
 from omni_port.sync import splice
 
 #: `make test` (and CI) replays the same examples every run, so main stays green on what
@@ -638,23 +639,30 @@ class Example:
     v2_methods: list[Method]
     edits: tuple[EditKind, ...] = ()
     marked_helper: bool = False
+    #: Upstream after the first edits only: a release between base and v2 (or None).
+    middle_methods: list[Method] | None = None
 
     @property
     def v2(self) -> str:
         return render_module(self.v2_methods, None)
 
 
-def make_example(chooser: Chooser, edits: Sequence[EditKind]) -> Example:
+def make_example(chooser: Chooser, edits: Sequence[EditKind], split: int = 0) -> Example:
+    """An example whose upstream received ``edits``; with ``split``, a release between
+    base and v2 holds the first ``split`` of them."""
     ids = Counter()
     methods = gen_methods(chooser, ids)
     blocks = gen_blocks(chooser, methods)
     marked_helper = chooser.chance(30)
     v2 = copy.deepcopy(methods)
-    for kind in edits:
+    middle = None
+    for n, kind in enumerate(edits):
+        if split and n == split:
+            middle = copy.deepcopy(v2)
         apply_edit(chooser, kind, v2, ids)
     return Example(
         render_module(methods, None), render_module(methods, blocks, marked_helper), blocks,
-        methods, v2, tuple(edits), marked_helper,
+        methods, v2, tuple(edits), marked_helper, middle,
     )  # fmt: skip
 
 
@@ -663,8 +671,12 @@ def run_extract(example: Example) -> ModulePatches:
     return api.extract_text(example.omni, "omni.py", base).module
 
 
-def run_sync(module: ModulePatches, upstream_text: str) -> api.SyncResult:
+def run_sync(
+    module: ModulePatches, upstream_text: str, history: tuple[Release, ...] = ()
+) -> api.SyncResult:
     upstream = api.parse_upstream(upstream_text, "u.py", "pkg.mod")
+    if history:
+        upstream = replace(upstream, history=history)
     return api.sync_patches(PatchSet((module,)), upstream, tool="omni-port test").result
 
 
@@ -815,7 +827,15 @@ def visible(new: Layout, key: SuiteKey, ident: int | None, step: int, gone: set[
 def run_pipeline(example: Example) -> tuple[ModulePatches, api.SyncResult, Checked]:
     module = run_extract(example)
     assert reparsed(module) == module, "patch files do not round-trip"
-    result = run_sync(module, example.v2)
+    history: tuple[Release, ...] = ()
+    if example.middle_methods is not None:
+        middle = render_module(example.middle_methods, None)
+        history = (
+            Release("base.py", example.base),
+            Release("middle.py", middle),
+            Release("u.py", example.v2),
+        )
+    result = run_sync(module, example.v2, history)
     checked = check_reported(example, module, result)
     return module, result, checked
 
@@ -875,6 +895,26 @@ def test_mixed_edits() -> None:
         edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
         example = make_example(chooser, edits)
         _, _, checked = run_pipeline(example)
+        share.add(check_places(example, checked))
+
+    prop()
+    share.check(MIXED_FLOOR)
+
+
+def test_blocks_followed_through_a_release_between_land_where_they_belong() -> None:
+    """With a release between base and v2 holding some of the edits (upstream history, so
+    the stepwise rule may walk), every placed block is still where it belongs."""
+    share = Share()
+
+    @settings(PROFILE, max_examples=100)
+    @given(data=st.data())
+    def prop(data: st.DataObject) -> None:
+        chooser = DataChooser(data)
+        edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
+        example = make_example(chooser, edits, split=chooser.integer(1, len(edits) - 1))
+        _, result, checked = run_pipeline(example)
+        walked = sum(Rule.STEPWISE in p.decided_by for p in result.placements)
+        event(f"walked through the middle release: {walked}")
         share.add(check_places(example, checked))
 
     prop()
