@@ -68,6 +68,12 @@ class Code(enum.StrEnum):
         "An unmarked edit is upstream code of a release newer than the base "
         "(sync follows the new upstream).",
     )
+    OP308 = (
+        "OP308",
+        "counterpart-order",
+        "Omni's GPU runner has a block's code elsewhere, and upstream code between the two "
+        "places reads what the block binds (a conflict at an upgrade, a note onto the base).",
+    )
     OP310 = (
         "OP310",
         "unresolved-conflict",

@@ -439,3 +439,29 @@ def test_gpu_delta_allow_is_now_parity_allow(cli: Cli) -> None:
     assert "warning: --allow is deprecated" in old.stderr and "--parity-allow" in old.stderr
     assert old.stdout == new.stdout
     assert "deprecated" not in new.stderr
+
+
+def test_a_place_the_gpu_runner_disputes_is_a_note_in_sync_and_check(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Onto the patches' own base the NPU runner is reproduced, but where omni's GPU runner
+    has the block across code that reads what it binds, sync and check say so (OP308, a
+    note: the gate stays green)."""
+    case = DATA / "rules" / "counterpart" / "no_onto_its_own_base_the_runner_is_reproduced"
+    checkout = tmp_path / "omni"
+    for member, name in (
+        ("vllm_omni/platforms/npu/worker/npu_ar_model_runner.py", "omni.py"),
+        ("vllm_omni/worker/gpu_ar_model_runner.py", "gpu.py"),
+    ):
+        (checkout / member).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(case / name, checkout / member)
+    base = tmp_path / "base.py"
+    shutil.copy(case / "base.py", base)
+    patches, generated = tmp_path / "p", tmp_path / "g"
+    assert cli("extract", checkout, "--base", base, "--patches", patches).exit_code == 0
+    synced = cli("sync", "--patches", patches, "--upstream", base, "--generated", generated)
+    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    assert " OP308 " in synced.stdout and "`self.dummy_logits(hidden)`" in synced.stdout
+    checked = cli("check", checkout, "--base", base, "--patches", patches, "--generated", generated)
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
+    assert " OP308 " in checked.stdout, checked.stdout

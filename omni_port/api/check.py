@@ -135,9 +135,12 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in files}
     command = lock.command or "omni-port sync"
     findings = drift.stale_findings(files, actual, shown(inputs.generated), command)
-    # What sync found about the history and the catalog stays visible: upstream changes the
-    # runners never had (OP306) and placements that break a Location line (OP409).
-    findings.extend(f for f in result.findings if f.code in (Code.OP306, Code.OP409))
+    # What sync found about the history, the GPU runners and the catalog stays visible:
+    # upstream changes the runners never had (OP306), blocks omni's GPU runner puts
+    # elsewhere across code that reads them (OP308), placements that break a Location line
+    # (OP409).
+    noted = (Code.OP306, Code.OP308, Code.OP409)
+    findings.extend(f for f in result.findings if f.code in noted)
     # Verify what is on disk, placed as the lock says: that is what a deployment imports.
     on_disk = {
         rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")

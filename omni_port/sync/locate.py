@@ -119,6 +119,9 @@ class Decision:
     #: Weak history evidence nothing corroborates: the edit may be upstream code the copy
     #: never had rather than omni's. The edit is carried as omni's, and this says so.
     doubt: str = ""
+    #: Onto the patches' own base: omni's GPU runner has the block elsewhere, with upstream
+    #: code between that reads what it binds. The runner is reproduced; this says why to look.
+    disputed: str = ""
 
 
 def decide(
@@ -583,13 +586,14 @@ def _accepted(
     contradiction = _interference(method, block, slot, before, after, tree)
     if contradiction:
         return _conflict(block, chosen, top, contradiction)
-    disputed = counterpart.dispute(method, block, slot) if evidence.upgrade else None
-    if disputed is not None:
+    disputed = counterpart.dispute(method, block, slot)
+    if disputed is not None and evidence.upgrade:
         # The two records' places first: one of them is the maintainers' answer.
         theirs = disputed.theirs
         others = [s for s in top if s.slot.key() not in (chosen.slot.key(), theirs.slot.key())]
         return _conflict(block, chosen, (chosen, theirs, *others[:1]), disputed.why)
-    return Decision(block, slot, chosen.score, False, top, reason, rules)
+    why = disputed.why if disputed is not None else ""
+    return Decision(block, slot, chosen.score, False, top, reason, rules, disputed=why)
 
 
 def _already_there(block: Block, slot: Slot, tree: Tree) -> Slot | None:

@@ -233,6 +233,8 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
     for decision in decisions:
         if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
             assembly.findings.append(_history_finding(module, decision, upstream))
+        if decision.disputed and not decision.conflict:
+            assembly.findings.append(_counterpart_finding(module, decision, upstream))
         if _breaks_location(decision, known, member):
             constraint = known.constraints[decision.block.id]
             assembly.findings.append(_location_finding(module, decision, upstream, constraint))
@@ -483,6 +485,20 @@ def _location_finding(
         f"does not put it ({constraint.text})"
     )
     return Finding(Code.OP409, upstream.label, line, message)
+
+
+def _counterpart_finding(
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+) -> Finding:
+    """A note for a block placed as the NPU runner has it, where omni's GPU runner has it
+    elsewhere and upstream code between reads what it binds: one of the two runners may
+    compute that code with the wrong value (the next upgrade makes it a conflict)."""
+    line = decision.slot.line() if decision.slot is not None else 0
+    message = (
+        f"{module.name}: block {decision.block.id} is placed as the NPU runner has it, but "
+        f"{decision.disputed}: check which runner is right"
+    )
+    return Finding(Code.OP308, upstream.label, line, message, severity=Severity.NOTE)
 
 
 def _history_finding(
