@@ -112,6 +112,20 @@ def clear_winner(best: Scored, runner_up: Scored) -> bool:
     return best.score - runner_up.score >= MARGIN or best.dominates(runner_up)
 
 
+def clear_place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
+    """The best place of ``block`` in ``method`` when it scores at least ``floor`` and wins
+    clearly (None otherwise): the anchor rule's own test, for rules that re-anchor a block."""
+    scored = sorted(
+        score_all(index_of(method), block), key=lambda s: (-s.score, s.slot.line(), s.slot.span)
+    )
+    top = list(distinct(scored))[:2]
+    if not top or top[0].score < floor:
+        return None
+    if len(top) > 1 and not clear_winner(top[0], top[1]):
+        return None
+    return top[0]
+
+
 # --- scoring --------------------------------------------------------------------------------
 
 

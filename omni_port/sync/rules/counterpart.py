@@ -18,15 +18,7 @@ from omni_port.model import Block, BlockKind
 from omni_port.pyast.syntax import Stmt, walk
 from omni_port.report import shorten
 from omni_port.sync.rules import dataflow
-from omni_port.sync.rules.anchor import (
-    ACCEPT,
-    Scored,
-    Slot,
-    clear_winner,
-    distinct,
-    index_of,
-    score_all,
-)
+from omni_port.sync.rules.anchor import ACCEPT, Scored, Slot, clear_place
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,15 +40,7 @@ def place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
     if block.counterpart is None:
         return None
     ghost = replace(block, kind=BlockKind.INSERTION, anchor=block.counterpart)
-    scored = sorted(
-        score_all(index_of(method), ghost), key=lambda s: (-s.score, s.slot.line(), s.slot.span)
-    )
-    top = list(distinct(scored))[:2]
-    if not top or top[0].score < floor:
-        return None
-    if len(top) > 1 and not clear_winner(top[0], top[1]):
-        return None
-    return top[0]
+    return clear_place(method, ghost, floor)
 
 
 def dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:

@@ -15,16 +15,8 @@ from dataclasses import dataclass, replace
 
 from omni_port.extract.blocks import CONTEXT, edge_of
 from omni_port.model import Anchor, Block, BlockKind
-from omni_port.pyast.syntax import Stmt, full_key
-from omni_port.sync.rules.anchor import (
-    ACCEPT,
-    Scored,
-    Slot,
-    clear_winner,
-    distinct,
-    index_of,
-    score_all,
-)
+from omni_port.pyast.syntax import full_key
+from omni_port.sync.rules.anchor import Scored, Slot, clear_place
 from omni_port.sync.rules.history import MemberHistory
 
 
@@ -50,7 +42,7 @@ def walk(block: Block, history: MemberHistory) -> Walked | None:
     via: list[str] = []
     for version in steps:
         assert version.member is not None
-        found = _clear_place(replace(block, anchor=current), version.member)
+        found = clear_place(version.member, replace(block, anchor=current))
         if found is None:
             return None
         if version is steps[-1]:
@@ -60,20 +52,6 @@ def walk(block: Block, history: MemberHistory) -> Walked | None:
             via.append(version.label)
         current = moved
     return None
-
-
-def _clear_place(block: Block, member: Stmt) -> Scored | None:
-    """The anchor rule's place for ``block`` in ``member``, when it is clear."""
-    scored = sorted(
-        score_all(index_of(member), block),
-        key=lambda s: (-s.score, s.slot.line(), s.slot.span),
-    )
-    top = list(distinct(scored))[:2]
-    if not top or top[0].score < ACCEPT:
-        return None
-    if len(top) > 1 and not clear_winner(top[0], top[1]):
-        return None
-    return top[0]
 
 
 def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
