@@ -22,6 +22,12 @@ them in a fixed order and records which ones decided (``Decision.rules``):
    (only at an upgrade: onto its own base a sync reproduces the runner).
 8. ``order``: an ambiguous block takes the only good place that keeps the member's order.
 
+Where the anchor alone is unsure (a weak best place, a tie nothing above settles, no
+place), ``dataflow`` may second a weak best place of an insertion (the new code between it
+and the runner-up points at it), and ``stepwise`` follows the block release by release
+through upstream history: every step must be clear, and the place it reaches goes through
+the same checks (merge, convergence, data flow, counterpart) as any other.
+
 Nothing here guesses: every doubt about a place is a conflict, with its candidates ranked.
 Weak history evidence nothing corroborates (a release lacked code omni's copy lacks too)
 does not move an edit: it is carried as it reads against the base, with a note (OP306).
