@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
@@ -19,6 +20,7 @@ from omni_port.errors import BadInput
 from omni_port.sources import history
 from omni_port.sources.upstream import ASCEND_RUNNER, Spec, SpecKind, locate, parse_spec
 from tests.conftest import Cli
+from tests.golden import DATA
 
 _ENV = {
     **os.environ,
@@ -263,3 +265,29 @@ def test_a_member_of_a_release_is_parsed_once(tmp_path: Path) -> None:
     assert len(kept) == 2 and any(".forward-" in name for name in kept)
     again = trees.member_tree(text, "r1", "NPUModelRunner", "forward", tmp_path)
     assert again is not None and again.text(again.body.stmts[0].start, again.body.stmts[0].end)
+
+
+def test_sync_follows_a_block_through_the_commits_of_a_clone(cli: Cli, tmp_path: Path) -> None:
+    """Between base and target a commit renamed the section's header and a later one
+    rewrote its body: in one jump the block's place is a conflict; through the clone's
+    commits (``PATH@REV`` history) the stepwise rule follows it, and says which commits."""
+    rules = DATA / "rules" / "stepwise" / "yes_followed_through_each_release"
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _commit(root, (rules / "base.py").read_text(), "v1")
+    renamed = _commit(root, (rules / "middle.py").read_text())
+    _commit(root, (rules / "upstream.py").read_text(), "v2")
+    source = tmp_path / "omni.py"
+    shutil.copy(rules / "omni.py", source)
+    patches, out = tmp_path / "p", tmp_path / "g"
+    assert cli("extract", source, "--base", f"{root}@v1", "--patches", patches).exit_code == 0
+    report = tmp_path / "report.json"
+    args = ("sync", "--patches", patches, "--upstream", f"{root}@v2", "--generated", out)
+    result = cli(*args, "--json", report)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    (row,) = json.loads(report.read_text())["blocks"]
+    assert row["status"] == "placed" and row["decided_by"] == ["stepwise"], row
+    assert f"{root}@{renamed[:12]}" in row["reason"], row["reason"]
+    jumped = cli(*args[:-2], "--generated", tmp_path / "g2", "--history", "none")
+    assert jumped.exit_code == 1 and " OP301 " in jumped.stdout, jumped.stdout

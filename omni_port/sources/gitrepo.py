@@ -49,9 +49,12 @@ def commits_touching(path: str, since: str, until: str, member: str, limit: int)
 
 
 def commits_before(path: str, rev: str, member: str, count: int) -> list[str]:
-    """Up to ``count`` commits before ``rev`` that change ``member``, oldest first."""
-    out = _git(path, ["rev-list", f"--max-count={count}", f"{rev}^", "--", member], f"{path}@{rev}")
-    return list(reversed(out.decode().split()))
+    """Up to ``count`` commits before ``rev`` that change ``member``, oldest first (none
+    when ``rev`` is the root commit: ``rev^`` names nothing there)."""
+    own = commit(path, rev)
+    args = ["rev-list", f"--max-count={count + 1}", own, "--", member]
+    found = [c for c in _git(path, args, f"{path}@{rev}").decode().split() if c != own]
+    return list(reversed(found[:count]))
 
 
 def label(path: str, commit: str) -> str:

@@ -287,7 +287,7 @@ def _walked(
     rules = tuple(Rule.STEPWISE if r is Rule.ANCHOR else r for r in decision.rules)
     rules = rules if Rule.STEPWISE in rules else (Rule.STEPWISE, *rules)
     steps = ", ".join(walked.via) or "every release on the way"
-    why = f"followed release by release through {steps}"
+    why = f"followed step by step through {steps}"
     return replace(decision, rules=rules, reason=f"{why}; {decision.reason}".rstrip("; "))
 
 
