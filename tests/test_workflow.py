@@ -465,3 +465,9 @@ def test_a_place_the_gpu_runner_disputes_is_a_note_in_sync_and_check(
     checked = cli("check", checkout, "--base", base, "--patches", patches, "--generated", generated)
     assert checked.exit_code == 0, checked.stdout + checked.stderr
     assert " OP308 " in checked.stdout, checked.stdout
+    # Both name the block's first line in the generated module: an editor can open it.
+    for output in (synced.stdout, checked.stdout):
+        (row,) = [line for line in output.splitlines() if " OP308 " in line]
+        path, line = row.split(":")[:2]
+        text = Path(path).read_text().splitlines()
+        assert Path(path).parent.name == "g" and "self.split_outputs" in text[int(line)], row

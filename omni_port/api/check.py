@@ -140,7 +140,10 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     # elsewhere across code that reads them (OP308), placements that break a Location line
     # (OP409).
     noted = (Code.OP306, Code.OP308, Code.OP409)
-    findings.extend(f for f in result.findings if f.code in noted)
+    shown_at = {rel: f"{shown(inputs.generated)}/{rel}" for rel in files}
+    for finding in result.findings:
+        if finding.code in noted:
+            findings.append(replace(finding, path=shown_at.get(finding.path, finding.path)))
     # Verify what is on disk, placed as the lock says: that is what a deployment imports.
     on_disk = {
         rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")

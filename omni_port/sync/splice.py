@@ -71,6 +71,8 @@ class _Assembly:
     conflicts: list[locate.Decision] = field(default_factory=list)
     #: Copies whose upstream method vanished, with their finding (line known at the end).
     vanished: list[tuple[Copy, Finding]] = field(default_factory=list)
+    #: Notes about placed blocks, by block id: reported at the block's lines in the output.
+    notes: list[tuple[str, Finding]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,12 @@ def build(
     for copy, finding in assembly.vanished:
         line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
         assembly.findings.append(replace(finding, line=line))
+    # A note names the block's lines in the output when it has some (an edit that follows
+    # upstream may have none: then the upstream line it concerns).
+    for ident, finding in assembly.notes:
+        if ident in ranges:
+            finding = replace(finding, path=module.name, line=ranges[ident][0])
+        assembly.findings.append(finding)
     placements = [
         *_carried_rows(module, assembly.carried, ranges),
         *_decision_rows(module, assembly, ranges),
@@ -231,13 +239,15 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
+        ident = decision.block.id
         if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
-            assembly.findings.append(_history_finding(module, decision, upstream))
+            assembly.notes.append((ident, _history_finding(module, decision, upstream)))
         if decision.disputed and not decision.conflict:
-            assembly.findings.append(_counterpart_finding(module, decision, upstream))
+            assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
         if _breaks_location(decision, known, member):
-            constraint = known.constraints[decision.block.id]
-            assembly.findings.append(_location_finding(module, decision, upstream, constraint))
+            constraint = known.constraints[ident]
+            finding = _location_finding(module, decision, upstream, constraint)
+            assembly.notes.append((ident, finding))
 
 
 def _owner(copy: Copy, upstream: Upstream) -> str:
