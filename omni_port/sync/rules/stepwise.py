@@ -35,7 +35,8 @@ class Walked:
 def walk(block: Block, history: MemberHistory) -> Walked | None:
     """The block's place in the new upstream, followed through every release between the
     base and it; None without a release between them, or when a step is not clear."""
-    steps = [v for v in history.versions[history.base + 1 : history.target + 1] if v.member]
+    later = history.versions[history.base + 1 : history.target + 1]
+    steps = [v for v in later if v.member is not None]
     if len(steps) < 2 or history.versions[history.target].member is None:
         return None
     current = block.anchor
