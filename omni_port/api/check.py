@@ -139,11 +139,12 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     # upstream changes the runners never had (OP306), blocks omni's GPU runner puts
     # elsewhere across code that reads them (OP308), placements that break a Location line
     # (OP409).
+    # Findings about an output file name it inside the generated directory.
+    located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in files}
     noted = (Code.OP306, Code.OP308, Code.OP409)
-    shown_at = {rel: f"{shown(inputs.generated)}/{rel}" for rel in files}
     for finding in result.findings:
         if finding.code in noted:
-            findings.append(replace(finding, path=shown_at.get(finding.path, finding.path)))
+            findings.append(replace(finding, path=located.get(finding.path, finding.path)))
     # Verify what is on disk, placed as the lock says: that is what a deployment imports.
     on_disk = {
         rel: data for rel, data in actual.items() if data is not None and rel.endswith(".py")
@@ -151,7 +152,6 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     placements = [lockfile.placement(row) for row in lock.placements]
     source_text = inputs.sources[0].label if inputs.sources else settings.config.source
     context = verification_context(settings, patch_set, loaded, upstream_text, source_text)
-    located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in on_disk}
     for finding in verify_files(on_disk, placements, patch_set, context):
         findings.append(replace(finding, path=located.get(finding.path, finding.path)))
     return findings
