@@ -27,8 +27,8 @@ FUZZY = 0.6
 PATH_FUZZY = 0.75
 #: A path this similar to the anchor's names the same body (headers edited, not moved).
 PATH_CERTAIN = 0.9
-#: Path score of a place whose two old neighbours both stand right around it, in a body
-#: upstream wrapped (or unwrapped): the gap is intact, only its depth changed.
+#: Path score of a place with an old neighbour right beside it, in a body upstream
+#: wrapped (or unwrapped): the neighbour and the block may have moved in together.
 PATH_INTACT = 0.75
 #: Weight of the n-th nearest old neighbour when nearer ones vanished upstream.
 DECAY = 0.8
@@ -196,16 +196,14 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
         prev *= CONTRADICTED
     if _wrong_side(anchor.after, present, behind, ahead):
         nxt *= CONTRADICTED
-    # Both old neighbours right around the place: the block's gap survived intact, only
-    # wrapped in (or unwrapped from) a new compound statement.
-    if (
-        anchor.before
-        and anchor.after
-        and before
-        and after
-        and before[-1].key == anchor.before[0]
-        and after[0].key == anchor.after[0]
-        and (_wrapped(anchor.path, slot.path) or _wrapped(slot.path, anchor.path))
+    # An old neighbour right beside the place, in a body upstream wrapped in (or unwrapped
+    # from) a new compound statement: the block may have moved with it, only its depth
+    # changed. The path then does not count against the place; the other side's evidence
+    # still has to agree for it to win.
+    beside_before = bool(anchor.before and before and before[-1].key == anchor.before[0])
+    beside_after = bool(anchor.after and after and after[0].key == anchor.after[0])
+    if (beside_before or beside_after) and (
+        _wrapped(anchor.path, slot.path) or _wrapped(slot.path, anchor.path)
     ):
         path = max(path, PATH_INTACT)
     # A statement the method repeats tells little alone: its neighbour must agree too.
