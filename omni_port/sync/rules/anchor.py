@@ -72,6 +72,9 @@ class Scored:
     replaced: float
     #: The evidence behind ``score``: (replaced, path, previous, next).
     parts: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    #: The nearest old neighbour on a side stands only on the other side of the place:
+    #: upstream moved statements across it.
+    contradicted: bool = False
 
     def dominates(self, other: Scored) -> bool:
         """At least as good on every kind of evidence, and clearly better on some."""
@@ -109,6 +112,11 @@ def distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
 
 
 def clear_winner(best: Scored, runner_up: Scored) -> bool:
+    """Whether ``best`` wins clearly. A place an old neighbour contradicts never wins
+    clearly over an acceptable one nothing contradicts: upstream moved statements across
+    it, and which side the block went with is the maintainer's call."""
+    if best.contradicted and not runner_up.contradicted and runner_up.score >= ACCEPT:
+        return False
     return best.score - runner_up.score >= MARGIN or best.dominates(runner_up)
 
 
@@ -192,10 +200,13 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     # the place (nested statements count: upstream may have wrapped it), contradicts it.
     ahead = _keys_within((*stmts[slot.index : slot.index + slot.span], *after))
     behind = _keys_within(before)
+    contradicted = False
     if _wrong_side(anchor.before, present, ahead, behind):
         prev *= CONTRADICTED
+        contradicted = True
     if _wrong_side(anchor.after, present, behind, ahead):
         nxt *= CONTRADICTED
+        contradicted = True
     # An old neighbour right beside the place, in a body upstream wrapped in (or unwrapped
     # from) a new compound statement: the block may have moved with it, only its depth
     # changed. The path then does not count against the place; the other side's evidence
@@ -217,7 +228,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     else:
         replaced = 1.0
         score = 0.4 * path + 0.3 * prev + 0.3 * nxt
-    return Scored(slot, score, replaced, (replaced, path, prev, nxt))
+    return Scored(slot, score, replaced, (replaced, path, prev, nxt), contradicted)
 
 
 def _wrong_side(
