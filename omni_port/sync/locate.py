@@ -25,8 +25,9 @@ them in a fixed order and records which ones decided (``Decision.rules``):
 Where the anchor alone is unsure (a weak best place, a tie nothing above settles, no
 place), ``dataflow`` may second a weak best place of an insertion (the new code between it
 and the runner-up points at it), and ``stepwise`` follows the block release by release
-through upstream history: every step must be clear, and the place it reaches goes through
-the same checks (merge, convergence, data flow, counterpart) as any other.
+through upstream history: every step must be clear, the place it reaches must be the
+anchor's own best one (the walk seconds, it never picks), and it goes through the same
+checks (merge, convergence, data flow, counterpart) as any other.
 
 Nothing here guesses: every doubt about a place is a conflict, with its candidates ranked.
 Weak history evidence nothing corroborates (a release lacked code omni's copy lacks too)
@@ -276,6 +277,14 @@ def _walked(
     if walked is None:
         return None
     slot = walked.scored.slot
+    # The walk only seconds the anchor's own best place: one step's choice becomes the
+    # next step's anchor, so a walk alone can drift (fuzzing found it taking a tie's
+    # runner-up after upstream moved a statement across the block in a later release).
+    best = top[0] if top else None
+    if best is None or best.slot.key() != slot.key():
+        return None
+    if best.score < CATALOG_ACCEPT or best.contradicted:
+        return None
     # Whether upstream changed what the block replaced is judged against the base.
     found = slot.suite.stmts[slot.index : slot.index + slot.span]
     same = replaced_score(block.anchor.replaced, found) if block.anchor.replaced else 1.0
