@@ -1093,16 +1093,11 @@ def test_a_block_moves_into_a_new_with_beside_its_neighbour_when_the_other_chang
         # anchor's own best place.
         (10907, True),
         (11006, True),
-        pytest.param(
-            2942,
-            False,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known gap: three equal statements, upstream deleted one and edited "
-                "the other two alike; which two are left cannot be told, yet a block "
-                "between the first two is placed between the last two",
-            ),
-        ),
+        # Three equal statements; upstream removed one and edited the other two alike:
+        # which one went cannot be told, so a block beside them is a conflict now.
+        (2942, False),
+        (7179, False),
+        (7360, False),
     ],
 )
 def test_fuzz_finds_stay_fixed(seed: int, middle: bool) -> None:

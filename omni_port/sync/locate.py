@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution, Rule
+from omni_port.pyast.diff import similarity
 from omni_port.pyast.syntax import (
     Stmt,
     Tree,
@@ -64,6 +66,7 @@ from omni_port.sync.rules import (
 )
 from omni_port.sync.rules.anchor import (
     ACCEPT,
+    FUZZY,
     PATH_CERTAIN,
     Index,
     Scored,
@@ -601,6 +604,9 @@ def _accepted(
     contradiction = _interference(method, block, slot, before, after, tree)
     if contradiction:
         return _conflict(block, chosen, top, contradiction)
+    lost = _fewer_repeats(block.anchor if around is None else around, slot)
+    if lost:
+        return _conflict(block, chosen, top, lost)
     disputed = counterpart.dispute(method, block, slot)
     if disputed is not None and evidence.upgrade:
         # The two records' places first: one of them is the maintainers' answer.
@@ -609,6 +615,25 @@ def _accepted(
         return _conflict(block, chosen, (chosen, theirs, *others[:1]), disputed.why)
     why = disputed.why if disputed is not None else ""
     return Decision(block, slot, chosen.score, False, top, reason, rules, disputed=why)
+
+
+def _fewer_repeats(anchor: Anchor, slot: Slot) -> str:
+    """Why a place beside a statement the block's old body repeated is no evidence ("" when
+    it is): upstream's body has fewer copies of it now, so which copy went, the one before
+    the block or one after it, cannot be told from the text."""
+    stmts = slot.suite.stmts
+    beside = [*stmts[max(slot.index - 1, 0) : slot.index], *stmts[slot.index + slot.span :][:1]]
+    seen = Counter(split_full_key(key)[0] for key in (*anchor.before, *anchor.after))
+    for key, count in seen.items():
+        if count < 2 or not any(similarity(s.key, key) >= FUZZY for s in beside):
+            continue
+        now = sum(similarity(s.key, key) >= FUZZY for s in stmts)
+        if now < count:
+            return (
+                f"`{_short(key, 60)}` stood {count} times around it and its body has {now} now: "
+                "which of them upstream removed cannot be told"
+            )
+    return ""
 
 
 def _already_there(block: Block, slot: Slot, tree: Tree) -> Slot | None:
