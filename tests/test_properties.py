@@ -1098,6 +1098,9 @@ def test_a_block_moves_into_a_new_with_beside_its_neighbour_when_the_other_chang
         (2942, False),
         (7179, False),
         (7360, False),
+        # Two equal statements, upstream moved another one between them: the copy the
+        # anchor saw before the block stood after the chosen place (a contradiction).
+        (7994, False),
     ],
 )
 def test_fuzz_finds_stay_fixed(seed: int, middle: bool) -> None:

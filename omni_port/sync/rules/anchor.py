@@ -10,6 +10,7 @@ The best slot wins only with a clear margin over the runner-up (``clear_winner``
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -232,11 +233,16 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
 
 
 def _wrong_side(
-    anchor_keys: Sequence[str], present: Container[str], wrong: set[str], right: set[str]
+    anchor_keys: Sequence[str], present: Container[str], wrong: Counter[str], right: Counter[str]
 ) -> bool:
-    """The nearest old neighbour still in the method stands only on the wrong side."""
+    """The nearest old neighbour still in the method stands only on the wrong side; or,
+    for a statement the old body repeated, fewer copies of it stand on the right side than
+    the anchor saw there, and one stands on the wrong side (a copy moved across)."""
     surviving = [k for k in anchor_keys if k in present][:1]
-    return bool(surviving) and surviving[0] in wrong and surviving[0] not in right
+    if not surviving:
+        return False
+    key = surviving[0]
+    return wrong[key] > 0 and right[key] < max(anchor_keys.count(key), 1)
 
 
 _CLAUSE_LABELS = ("else:", "finally:", "except", "case ")
@@ -256,13 +262,13 @@ def _wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
     return position == len(short) and not any(e.startswith(_CLAUSE_LABELS) for e in extra)
 
 
-def _keys_within(stmts: Sequence[Stmt]) -> set[str]:
-    """Keys of ``stmts`` and of every statement nested in them."""
-    keys: set[str] = set()
+def _keys_within(stmts: Sequence[Stmt]) -> Counter[str]:
+    """Keys of ``stmts`` and of every statement nested in them, with their counts."""
+    keys: Counter[str] = Counter()
     for stmt in stmts:
-        keys.add(stmt.key)
+        keys[stmt.key] += 1
         for clause in stmt.clauses:
-            keys |= _keys_within(clause.stmts)
+            keys.update(_keys_within(clause.stmts))
     return keys
 
 
