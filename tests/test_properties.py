@@ -1101,6 +1101,9 @@ def test_a_block_moves_into_a_new_with_beside_its_neighbour_when_the_other_chang
         # Two equal statements, upstream moved another one between them: the copy the
         # anchor saw before the block stood after the chosen place (a contradiction).
         (7994, False),
+        # A tie whose two places have the block's own old neighbour between them (two
+        # equal statements, one edited): layout took that neighbour for new code.
+        (16728, True),
     ],
 )
 def test_fuzz_finds_stay_fixed(seed: int, middle: bool) -> None:

@@ -747,6 +747,11 @@ def _tie(method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
         # the end keep theirs, and omni's last fields follow them.
         reason = "fields are positions: upstream's new fields first, then omni's"
         return _accepted(method, block, second, top, evidence, (Rule.MERGE3,), reason)
+    old = {split_full_key(k)[0] for k in (*block.anchor.before, *block.anchor.after)}
+    if any(stmt.key in old for stmt in between):
+        # What stands between the two places is the block's own old neighbour, not new
+        # code: data flow and layout judge new code, so they have nothing to say here.
+        return _conflict(block, top[0], top, ambiguous)
     mine = dataflow.flow_of_code(block.code)
     verdict = _verdict(method, mine, between, first.slot, tree) if mine is not None else None
     if verdict is not None and verdict.side is None:
