@@ -1104,6 +1104,11 @@ def test_a_block_moves_into_a_new_with_beside_its_neighbour_when_the_other_chang
         # A tie whose two places have the block's own old neighbour between them (two
         # equal statements, one edited): layout took that neighbour for new code.
         (16728, True),
+        # Upstream reordered statements on both sides of an inserted block: its nearest old
+        # neighbours both still stand in the body, neither beside the place found through
+        # farther ones.
+        (7844, False),
+        (13193, False),
     ],
 )
 def test_fuzz_finds_stay_fixed(seed: int, middle: bool) -> None:

@@ -201,7 +201,10 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     # the place (nested statements count: upstream may have wrapped it), contradicts it.
     ahead = _keys_within((*stmts[slot.index : slot.index + slot.span], *after))
     behind = _keys_within(before)
-    contradicted = False
+    # Both nearest old neighbours still stand in this body, yet neither beside the place:
+    # upstream moved statements around the block, and a place found through farther
+    # neighbours is a guess at which of them it went with.
+    contradicted = not slot.span and _moved_around(anchor, stmts, before, after)
     if _wrong_side(anchor.before, present, ahead, behind):
         prev *= CONTRADICTED
         contradicted = True
@@ -243,6 +246,22 @@ def _wrong_side(
         return False
     key = surviving[0]
     return wrong[key] > 0 and right[key] < max(anchor_keys.count(key), 1)
+
+
+def _moved_around(
+    anchor: Anchor, stmts: Sequence[Stmt], before: Sequence[Stmt], after: Sequence[Stmt]
+) -> bool:
+    """Whether the anchor's nearest old neighbours both stand in the body, neither of them
+    right beside the place (for an insertion: a replacement is found by what it replaces,
+    with new upstream code on both sides as often as not)."""
+    if not anchor.before or not anchor.after:
+        return False
+    near_before = split_full_key(anchor.before[0])[0]
+    near_after = split_full_key(anchor.after[0])[0]
+    if (before and before[-1].key == near_before) or (after and after[0].key == near_after):
+        return False
+    keys = {stmt.key for stmt in stmts}
+    return near_before in keys and near_after in keys
 
 
 _CLAUSE_LABELS = ("else:", "finally:", "except", "case ")
