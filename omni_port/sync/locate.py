@@ -22,8 +22,8 @@ them in a fixed order and records which ones decided (``Decision.rules``):
    (only at an upgrade: onto its own base a sync reproduces the runner).
 8. ``order``: an ambiguous block takes the only good place that keeps the member's order.
 
-Where the anchor alone is unsure (a weak best place, a tie nothing above settles, no
-place), ``dataflow`` may second a weak best place of an insertion (the new code between it
+Where the anchor alone is unsure (a weak best place, or a tie nothing above settles),
+``dataflow`` may second a weak best place of an insertion (the new code between it
 and the runner-up points at it), and ``stepwise`` follows the block release by release
 through upstream history: every step must be clear, the place it reaches must be the
 anchor's own best one (the walk seconds, it never picks), and it goes through the same
@@ -166,8 +166,7 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
     scored = sorted(score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
     top = tuple(distinct(scored))[:3]
     if not top:
-        nowhere = _conflict(block, None, (), "no place in the new method resembles the anchor")
-        return _walked(method, block, (), evidence) or nowhere
+        return _conflict(block, None, (), "no place in the new method resembles the anchor")
     decision = _placed(method, index, block, evidence, scored, top)
     if doubt and not decision.conflict and not decision.doubt:
         return replace(decision, doubt=doubt)
@@ -272,9 +271,10 @@ def _placed_on_base(
 def _walked(
     method: Stmt, block: Block, top: tuple[Scored, ...], evidence: Evidence
 ) -> Decision | None:
-    """The place the stepwise rule follows the block to through upstream history, when the
-    anchor alone cannot tell; None when the walk finds no clear place or nothing fits there."""
-    if evidence.history is None:
+    """The anchor's best place (``top[0]``) when the stepwise rule, following the block
+    through upstream history, reaches it too; None when the walk finds no clear place,
+    another one, or nothing fits there."""
+    if evidence.history is None or not top:
         return None
     walked = stepwise.walk(block, evidence.history)
     if walked is None:
@@ -283,10 +283,8 @@ def _walked(
     # The walk only seconds the anchor's own best place: one step's choice becomes the
     # next step's anchor, so a walk alone can drift (fuzzing found it taking a tie's
     # runner-up after upstream moved a statement across the block in a later release).
-    best = top[0] if top else None
-    if best is None or best.slot.key() != slot.key():
-        return None
-    if best.score < CATALOG_ACCEPT or best.contradicted:
+    best = top[0]
+    if best.slot.key() != slot.key() or best.score < CATALOG_ACCEPT or best.contradicted:
         return None
     # Whether upstream changed what the block replaced is judged against the base.
     found = slot.suite.stmts[slot.index : slot.index + slot.span]
