@@ -10,7 +10,6 @@ The best slot wins only with a clear margin over the runner-up (``clear_winner``
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -199,16 +198,15 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     nxt = _side(anchor.after, anchor.before, after) * (1.0 if anchor.after else path)
     # The nearest old neighbour still present upstream, found only on the wrong side of
     # the place (nested statements count: upstream may have wrapped it), contradicts it.
-    ahead = _keys_within((*stmts[slot.index : slot.index + slot.span], *after))
-    behind = _keys_within(before)
+    ahead = (*stmts[slot.index : slot.index + slot.span], *after)
     # Both nearest old neighbours still stand in this body, yet neither beside the place:
     # upstream moved statements around the block, and a place found through farther
     # neighbours is a guess at which of them it went with.
     contradicted = not slot.span and _moved_around(anchor, stmts, before, after)
-    if _wrong_side(anchor.before, present, ahead, behind):
+    if _wrong_side(anchor.before, present, ahead, before):
         prev *= CONTRADICTED
         contradicted = True
-    if _wrong_side(anchor.after, present, behind, ahead):
+    if _wrong_side(anchor.after, present, before, ahead):
         nxt *= CONTRADICTED
         contradicted = True
     # An old neighbour right beside the place, in a body upstream wrapped in (or unwrapped
@@ -236,7 +234,10 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
 
 
 def _wrong_side(
-    anchor_keys: Sequence[str], present: Container[str], wrong: Counter[str], right: Counter[str]
+    anchor_keys: Sequence[str],
+    present: Container[str],
+    wrong: Sequence[Stmt],
+    right: Sequence[Stmt],
 ) -> bool:
     """The nearest old neighbour still in the method stands only on the wrong side; or,
     for a statement the old body repeated, fewer copies of it stand on the right side than
@@ -245,7 +246,9 @@ def _wrong_side(
     if not surviving:
         return False
     key = surviving[0]
-    return wrong[key] > 0 and right[key] < max(anchor_keys.count(key), 1)
+    if not _count_within(wrong, key):
+        return False
+    return _count_within(right, key) < max(anchor_keys.count(key), 1)
 
 
 def _moved_around(
@@ -281,14 +284,14 @@ def _wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
     return position == len(short) and not any(e.startswith(_CLAUSE_LABELS) for e in extra)
 
 
-def _keys_within(stmts: Sequence[Stmt]) -> Counter[str]:
-    """Keys of ``stmts`` and of every statement nested in them, with their counts."""
-    keys: Counter[str] = Counter()
+def _count_within(stmts: Sequence[Stmt], key: str) -> int:
+    """How often ``key`` occurs among ``stmts`` and every statement nested in them."""
+    count = 0
     for stmt in stmts:
-        keys[stmt.key] += 1
+        count += stmt.key == key
         for clause in stmt.clauses:
-            keys.update(_keys_within(clause.stmts))
-    return keys
+            count += _count_within(clause.stmts, key)
+    return count
 
 
 def _unconfirmed(
