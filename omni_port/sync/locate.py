@@ -785,7 +785,7 @@ def _flow_seconded(
     if tree is None or mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
         return None
     best, rival = top[0], top[1]
-    if best.score < CATALOG_ACCEPT or rival.slot.suite is not best.slot.suite:
+    if best.score < CATALOG_ACCEPT or best.contradicted or rival.slot.suite is not best.slot.suite:
         return None
     first, second = sorted((best, rival), key=lambda s: s.slot.index)
     between = first.slot.suite.stmts[first.slot.index : second.slot.index]
