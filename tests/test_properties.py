@@ -667,6 +667,14 @@ def make_example(chooser: Chooser, edits: Sequence[EditKind], split: int = 0) ->
     )  # fmt: skip
 
 
+def mixed_example(chooser: Chooser, middle: bool = False) -> Example:
+    """An example whose upstream received 2 to 4 edits of any kinds; with ``middle``, a
+    release between base and v2 holds the first of them."""
+    edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
+    split = chooser.integer(1, len(edits) - 1) if middle else 0
+    return make_example(chooser, edits, split=split)
+
+
 def run_extract(example: Example) -> ModulePatches:
     base = api.parse_upstream(example.base, "base.py")
     return api.extract_text(example.omni, "omni.py", base).module
@@ -893,9 +901,7 @@ def test_mixed_edits() -> None:
     @settings(PROFILE, max_examples=100)
     @given(data=st.data())
     def prop(data: st.DataObject) -> None:
-        chooser = DataChooser(data)
-        edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
-        example = make_example(chooser, edits)
+        example = mixed_example(DataChooser(data))
         _, _, checked = run_pipeline(example)
         share.add(check_places(example, checked))
 
@@ -911,9 +917,7 @@ def test_blocks_followed_through_a_release_between_land_where_they_belong() -> N
     @settings(PROFILE, max_examples=100)
     @given(data=st.data())
     def prop(data: st.DataObject) -> None:
-        chooser = DataChooser(data)
-        edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
-        example = make_example(chooser, edits, split=chooser.integer(1, len(edits) - 1))
+        example = mixed_example(DataChooser(data), middle=True)
         _, result, checked = run_pipeline(example)
         walked = sum(Rule.STEPWISE in p.decided_by for p in result.placements)
         event(f"walked through the middle release: {walked}")
@@ -1113,10 +1117,7 @@ def test_a_block_moves_into_a_new_with_beside_its_neighbour_when_the_other_chang
 )
 def test_fuzz_finds_stay_fixed(seed: int, middle: bool) -> None:
     """Mixed-edit examples that `make fuzz`-style seeds found placing a block wrongly."""
-    chooser = RandomChooser(seed)
-    edits = tuple(pick(chooser, list(EditKind)) for _ in range(chooser.integer(2, 4)))
-    split = chooser.integer(1, len(edits) - 1) if middle else 0
-    example = make_example(chooser, edits, split=split)
+    example = mixed_example(RandomChooser(seed), middle)
     _, _, checked = run_pipeline(example)
     check_places(example, checked)
 

@@ -74,6 +74,7 @@ from omni_port.sync.rules.anchor import (
     clear_winner,
     distinct,
     index_of,
+    ranked,
     replaced_score,
     resolved_slot,
     score_all,
@@ -163,7 +164,7 @@ def _decide(method: Stmt, index: Index, block: Block, evidence: Evidence) -> Dec
         if isinstance(explained, Decision):
             return explained
         doubt = explained or ""
-    scored = sorted(score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
+    scored = ranked(index, block)
     top = tuple(distinct(scored))[:3]
     if not top:
         return _conflict(block, None, (), "no place in the new method resembles the anchor")

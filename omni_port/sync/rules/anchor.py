@@ -123,10 +123,7 @@ def clear_winner(best: Scored, runner_up: Scored) -> bool:
 def clear_place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
     """The best place of ``block`` in ``method`` when it scores at least ``floor`` and wins
     clearly (None otherwise): the anchor rule's own test, for rules that re-anchor a block."""
-    scored = sorted(
-        score_all(index_of(method), block), key=lambda s: (-s.score, s.slot.line(), s.slot.span)
-    )
-    top = list(distinct(scored))[:2]
+    top = list(distinct(ranked(index_of(method), block)))[:2]
     if not top or top[0].score < floor:
         return None
     if len(top) > 1 and not clear_winner(top[0], top[1]):
@@ -135,6 +132,12 @@ def clear_place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | N
 
 
 # --- scoring --------------------------------------------------------------------------------
+
+
+def ranked(index: Index, block: Block) -> list[Scored]:
+    """Every place of ``block``, best first; equal scores by line, then span, so the order
+    never depends on how the places were found."""
+    return sorted(score_all(index, block), key=lambda s: (-s.score, s.slot.line(), s.slot.span))
 
 
 def score_all(index: Index, block: Block) -> Iterator[Scored]:
