@@ -299,7 +299,8 @@ def _walked(
     rules = rules if Rule.STEPWISE in rules else (Rule.STEPWISE, *rules)
     steps = ", ".join(walked.via) or "every release on the way"
     why = f"followed step by step through {steps}"
-    return replace(decision, rules=rules, reason=f"{why}; {decision.reason}".rstrip("; "))
+    reason = f"{why}; {decision.reason}" if decision.reason else why
+    return replace(decision, rules=rules, reason=reason)
 
 
 def _clear(top: Sequence[Scored]) -> bool:
