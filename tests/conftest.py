@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
+import tarfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,3 +73,77 @@ def read_tree(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+class LocalIndex:
+    """A package index in a folder, laid out as pip reads a ``file://`` index
+    (``simple/<project>/index.html`` linking each archive with its sha256), and made the
+    index pip is configured for. Counts the downloads omni-port makes from it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, list[tuple[str, str]]] = {}
+        self.downloads: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return (self.root / "simple").as_uri()
+
+    def add(self, dist: str, filename: str, data: bytes, hashed: bool = True) -> Path:
+        """Publish one archive of ``dist`` (without its hash in the link when not hashed)."""
+        folder = self.root / "files"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / filename
+        path.write_bytes(data)
+        fragment = f"#sha256={hashlib.sha256(data).hexdigest()}" if hashed else ""
+        self.files.setdefault(dist, []).append((filename, path.as_uri() + fragment))
+        page = self.root / "simple" / dist / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        links = "".join(f'<a href="{url}">{name}</a>\n' for name, url in self.files[dist])
+        page.write_text(f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n")
+        return path
+
+    def wheel(self, dist: str, version: str, members: dict[str, bytes]) -> Path:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+        filename = f"{dist.replace('-', '_')}-{version}-py3-none-any.whl"
+        return self.add(dist, filename, buffer.getvalue())
+
+    def sdist(
+        self, dist: str, version: str, members: dict[str, bytes], hashed: bool = True
+    ) -> Path:
+        """An sdist as setuptools writes one: every file under ``<name>-<version>/``."""
+        top = f"{dist.replace('-', '_')}-{version}"
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            for name, data in members.items():
+                info = tarfile.TarInfo(f"{top}/{name}")
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return self.add(dist, f"{top}.tar.gz", buffer.getvalue(), hashed)
+
+
+@pytest.fixture
+def local_index(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> LocalIndex:
+    """An empty local index that pip's configuration points at (nothing else is read),
+    in a folder of its own: a test's tmp_path holds only what omni-port writes."""
+    from omni_port.sources import index
+
+    made = LocalIndex(tmp_path_factory.mktemp("index"))
+    (made.root / "simple").mkdir(parents=True)
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", made.url)
+    real = index.download
+
+    def counted(artifact: index.Artifact, folder: Path, config: index.IndexConfig) -> Path:
+        made.downloads.append(artifact.filename)
+        return real(artifact, folder, config)
+
+    monkeypatch.setattr(index, "download", counted)
+    return made

@@ -115,9 +115,9 @@ def test_the_actions_sample_runs_make_targets_that_exist(tmp_path: Path) -> None
 
 
 @pytest.mark.real
-def test_the_upgrade_day_target_is_a_release_with_a_wheel(cache_dir: Path) -> None:
-    targets = re.findall(r"upgrade --to (vllm-ascend==\S+)", README)
-    assert targets
+def test_the_upgrade_day_target_is_a_release_that_can_be_read(cache_dir: Path) -> None:
+    targets = re.findall(r"upgrade [^\n]*--to (vllm-ascend==\S+)", README)
+    assert "vllm-ascend==0.30.0rc2" in targets, "the README's example is the next real upgrade"
     for target in targets:
         loaded = api.load_upstream(target, api.Settings(cache=cache_dir))
         assert loaded.label == target

@@ -133,6 +133,16 @@ def test_window_of_releases(base: str, target: str, expected: list[str]) -> None
     assert history.window(versions, base, target, before=2) == expected
 
 
+def test_a_post_release_joins_the_window_without_pushing_an_older_release_out() -> None:
+    versions = ["0.18.0", "0.19.1rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1", "0.25.1rc1"]
+    assert history.window(versions, "0.24.0rc1", "0.25.1rc1", before=3) == [
+        "0.18.0", "0.19.1rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1", "0.25.1rc1"
+    ]  # fmt: skip
+    assert history.window(versions, "0.23.0.post1", "0.24.0rc1", before=1) == [
+        "0.23.0", "0.23.0.post1", "0.24.0rc1"
+    ]  # fmt: skip
+
+
 def test_release_candidates_of_one_version_go_by_their_number() -> None:
     """The window is the same on every run: rc1 < rc2 < rc3 < the final release."""
     versions = ["0.13.0rc3", "0.13.0", "0.13.0rc1", "0.14.0rc1", "0.13.0rc2"]
@@ -148,7 +158,7 @@ def test_versions_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.Monk
         calls.append(dist)
         return ["1.0", "1.1rc1", "1.1"]
 
-    monkeypatch.setattr(history.upstream, "wheel_versions", versions)
+    monkeypatch.setattr(history.upstream, "release_versions", versions)
     assert history.known_versions("pkg", tmp_path, ["1.0", "1.1"]) == ["1.0", "1.1rc1", "1.1"]
     assert history.known_versions("pkg", tmp_path, ["1.0"]) == ["1.0", "1.1rc1", "1.1"]
     assert calls == ["pkg"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -33,7 +33,7 @@ from omni_port.patches.patchfile import INDEX_NAME, parse_piece, piece_filename
 from omni_port.patches.store import apply, plan, read_patch_set
 from omni_port.sources import textio, upstream
 from omni_port.sources.upstream import Spec, SpecKind, parse_spec
-from tests.conftest import Cli
+from tests.conftest import Cli, LocalIndex
 
 BASE = """\
 class NPUModelRunner:
@@ -218,6 +218,8 @@ def test_a_sync_that_cannot_write_exits_2_in_one_line_and_keeps_the_outputs(
     cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch, function: str, call: int, error: int
 ) -> None:
     before = _synced_twice(cli, workspace)
+    # The new upstream's tree goes into the cache first, so the counted calls are the output's.
+    assert _run(cli, "sync", "--check", "--patches", "p", "--upstream", "v2.py").exit_code == 1
     owner = tempfile if function == "mkstemp" else os
     monkeypatch.setattr(owner, function, _failing_on(call, getattr(owner, function), error))
     result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
@@ -249,19 +251,20 @@ def test_ctrl_c_exits_130_and_keeps_the_outputs(
 
 
 def test_ctrl_c_while_downloading_exits_130(
-    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, workspace: Path, releases: LocalIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(subprocess, "run", interrupted)
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    monkeypatch.setattr(shutil, "copyfile", interrupted)  # the index's file, half copied
     result = _run(
         cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--generated", "g"
     )
     assert result.exit_code == 130
+    assert releases.downloads == ["vllm_ascend-1.0.0-py3-none-any.whl"]
     assert not (workspace / "g").exists()
-    assert not [p for p in workspace.rglob("*") if p.is_file() and "wheels" in p.parts]
+    assert not [p for p in workspace.rglob("*") if p.is_file() and "archives" in p.parts]
 
 
 # --- file modes ------------------------------------------------------------------------------
@@ -393,10 +396,12 @@ def test_extract_of_a_source_named_dotdot_writes_nothing(cli: Cli, workspace: Pa
     before = _tree(workspace)
     result = _run(cli, "extract", "...py", "--base", "base.py", "--patches", "p")
     assert result.exit_code == 2 and "OP203" in result.stderr
-    assert _tree(workspace) == before
+    # The base's parsed tree may be kept in the cache: it is sound, and no output.
+    after = {name: data for name, data in _tree(workspace).items() if not name.startswith("cache/")}
+    assert after == before
 
 
-# --- wheels and the download cache ----------------------------------------------------------
+# --- release archives and the download cache-------------------------------------------------------
 
 
 def _wheel(path: Path, members: dict[str, bytes], links: tuple[str, ...] = ()) -> Path:
@@ -435,56 +440,48 @@ def test_a_spec_with_a_path_inside_never_becomes_a_cache_path(text: str) -> None
 
 
 @pytest.fixture
-def fake_pip(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
-    """subprocess.run that "downloads" a small wheel into --dest instead of running pip."""
-    calls: list[list[str]] = []
-
-    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(command)
-        dest = Path(command[command.index("--dest") + 1])
-        dist, version = command[-1].split("==")
+def releases(local_index: LocalIndex) -> LocalIndex:
+    """A local index with small vllm-ascend wheels whose runner names their version."""
+    for version in ("1.0.0", "1.1.0rc1", "2.0.0", "3.0.0"):
         body = f"VERSION = {version!r}\n".encode()
-        _wheel(
-            dest / f"{dist.replace('-', '_')}-{version}-py3-none-any.whl",
-            {upstream.ASCEND_RUNNER: body},
-        )
-        return subprocess.CompletedProcess(command, 0, "", "")
-
-    monkeypatch.setattr(subprocess, "run", run)
-    yield calls
+        local_index.wheel("vllm-ascend", version, {upstream.ASCEND_RUNNER: body})
+    return local_index
 
 
-def test_downloads_are_cached_by_name_and_version(
-    tmp_path: Path, fake_pip: list[list[str]]
-) -> None:
+def test_downloads_are_cached_by_name_and_version(tmp_path: Path, releases: LocalIndex) -> None:
+    cache = tmp_path / "cache"
     for version in ("1.0.0", "1.1.0rc1", "1.0.0"):
         located = upstream.locate(
-            Spec(SpecKind.PYPI, "vllm-ascend", version), upstream.ASCEND_RUNNER, tmp_path
+            Spec(SpecKind.PYPI, "vllm-ascend", version), upstream.ASCEND_RUNNER, cache
         )
         assert located.source.text == f"VERSION = {version!r}\n"
         assert located.label == f"vllm-ascend=={version}"
-    assert [c[-1] for c in fake_pip] == ["vllm-ascend==1.0.0", "vllm-ascend==1.1.0rc1"]
-    assert all(c[:3] == [sys.executable, "-m", "pip"] and "--no-deps" in c for c in fake_pip)
-    assert sorted(_tree(tmp_path)) == [
+    assert releases.downloads == [
+        "vllm_ascend-1.0.0-py3-none-any.whl",
+        "vllm_ascend-1.1.0rc1-py3-none-any.whl",
+    ]
+    assert sorted(_tree(cache)) == [
+        "archives/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl",
+        "archives/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl.sha256",
+        "archives/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl",
+        "archives/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl.sha256",
         f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}",
         f"src/vllm-ascend-1.0.0/{upstream.ASCEND_RUNNER}.sha256",
         f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}",
         f"src/vllm-ascend-1.1.0rc1/{upstream.ASCEND_RUNNER}.sha256",
-        "wheels/vllm-ascend-1.0.0/vllm_ascend-1.0.0-py3-none-any.whl",
-        "wheels/vllm-ascend-1.1.0rc1/vllm_ascend-1.1.0rc1-py3-none-any.whl",
     ]
 
 
-def test_a_kept_member_answers_without_opening_the_wheel(
-    tmp_path: Path, fake_pip: list[list[str]]
+def test_a_kept_member_answers_without_opening_the_archive(
+    tmp_path: Path, releases: LocalIndex
 ) -> None:
     spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
     upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
-    for wheel in (tmp_path / "wheels").rglob("*.whl"):
+    for wheel in (tmp_path / "archives").rglob("*.whl"):
         wheel.write_bytes(b"not a zip any more")
     again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
     assert again.source.text == "VERSION = '2.0.0'\n"
-    assert len(fake_pip) == 1
+    assert len(releases.downloads) == 1
 
 
 @pytest.mark.parametrize(
@@ -495,8 +492,8 @@ def test_a_kept_member_answers_without_opening_the_wheel(
         pytest.param(lambda data: data.replace(b"2.0.0", b"6.6.6"), id="edited"),
     ],
 )
-def test_a_damaged_kept_member_is_read_again_from_the_wheel(
-    tmp_path: Path, fake_pip: list[list[str]], damage: Callable[[bytes], bytes]
+def test_a_damaged_kept_member_is_read_again_from_the_archive(
+    tmp_path: Path, releases: LocalIndex, damage: Callable[[bytes], bytes]
 ) -> None:
     spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
     first = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path).source.text
@@ -505,26 +502,24 @@ def test_a_damaged_kept_member_is_read_again_from_the_wheel(
     again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
     assert again.source.text == first == "VERSION = '2.0.0'\n"
     assert kept.read_text() == first, "the kept copy is repaired"
-    assert len(fake_pip) == 1, "the wheel was whole: no second download"
+    assert len(releases.downloads) == 1, "the archive was whole: no second download"
 
 
-def test_a_truncated_cached_wheel_is_downloaded_again(
-    tmp_path: Path, fake_pip: list[list[str]]
-) -> None:
+def test_a_truncated_cached_wheel_is_downloaded_again(tmp_path: Path, releases: LocalIndex) -> None:
     spec = Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0")
     upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
-    (wheel,) = (tmp_path / "wheels").rglob("*.whl")
+    (wheel,) = (tmp_path / "archives").rglob("*.whl")
     wheel.write_bytes(wheel.read_bytes()[:40])
     for kept in (tmp_path / "src").rglob("*.py"):
         kept.unlink()
     again = upstream.locate(spec, upstream.ASCEND_RUNNER, tmp_path)
     assert again.source.text == "VERSION = '2.0.0'\n"
-    assert len(fake_pip) == 2
+    assert len(releases.downloads) == 2
     assert zipfile.is_zipfile(wheel)
 
 
 def test_concurrent_downloads_of_one_release_each_use_their_own_temporary_file(
-    tmp_path: Path, fake_pip: list[list[str]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, releases: LocalIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two runs on a cold cache: the second finishes while the first is between its copy
     and its rename (with one fixed ``.part`` name, the first run then crashed)."""
@@ -535,71 +530,14 @@ def test_concurrent_downloads_of_one_release_each_use_their_own_temporary_file(
     def interleaved(src: str, dst: str) -> None:
         if str(dst).endswith(".whl") and not started:
             started.append(True)
-            nested.append(upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path))
+            nested.append(upstream.fetch_archive("vllm-ascend", "3.0.0", tmp_path))
         real(src, dst)
 
     monkeypatch.setattr(os, "replace", interleaved)
-    first = upstream.fetch_wheel("vllm-ascend", "3.0.0", tmp_path)
+    first = upstream.fetch_archive("vllm-ascend", "3.0.0", tmp_path)
     assert first == nested[0] and zipfile.is_zipfile(first)
-    assert sorted(p.name for p in first.parent.iterdir()) == [first.name], "temp files left"
-
-
-# --- why a release cannot be had -------------------------------------------------------------
-
-OFFLINE = """\
-WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after \
-connection broken by 'NewConnectionError('<HTTPSConnection>: Failed to establish a new \
-connection: [Errno -3] Temporary failure in name resolution')': /simple/vllm-ascend/
-ERROR: Could not find a version that satisfies the requirement vllm-ascend==0.23.0 \
-(from versions: none)
-ERROR: No matching distribution found for vllm-ascend==0.23.0
-"""
-NO_SUCH = """\
-ERROR: Could not find a version that satisfies the requirement vllm-ascend==9.9.9 \
-(from versions: 0.18.0, 0.22.1rc1, 0.23.0rc1, 0.23.0, 0.24.0rc1)
-ERROR: No matching distribution found for vllm-ascend==9.9.9
-"""
-RELEASED = ["0.18.0", "0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1"]
-
-
-def test_offline_the_index_is_said_unreachable() -> None:
-    message = upstream._no_wheel_message("vllm-ascend", "0.23.0", OFFLINE, None)
-    assert "could not be reached" in message
-    assert "sdist" not in message and "==none" not in message
-
-
-def test_a_release_that_does_not_exist_is_not_called_sdist_only() -> None:
-    message = upstream._no_wheel_message("vllm-ascend", "9.9.9", NO_SUCH, RELEASED)
-    assert "vllm-ascend==9.9.9 does not exist" in message
-    assert "sdist" not in message
-    assert "nearest release with a wheel: vllm-ascend==0.24.0rc1" in message
-
-
-def test_an_sdist_only_release_is_called_so() -> None:
-    output = NO_SUCH.replace("9.9.9", "0.23.0.post1")
-    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output, RELEASED)
-    assert "sdist-only" in message and "does not exist" not in message
-    assert "nearest release with a wheel: vllm-ascend==0.23.0;" in message
-
-
-def test_pip_against_an_index_it_cannot_reach(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Real pip, pointed at a local port nothing listens on: no network is touched."""
-    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
-    monkeypatch.setenv("PIP_RETRIES", "1")
-    monkeypatch.setenv("PIP_TIMEOUT", "2")
-    with pytest.raises(BadInput) as error:
-        upstream.fetch_wheel("vllm-ascend", "0.23.0", tmp_path)
-    message = error.value.findings[0].message
-    assert "could not be reached" in message, message
-    assert "sdist" not in message and "==none" not in message
-    with pytest.raises(BadInput) as listing:
-        upstream.wheel_versions("vllm-ascend")
-    assert "could not be reached" in listing.value.findings[0].message
+    names = sorted(p.name for p in first.parent.iterdir())
+    assert names == [first.name, first.name + upstream.DIGEST_SUFFIX], "temp files left"
 
 
 # --- inputs are read, never imported or executed --------------------------------------------

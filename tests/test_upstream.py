@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
+import hashlib
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from omni_port.errors import BadInput
-from omni_port.sources import upstream
+from omni_port.sources import index, upstream
 from omni_port.sources.upstream import Spec, SpecKind, parse_spec
 
 
@@ -36,26 +37,6 @@ def test_parse_spec(text: str, expected: Spec) -> None:
     assert parse_spec(text, "vllm-ascend") == expected
 
 
-def test_nearest_wheel_is_named_for_an_sdist_only_release() -> None:
-    output = (
-        "ERROR: Could not find a version that satisfies the requirement vllm-ascend==0.23.0.post1 "
-        "(from versions: 0.18.0, 0.22.1rc1, 0.23.0rc1, 0.23.0, 0.24.0rc1)\n"
-        "ERROR: No matching distribution found for vllm-ascend==0.23.0.post1\n"
-    )
-    message = upstream._no_wheel_message("vllm-ascend", "0.23.0.post1", output, ["0.23.0.post1"])
-    assert "sdist" in message and "vllm-ascend==0.23.0;" in message
-
-
-def test_an_index_that_lists_nothing_is_not_called_an_sdist_only_release() -> None:
-    output = (
-        "ERROR: Could not find a version that satisfies the requirement vllm==0.23.0 "
-        "(from versions: none)\nERROR: No matching distribution found for vllm==0.23.0\n"
-    )
-    message = upstream._no_wheel_message("vllm", "0.23.0", output)
-    assert "offline" in message and "of vllm" in message
-    assert "sdist" not in message and "==none" not in message
-
-
 def test_version_order_puts_release_candidates_first() -> None:
     ordered = sorted(["0.23.0", "0.23.0rc1", "0.22.1rc1", "0.23.0.post1"], key=upstream.version_key)
     assert ordered == ["0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1"]
@@ -78,40 +59,20 @@ def test_unsafe_member_names_are_refused(tmp_path: Path, name: str) -> None:
         upstream.read_member(wheel, name)
 
 
-def test_cached_wheel_is_reused_without_pip(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "wheels" / "vllm-ascend-9.9.9"
+def test_a_kept_archive_is_reused_without_asking_the_index(tmp_path: Path) -> None:
+    """The suite's index cannot be reached: a kept archive with its sha256 is enough."""
+    folder = tmp_path / "archives" / "vllm-ascend-9.9.9"
     folder.mkdir(parents=True)
-    _wheel(folder / "vllm_ascend-9.9.9-py3-none-any.whl", {upstream.ASCEND_RUNNER: b"A = 1\n"})
-
-    def no_pip(*args: object, **kwargs: object) -> None:
-        raise AssertionError("pip must not run for a cached wheel")
-
-    monkeypatch.setattr(subprocess, "run", no_pip)
+    wheel = _wheel(
+        folder / "vllm_ascend-9.9.9-py3-none-any.whl", {upstream.ASCEND_RUNNER: b"A = 1\n"}
+    )
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (folder / (wheel.name + upstream.DIGEST_SUFFIX)).write_text(digest + "\n")
     located = upstream.locate(
         Spec(SpecKind.PYPI, "vllm-ascend", "9.9.9"), upstream.ASCEND_RUNNER, tmp_path
     )
     assert located.source.text == "A = 1\n"
     assert located.source.path == f"vllm-ascend==9.9.9/{upstream.ASCEND_RUNNER}"
-
-
-def test_download_failure_is_retried_then_reported(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = []
-
-    def failing(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(command)
-        return subprocess.CompletedProcess(command, 1, "", "ERROR: connection reset\n")
-
-    monkeypatch.setattr(subprocess, "run", failing)
-    monkeypatch.setattr(upstream.time, "sleep", lambda seconds: None)
-    with pytest.raises(BadInput) as error:
-        upstream.fetch_wheel("vllm-ascend", "9.9.9", tmp_path)
-    assert len(calls) == 3
-    assert "after 3 attempts" in error.value.findings[0].message
-    assert not (tmp_path / "wheels" / "vllm-ascend-9.9.9").exists()
 
 
 def test_installed_package_is_found_without_importing_it(
@@ -141,21 +102,30 @@ def test_path_spec_accepts_a_file_or_a_tree(tmp_path: Path) -> None:
 
 
 @pytest.mark.real
-@pytest.mark.parametrize(
-    ("version", "says", "never"),
-    [
-        pytest.param("9.9.9", "does not exist", "sdist", id="no-such-release"),
-        pytest.param("0.23.0.post1", "sdist-only", "does not exist", id="sdist-only"),
-    ],
-)
-def test_a_release_without_a_wheel_is_explained(
-    cache_dir: Path, version: str, says: str, never: str
-) -> None:
+def test_a_release_that_does_not_exist_names_the_nearest_releases(cache_dir: Path) -> None:
     with pytest.raises(BadInput) as error:
-        upstream.fetch_wheel("vllm-ascend", version, cache_dir)
+        upstream.fetch_archive("vllm-ascend", "0.27.0", cache_dir)
     message = error.value.findings[0].message
-    assert says in message and never not in message, message
-    assert "nearest release with a wheel: vllm-ascend==0." in message
+    assert "vllm-ascend==0.27.0 does not exist" in message, message
+    assert "vllm-ascend==0.26.0rc1 (wheel), vllm-ascend==0.27.1rc1 (sdist)" in message
+
+
+@pytest.mark.real
+def test_an_sdist_only_release_is_read_as_its_archive_holds_it(cache_dir: Path) -> None:
+    """vllm-ascend 0.30.0rc2 is on PyPI as an sdist only."""
+    spec = Spec(SpecKind.PYPI, "vllm-ascend", "0.30.0rc2")
+    located = upstream.locate(spec, upstream.ASCEND_RUNNER, cache_dir)
+    archive = upstream.fetch_archive(spec.dist, spec.version, cache_dir)
+    assert archive.name == "vllm_ascend-0.30.0rc2.tar.gz"
+    listed = index.artifacts("vllm-ascend", index.pip_config())
+    (artifact,) = [a for a in listed if a.filename == archive.name]
+    assert ("sha256", hashlib.sha256(archive.read_bytes()).hexdigest()) in artifact.hashes
+    with tarfile.open(archive) as opened:
+        handle = opened.extractfile(f"vllm_ascend-0.30.0rc2/{upstream.ASCEND_RUNNER}")
+        assert handle is not None
+        member = handle.read()
+    assert located.source.sha256 == hashlib.sha256(member).hexdigest()
+    assert "class NPUModelRunner" in located.source.text
 
 
 def test_a_checkout_gives_each_npu_runner_the_gpu_runner_beside_it(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from omni_port.errors import BadInput
 from omni_port.gpu import vllm_delta
 from omni_port.sources import upstream, vllm_sources
 from omni_port.sources.upstream import Spec, SpecKind
-from tests.conftest import Cli
+from tests.conftest import Cli, LocalIndex
 
 README_RULE = """
 vLLM Ascend Plugin
@@ -71,40 +70,35 @@ VLLM_FILES = {
 }
 
 
-def _vllm_wheel(path: Path, tamper: str = "") -> Path:
+def _vllm_wheel(tamper: str = "") -> dict[str, bytes]:
+    """The members of a synthetic vLLM wheel, with a RECORD (``tamper``: a member changed
+    after the RECORD was written)."""
     record = "".join(
         f"{name},sha256={_digest(data)},{len(data)}\n" for name, data in VLLM_FILES.items()
     )
     record += "vllm-9.9.1.dist-info/RECORD,,\n"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in VLLM_FILES.items():
-            archive.writestr(name, data + (b"# changed\n" if name == tamper else b""))
-        archive.writestr("vllm-9.9.1.dist-info/RECORD", record)
-    return path
+    members = {
+        name: data + (b"# changed\n" if name == tamper else b"")
+        for name, data in VLLM_FILES.items()
+    }
+    return {**members, "vllm-9.9.1.dist-info/RECORD": record.encode()}
 
 
 class FakePip:
-    """Stands in for ``pip download``: counts calls, writes a synthetic wheel or fails."""
+    """The downloads made from a local index that publishes a synthetic vLLM wheel."""
 
-    def __init__(self, tamper: str = "", offline: bool = False) -> None:
-        self.calls = 0
-        self.tamper = tamper
-        self.offline = offline
+    def __init__(self, published: LocalIndex) -> None:
+        self.published = published
 
-    def __call__(self, requirement: str, dest: Path, dist: str, version: str) -> None:
-        self.calls += 1
-        if self.offline:
-            raise BadInput.at(
-                upstream.Code.OP003, requirement, 0, "pip download failed after 3 attempts"
-            )
-        _vllm_wheel(dest / f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl", self.tamper)
+    @property
+    def calls(self) -> int:
+        return len(self.published.downloads)
 
 
 @pytest.fixture
-def pip(monkeypatch: pytest.MonkeyPatch) -> FakePip:
-    fake = FakePip()
-    monkeypatch.setattr(upstream, "_pip_download", fake)
-    return fake
+def pip(local_index: LocalIndex) -> FakePip:
+    local_index.wheel("vllm", "9.9.1", _vllm_wheel())
+    return FakePip(local_index)
 
 
 def test_a_release_is_downloaded_once_and_only_its_python_sources_are_kept(
@@ -141,9 +135,9 @@ def test_sources_without_their_record_are_not_trusted(tmp_path: Path, pip: FakeP
 
 
 def test_a_member_that_differs_from_the_wheel_record_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, local_index: LocalIndex
 ) -> None:
-    monkeypatch.setattr(upstream, "_pip_download", FakePip(tamper="vllm/config.py"))
+    local_index.wheel("vllm", "9.9.1", _vllm_wheel(tamper="vllm/config.py"))
     with pytest.raises(BadInput) as error:
         vllm_sources.release_texts("9.9.1", tmp_path)
     assert error.value.findings[0].code.value == "OP003"
@@ -152,12 +146,11 @@ def test_a_member_that_differs_from_the_wheel_record_is_refused(
 
 
 def test_a_wheel_already_in_the_cache_is_used_and_kept(tmp_path: Path, pip: FakePip) -> None:
-    folder = tmp_path / "wheels" / "vllm-9.9.1"
-    folder.mkdir(parents=True)
-    _vllm_wheel(folder / "vllm-9.9.1-py3-none-any.whl")
+    wheel = upstream.fetch_archive("vllm", "9.9.1", tmp_path)
+    assert wheel.parent == tmp_path / "archives" / "vllm-9.9.1"
     assert "vllm/config.py" in vllm_sources.release_texts("9.9.1", tmp_path)
-    assert pip.calls == 0
-    assert list(folder.glob("*.whl"))
+    assert pip.calls == 1, "the cached wheel is read, not downloaded again"
+    assert wheel.is_file()
 
 
 def test_gpu_delta_reads_vllm_runners_from_the_same_kept_sources(
@@ -197,10 +190,8 @@ def test_by_default_the_release_vllm_ascend_pairs_with_is_read(
     assert found.problem == ""
 
 
-def test_offline_the_note_names_the_release_it_could_not_fetch(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(upstream, "_pip_download", FakePip(offline=True))
+def test_offline_the_note_names_the_release_it_could_not_fetch(tmp_path: Path) -> None:
+    """The suite's default: no index configured, as offline."""
     ascend = _ascend_checkout(tmp_path / "ascend", "9.9.1rc2")
     found = vllm_sources.verification_sources("", ascend, tmp_path / "cache")
     assert found.texts is None

@@ -11,7 +11,7 @@ from omni_port.cli import Options, handle_errors, summary
 from omni_port.extract import basedetect
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
-from omni_port.sources.upstream import version_key, wheel_versions
+from omni_port.sources.upstream import release_versions, version_key
 
 #: Oldest vllm-ascend release the NPU runners were ever ported from.
 FLOOR = "0.13.0"
@@ -22,7 +22,7 @@ def detect_base(
 ) -> list[basedetect.BaseScore]:
     """Candidate vllm-ascend releases ranked by how well they explain the runners' copies."""
     wanted = list(candidates) or [
-        v for v in wheel_versions("vllm-ascend") if version_key(v) >= version_key(FLOOR)
+        v for v in release_versions("vllm-ascend") if version_key(v) >= version_key(FLOOR)
     ]
     trees = {}
     for text in wanted:
@@ -36,7 +36,7 @@ def detect_base(
 @click.option(
     "--candidates",
     help="Comma-separated vllm-ascend versions or paths to compare "
-    "(default: every wheel since 0.13.0).",
+    "(default: every release since 0.13.0, wheel or sdist).",
 )
 @click.pass_obj
 @handle_errors

@@ -66,7 +66,7 @@ class UpgradeFlags:
 @click.option(
     "--candidates",
     help="With --base detect: comma-separated releases to rank "
-    "(default: every wheel since 0.13.0).",
+    "(default: every release since 0.13.0, wheel or sdist).",
 )
 @click.pass_obj
 @handle_errors
@@ -134,6 +134,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     context = api.verification_context(settings, patch_set, new, target, source_text)
     findings = [
         *history_notes,
+        *api.vllm_pairing_notes(source_text, target, settings),
         *extract_findings,
         *in_directory(result.findings, out_dir, result.files),
         *in_directory(

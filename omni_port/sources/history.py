@@ -1,8 +1,9 @@
 """Upstream history around an upgrade: the releases or commits the history rule reads.
 
 Between a base ``vllm-ascend==B`` and a target ``vllm-ascend==T`` history is every release
-with a wheel from a few releases before B up to T, release candidates included (the list
-of versions is asked of pip once and kept in the cache). Between two revisions of one
+from a few releases before B up to T, release candidates and sdist-only releases included
+(the list of versions is asked of the index once and kept in the cache). Between two
+revisions of one
 git clone (``PATH@REV``) it is every commit that changed the runner module, and a few
 before the base. Anything else has no history, which only means the history rule has no
 evidence to give.
@@ -36,7 +37,9 @@ MOST_COMMITS = 200
 def window(versions: Sequence[str], base: str, target: str, before: int = BEFORE_BASE) -> list[str]:
     """``versions`` from ``before`` releases below ``base`` up to ``target``, oldest first.
 
-    Empty when the base or the target is not among the versions, or the target is older.
+    A post release (``0.23.0.post1``) re-publishes its release: it is in the window when its
+    release is, and never takes the place of an older release in the count. Empty when the
+    base or the target is not among the versions, or the target is older.
     """
     ordered = sorted(set(versions), key=upstream.version_key)
     if base not in ordered or target not in ordered:
@@ -44,7 +47,13 @@ def window(versions: Sequence[str], base: str, target: str, before: int = BEFORE
     low, high = ordered.index(base), ordered.index(target)
     if high < low:
         return []
-    return ordered[max(low - before, 0) : high + 1]
+    below = [v for v in ordered[:low] if not _is_post(v)][-before:] if before else []
+    start = ordered.index(below[0]) if below else low
+    return ordered[start : high + 1]
+
+
+def _is_post(version: str) -> bool:
+    return upstream.version_key(version)[3] > 0
 
 
 def labels(base: str, target: str, cache: Path) -> list[str]:
@@ -81,14 +90,14 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
 
 
 def known_versions(dist: str, cache: Path, wanted: Sequence[str]) -> list[str]:
-    """Versions of ``dist`` with a wheel: the list kept in the cache while it has every
-    ``wanted`` version, else asked of pip again (and kept)."""
-    kept = cache / "versions" / f"{dist}.txt"
+    """Every release of ``dist`` (wheel or sdist): the list kept in the cache while it has
+    every ``wanted`` version, else asked of the index again (and kept)."""
+    kept = cache / "versions" / f"{dist}.releases.txt"
     if kept.is_file():
         versions = kept.read_text(encoding="utf-8").split()
         if all(v in versions for v in wanted):
             return versions
-    versions = upstream.wheel_versions(dist)
+    versions = upstream.release_versions(dist)
     write_atomic(kept, "".join(v + "\n" for v in versions).encode())
     return versions
 

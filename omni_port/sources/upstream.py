@@ -1,8 +1,9 @@
-"""Locate package sources: a path, an installed package, or a pinned PyPI wheel in a cache.
+"""Locate package sources: a path, an installed package, or a pinned release in a cache.
 
 Nothing here imports the packages it reads: an installed package is found with
-``importlib.util.find_spec`` on its top-level name (which runs no package code) and a
-wheel is opened with ``zipfile``. Downloads go through ``pip download`` (which checks the
+``importlib.util.find_spec`` on its top-level name (which runs no package code), and a
+release's archive (its wheel, else its sdist) is read as text (``sources.archives``).
+Archives come from the index pip is configured for (``sources.index``, which checks the
 index's hashes) into a cache keyed by distribution name and version.
 """
 
@@ -13,7 +14,6 @@ import importlib.util
 import os
 import re
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -32,6 +32,7 @@ from omni_port.sources.textio import (
 
 if TYPE_CHECKING:
     from omni_port.pyast.syntax import Tree
+    from omni_port.sources import index
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -208,27 +209,53 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
 
 
 def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | None) -> bytes:
-    """A wheel member, kept beside the wheel once read (reopening a wheel costs ~20 ms).
+    """A member of a release, kept in the cache once read (reopening a wheel costs ~20 ms,
+    an sdist, read from its start, up to half a second)."""
+    from omni_port.sources.archives import safe_member
+
+    if not safe_member(member):
+        raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
+    return _kept(spec, member, cache, progress, lambda archive: read_member(archive, member))
+
+
+def release_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -> str | None:
+    """A release's metadata (a wheel's ``METADATA``, an sdist's ``PKG-INFO``), kept in the
+    cache once read like a member; None when its archive has none."""
+    from omni_port.sources import archives
+
+    def read(archive: Path) -> bytes:
+        return (archives.metadata(archive) or "").encode()
+
+    data = _kept(spec, METADATA_NAME, cache, progress, read)
+    return data.decode("utf-8", "replace") or None
+
+
+#: Where a release's metadata is kept beside its members (no package has this file).
+METADATA_NAME = ".metadata"
+
+
+def _kept(
+    spec: Spec, name: str, cache: Path, progress: Progress | None, read: Callable[[Path], bytes]
+) -> bytes:
+    """``read`` of the release's archive, kept in the cache under ``name``.
 
     The kept copy is checked against the sha256 recorded when it was kept: a truncated or
-    edited copy is read again from the wheel, never blamed on upstream nor used silently.
+    edited copy is read again from the archive, never blamed on upstream nor used silently.
     """
-    if not _safe_member(member):
-        raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
-    kept = cache / "src" / f"{spec.dist}-{spec.version}" / member
+    kept = cache / "src" / f"{spec.dist}-{spec.version}" / name
     data = kept_member(kept)
     if data is not None:
         return data
     if kept.is_file() and progress is not None:
         recorded = kept.with_name(kept.name + DIGEST_SUFFIX).is_file()
         why = "does not match its recorded sha256" if recorded else "has no recorded sha256"
-        progress(f"the cached copy of {spec.label}/{member} {why}: reading it from the wheel")
-    data = read_member(fetch_wheel(spec.dist, spec.version, cache, progress), member)
+        progress(f"the cached copy of {spec.label}/{name} {why}: reading it from the archive")
+    data = read(fetch_archive(spec.dist, spec.version, cache, progress))
     keep_member(kept, data)
     return data
 
 
-#: Suffix of the file recording the sha256 of a kept wheel member.
+#: Suffix of the file recording the sha256 of a kept member or archive.
 DIGEST_SUFFIX = ".sha256"
 
 
@@ -284,157 +311,122 @@ def _from_installed(spec: Spec, member: str) -> Located:
     return Located(label, member, read_source(path))
 
 
-# --- wheels ---------------------------------------------------------------------------------
-# These helpers import zipfile, subprocess, shutil and tempfile where they run: `check` on
-# cached inputs never opens a wheel, and those modules are a tenth of its start-up time.
+# --- release archives -----------------------------------------------------------------------
+# These helpers import tempfile and the index's HTTP client where they run: `check` on
+# cached inputs never opens an archive, and those modules are a tenth of its start-up time.
 
 
-def fetch_wheel(dist: str, version: str, cache: Path, progress: Progress | None = None) -> Path:
-    """The cached wheel of ``dist==version``, downloaded with pip on first use.
+def fetch_archive(dist: str, version: str, cache: Path, progress: Progress | None = None) -> Path:
+    """The cached archive of ``dist==version``: its wheel when it has one, else its sdist,
+    downloaded on first use from the index pip is configured for.
 
-    A cached wheel that is not a whole zip archive (a truncated copy) is downloaded again.
+    The archive is kept with the sha256 it had when it was checked against the index's
+    hash; a kept archive that no longer matches it (a truncated copy) is fetched again.
     Concurrent runs on a cold cache each copy through a temporary file of their own.
+    Raises BadInput (OP003) when the release cannot be had, naming the nearest releases
+    when it does not exist.
     """
-    import zipfile
+    from omni_port.sources import index
 
-    target = cache / "wheels" / f"{dist}-{version}"
-    cached = sorted(target.glob("*.whl")) if target.is_dir() else []
-    if cached and zipfile.is_zipfile(cached[0]):
-        return cached[0]
+    label = f"{dist}=={version}"
+    folder = cache / "archives" / f"{dist}-{version}"
+    # Temporary files of a run killed mid-copy start with a dot; digests are no archives.
+    candidates = sorted(p for p in folder.glob("[!.]*") if not p.name.endswith(DIGEST_SUFFIX))
+    kept = next((p for p in candidates if _intact(p)), None)
+    if kept is not None:
+        return kept
+    config = index.pip_config()
+    try:
+        found = index.artifacts(dist, config)
+    except index.Unreachable as failure:
+        raise BadInput.at(Code.OP003, label, 0, _unreachable(label, str(failure))) from None
+    chosen = index.best(found, version)
+    if chosen is None:
+        raise BadInput.at(Code.OP003, label, 0, _missing(dist, version, found))
+    if progress is not None:
+        again = " again (the cached archive is damaged)" if candidates else ""
+        progress(f"downloading {chosen.filename} from the package index{again}")
+    return _download(chosen, folder, config)
+
+
+def _download(chosen: index.Artifact, folder: Path, config: index.IndexConfig) -> Path:
+    """``chosen`` downloaded, checked, and kept in ``folder`` with its sha256 (last)."""
     import tempfile
 
-    if progress is not None:
-        again = " again (the cached wheel is damaged)" if cached else ""
-        progress(f"downloading {dist}=={version} from PyPI{again}")
+    from omni_port.sources import archives, index
+
+    label = f"{chosen.dist}=={chosen.version}"
     with tempfile.TemporaryDirectory(prefix="omni-port-") as tmp:
-        _pip_download(f"{dist}=={version}", Path(tmp), dist, version)
-        wheels = sorted(Path(tmp).glob("*.whl"))
-        if not wheels:
-            raise BadInput.at(Code.OP003, f"{dist}=={version}", 0, "pip downloaded no wheel")
-        final = target / wheels[0].name
-        copy_atomic(wheels[0], final)
+        try:
+            got = index.download(chosen, Path(tmp), config)
+        except (index.DownloadFailed, index.Unreachable) as failure:
+            message = f"{chosen.filename} could not be downloaded after {index.ATTEMPTS} attempts"
+            raise BadInput.at(Code.OP003, label, 0, f"{message}: {failure}") from None
+        # Without the index's hash, reading the archive to its end is the check.
+        if not chosen.hashes and not archives.is_whole(got):
+            message = f"{chosen.filename} from the package index is damaged (truncated?)"
+            raise BadInput.at(Code.OP003, label, 0, message)
+        final = folder / chosen.filename
+        copy_atomic(got, final)
+        digest = _file_sha256(final)
+    write_atomic(final.with_name(final.name + DIGEST_SUFFIX), (digest + "\n").encode())
     return final
 
 
-#: What pip prints when it cannot reach an index (its retries and urllib3's errors).
-_UNREACHABLE = re.compile(
-    r"""
-    Retrying\ \(Retry\(                       # pip's retry warnings
-    | NewConnectionError | ConnectTimeoutError   # urllib3's connection failures
-    | Failed\ to\ establish\ a\ new\ connection
-    | Temporary\ failure\ in\ name\ resolution | Name\ or\ service\ not\ known
-    | Network\ is\ unreachable | Max\ retries\ exceeded | ProxyError
-    | Could\ not\ fetch\ URL
-    """,
-    re.VERBOSE,
-)
+def _intact(archive: Path) -> bool:
+    """Whether a kept archive still has the sha256 recorded when it was kept."""
+    try:
+        recorded = archive.with_name(archive.name + DIGEST_SUFFIX).read_text(encoding="ascii")
+        return archive.is_file() and _file_sha256(archive) == recorded.strip()
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
-def _pip_command(dest: str, requirement: str, *extra: str) -> list[str]:
-    """``pip download`` of one wheel, no dependencies, never an sdist (nothing is built)."""
-    return [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        *extra,
-        "--disable-pip-version-check",
-        "--dest",
-        dest,
-        requirement,
-    ]
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _pip_download(requirement: str, dest: Path, dist: str, version: str) -> None:
-    import subprocess
-
-    command = _pip_command(str(dest), requirement)
-    output = ""
-    for attempt in range(3):
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode == 0:
-            return
-        output = result.stdout + result.stderr
-        if "No matching distribution" in output:
-            listed = _listed_versions(output)
-            released = _index_versions(dist) if listed else None
-            message = _no_wheel_message(dist, version, output, released)
-            raise BadInput.at(Code.OP003, requirement, 0, message)
-        time.sleep(2 * (attempt + 1))
-    last = output.strip().splitlines()[-1] if output.strip() else "no output"
-    raise BadInput.at(Code.OP003, requirement, 0, f"pip download failed after 3 attempts: {last}")
+def _unreachable(label: str, reason: str) -> str:
+    return (
+        f"the package index could not be reached to fetch {label} (offline, or a proxy or "
+        f"index setting of pip: {reason}); check the network, or pass a source path instead"
+    )
 
 
-def _listed_versions(output: str) -> list[str]:
-    """The versions pip says it found (with a wheel); pip writes "none" for no version."""
-    listed = re.search(r"from versions: ([^)]*)\)", output)
-    found = [v.strip() for v in listed.group(1).split(",")] if listed else []
-    return [v for v in found if v and v != "none"]
+def _missing(dist: str, version: str, found: Sequence[index.Artifact]) -> str:
+    """Why no archive of ``dist==version`` was found, with the nearest releases."""
+    from omni_port.sources import index
 
-
-def _index_versions(dist: str) -> list[str] | None:
-    """Every release of ``dist`` on the index, sdists included (``pip index versions``);
-    None when pip cannot say."""
-    import subprocess
-
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "index",
-        "versions",
-        "--pre",
-        "--disable-pip-version-check",
-        dist,
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    found = re.search(r"^Available versions: (.*)$", result.stdout, re.MULTILINE)
-    if result.returncode != 0 or not found:
-        return None
-    return [v.strip() for v in found.group(1).split(",") if v.strip()]
-
-
-def _no_wheel_message(
-    dist: str, version: str, output: str, released: Sequence[str] | None = None
-) -> str:
-    """Why pip found no wheel of ``dist==version``: the index could not be reached, the
-    release does not exist, or it is sdist-only. ``released`` lists every release on the
-    index, sdists included (None when unknown)."""
-    listed = _listed_versions(output)
-    if not listed:
-        if _UNREACHABLE.search(output):
-            return (
-                f"the package index could not be reached to fetch {dist}=={version} "
-                "(offline, or a proxy or index setting of pip); check the network, or pass "
-                "a source path instead"
-            )
+    released = index.releases(found)
+    if not released:
         return (
-            f"the package index lists no wheel of {dist} at all: it could not be reached "
-            "(offline?), or it has no such project; check the network and the name, or "
-            "pass a source path instead"
+            f"the package index lists no release of {dist} at all: it has no such project "
+            "(check the name), or its index pages could not be read; or pass a source path"
         )
-    if released is not None and not any(_same_version(version, v) for v in released):
-        message = f"{dist}=={version} does not exist on the package index"
-    elif released is None:
-        message = (
-            f"{dist}=={version} has no wheel on the package index (no such release, or an "
-            "sdist-only one, which cannot be fetched without building it)"
-        )
-    else:
-        message = (
-            f"{dist}=={version} has no wheel on the package index (an sdist-only release "
-            "cannot be fetched without building it)"
-        )
-    nearest = _nearest(version, listed)
-    if nearest:
-        message += f"; nearest release with a wheel: {dist}=={nearest}"
-    return message + "; or pass a source path instead"
+    wheels = {a.version for a in found if a.wheel}
+    kinds = {v: "wheel" if v in wheels else "sdist" for v in released}
+    nearest = ", ".join(f"{dist}=={v} ({kinds[v]})" for v in _nearest(version, released))
+    return f"{dist}=={version} does not exist on the package index; nearest releases: {nearest}"
 
 
-def _same_version(a: str, b: str) -> bool:
-    return a == b or (version_key(a) == version_key(b) and version_key(a) != ((), 0, 0, 0))
+def release_versions(dist: str) -> list[str]:
+    """Every release of ``dist`` on the index, wheel or sdist, oldest first.
+
+    Raises BadInput (OP003) when the index cannot be reached or lists none.
+    """
+    from omni_port.sources import index
+
+    try:
+        found = index.artifacts(dist, index.pip_config())
+    except index.Unreachable as failure:
+        raise BadInput.at(Code.OP003, dist, 0, _unreachable(dist, str(failure))) from None
+    versions = index.releases(found)
+    if not versions:
+        raise BadInput.at(Code.OP003, dist, 0, _missing(dist, "0", found))
+    return versions
 
 
 def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
@@ -449,49 +441,29 @@ def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
     return (release, pre, number, post)
 
 
-def _nearest(version: str, versions: list[str]) -> str:
-    """The highest listed version not above ``version``, else the lowest above it."""
+def _nearest(version: str, versions: Sequence[str]) -> list[str]:
+    """The highest release below ``version`` and the lowest above it (those that exist)."""
     key = version_key(version)
-    below = [v for v in versions if version_key(v) <= key]
-    if below:
-        return max(below, key=version_key)
-    return min(versions, key=version_key) if versions else ""
+    below = [v for v in versions if version_key(v) < key]
+    above = [v for v in versions if version_key(v) > key]
+    return [
+        *([max(below, key=version_key)] if below else []),
+        *([min(above, key=version_key)] if above else []),
+    ]
 
 
-def _safe_member(name: str) -> bool:
-    pure = PurePosixPath(name)
-    return not (pure.is_absolute() or ".." in pure.parts or "\\" in name or name.startswith("/"))
+def read_member(archive: Path, member: str) -> bytes:
+    """One file of a release archive (wheel or sdist); refuses unsafe names (OP003)."""
+    from omni_port.sources import archives
+
+    return archives.read_member(archive, member)
 
 
-def read_member(wheel: Path, member: str) -> bytes:
-    """One file of a wheel; refuses absolute and ``..`` names (OP003)."""
-    if not _safe_member(member):
-        raise BadInput.at(Code.OP003, str(wheel), 0, f"refusing unsafe member name {member!r}")
-    import zipfile
+def python_members(archive: Path, package: str) -> dict[str, bytes]:
+    """Every ``.py`` file of ``package`` in a release archive, by member path."""
+    from omni_port.sources import archives
 
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            return archive.read(member)
-    except KeyError:
-        raise BadInput.at(Code.OP003, str(wheel), 0, f"wheel has no {member}") from None
-    except zipfile.BadZipFile as exc:
-        raise BadInput.at(Code.OP003, str(wheel), 0, f"not a wheel: {exc}") from None
-
-
-def python_members(wheel: Path, package: str) -> dict[str, bytes]:
-    """Every ``.py`` file of ``package`` in a wheel, by member path; unsafe names refused."""
-    import zipfile
-
-    found: dict[str, bytes] = {}
-    with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            if not _safe_member(name):
-                raise BadInput.at(
-                    Code.OP003, str(wheel), 0, f"refusing unsafe member name {name!r}"
-                )
-            if name.startswith(package + "/") and name.endswith(".py"):
-                found[name] = archive.read(name)
-    return found
+    return archives.python_members(archive, package)
 
 
 def locate_runners(
@@ -546,12 +518,13 @@ def package_texts(
 ) -> dict[str, str] | None:
     """Every ``.py`` file of ``package`` by member path, as text; None when unavailable.
 
-    A release comes from its cached wheel, an installed package from its directory (found,
-    never imported), a path from the tree below it. A path to a single file has no package.
+    A release comes from its cached archive (wheel or sdist), an installed package from its
+    directory (found, never imported), a path from the tree below it. A path to a single
+    file has no package.
     """
     if spec.kind is SpecKind.PYPI:
-        wheel = fetch_wheel(spec.dist, spec.version, cache, progress)
-        members = python_members(wheel, package)
+        archive = fetch_archive(spec.dist, spec.version, cache, progress)
+        members = python_members(archive, package)
         return {name: data.decode("utf-8", "replace") for name, data in members.items()}
     if spec.kind is SpecKind.INSTALLED:
         found = importlib.util.find_spec(package)
@@ -570,21 +543,3 @@ def _tree_texts(root: Path, package: str) -> dict[str, str]:
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
         for path in sorted((root / package).rglob("*.py"))
     }
-
-
-def wheel_versions(dist: str) -> list[str]:
-    """Every version of ``dist`` with a wheel on the index, oldest first (asks pip).
-
-    Raises BadInput (OP003) when pip lists none: the index could not be reached, or it has
-    no such project.
-    """
-    import subprocess
-    import tempfile
-
-    command = _pip_command(tempfile.gettempdir(), f"{dist}==0.0.0.dev0", "--pre")
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    output = result.stdout + result.stderr
-    versions = _listed_versions(output)
-    if not versions:
-        raise BadInput.at(Code.OP003, dist, 0, _no_wheel_message(dist, "0.0.0.dev0", output))
-    return sorted(versions, key=version_key)

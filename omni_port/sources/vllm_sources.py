@@ -1,9 +1,10 @@
 """The vLLM release a vllm-ascend release pairs with, and its Python sources kept in the cache.
 
-vllm-ascend runs on one vLLM release. Its wheel says which where its metadata pins
-``vllm`` (``Requires-Dist: vllm==X``); the releases on PyPI do not, and their README
-(the wheel's long description) states the convention instead: "vLLM (the same version as
-vllm-ascend)", i.e. the release part of vllm-ascend's own version (0.19.1rc1 -> 0.19.1).
+vllm-ascend runs on one vLLM release. Its metadata (a wheel's ``METADATA``, an sdist's
+``PKG-INFO``) says which where it pins ``vllm`` (``Requires-Dist: vllm==X``); the releases
+on PyPI do not, and their README (the long description) states the convention instead:
+"vLLM (the same version as vllm-ascend)", i.e. the release part of vllm-ascend's own
+version (0.19.1rc1 -> 0.19.1).
 
 A vLLM wheel is about 300 MB, of which 27 MB are Python sources. Those are kept, once, in
 ``<cache>/src/vllm-X/`` (``gpu-delta`` reads vLLM's runners from there too), with a record of
@@ -29,9 +30,10 @@ from omni_port.sources.upstream import (
     Progress,
     Spec,
     SpecKind,
-    fetch_wheel,
+    fetch_archive,
     package_texts,
     parse_spec,
+    release_metadata,
 )
 
 #: The record of the kept sources, written last: without it the folder is incomplete.
@@ -84,13 +86,13 @@ def pairing_from_metadata(metadata: str) -> Pairing | None:
 def ascend_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -> str | None:
     """The ``METADATA`` text of the vllm-ascend ``spec`` names; None when there is none.
 
-    A release's comes from its wheel (downloaded once, like every vllm-ascend wheel), an
-    installed package's from its distribution, a path's from a ``*.dist-info/METADATA`` of
-    vllm-ascend or a ``PKG-INFO`` (an unpacked sdist) in the directory. Raises BadInput
-    (OP003) when a release cannot be downloaded.
+    A release's comes from its archive (the wheel's METADATA, else the sdist's PKG-INFO,
+    kept in the cache once read), an installed package's from its distribution, a path's
+    from a ``*.dist-info/METADATA`` of vllm-ascend or a ``PKG-INFO`` (an unpacked sdist) in
+    the directory. Raises BadInput (OP003) when a release cannot be downloaded.
     """
     if spec.kind is SpecKind.PYPI:
-        return _wheel_metadata(fetch_wheel(spec.dist, spec.version, cache, progress))
+        return release_metadata(spec, cache, progress)
     if spec.kind is SpecKind.INSTALLED:
         from importlib import metadata
 
@@ -107,16 +109,6 @@ def ascend_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -
     return None
 
 
-def _wheel_metadata(wheel: Path) -> str | None:
-    import zipfile
-
-    with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            if re.fullmatch(r"[^/]+\.dist-info/METADATA", name):
-                return archive.read(name).decode("utf-8", "replace")
-    return None
-
-
 # --- the kept sources -----------------------------------------------------------------------
 
 
@@ -130,7 +122,7 @@ def release_texts(
     """Every ``.py`` file of vLLM ``version`` by member path, as text.
 
     Read from the kept sources when they are complete and intact; otherwise the wheel is
-    downloaded (or taken from ``<cache>/wheels``), its Python sources are kept, checked
+    downloaded (or taken from ``<cache>/archives``), its Python sources are kept, checked
     against the wheel's RECORD, and the wheel is dropped. Raises BadInput (OP003) when
     the release cannot be had.
     """
@@ -235,12 +227,12 @@ def _keep_sources(
     """Keep the wheel's Python sources in ``folder``, the record last; drop the wheel."""
     import tempfile
 
-    cached = cache / "wheels" / f"vllm-{version}"
+    cached = cache / "archives" / f"vllm-{version}"
     if cached.is_dir() and any(cached.glob("*.whl")):
-        _extract(fetch_wheel("vllm", version, cache, progress), folder, package)
+        _extract(fetch_archive("vllm", version, cache, progress), folder, package)
         return
     with tempfile.TemporaryDirectory(prefix="omni-port-vllm-") as tmp:
-        wheel = fetch_wheel("vllm", version, Path(tmp), progress)
+        wheel = fetch_archive("vllm", version, Path(tmp), progress)
         if progress is not None:
             progress(f"keeping the Python sources of vllm=={version}, dropping the wheel")
         _extract(wheel, folder, package)
@@ -250,6 +242,9 @@ def _extract(wheel: Path, folder: Path, package: str) -> None:
     import zipfile
 
     label = wheel.name
+    if not zipfile.is_zipfile(wheel):
+        message = "not a wheel: vLLM's sources are read from a wheel, checked against its RECORD"
+        raise BadInput.at(Code.OP003, label, 0, message)
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         record_name = next((n for n in names if re.fullmatch(r"[^/]+\.dist-info/RECORD", n)), "")

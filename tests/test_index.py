@@ -1,0 +1,323 @@
+"""Every release is an input: wheels and sdists found on the index pip is configured for,
+downloaded once into the cache, checked, and read as text without building anything."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from omni_port.errors import BadInput
+from omni_port.sources import archives, index, upstream, vllm_sources
+from omni_port.sources.upstream import ASCEND_RUNNER, Spec, SpecKind
+from tests.conftest import Cli, LocalIndex
+
+RUNNER = (
+    b"class NPUModelRunner:\n    def execute_model(self):\n        x = self.step()\n"
+    b"        return x\n"
+)
+OLD_RUNNER = (
+    b"class NPUModelRunner:\n    def execute_model(self):\n        y = 0\n        return y\n"
+)
+PKG_INFO = (
+    b"Metadata-Version: 2.4\nName: vllm_ascend\nVersion: 2.0.0rc1\n\n"
+    b"Runs on vLLM (the same version as vllm-ascend).\n"
+)
+
+
+def _release(version: str) -> Spec:
+    return Spec(SpecKind.PYPI, "vllm-ascend", version)
+
+
+@pytest.fixture
+def published(local_index: LocalIndex) -> LocalIndex:
+    """vllm-ascend 1.0.0 as a wheel, 2.0.0rc1 as an sdist only."""
+    local_index.wheel("vllm-ascend", "1.0.0", {ASCEND_RUNNER: OLD_RUNNER})
+    local_index.sdist(
+        "vllm-ascend",
+        "2.0.0rc1",
+        {
+            "PKG-INFO": PKG_INFO,
+            ASCEND_RUNNER: RUNNER,
+            "vllm_ascend/__init__.py": b"",
+            "vllm_ascend/_version.py": b"__commit_id__ = 'g0123abc'\n",
+            "tests/test_runner.py": b"import vllm_ascend\n",
+        },
+    )
+    return local_index
+
+
+# --- pip's configuration ----------------------------------------------------------------------
+
+LISTING = """\
+:env:.index-url='https://mirror.example/simple'
+download.index-url='https://download.example/simple'
+global.index-url='https://global.example/simple'
+global.extra-index-url='https://extra.example/simple file:///opt/more/simple'
+global.find-links='/opt/wheels'
+global.trusted-host='mirror.example'
+global.cert='/etc/ssl/ca.pem'
+:env:.default-timeout='180'
+"""
+
+
+def test_pip_config_takes_the_environment_then_download_then_global() -> None:
+    config = index.parse_pip_config(LISTING)
+    assert config.index_urls == (
+        "https://mirror.example/simple",
+        "https://extra.example/simple",
+        "file:///opt/more/simple",
+    )
+    assert config.find_links == ("file:///opt/wheels",)
+    assert config.trusted_hosts == ("mirror.example",)
+    assert (config.cert, config.timeout) == ("/etc/ssl/ca.pem", 180.0)
+    without_env = index.parse_pip_config(LISTING.replace(":env:.index-url", "x.y"))
+    assert without_env.index_urls[0] == "https://download.example/simple"
+
+
+def test_no_index_leaves_only_the_find_links() -> None:
+    config = index.parse_pip_config(LISTING + ":env:.no-index='1'\n")
+    assert config.index_urls == () and config.find_links == ("file:///opt/wheels",)
+    assert index.parse_pip_config("").index_urls == (index.PYPI,)
+
+
+def test_pip_itself_is_asked(local_index: LocalIndex) -> None:
+    config = index.pip_config()
+    assert config.index_urls == (local_index.url,) and config.find_links == ()
+
+
+# --- a release: its wheel, else its sdist -----------------------------------------------------
+
+
+def test_a_release_with_a_wheel_is_read_from_it(published: LocalIndex, tmp_path: Path) -> None:
+    located = upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path / "cache")
+    assert located.source.text == OLD_RUNNER.decode()
+    assert published.downloads == ["vllm_ascend-1.0.0-py3-none-any.whl"]
+
+
+def test_an_sdist_only_release_is_read_without_building_it(
+    published: LocalIndex, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    located = upstream.locate(_release("2.0.0rc1"), ASCEND_RUNNER, cache)
+    assert located.source.text == RUNNER.decode()
+    assert located.label == "vllm-ascend==2.0.0rc1"
+    kept = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
+    assert kept == [
+        "archives/vllm-ascend-2.0.0rc1/vllm_ascend-2.0.0rc1.tar.gz",
+        "archives/vllm-ascend-2.0.0rc1/vllm_ascend-2.0.0rc1.tar.gz.sha256",
+        f"src/vllm-ascend-2.0.0rc1/{ASCEND_RUNNER}",
+        f"src/vllm-ascend-2.0.0rc1/{ASCEND_RUNNER}.sha256",
+    ]
+    # The whole package, as verify reads it; its metadata, as the vLLM pairing reads it.
+    texts = upstream.package_texts(_release("2.0.0rc1"), "vllm_ascend", cache)
+    assert texts is not None and sorted(texts) == [
+        "vllm_ascend/__init__.py",
+        "vllm_ascend/_version.py",
+        ASCEND_RUNNER,
+    ]
+    metadata = vllm_sources.ascend_metadata(_release("2.0.0rc1"), cache)
+    pairing = vllm_sources.pairing_from_metadata(metadata or "")
+    assert pairing is not None and pairing.version == "2.0.0"
+    assert published.downloads == ["vllm_ascend-2.0.0rc1.tar.gz"], "downloaded once"
+
+
+def test_release_versions_list_wheels_and_sdists(published: LocalIndex) -> None:
+    published.sdist("vllm-ascend", "1.0.0.post1", {ASCEND_RUNNER: RUNNER})
+    assert upstream.release_versions("vllm-ascend") == ["1.0.0", "1.0.0.post1", "2.0.0rc1"]
+
+
+def test_a_wheel_is_preferred_to_the_sdist_of_the_same_release() -> None:
+    found = [
+        index.Artifact("pkg", "1.0", "pkg-1.0.tar.gz", "file:///x/pkg-1.0.tar.gz"),
+        index.Artifact("pkg", "1.0", "pkg-1.0-cp99-cp99-os_arch.whl", "file:///x/a.whl"),
+        index.Artifact("pkg", "1.0", "pkg-1.0-py3-none-any.whl", "file:///x/b.whl"),
+        index.Artifact("pkg", "1.1", "pkg-1.1.tar.gz", "file:///x/pkg-1.1.tar.gz"),
+    ]
+    assert index.best(found, "1.0") == found[2], "an installable wheel first"
+    assert index.best(found[:2], "1.0") == found[1], "then any wheel: only sources are read"
+    assert index.best(found, "1.1") == found[3]
+    assert index.best(found, "1.2") is None
+
+
+# --- bad input: exit 2 in one line, nothing half-written in the cache ------------------------
+
+
+def _cache_files(cache: Path) -> list[str]:
+    return sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
+
+
+def test_a_release_that_does_not_exist_names_the_nearest(
+    published: LocalIndex, tmp_path: Path
+) -> None:
+    with pytest.raises(BadInput) as error:
+        upstream.locate(_release("1.5.0"), ASCEND_RUNNER, tmp_path / "cache")
+    finding = error.value.findings[0]
+    assert (finding.code.value, finding.path) == ("OP003", "vllm-ascend==1.5.0")
+    assert "vllm-ascend==1.5.0 does not exist" in finding.message
+    assert "vllm-ascend==1.0.0 (wheel), vllm-ascend==2.0.0rc1 (sdist)" in finding.message
+    assert _cache_files(tmp_path / "cache") == []
+
+
+def test_an_archive_without_the_runner_module_is_refused(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    local_index.sdist("vllm-ascend", "3.0.0", {"vllm_ascend/__init__.py": b""})
+    with pytest.raises(BadInput) as error:
+        upstream.locate(_release("3.0.0"), ASCEND_RUNNER, tmp_path / "cache")
+    assert f"the sdist has no {ASCEND_RUNNER}" in error.value.findings[0].message
+
+
+@pytest.mark.parametrize("hashed", [True, False], ids=["index-hash", "no-index-hash"])
+def test_a_truncated_archive_on_the_index_is_refused_and_not_kept(
+    local_index: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hashed: bool
+) -> None:
+    monkeypatch.setattr(index.time, "sleep", lambda seconds: None)
+    path = local_index.sdist("vllm-ascend", "3.0.0", {ASCEND_RUNNER: RUNNER * 400}, hashed)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])  # the hash in the link is the whole file's
+    with pytest.raises(BadInput) as error:
+        upstream.locate(_release("3.0.0"), ASCEND_RUNNER, tmp_path / "cache")
+    finding = error.value.findings[0]
+    assert finding.code.value == "OP003" and "\n" not in finding.message
+    assert ("after 3 attempts" if hashed else "damaged") in finding.message
+    assert _cache_files(tmp_path / "cache") == []
+
+
+def test_a_damaged_archive_in_the_cache_is_fetched_again(
+    published: LocalIndex, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    upstream.locate(_release("2.0.0rc1"), ASCEND_RUNNER, cache)
+    (kept,) = (cache / "archives").rglob("*.tar.gz")
+    kept.write_bytes(kept.read_bytes()[:100])
+    for member in (cache / "src").rglob("*.py"):
+        member.unlink()
+    again = upstream.locate(_release("2.0.0rc1"), ASCEND_RUNNER, cache)
+    assert again.source.text == RUNNER.decode()
+    assert len(published.downloads) == 2
+    assert archives.is_whole(kept)
+
+
+def test_an_index_that_cannot_be_reached_is_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index on a local port nothing listens on: no network is touched."""
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    pauses: list[float] = []
+    monkeypatch.setattr(index.time, "sleep", pauses.append)
+    with pytest.raises(BadInput) as error:
+        upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path)
+    assert "could not be reached" in error.value.findings[0].message
+    assert len(pauses) == index.ATTEMPTS - 1, "retried"
+    with pytest.raises(BadInput) as listing:
+        upstream.release_versions("vllm-ascend")
+    assert "could not be reached" in listing.value.findings[0].message
+
+
+def test_with_no_index_configured_nothing_is_asked_of_pypi(tmp_path: Path) -> None:
+    """The suite's default (conftest): pip's no-index, no find-links."""
+    with pytest.raises(BadInput) as error:
+        upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path)
+    assert "no-index" in error.value.findings[0].message
+
+
+# --- archives read as text --------------------------------------------------------------------
+
+
+def _tar(path: Path, members: dict[str, bytes], link: str = "") -> Path:
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        if link:
+            info = tarfile.TarInfo(link)
+            info.type = tarfile.SYMTYPE
+            info.linkname = "/etc/passwd"
+            archive.addfile(info)
+    return path
+
+
+@pytest.mark.parametrize("name", ["pkg-1/../../evil.py", "/etc/pkg.py", "pkg-1/a\\..\\b.py"])
+def test_an_sdist_with_an_unsafe_name_is_refused(tmp_path: Path, name: str) -> None:
+    sdist = _tar(tmp_path / "pkg-1.tar.gz", {"pkg-1/pkg/ok.py": b"a = 1\n", name: b"x = 1\n"})
+    with pytest.raises(BadInput):
+        archives.python_members(sdist, "pkg")
+
+
+def test_a_link_in_an_sdist_is_never_followed(tmp_path: Path) -> None:
+    sdist = _tar(tmp_path / "pkg-1.tar.gz", {"pkg-1/pkg/ok.py": b"a = 1\n"}, "pkg-1/pkg/l.py")
+    assert archives.python_members(sdist, "pkg") == {"pkg/ok.py": b"a = 1\n"}
+    with pytest.raises(BadInput):
+        archives.read_member(sdist, "pkg/l.py")
+
+
+def test_an_archive_is_whole_only_to_its_end(tmp_path: Path) -> None:
+    sdist = _tar(tmp_path / "pkg-1.tar.gz", {"pkg-1/pkg/a.py": hashlib.sha256().digest() * 999})
+    assert archives.is_whole(sdist)
+    sdist.write_bytes(sdist.read_bytes()[:-200])
+    assert not archives.is_whole(sdist)
+
+
+# --- through the command line -----------------------------------------------------------------
+
+
+def _runner(folder: Path) -> Path:
+    runner = folder / "npu_model_runner.py"
+    runner.write_text(
+        "from vllm_ascend.worker.model_runner_v1 import NPUModelRunner\n\n\n"
+        "class OmniNPUModelRunner(NPUModelRunner):\n"
+        "    def execute_model(self):\n        x = self.step()\n        return x\n"
+    )
+    return runner
+
+
+def test_bases_ranks_sdist_releases_with_the_rest(
+    cli: Cli, published: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = _runner(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = cli.loud("--cache-dir", "cache", "bases", str(runner))
+    assert result.exit_code == 0, result.stderr
+    ranked = [line.split("\t")[0] for line in result.stdout.splitlines()]
+    assert ranked == ["vllm-ascend==2.0.0rc1", "vllm-ascend==1.0.0"]
+    assert "best base: vllm-ascend==2.0.0rc1" in result.stderr
+
+
+def test_a_release_that_does_not_exist_is_one_line_and_exit_2(
+    cli: Cli, published: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = _runner(tmp_path)
+    result = cli("--cache-dir", "cache", "bases", "--candidates", "1.5.0", str(runner))
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("vllm-ascend==1.5.0:") and " OP003 " in line
+
+
+@pytest.mark.parametrize(
+    ("omni", "noted"),
+    [
+        pytest.param("vllm-omni==3.1.0", True, id="other-vllm"),
+        pytest.param("vllm-omni==2.0.1", False, id="same-vllm"),
+        pytest.param("", False, id="no-release"),
+    ],
+)
+def test_a_vllm_mismatch_between_omni_and_ascend_is_noted_once(
+    published: LocalIndex, tmp_path: Path, omni: str, noted: bool
+) -> None:
+    from omni_port import api
+
+    settings = api.Settings(cache=tmp_path / "cache")
+    notes = api.vllm_pairing_notes(omni, "vllm-ascend==2.0.0rc1", settings)
+    assert [n.code.value for n in notes] == (["OP511"] if noted else [])
+    if noted:
+        assert "vLLM 3.1" in notes[0].message and "vLLM 2.0.0" in notes[0].message
