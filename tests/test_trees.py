@@ -35,12 +35,21 @@ def test_a_tree_is_parsed_once_and_then_read_back(
     assert trees.parsed(source, tmp_path) == first
 
 
-def test_other_bytes_or_another_path_are_parsed_anew(tmp_path: Path) -> None:
+def test_other_bytes_are_parsed_anew_and_another_path_is_named_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path)
     changed = decode(TEXT.replace("os.sep", "os.pathsep").encode(), "a.py")
     assert "pathsep" in trees.parsed(changed, tmp_path).lines[-1]
+    assert len(_entries(tmp_path)) == 2
+
+    def refuse(text: str, path: str) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(parser, "parse", refuse)
     moved = trees.parsed(decode(TEXT.encode(), "b.py"), tmp_path)
-    assert moved.path == "b.py"
+    assert moved.path == "b.py", "one entry per content, named as this run gave it"
+    assert trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path).path == "a.py"
 
 
 def test_a_damaged_entry_is_parsed_again(tmp_path: Path) -> None:
@@ -96,3 +105,35 @@ def test_entries_of_another_stamp_go_once_they_are_a_day_old(tmp_path: Path) -> 
     assert old.name not in names
     assert recent.name in names, "another omni-port sharing the cache keeps today's trees"
     assert len(names) == 2, names
+
+
+def test_entries_unused_for_a_month_go_whatever_their_stamp(tmp_path: Path) -> None:
+    kept = trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path)
+    (used,) = _entries(tmp_path)
+    forgotten = tmp_path / "trees" / f"cccc-{trees._stamp()}.pickle"
+    forgotten.write_bytes(used.read_bytes())
+    month_and_a_bit = trees.UNUSED_AFTER + 60
+    for path in (used, forgotten):
+        os.utime(path, (path.stat().st_atime, path.stat().st_mtime - month_and_a_bit))
+    assert trees.parsed(decode(TEXT.encode(), "a.py"), tmp_path) == kept  # a use refreshes
+    trees._prune.cache_clear()
+    trees.parsed(decode(b"x = 1\n", "b.py"), tmp_path)
+    names = {p.name for p in _entries(tmp_path)}
+    assert used.name in names and forgotten.name not in names
+
+
+def test_an_upstream_file_of_the_user_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omni_port import api
+
+    path = tmp_path / "model_runner_v1.py"
+    path.write_text(TEXT)
+    settings = api.Settings(cache=tmp_path / "cache")
+    first = api.load_upstream(str(path), settings)
+
+    def refuse(text: str, path: str) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(parser, "parse", refuse)
+    assert api.load_upstream(str(path), settings).tree == first.tree

@@ -62,9 +62,8 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
     source = located.source
-    # A release never changes: its tree is kept. A file of the user's is parsed each time.
-    kept = settings.cache if spec.kind is SpecKind.PYPI else None
-    tree = trees.parsed(source, kept)
+    # Trees are kept by content hash: a release's, a commit's and a user's file alike.
+    tree = trees.parsed(source, settings.cache)
     return Upstream(located.label, source.sha256, tree, class_name=class_name)
 
 
@@ -113,17 +112,51 @@ def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
     return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
 
 
-def default_vllm_specs(texts: Sequence[str]) -> list[str]:
-    """The target vLLM of the source release (or checkout), and the minors around it."""
-    version = ""
+def omni_version(texts: Sequence[str]) -> str:
+    """The vllm-omni version of the first source that tells (a release, or a checkout's
+    ``_version.py``); "" when none does."""
     for text in texts:
         spec = parse_spec(text, "vllm-omni")
         if spec.kind is SpecKind.PYPI:
-            version = spec.version
-        elif spec.kind is SpecKind.PATH:
+            return spec.version
+        if spec.kind is SpecKind.PATH:
             version = vllm_delta.omni_version_of(Path(spec.path))
-        if version:
-            break
+            if version:
+                return version
+    return ""
+
+
+def vllm_pairing_notes(source: str, upstream: str, settings: Settings) -> list[Finding]:
+    """One note (OP511) when the vllm-omni ``source`` and the vllm-ascend ``upstream`` run
+    on different vLLM releases: the generated runners then call APIs of both. Nothing when
+    either side cannot tell (a path without metadata, an upstream that cannot be had)."""
+    version = omni_version([source]) if source else ""
+    ascend = parse_spec(upstream, "vllm-ascend")
+    if not version:
+        return []
+    try:
+        metadata = vllm_sources.ascend_metadata(ascend, settings.cache, settings.progress)
+    except BadInput:
+        return []
+    pairing = vllm_sources.pairing_from_metadata(metadata or "")
+    omni_target = vllm_delta.target_vllm(version)
+    if pairing is None or _minor(pairing.version) == _minor(omni_target):
+        return []
+    message = (
+        f"vllm-omni {version} targets vLLM {_minor(omni_target)}, while {ascend.label} runs on "
+        f"vLLM {pairing.version} ({pairing.evidence}): the generated runners call APIs of "
+        "both vLLM releases"
+    )
+    return [Finding(Code.OP511, ascend.label, 0, message, severity=Severity.NOTE)]
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def default_vllm_specs(texts: Sequence[str]) -> list[str]:
+    """The target vLLM of the source release (or checkout), and the minors around it."""
+    version = omni_version(texts)
     if not version:
         message = "cannot tell which vLLM release the sources target; pass --vllm vllm==X"
         raise BadInput.at(Code.OP005, texts[0], 0, message)

@@ -1,10 +1,11 @@
 """Statement trees of upstream modules, parsed once per content and kept in the cache.
 
-Parsing a 3,500-line runner module with libcst costs most of a sync. A release never
-changes, so its tree is stored beside the download, keyed by the sha256 of the source
-and a stamp of everything that shapes a tree (the parser modules, Python, libcst). A
-missing, stale or unreadable entry is simply parsed again: the cache can only be slower,
-never different.
+Parsing a 3,500-line runner module with libcst costs most of a sync. So every tree is
+stored in the cache, a release's, a commit's and a user's file alike, keyed by the sha256
+of the source and a stamp of everything that shapes a tree (the parser modules, Python,
+libcst). A missing, stale or unreadable entry is simply parsed again: the cache can only
+be slower, never different. A file being edited leaves a tree per saved version behind,
+so entries unused for a month go too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import functools
 import hashlib
 import importlib.util
 import io
+import os
 import pickle
 import sys
 from collections.abc import Callable
@@ -73,13 +75,16 @@ def parsed(source: SourceText, cache: Path | None) -> Tree:
 
 #: A stale entry (another parser's stamp) unused this long goes when the cache is written.
 STALE_AFTER = 24 * 3600.0
+#: Any entry unused this long goes too (each use refreshes its time).
+UNUSED_AFTER = 30 * 24 * 3600.0
 
 
 def _store(entry: Path, tree: Tree | None) -> None:
     """Keep ``tree`` at ``entry``; a read-only cache costs the next run a parse, nothing
     else. The first write of a run also drops entries of other stamps written over a day
     ago: every parser change would otherwise leave a whole cache of trees behind, and a
-    day spares a second omni-port of another version sharing the cache."""
+    day spares a second omni-port of another version sharing the cache. Entries unused
+    for ``UNUSED_AFTER`` go whatever their stamp."""
     with contextlib.suppress(BadInput):
         write_atomic(entry, _dumps(tree))
     _prune(entry.parent)
@@ -91,10 +96,11 @@ def _prune(folder: Path) -> None:
 
     now = time.time()
     current = f"-{_stamp()}.pickle"
-    for stale in folder.glob("*.pickle"):
+    for entry in folder.glob("*.pickle"):
         with contextlib.suppress(OSError):
-            if not stale.name.endswith(current) and now - stale.stat().st_mtime > STALE_AFTER:
-                stale.unlink()
+            age = now - entry.stat().st_mtime
+            if age > UNUSED_AFTER or (not entry.name.endswith(current) and age > STALE_AFTER):
+                entry.unlink()
 
 
 def _load(entry: Path, path: str) -> Tree | None:
@@ -102,8 +108,22 @@ def _load(entry: Path, path: str) -> Tree | None:
         tree = pickle.loads(entry.read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
         return None
-    # Diagnostics name the source as this run was given it, not as the first run was.
-    return tree if isinstance(tree, Tree) and tree.path == path else None
+    if not isinstance(tree, Tree):
+        return None
+    _touch(entry)
+    return _named(tree, path)
+
+
+def _named(tree: Tree, path: str) -> Tree:
+    """``tree`` under the path this run was given: one entry serves the same bytes at any
+    path (a release and a copy of its module), and diagnostics name the source as given."""
+    return tree if tree.path == path else dataclasses.replace(tree, path=path)
+
+
+def _touch(entry: Path) -> None:
+    """Mark an entry used now (pruning goes by the time of last use)."""
+    with contextlib.suppress(OSError):
+        os.utime(entry)
 
 
 def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None) -> Tree | None:
@@ -119,8 +139,9 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
             OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError
         ):
             kept = pickle.loads(entry.read_bytes())
-            if kept is None or (isinstance(kept, Tree) and kept.path == path):
-                return kept
+            if kept is None or isinstance(kept, Tree):
+                _touch(entry)
+                return kept if kept is None else _named(kept, path)
     code = parser.member_source(text, owner, name)
     tree = None
     if code is not None:

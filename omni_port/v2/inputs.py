@@ -16,7 +16,6 @@ from omni_port.errors import BadInput
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry, parse_allow_list
 from omni_port.model import Code
-from omni_port.pyast.syntax import Tree
 from omni_port.sources import trees
 from omni_port.sources.textio import SourceText, read_source
 from omni_port.sources.upstream import (
@@ -82,7 +81,7 @@ def load_npu(
     """vllm-ascend's V2 runner module, parsed, as the upstream of the composition's copies."""
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_V2_RUNNER, cache, progress)
-    tree = _parsed(located.source, spec.kind, cache)
+    tree = trees.parsed(located.source, cache)
     name = class_name or overrides.NPU_CLASS
     return Upstream(located.label, located.source.sha256, tree, ASCEND_V2_MODULE, name)
 
@@ -91,13 +90,8 @@ def load_vllm(text: str, cache: Path, progress: Progress | None = None) -> Upstr
     """vLLM's V2 runner module of one release (or path), parsed."""
     spec = parse_spec(text, "vllm")
     located = vllm_delta.locate_vllm(spec, cache, progress, VLLM_V2_RUNNER)
-    tree = _parsed(located.source, spec.kind, cache)
+    tree = trees.parsed(located.source, cache)
     return Upstream(located.label, located.source.sha256, tree, VLLM_V2_MODULE)
-
-
-def _parsed(source: SourceText, kind: SpecKind, cache: Path) -> Tree:
-    """A release never changes: its tree is kept in the cache. A user's file is parsed."""
-    return trees.parsed(source, cache if kind is SpecKind.PYPI else None)
 
 
 def paired_vllm(upstream: str, cache: Path) -> str:
