@@ -148,6 +148,11 @@ class Code(enum.StrEnum):
         "argument-mismatch",
         "Arguments or unpacking targets do not fit the parameters or fields they fill.",
     )
+    OP511 = (
+        "OP511",
+        "vllm-mismatch",
+        "The vllm-omni and vllm-ascend releases run on different vLLM releases.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

@@ -46,6 +46,7 @@ from omni_port.api.inputs import (
     read_patches,
     recorded_sources,
     verification_context,
+    vllm_pairing_notes,
     with_history,
 )
 from omni_port.api.run import (
@@ -89,6 +90,7 @@ __all__ = [
     "load_vllm_bases",
     "parse_source",
     "parse_upstream",
+    "patches_source",
     "port_text",
     "previous_outputs",
     "read_lock",
@@ -100,6 +102,7 @@ __all__ = [
     "verification_context",
     "verify",
     "verify_files",
+    "vllm_pairing_notes",
     "with_history",
 ]
 

@@ -96,6 +96,8 @@ def sync_command(
     patch_set, _ = api.read_patches(directory)
     mode = history_mode or config.history
     loaded, history_notes = api.with_history(loaded, options.settings, patch_set, mode=mode)
+    source = api.patches_source(patch_set, "")
+    history_notes += api.vllm_pairing_notes(source, loaded.label, options.settings)
     # Headers and the lock name inputs relative to the repository root, never the cwd.
     loaded = replace(
         loaded,
