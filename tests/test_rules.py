@@ -1,8 +1,7 @@
 """The evidence rules of the placement engine on golden cases: tests/data/rules/<rule>/<case>/.
 
-``merge3`` cases hold three versions of some statements (``base.py``, ``omni.py``,
-``upstream.py``) and the merge (``expected.py``) or the reason it clashes
-(``expected.txt``). Every other rule's cases are whole upgrades, as in test_splice: the
+Every case is a whole upgrade, as in test_splice, in the folder named after the rule's
+``decided_by`` value (``upstream-history``, ``merge3``, ...): the
 base the omni module was ported from, the omni module, the new upstream, and optionally
 ``order`` (labels of upstream history, oldest first: ``base.py``, ``upstream.py`` and
 other ``.py`` files of the case) and ``catalog.md`` (Location lines, by block id: ``id:
@@ -11,8 +10,9 @@ counterparts); expected are the generated module (``expected.py``) and every blo
 fate with the rules that decided it (``expected.txt``).
 
 A case named ``yes_*`` is one the rule decides (its name is among the ``decided_by`` of
-some block; a merge3 case merges); ``no_*`` is one it must leave alone (no block is decided
-by it; a merge3 case clashes). Every rule has both.
+some block); ``no_*`` is one it must leave alone (no block is decided by it). Every rule
+has both. The three-way statement merge below the engine has its own cases
+(tests/test_merge3.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from omni_port.api import SyncResult
 from omni_port.model import PatchSet, Rule, Status
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release
-from omni_port.sync.rules import merge3
 from tests.golden import DATA, check_file
 
 RULES = DATA / "rules"
@@ -41,31 +40,13 @@ def _engine_cases() -> list[str]:
     return [
         f"{rule.name}/{case}"
         for rule in sorted(RULES.iterdir())
-        if rule.is_dir() and rule.name != "merge3"
+        if rule.is_dir()
         for case in _cases(rule.name)
     ]
 
 
 def _text(folder: Path, name: str) -> str:
     return (folder / name).read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize("case", _cases("merge3"))
-def test_merge3(case: str) -> None:
-    folder = RULES / "merge3" / case
-    merged = merge3.merge(
-        _text(folder, "base.py"), _text(folder, "omni.py"), _text(folder, "upstream.py")
-    )
-    if case.startswith("no_"):
-        assert isinstance(merged, merge3.Clash), "merged, but the case must clash"
-        check_file(folder / "expected.txt", f"clash: {merged.reason}\n")
-        return
-    assert isinstance(merged, merge3.Merged), f"clashed: {getattr(merged, 'reason', '')}"
-    compile(merged.text, "expected.py", "exec")
-    check_file(folder / "expected.py", merged.text)
-    # Merging the result again changes nothing: upstream's edits are in it now.
-    again = merge3.merge(_text(folder, "base.py"), merged.text, _text(folder, "upstream.py"))
-    assert isinstance(again, merge3.Merged) and again.text == merged.text
 
 
 def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
@@ -100,10 +81,6 @@ def _fates(result: SyncResult) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-#: The rule each directory of cases is about, as ``decided_by`` names it.
-_RULE_NAMES = {"history": Rule.HISTORY, "moves": Rule.MERGE3}
-
-
 @pytest.mark.parametrize("case", _engine_cases())
 def test_rule_case(case: str) -> None:
     folder = RULES / case
@@ -114,7 +91,7 @@ def test_rule_case(case: str) -> None:
     check_file(folder / "expected.txt", _fates(result))
     assert _run(folder)[1].files == result.files, "a second sync must be byte-identical"
     directory, name = case.split("/")
-    rule = _RULE_NAMES[directory] if directory in _RULE_NAMES else Rule(directory)
+    rule = Rule(directory)
     decided = [p.block_id for p in result.placements if rule in p.decided_by]
     if name.startswith("yes_"):
         assert decided, f"no block decided by {rule.value}"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from omni_port import report
-from omni_port.model import Code, Finding
+from omni_port.model import Code, Finding, Resolution
 from omni_port.patches import lockfile
 from omni_port.sync import locate
 from omni_port.sync.splice import CONFLICT_OPEN
@@ -226,7 +226,7 @@ def test_resolve_refuses_a_place_that_would_not_hold(
     monkeypatch.setattr(
         locate,
         "resolution_at",
-        lambda slot: locate.Resolution("self.nowhere()", (), ()) if slot else real(slot),
+        lambda slot: Resolution("self.nowhere()", (), ()) if slot else real(slot),
     )
     result = cli("resolve", BLOCK, "--at", "#1")
     assert result.exit_code == 2

@@ -60,6 +60,7 @@ from omni_port.extract.extractor import Extraction, ExtractOptions, extract_modu
 from omni_port.gpu.transplant import Merged
 from omni_port.model import Finding, PatchSet, Placement
 from omni_port.patches import lockfile
+from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, decode, sha256
@@ -137,7 +138,8 @@ def extract_text(
     """
     source = _decoded(text, path or name)
     theirs = _decoded(counterpart, "counterpart.py") if counterpart is not None else None
-    return extract_module(source, name, base, options or ExtractOptions(), theirs)
+    with memo.run():
+        return extract_module(source, name, base, options or ExtractOptions(), theirs)
 
 
 def _decoded(text: str | SourceText, path: str) -> SourceText:
@@ -185,7 +187,8 @@ def extract(
     sources: Sequence[Located], base: Upstream | None, options: ExtractOptions
 ) -> tuple[PatchSet, list[Finding]]:
     """Extract every located runner; BadInput lists every bad one and none is kept."""
-    return extract_all(sources, base, options)
+    with memo.run():
+        return extract_all(sources, base, options)
 
 
 def sync(

@@ -14,11 +14,12 @@ from omni_port import TOOL
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
-from omni_port.model import Code, Finding, ModulePatches, PatchSet, Severity
+from omni_port.model import Code, Copy, Finding, ModulePatches, PatchSet, Severity
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import Tree
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
 from omni_port.sources.textio import read_source
@@ -26,6 +27,7 @@ from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
     Progress,
+    Release,
     SpecKind,
     Upstream,
     default_cache,
@@ -94,6 +96,50 @@ def with_history(
             return upstream, [note]
     releases, _, notes = history.load(names, settings.cache, settings.progress)
     return replace(upstream, history=releases), notes
+
+
+def with_members(upstream: Upstream, patch_set: PatchSet) -> Upstream:
+    """``upstream`` with each release of its history holding the copied members a sync of
+    ``patch_set`` reads, each parsed on its own (parsing a whole module per release would
+    cost more than the rest of a sync; kept in the release's cache when it has one).
+
+    Only modules whose base is in the history read it, as the sync does; a release that
+    lacks a member holds None for it.
+    """
+    labels = {release.label for release in upstream.history}
+    wanted = sorted(
+        {
+            (
+                upstream.class_name
+                if copy.upstream_owner and upstream.class_name
+                else copy.upstream_owner,
+                copy.upstream_name,
+            )
+            for module in patch_set.modules
+            if module.base in labels
+            for copy in module.pieces
+            if isinstance(copy, Copy)
+        }
+    )
+    if not wanted:
+        return upstream
+    releases = tuple(
+        release
+        if release.label == upstream.label
+        else replace(release, members={**release.members, **_members(release, wanted)})
+        for release in upstream.history
+    )
+    return replace(upstream, history=releases)
+
+
+def _members(
+    release: Release, wanted: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], Tree | None]:
+    return {
+        (owner, name): trees.member_tree(release.text, release.label, owner, name, release.cache)
+        for owner, name in wanted
+        if (owner, name) not in release.members
+    }
 
 
 def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port import TOOL
-from omni_port.api.inputs import read_patches
+from omni_port.api.inputs import read_patches, with_members
 from omni_port.errors import BadInput
 from omni_port.gpu import transplant
 from omni_port.model import Code, Finding, PatchSet, Placement
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
+from omni_port.pyast import memo
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Upstream
 from omni_port.sync.pipeline import SyncResult
@@ -62,12 +63,17 @@ def sync_patches(
     Raises BadInput (OP004) when the upstream lacks a class the copies come from.
     """
     files = dict(patch_files) if patch_files is not None else render_patch_set(patches, tool)
-    if not transplants:
-        return Synced(sync_patch_set(patches, files, upstream, tool, command, locations=locations))
-    merged = transplant.merge(patches, transplants)
-    result = sync_patch_set(
-        merged.patches, files, upstream, tool, command, merged.inputs, locations
-    )
+    with memo.run():
+        if not transplants:
+            upstream = with_members(upstream, patches)
+            return Synced(
+                sync_patch_set(patches, files, upstream, tool, command, locations=locations)
+            )
+        merged = transplant.merge(patches, transplants)
+        upstream = with_members(upstream, merged.patches)
+        result = sync_patch_set(
+            merged.patches, files, upstream, tool, command, merged.inputs, locations
+        )
     return Synced(result, merged)
 
 
@@ -81,7 +87,8 @@ def verify_files(
     modules = {
         name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
     }
-    findings = checks.verify(modules, placements, checks.overrides_of(patches), context)
+    with memo.run():
+        findings = checks.verify(modules, placements, checks.overrides_of(patches), context)
     # A conflict left in a module is an error of its own: the runner lacks that block.
     return [*conflict_findings(modules), *findings]
 

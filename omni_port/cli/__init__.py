@@ -26,6 +26,7 @@ import click
 from omni_port import __version__, report
 from omni_port.errors import BadInput
 from omni_port.model import Finding, Report, Severity
+from omni_port.pyast import memo
 from omni_port.sources.config import Config, load
 from omni_port.sources.upstream import Progress, default_cache
 
@@ -100,7 +101,8 @@ def handle_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
-            result = command(*args, **kwargs)
+            with memo.run():  # a command is one run: pure answers are kept until it ends
+                result = command(*args, **kwargs)
         except BadInput as error:
             for finding in error.findings:
                 click.echo(report.text_line(finding), err=True)

@@ -7,10 +7,10 @@ anything that cannot be read resolves to nothing rather than to a guess.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from omni_port.pyast import memo
 from omni_port.pyast.packages import (
     FUNCTIONS,
     Class,
@@ -145,7 +145,7 @@ def _bindings_of(
     return found.defs, found.imports, [*found.other, *stars]
 
 
-@functools.lru_cache(maxsize=256)
+@memo.memoized
 def _module_index(tree: ast.Module) -> tuple[dict[str, _Bindings], tuple[ast.ImportFrom, ...]]:
     """Every module-level binding by name, and the star imports (one pass per module: a run
     resolves hundreds of names in the same few modules)."""

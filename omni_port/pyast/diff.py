@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import functools
 import itertools
 import keyword
 import re
@@ -11,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from omni_port.pyast import memo
 from omni_port.pyast.syntax import Stmt, Suite
 
 #: Compound statements whose headers are at least this similar are the same statement
@@ -31,7 +31,7 @@ _TOKEN = re.compile(
 _GENERIC = frozenset(keyword.kwlist) | {"self", "None", "True", "False"}
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@memo.memoized
 def tokens(key: str) -> tuple[str, ...]:
     """The tokens that identify a statement: names, attributes, numbers and strings.
 
@@ -56,7 +56,7 @@ _FIELD = re.compile(r"^(?P<name>[A-Za-z_]\w*): [^=]+$")
 SAME_FIELD = 0.9
 
 
-@functools.lru_cache(maxsize=1 << 18)
+@memo.memoized
 def similarity(a: str, b: str) -> float:
     """Similarity of two normalized statements in [0, 1]; 1.0 only when equal.
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 from collections.abc import Iterator, Sequence
 
+from omni_port.pyast import memo
 from omni_port.pyast.packages import (
     COMPREHENSIONS,
     FUNCTIONS,
@@ -44,7 +44,7 @@ def unbound_reads(
     return flow.unbound
 
 
-@functools.lru_cache(maxsize=64)
+@memo.memoized
 def hazards(function: Function) -> frozenset[str]:
     """Locals ``function`` itself reads somewhere they are not bound on every path."""
     lines = frozenset(range(function.lineno, (function.end_lineno or function.lineno) + 1))

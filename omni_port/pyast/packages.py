@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard, TypeVar
 
+from omni_port.pyast import memo
 from omni_port.pyast.syntax import find_def, import_bindings
 
 T = TypeVar("T")
@@ -52,11 +52,16 @@ class World:
     covered: frozenset[str]
     #: Every dotted name with modules below it.
     packages: frozenset[str]
+    #: The trees parsed so far, by module: one tree per module for the world's life, so a
+    #: class found twice is one class (hierarchies tell classes apart by their nodes).
+    parsed: dict[str, ast.Module | None] = field(default_factory=dict, compare=False, hash=False)
 
     def tree(self, module: str) -> ast.Module | None:
         """The module's syntax tree; None when its text is not given or does not parse."""
-        text = self.texts.get(module)
-        return None if text is None else _parse(text)
+        if module not in self.parsed:
+            text = self.texts.get(module)
+            self.parsed[module] = None if text is None else _parse(text)
+        return self.parsed[module]
 
     def exists(self, module: str) -> bool:
         """Whether ``module`` is a given module or a package with given modules below it."""
@@ -73,7 +78,6 @@ class World:
         return module if module in self.packages else module.rpartition(".")[0]
 
 
-@functools.lru_cache(maxsize=256)
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -90,7 +94,7 @@ class Names:
     open: bool
 
 
-@functools.lru_cache(maxsize=256)
+@memo.memoized
 def module_exports(tree: ast.Module) -> Names:
     """What ``from <module> import name`` may take: its bindings plus ``__all__``."""
     names = scope_bindings(tree.body) | _dunder_all(tree)
@@ -269,10 +273,12 @@ def import_target(tree: ast.Module, name: str, package: str) -> str | None:
 def class_hierarchy(world: World, start: Class) -> Hierarchy:
     """``start`` and every base class that could be read, in method resolution order."""
     unknown: list[str] = []
-    bases_of: dict[int, list[Class]] = {}
+    # Keyed by the class node itself, not its id(): a node parsed for this walk may be
+    # freed and its id reused by another before the walk ends.
+    bases_of: dict[ast.ClassDef, list[Class]] = {}
 
     def bases(current: Class) -> list[Class]:
-        if id(current.node) not in bases_of:
+        if current.node not in bases_of:
             found_bases = []
             for base in current.node.bases:
                 expr = base.value if isinstance(base, ast.Subscript) else base
@@ -282,10 +288,10 @@ def class_hierarchy(world: World, start: Class) -> Hierarchy:
                     found_bases.append(found)
                 elif found is not None:
                     unknown.append(found)
-            bases_of[id(current.node)] = found_bases
-        return bases_of[id(current.node)]
+            bases_of[current.node] = found_bases
+        return bases_of[current.node]
 
-    classes = c3_linearization(start, bases, lambda c: id(c.node))
+    classes = c3_linearization(start, bases, lambda c: c.node)
     return Hierarchy(tuple(classes), tuple(dict.fromkeys(unknown)))
 
 
@@ -335,14 +341,14 @@ def _first_of_each(items: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
     return kept
 
 
-@functools.lru_cache(maxsize=64)
+@memo.memoized
 def class_names(node: ast.ClassDef) -> Names:
     """Class-level names plus every ``self.<attr>`` its methods assign."""
     names = scope_bindings(node.body) | instance_attributes(node)
     return Names(frozenset(names), bool({"__getattr__", "__getattribute__"} & names))
 
 
-@functools.lru_cache(maxsize=64)
+@memo.memoized
 def instance_attributes(node: ast.ClassDef) -> frozenset[str]:
     """Every ``self.<attr>`` the class's methods assign (or ``setattr`` by name)."""
     names = set()

@@ -7,9 +7,9 @@ start fast; the CPython parser gives positions and keys (see ``syntax``).
 from __future__ import annotations
 
 import ast
-import functools
 
 from omni_port.model import Code, Finding
+from omni_port.pyast import memo
 from omni_port.pyast.syntax import Tree, dedent_code, syntax_error
 
 
@@ -74,7 +74,7 @@ def member_source(text: str, owner: str, name: str) -> str | None:
     return dedent_code("\n".join(lines)) + "\n"
 
 
-@functools.lru_cache(maxsize=32)
+@memo.memoized
 def _module_ast(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)

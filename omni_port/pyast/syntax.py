@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import functools
 import hashlib
 import io
 import tokenize
@@ -21,6 +20,7 @@ from typing import TypeVar, overload
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.pyast import memo
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +296,7 @@ def dedent_code(code: str) -> str:
 _MULTILINE_STRING_MARKS = ('"""', "'''", "\\")
 
 
-@functools.lru_cache(maxsize=8192)
+@memo.memoized
 def string_interior_lines(code: str) -> frozenset[int]:
     """1-based lines of ``code`` that continue a multi-line string (their text is data)."""
     if not any(mark in code for mark in _MULTILINE_STRING_MARKS):

@@ -14,7 +14,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -162,6 +162,10 @@ class Release:
     text: str
     #: Where parsed trees of its members may be kept (None: parsed each time).
     cache: Path | None = field(default=None, compare=False)
+    #: The copied members a sync reads, each parsed on its own, by (class, name):
+    #: filled by the API before a sync (``api.inputs.with_members``), None for a
+    #: member the release lacks.
+    members: Mapping[tuple[str, str], Tree | None] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

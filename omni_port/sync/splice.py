@@ -34,8 +34,8 @@ from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_def, header_end
 from omni_port.report import shorten
 from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
-from omni_port.sync.rules import catalog
-from omni_port.sync.rules.history import MemberHistory, copy_release, member_history
+from omni_port.sync.evidence import catalog
+from omni_port.sync.evidence.history import MemberHistory, copy_release, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -242,7 +242,7 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
         ident = decision.block.id
         if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
             assembly.notes.append((ident, _history_finding(module, decision, upstream)))
-        if decision.disputed and not decision.conflict:
+        if decision.dispute is not None and not decision.conflict:
             assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
         if _breaks_location(decision, known, member):
             constraint = known.constraints[ident]
@@ -310,7 +310,7 @@ def _member_history(
         return None
     target = Release(upstream.label, "")
     return member_history(
-        upstream.history, module.base, target, upstream.tree, owner, copy.upstream_name
+        upstream.history, module.base, target, upstream.tree, (owner, copy.upstream_name)
     )
 
 
@@ -506,7 +506,7 @@ def _counterpart_finding(
     line = decision.slot.line() if decision.slot is not None else 0
     message = (
         f"{module.name}: block {decision.block.id} is placed as the NPU runner has it, but "
-        f"{decision.disputed}: check which runner is right"
+        f"{decision.dispute.why if decision.dispute else ''}: check which runner is right"
     )
     return Finding(Code.OP308, upstream.label, line, message, severity=Severity.NOTE)
 
@@ -518,7 +518,8 @@ def _history_finding(
     older release (every part of it upstream changed since is such a lag too)."""
     line = decision.slot.line() if decision.slot is not None else 0
     code = Code.OP306 if decision.lag or decision.doubt else Code.OP307
-    message = f"{module.name}: edit {decision.block.id}: {decision.doubt or decision.reason}"
+    note = decision.doubt.text if decision.doubt is not None else decision.reason
+    message = f"{module.name}: edit {decision.block.id}: {note}"
     return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
 
 

@@ -68,12 +68,14 @@ class Resolver:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._hierarchies: dict[int, Hierarchy] = {}
-        self._locals: dict[int, frozenset[str]] = {}
+        # Keyed by the nodes themselves, never their id(): a node freed while this lives
+        # could hand its id to another one.
+        self._hierarchies: dict[ast.ClassDef, Hierarchy] = {}
+        self._locals: dict[Function, frozenset[str]] = {}
         self._members: dict[tuple[str, str], Target | None] = {}
-        self._records: dict[tuple[int, str], Signature | None] = {}
-        self._scopes: dict[int, list[ast.AST]] = {}
-        self._walks: dict[int, list[ast.AST]] = {}
+        self._records: dict[tuple[ast.ClassDef, str], Signature | None] = {}
+        self._scopes: dict[Function, list[ast.AST]] = {}
+        self._walks: dict[Function, list[ast.AST]] = {}
 
     def call(self, call: ast.Call, scope: Scope) -> Signature | None:
         """What the call may pass, when its callee resolves for certain."""
@@ -125,9 +127,9 @@ class Resolver:
         return class_member(Hierarchy(classes, ()), name)
 
     def hierarchy(self, cls: Class) -> Hierarchy:
-        if id(cls.node) not in self._hierarchies:
-            self._hierarchies[id(cls.node)] = class_hierarchy(self.world, cls)
-        return self._hierarchies[id(cls.node)]
+        if cls.node not in self._hierarchies:
+            self._hierarchies[cls.node] = class_hierarchy(self.world, cls)
+        return self._hierarchies[cls.node]
 
     def unpacked(self, value: ast.expr, scope: Scope) -> Signature | None:
         """The record type of an unpacked value: ``self.<attr>``, a local or a construction."""
@@ -143,7 +145,7 @@ class Resolver:
         """The one record class ``self.<attr>`` holds: what the methods that run (the first
         definition of each name along the bases) construct and assign to it, else its
         annotation. None when anything else may be assigned or the bases cannot be read."""
-        key = (id(cls.node), attr)
+        key = (cls.node, attr)
         if key not in self._records:
             self._records[key] = self._attribute_record(cls, attr)
         return self._records[key]
@@ -234,20 +236,20 @@ class Resolver:
 
     def _scope_of(self, function: Function) -> list[ast.AST]:
         """The nodes of a function's own scope (nested bodies excluded), computed once."""
-        if id(function) not in self._scopes:
-            self._scopes[id(function)] = list(scope_nodes(function.body))
-        return self._scopes[id(function)]
+        if function not in self._scopes:
+            self._scopes[function] = list(scope_nodes(function.body))
+        return self._scopes[function]
 
     def _walk(self, function: Function) -> list[ast.AST]:
         """Every node below a function, computed once."""
-        if id(function) not in self._walks:
-            self._walks[id(function)] = list(ast.walk(function))
-        return self._walks[id(function)]
+        if function not in self._walks:
+            self._walks[function] = list(ast.walk(function))
+        return self._walks[function]
 
     def _body_bindings(self, function: Function) -> frozenset[str]:
-        if id(function) not in self._locals:
-            self._locals[id(function)] = frozenset(scope_bindings(function.body))
-        return self._locals[id(function)]
+        if function not in self._locals:
+            self._locals[function] = frozenset(scope_bindings(function.body))
+        return self._locals[function]
 
 
 def calls_and_unpackings(

@@ -1,8 +1,63 @@
-"""The evidence rules of the placement engine, one module per kind of evidence.
+"""The placement rules, one module per kind of evidence, and their precedence.
 
-``locate`` asks them in a fixed order (see its docstring) and records which decided:
-``anchor`` (scores places against a block's anchor), ``history`` (what upstream releases
-say about an unmarked edit), ``convergent`` (upstream made omni's change), ``merge3`` (both
-sides edited one statement), ``catalog`` (the maintainers' ``Location:`` lines),
-``dataflow`` and ``layout`` (which side of new upstream code a block goes).
+``RULES`` is the order in which the engine (``sync.locate``) asks them each question (see
+``sync.rule``): where two rules could answer, the earlier one does. A rule module is
+named after the ``decided_by`` value it records (``upstream_history`` for
+``upstream-history``) and imports no other rule: what several rules read is evidence
+(``sync.evidence``), worked out once per run.
+
+The order, and why:
+
+1. ``resolved``: a maintainer's recorded choice wins over any evidence.
+2. ``upstream-history``: an unmarked edit whose text an upstream release holds at its
+   place is upstream's code, not omni's: the output follows the new upstream there.
+3. ``catalog``: the maintainers' ``Location:`` line rules out places before anything
+   picks among them.
+4. ``convergent``: upstream made omni's change (or added the block's code at its place):
+   nothing to carry, and code like the block's next to it is a conflict.
+5. ``order``: blocks of one member keep their order and never share statements, settled
+   before moved statements take upstream's edits (``merge3``).
+6. ``merge3``: both sides edited one statement: the edits merge, or it is a conflict.
+7. ``dataflow``, then ``counterpart``, then ``layout``: decide between two places of one
+   body with new upstream code between them (data flow also seconds a weak best place
+   and checks every chosen place against the new code next to it). ``anchor`` sits among
+   them for its own check: a place beside a neighbour the old body repeated, which the
+   new body has fewer of, is a conflict after data flow's verdict and before the
+   counterpart's dispute.
+8. ``stepwise``: where nothing above decided, the block is followed release by release
+   through upstream history; the walk only seconds the anchor's own best place.
+
+The ``anchor`` ranks the candidates every rule works on (it alone does), and a place it
+finds clear is taken unless a check above says otherwise.
 """
+
+from __future__ import annotations
+
+from omni_port.sync.rule import PlacementRule
+from omni_port.sync.rules import (
+    anchor,
+    catalog,
+    convergent,
+    counterpart,
+    dataflow,
+    layout,
+    merge3,
+    order,
+    resolved,
+    stepwise,
+    upstream_history,
+)
+
+RULES: tuple[PlacementRule, ...] = (
+    resolved.RULE,
+    upstream_history.RULE,
+    catalog.RULE,
+    convergent.RULE,
+    order.RULE,
+    merge3.RULE,
+    dataflow.RULE,
+    anchor.RULE,
+    counterpart.RULE,
+    layout.RULE,
+    stepwise.RULE,
+)

@@ -1,79 +1,111 @@
-"""Convergent edits: upstream made the change omni made, so there is nothing left to carry.
+"""The convergent rule: upstream made the change omni made, so nothing is left to carry.
 
-diff3's first rule: the same change on both sides is no conflict. omni's statements and
-upstream's compare as syntax trees, so comments, quotes and wrapping do not matter.
+diff3's first rule: the same change on both sides is no conflict. Where upstream changed
+the statements a block replaced into the block's own code, added the block's statements
+at its place, or changed a signature the way omni did, the output keeps upstream's code.
+Where upstream added similar code of its own next to the place (an echo), placing the
+block there could run it twice: a conflict.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import Stmt, dedent_code
+from omni_port.model import BlockKind, Rule
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, header_end
+from omni_port.sync.context import (
+    Answer,
+    Check,
+    Context,
+    Decision,
+    Dispute,
+    Tie,
+    conflict,
+    followed,
+)
+from omni_port.sync.evidence.code import echo, same_code, short, source, statements, with_body
+from omni_port.sync.evidence.history import Rebase
+from omni_port.sync.evidence.places import Scored, Slot
+from omni_port.sync.rule import Silent
 
-#: Least similarity of a new upstream statement to one of the block's for an echo.
-ECHO = 0.9
+#: What the output says when upstream's code is the block's own.
+SAME_CHANGE = "upstream made the same change"
+ADDED_THERE = "upstream added the same code there"
 
 
-def statements(code: str) -> list[str] | None:
-    """The statements of ``code`` as comparable trees (None when it does not parse)."""
-    try:
-        tree = ast.parse(dedent_code(code))
-    except SyntaxError:
+class Convergent(Silent):
+    name = Rule.CONVERGENT
+
+    def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:
+        """Upstream changed the replaced statements into the block's own code."""
+        block, tree = ctx.block, ctx.evidence.tree
+        if tree is None or (block.kind is BlockKind.DELETION and rebase is None):
+            return None
+        slot = best.slot
+        found = slot.suite.stmts[slot.index : slot.index + slot.span]
+        theirs = source(tree, found, header=block.kind is BlockKind.HEADER)
+        mine = with_body(block.code) if block.kind is BlockKind.HEADER else block.code
+        if not same_code(mine, theirs):
+            return None
+        return followed(block, best, ctx.top, (Rule.ANCHOR, self.name), SAME_CHANGE)
+
+    def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
+        """Upstream inserted the block's own statements between the two places, or code
+        like the block's (an echo: a conflict)."""
+        block, tree = ctx.block, ctx.evidence.tree
+        assert tree is not None
+        first = tie.first.slot
+        if block.kind is BlockKind.INSERTION and same_code(block.code, source(tree, tie.between)):
+            here = Scored(Slot(first.suite, first.path, first.index, len(tie.between)), 1.0, 1.0)
+            return followed(block, here, ctx.top, (self.name,), ADDED_THERE)
+        return _echoed(ctx, tie.between, ctx.top[0], tree)
+
+    def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
+        """The block's statements are upstream's already at the place, or next to it."""
+        block, tree = ctx.block, ctx.evidence.tree
+        proposal = check.proposal
+        chosen = proposal.chosen
+        if tree is None or not block.code.strip():
+            return None
+        if block.kind is BlockKind.INSERTION:
+            there = _already_there(block.code, chosen.slot, tree)
+            if there is not None:
+                here = Scored(there, chosen.score, 1.0)
+                rules = (*proposal.rules, self.name)
+                return followed(block, here, ctx.top, rules, ADDED_THERE)
+        return _echoed(ctx, (*check.before, *check.after), chosen, tree)
+
+    def sign(self, ctx: Context) -> Decision | None:
+        """Upstream changed the signature as omni did."""
+        tree = ctx.evidence.tree
+        assert tree is not None
+        member, block = ctx.member, ctx.block
+        theirs = with_body(dedent_code(tree.text(member.start, header_end(member))))
+        if not same_code(with_body(block.code), theirs):
+            return None
+        return Decision(block, None, 1.0, False, (), SAME_CHANGE, (self.name,), follow=True)
+
+
+def _echoed(ctx: Context, new: Sequence[Stmt], shown: Scored, tree: Tree) -> Decision | None:
+    """A conflict at ``shown`` when new upstream code nearly repeats one of the block's."""
+    echoed = echo(ctx.block.code, new, lambda s: source(tree, [s]))
+    if echoed is None:
         return None
-    return [ast.dump(node) for node in tree.body]
+    reason = f"upstream added similar code next to its place: `{short(echoed.key)}`"
+    return conflict(ctx.block, shown, ctx.top, reason)
 
 
-def same_code(omni: str, upstream: str) -> bool:
-    """Whether ``omni`` and ``upstream`` are the same statements (an empty deletion
-    counts as the same as nothing)."""
-    mine, theirs = statements(omni), statements(upstream)
-    return mine is not None and mine == theirs
-
-
-def holds(code: str, stmts: Sequence[Stmt], text: str) -> bool:
-    """Whether the statements ``stmts`` (whose source is ``text``) are exactly ``code``."""
-    return bool(stmts) and same_code(code, text)
-
-
-def echo(code: str, new: Sequence[Stmt], source: Callable[[Stmt], str]) -> Stmt | None:
-    """A new upstream statement that nearly repeats one of the block's: both sides added
-    the same code in their own words, and placing the block next to it could run it twice.
-
-    Simple statements compare by their whole text; compound ones by their header
-    (``if has_kv_transfer_group():``) or, when the header was reworded, by the whole
-    statement (``source`` gives an upstream statement's code).
-    """
-    try:
-        mine = ast.parse(dedent_code(code)).body
-    except SyntaxError:
+def _already_there(code: str, slot: Slot, tree: Tree) -> Slot | None:
+    """The place of upstream statements equal to the inserted code, right at ``slot``."""
+    size = len(statements(code) or [])
+    if not size:
         return None
-    for stmt in new:
-        for node in mine:
-            key = _first_line(node)
-            if key == stmt.key or (not stmt.clauses and similarity(key, stmt.key) >= ECHO):
-                return stmt
-            theirs = _whole(source(stmt)) if stmt.clauses and key != ast.unparse(node) else None
-            if theirs is not None and similarity(ast.unparse(node), theirs) >= ECHO:
-                return stmt
+    stmts = slot.suite.stmts
+    for start in (slot.index, slot.index - size):
+        run = stmts[max(start, 0) : start + size]
+        if start >= 0 and len(run) == size and same_code(code, source(tree, run)):
+            return Slot(slot.suite, slot.path, start, size)
     return None
 
 
-def _whole(code: str) -> str | None:
-    """A statement's code in one normal form (None when it does not parse)."""
-    try:
-        return ast.unparse(ast.parse(dedent_code(code)))
-    except SyntaxError:
-        return None
-
-
-def _first_line(node: ast.stmt) -> str:
-    """The key ``syntax`` gives a statement: a compound statement's header, else the whole."""
-    if isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.Try | ast.AsyncWith):
-        shallow = ast.parse(ast.unparse(node)).body[0]
-        for name in ("body", "orelse", "handlers", "finalbody"):
-            if hasattr(shallow, name):
-                setattr(shallow, name, [])
-        return " ".join(ast.unparse(shallow).split("\n"))
-    return ast.unparse(node)
+RULE = Convergent()

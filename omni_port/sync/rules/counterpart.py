@@ -1,4 +1,4 @@
-"""Omni's GPU runner as a second witness of a block's place.
+"""The counterpart rule: omni's GPU runner as a second witness of a block's place.
 
 The NPU runners carry the omni changes that the GPU runners make to vLLM's runner, so a
 block often has a counterpart there, with an anchor of its own (``Block.counterpart``).
@@ -12,21 +12,71 @@ NPU anchor alone found weak or tied, two records agree, and that decides it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from omni_port.model import Block, BlockKind
+from omni_port.model import Block, BlockKind, Rule
 from omni_port.pyast.syntax import Stmt, walk
 from omni_port.report import shorten
-from omni_port.sync.rules import dataflow
-from omni_port.sync.rules.anchor import ACCEPT, Scored, Slot, clear_place
+from omni_port.sync.context import (
+    Answer,
+    Check,
+    Context,
+    Decision,
+    Dispute,
+    Proposal,
+    Tie,
+    conflict,
+)
+from omni_port.sync.evidence.flow import flow_of_code
+from omni_port.sync.evidence.places import ACCEPT, WEAK_ACCEPT, Scored, Slot, clear_place
+from omni_port.sync.rule import Silent
 
 
-@dataclass(frozen=True, slots=True)
-class Dispute:
-    """The counterpart's place, and why the block's place there would differ in effect."""
+class Counterpart(Silent):
+    name = Rule.COUNTERPART
 
-    theirs: Scored
-    why: str
+    def second(self, ctx: Context) -> Answer | None:
+        """The weak best place, or another candidate, where the GPU runner has the code."""
+        seconded = _seconded(ctx.member, ctx.block, ctx.top)
+        if seconded is None:
+            return None
+        best = ctx.top[0]
+        reason = (
+            f"best place scores {best.score:.2f}, and omni's GPU runner has the same code there"
+        )
+        return Proposal(seconded, (Rule.ANCHOR, self.name), reason)
+
+    def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
+        seconded = _seconded(ctx.member, ctx.block, (tie.first, tie.second))
+        if seconded is None:
+            return None
+        reason = "omni's GPU runner has the same code at one of the two places"
+        return Proposal(seconded, (self.name,), reason)
+
+    def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
+        """The GPU runner has the block elsewhere, across code that reads what it binds: a
+        conflict at an upgrade, a note onto the patches' own base (the runner is reproduced)."""
+        chosen = check.proposal.chosen
+        disputed = _dispute(ctx.member, ctx.block, chosen.slot)
+        if disputed is None or not ctx.evidence.upgrade:
+            return disputed
+        # The two records' places first: one of them is the maintainers' answer.
+        theirs = disputed.theirs
+        keys = (chosen.slot.key(), theirs.slot.key())
+        others = [s for s in ctx.top if s.slot.key() not in keys]
+        return conflict(ctx.block, chosen, (chosen, theirs, *others[:1]), disputed.why)
+
+
+def _seconded(method: Stmt, block: Block, top: Sequence[Scored]) -> Scored | None:
+    """The candidate at the counterpart's place, when it is a weak or tied one of ``top``
+    and the block replaces nothing that changed: two records written apart agree there."""
+    theirs = _place(method, block)
+    if theirs is None:
+        return None
+    for scored in top:
+        if scored.slot.key() == theirs.slot.key() and scored.replaced == 1.0:
+            return scored if scored.score >= WEAK_ACCEPT else None
+    return None
 
 
 #: Least score of the counterpart's place for a dispute: a dispute only ever turns a
@@ -34,7 +84,7 @@ class Dispute:
 DISPUTE = 0.5
 
 
-def place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
+def _place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
     """The counterpart anchor's clear best place in ``method``, scoring at least ``floor``
     (None when it has none)."""
     if block.counterpart is None:
@@ -43,7 +93,7 @@ def place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
     return clear_place(method, ghost, floor)
 
 
-def dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
+def _dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
     """Whether the counterpart puts the block elsewhere, with upstream code between the two
     places that reads a name the block binds: that code computes something else with the
     block on one side of it than on the other.
@@ -51,8 +101,8 @@ def dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
     Only this kind of relation counts. Code between that binds a name the block reads
     either rebinds it (the block reads the same thing under either value, as often as
     not a copy) or introduces it (then the other place cannot work at all)."""
-    theirs = place(method, block, DISPUTE)
-    mine = dataflow.flow_of_code(block.code)
+    theirs = _place(method, block, DISPUTE)
+    mine = flow_of_code(block.code)
     if theirs is None or mine is None:
         return None
     other = block.counterpart
@@ -95,3 +145,6 @@ def _between(method: Stmt, mine: Slot, theirs: Slot, known: frozenset[str]) -> S
 def _defines(header: str) -> bool:
     """A nested def's body runs when called, not where it stands."""
     return header.startswith(("def ", "async def ", "@", "class "))
+
+
+RULE = Counterpart()

@@ -1,127 +1,112 @@
-"""Data flow between a block and the new upstream code next to its place.
+"""The dataflow rule: a block keeps the def-use relations it had.
 
-A block keeps the def-use relations it had: every upstream statement that read a name
-after the block saw the block's value, and the block read the values upstream had bound
-before it. New upstream code between the block's old neighbours is related to the block
-when it binds a name the block reads or reads a name the block binds; then the relation
-decides the side, or, when it points both ways, makes the block a conflict.
+New upstream code between a block's old neighbours that binds a name the block reads, or
+reads a name the block binds, decides which side of it the block goes (``evidence.flow``);
+relations that point both ways make it a conflict. It breaks ties, seconds a weak best
+place of an insertion when the new code points at it, and checks every chosen place
+against the new code right next to it. It judges new code only: where one of the block's
+own old neighbours stands between two places, it has nothing to say.
 """
 
 from __future__ import annotations
 
-import ast
-import enum
-import functools
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-
-from omni_port.pyast.syntax import dedent_code, names_of
-
-
-class Side(enum.Enum):
-    """Where the block goes relative to the new code."""
-
-    BEFORE = "before"
-    AFTER = "after"
-
-
-@dataclass(frozen=True, slots=True)
-class Flow:
-    """Names a run of statements reads before binding them, and names it binds."""
-
-    reads: frozenset[str]
-    writes: frozenset[str]
+from omni_port.model import BlockKind, Rule
+from omni_port.pyast.syntax import split_full_key
+from omni_port.sync.context import (
+    Answer,
+    Check,
+    Context,
+    Decision,
+    Dispute,
+    Proposal,
+    Tie,
+    conflict,
+)
+from omni_port.sync.evidence.code import verdict
+from omni_port.sync.evidence.flow import Side, flow_of_code
+from omni_port.sync.evidence.places import WEAK_ACCEPT, Slot
+from omni_port.sync.rule import Silent
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What data flow says about the block and one run of new upstream code."""
+class Dataflow(Silent):
+    name = Rule.DATAFLOW
 
-    #: The side, or None when the relations point both ways (a conflict).
-    side: Side | None
-    #: Why, in a few words, for reports.
-    why: str
+    def second(self, ctx: Context) -> Answer | None:
+        """The weak best place of an insertion, when data flow through the new code between
+        it and the runner-up in the same body points at it: two kinds of evidence agree.
+        Data flow only seconds here; it never picks a place the anchor ranked lower."""
+        block, tree, top = ctx.block, ctx.evidence.tree, ctx.top
+        mine = flow_of_code(block.code)
+        if tree is None or mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
+            return None
+        best, rival = top[0], top[1]
+        if best.score < WEAK_ACCEPT or best.contradicted or rival.slot.suite is not best.slot.suite:
+            return None
+        first, second = sorted((best, rival), key=lambda s: s.slot.index)
+        between = first.slot.suite.stmts[first.slot.index : second.slot.index]
+        found = verdict(ctx.member, mine, between, first.slot, tree) if between else None
+        if found is None or found.side is None:
+            return None
+        if (second if found.side is Side.AFTER else first) is not best:
+            return None
+        reason = (
+            f"best place scores {best.score:.2f}, and data flow puts it {found.side.value} "
+            f"the new upstream code there: {found.why}"
+        )
+        return Proposal(best, (Rule.ANCHOR, self.name), reason)
 
+    def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
+        """The side of the new upstream code between the two places the block belongs on."""
+        block, tree = ctx.block, ctx.evidence.tree
+        assert tree is not None
+        old = {split_full_key(k)[0] for k in (*block.anchor.before, *block.anchor.after)}
+        if any(stmt.key in old for stmt in tie.between):
+            # What stands between the two places is the block's own old neighbour, not new
+            # code: data flow (and layout after it) judge new code, so they have nothing
+            # to say here.
+            return conflict(block, ctx.top[0], ctx.top, tie.ambiguous)
+        mine = flow_of_code(block.code)
+        found = (
+            verdict(ctx.member, mine, tie.between, tie.first.slot, tree)
+            if mine is not None
+            else None
+        )
+        if found is None:
+            return None
+        if found.side is None:
+            reason = f"{tie.ambiguous}; data flow points both ways: {found.why}"
+            return conflict(block, ctx.top[0], ctx.top, reason)
+        chosen = tie.second if found.side is Side.AFTER else tie.first
+        reason = f"data flow puts it {found.side.value} the new upstream code: {found.why}"
+        return Proposal(chosen, (self.name,), reason)
 
-@functools.lru_cache(maxsize=1024)
-def flow_of_code(code: str) -> Flow | None:
-    """The flow of a block's code (None when it does not parse). Kept per code: several
-    rules ask it of the same block, and of the same upstream statements, again."""
-    try:
-        nodes = ast.parse(dedent_code(code)).body
-    except SyntaxError:
-        return None
-    return flow(nodes)
-
-
-def flow(nodes: Sequence[ast.stmt], bound: Iterable[str] = ()) -> Flow:
-    """Names read before this code binds them (free reads), and every name it binds."""
-    reads: set[str] = set()
-    writes: set[str] = set()
-    known = set(bound)
-    for node in nodes:
-        head_reads, head_writes = names_of([node], header_only=True)
-        reads |= head_reads - known
-        bodies = _bodies(node)
-        for body in bodies:
-            inner = flow(body, known | head_writes)
-            reads |= inner.reads
-            writes |= inner.writes
-        known |= head_writes
-        writes |= head_writes
-        for body in bodies:
-            known |= flow(body, known).writes
-    return Flow(frozenset(reads), frozenset(writes))
-
-
-def _bodies(node: ast.stmt) -> list[list[ast.stmt]]:
-    bodies = [getattr(node, name, None) for name in ("body", "orelse", "finalbody")]
-    found = [b for b in bodies if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
-    for handler in getattr(node, "handlers", []):
-        found.append(handler.body)
-    for case in getattr(node, "cases", []):
-        found.append(case.body)
-    return found
-
-
-def _attribute(name: str) -> bool:
-    return name.startswith("self.")
-
-
-def side(block: Flow, new: Flow, bound: frozenset[str]) -> Verdict | None:
-    """Where the block goes relative to new upstream code between its old neighbours.
-
-    ``bound`` holds the names bound before that code (parameters included); attributes of
-    ``self`` always count as bound, since other methods set them.
-
-    - after, when the block reads a name only the new code binds: upstream moved the
-      definition the block read into it;
-    - before, when the new code reads a name the block binds: every upstream statement
-      after the block saw its value;
-    - before, when the new code rebinds a name the block reads: the block keeps reading
-      the value it read.
-
-    None when nothing relates them; a verdict without a side when they point both ways.
-    """
-    known = bound | {n for n in new.writes | block.reads if _attribute(n)}
-    introduced = sorted(block.reads & (new.writes - known))
-    read_by_new = sorted(block.writes & new.reads)
-    rebound = sorted(block.reads & new.writes & known)
-    after = [f"it reads {_names(introduced)}, which the new code binds first"] if introduced else []
-    before = []
-    if read_by_new:
-        before.append(f"the new code reads {_names(read_by_new)}, which it binds")
-    if rebound:
-        before.append(f"the new code rebinds {_names(rebound)}, which it reads")
-    if after and before:
-        return Verdict(None, "; ".join(after + before))
-    if after:
-        return Verdict(Side.AFTER, after[0])
-    if before:
-        return Verdict(Side.BEFORE, "; ".join(before))
-    return None
+    def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
+        """New upstream code right next to the place that data flow says belongs on the
+        block's other side: a conflict."""
+        contradiction = _interference(ctx, check)
+        if not contradiction:
+            return None
+        return conflict(ctx.block, check.proposal.chosen, ctx.top, contradiction)
 
 
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(f"`{n}`" for n in names[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+def _interference(ctx: Context, check: Check) -> str:
+    """Why data flow contradicts the chosen place ("" when it does not)."""
+    mine = flow_of_code(ctx.block.code)
+    tree = ctx.evidence.tree
+    if mine is None or tree is None:
+        return ""
+    slot = check.proposal.chosen.slot
+    if check.before:
+        start = Slot(slot.suite, slot.path, slot.index - len(check.before))
+        found = verdict(ctx.member, mine, check.before, start, tree)
+        if found is not None and found.side is not Side.AFTER:
+            return f"new upstream code right before its place: {found.why}"
+    if check.after:
+        start = Slot(slot.suite, slot.path, slot.index + slot.span)
+        found = verdict(ctx.member, mine, check.after, start, tree)
+        if found is not None and found.side is not Side.BEFORE:
+            return f"new upstream code right after its place: {found.why}"
+    return ""
+
+
+RULE = Dataflow()

@@ -1,4 +1,4 @@
-"""The blank lines around a block: which paragraph it belonged to.
+"""The layout rule: the blank lines around a block say which paragraph it belonged to.
 
 Code is written in paragraphs separated by blank lines. A block that stood after a blank
 line began a paragraph (or stood between two); one that hugged a statement belonged to
@@ -12,8 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from omni_port.model import Rule
 from omni_port.pyast.syntax import Stmt, Tree
-from omni_port.sync.rules.dataflow import Side
+from omni_port.sync.context import Answer, Context, Proposal, Tie
+from omni_port.sync.evidence.flow import Side
+from omni_port.sync.rule import Silent
+
+
+class Layout(Silent):
+    name = Rule.LAYOUT
+
+    def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
+        """The side of the new code the block's paragraph break keeps it on."""
+        tree = ctx.evidence.tree
+        assert tree is not None
+        first, second = tie.first.slot, tie.second.slot
+        stmts = first.suite.stmts
+        before = stmts[first.index - 1] if first.index else None
+        after = stmts[second.index] if second.index < len(stmts) else None
+        side = _side(ctx.block.code, before, tie.between, after, tree)
+        if side is None:
+            return None
+        chosen = tie.second if side is Side.AFTER else tie.first
+        reason = f"the blank lines keep it {side.value} the new upstream code"
+        return Proposal(chosen, (self.name,), reason)
 
 
 def _blank_between(tree: Tree, first: int, last: int) -> bool:
@@ -21,7 +43,7 @@ def _blank_between(tree: Tree, first: int, last: int) -> bool:
     return any(not tree.lines[n - 1].strip() for n in range(max(first, 1), last + 1))
 
 
-def side(
+def _side(
     code: str, before: Stmt | None, new: Sequence[Stmt], after: Stmt | None, tree: Tree
 ) -> Side | None:
     """Where a block goes relative to ``new`` upstream statements between its old
@@ -46,3 +68,6 @@ def side(
     if blank_before and blank_after:
         return Side.AFTER if joins_before else Side.BEFORE
     return None
+
+
+RULE = Layout()

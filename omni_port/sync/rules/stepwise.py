@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from omni_port.extract.blocks import CONTEXT, edge_of
-from omni_port.model import Anchor, Block, BlockKind
+from omni_port.model import Anchor, Block, BlockKind, Rule
 from omni_port.pyast.syntax import full_key
-from omni_port.sync.rules.anchor import Scored, Slot, clear_place
-from omni_port.sync.rules.history import MemberHistory
+from omni_port.sync.context import Context, Decision
+from omni_port.sync.evidence.history import MemberHistory
+from omni_port.sync.evidence.places import WEAK_ACCEPT, Scored, Slot, clear_place, replaced_score
+from omni_port.sync.rule import Silent
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,44 @@ class Walked:
     anchor: Anchor
     #: Releases on the way whose change moved the statements around the block.
     via: tuple[str, ...]
+
+
+class Stepwise(Silent):
+    name = Rule.STEPWISE
+
+    def walk(self, ctx: Context) -> Decision | None:
+        """The anchor's best place (``ctx.top[0]``) when the walk through upstream history
+        reaches it too; None when the walk finds no clear place, another one, or nothing
+        fits there."""
+        past = ctx.evidence.history
+        if past is None or not ctx.top:
+            return None
+        walked = walk(ctx.block, past)
+        if walked is None:
+            return None
+        slot = walked.scored.slot
+        # The walk only seconds the anchor's own best place: one step's choice becomes the
+        # next step's anchor, so a walk alone can drift (fuzzing found it taking a tie's
+        # runner-up after upstream moved a statement across the block in a later release).
+        best = ctx.top[0]
+        if best.slot.key() != slot.key() or best.score < WEAK_ACCEPT or best.contradicted:
+            return None
+        # Whether upstream changed what the block replaced is judged against the base.
+        found = slot.suite.stmts[slot.index : slot.index + slot.span]
+        replaced = ctx.block.anchor.replaced
+        same = replaced_score(replaced, found) if replaced else 1.0
+        chosen = Scored(slot, walked.scored.score, same, walked.scored.parts)
+        ranked = (chosen, *(s for s in ctx.top if s.slot.key() != slot.key()))[:3]
+        assert ctx.settle is not None, "the engine gives every context its settle"
+        decision = ctx.settle(replace(ctx, top=ranked), chosen, walked.anchor)
+        if decision.conflict:
+            return None
+        rules = tuple(self.name if r is Rule.ANCHOR else r for r in decision.rules)
+        rules = rules if self.name in rules else (self.name, *rules)
+        steps = ", ".join(walked.via) or "every release on the way"
+        why = f"followed step by step through {steps}"
+        reason = f"{why}; {decision.reason}" if decision.reason else why
+        return replace(decision, rules=rules, reason=reason)
 
 
 def walk(block: Block, history: MemberHistory) -> Walked | None:
@@ -66,3 +106,6 @@ def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
     else:
         replaced = tuple(full_key(s) for s in span)
     return Anchor(slot.path, before, after, replaced, edge_of(bool(before), bool(after)))
+
+
+RULE = Stepwise()

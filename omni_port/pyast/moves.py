@@ -1,4 +1,4 @@
-"""Moved statements still receive upstream's edits.
+"""Moved statements still receive upstream's edits: the merge of a moved statement's copy.
 
 omni often takes an upstream statement out of one place (a deletion or a replacement) and
 writes it, maybe edited, into a block somewhere else. The copy in the block is then an
@@ -14,10 +14,10 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from omni_port.pyast import merge3
 from omni_port.pyast.diff import similarity
+from omni_port.pyast.merge3 import written_against
 from omni_port.pyast.syntax import Stmt, Tree, dedent_code, walk
-from omni_port.sync.rules import merge3
-from omni_port.sync.rules.history import written_against
 
 #: Least similarity for a statement of a block to be a moved copy of an upstream one.
 MOVED = 0.8

@@ -1,5 +1,8 @@
 """Upstream history: what the releases around an upgrade say about an unmarked edit.
 
+Evidence, worked out from the releases the sources stage loaded (each copied member
+parsed on its own, ``Release.members``); nothing here reads a file.
+
 The runners are rarely copied from exactly one release. An unmarked edit whose text some
 upstream release holds at the edit's place is upstream code, not an omni edit:
 
@@ -16,13 +19,14 @@ then is upstream's, the rest is omni's.
 from __future__ import annotations
 
 import ast
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Anchor, Block
+from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
+from omni_port.pyast.merge3 import written_against
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import (
     Stmt,
@@ -37,10 +41,8 @@ from omni_port.pyast.syntax import (
     split_full_key,
     walk,
 )
-from omni_port.sources import trees
 from omni_port.sources.upstream import Release
-from omni_port.sync.rules import merge3
-from omni_port.sync.rules.anchor import PATH_FUZZY, path_score
+from omni_port.sync.evidence.places import PATH_FUZZY, path_score
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,30 +69,31 @@ class MemberHistory:
 
 
 def member_history(
-    releases: Sequence[Release],
-    base: str,
-    target: Release,
-    target_tree: Tree,
-    owner: str,
-    name: str,
+    releases: Sequence[Release], base: str, target: Release, target_tree: Tree, member: Member
 ) -> MemberHistory | None:
     """One member across ``releases`` (oldest first; the target is added when missing),
-    or None when the base is not among them."""
+    or None when the base is not among them. Each release other than the target gives
+    the member as the sources stage parsed it (``Release.members``)."""
     labels = [r.label for r in releases]
     if base not in labels:
         return None
+    owner, name = member
     ordered = list(releases) if target.label in labels else [*releases, target]
     versions = []
     for release in ordered:
         if release.label == target.label:
-            member = _find(target_tree, owner, name)
-            versions.append(Version(release.label, target_tree, member))
+            found = _find(target_tree, owner, name)
+            versions.append(Version(release.label, target_tree, found))
         else:
-            tree = _member_tree(release, owner, name)
-            member = _find(tree, "", name) if tree is not None else None
-            versions.append(Version(release.label, tree or target_tree, member))
+            tree = release.members.get(member)
+            found = _find(tree, "", name) if tree is not None else None
+            versions.append(Version(release.label, tree or target_tree, found))
     order = [v.label for v in versions]
     return MemberHistory(tuple(versions), order.index(base), order.index(target.label))
+
+
+#: A copied member: (the upstream class it is in, "" at module level; its name).
+Member = tuple[str, str]
 
 
 def _find(tree: Tree, owner: str, name: str) -> Stmt | None:
@@ -98,13 +101,6 @@ def _find(tree: Tree, owner: str, name: str) -> Stmt | None:
         return find_def(tree.body, name)
     cls = find_def(tree.body, owner)
     return find_def(cls.clauses[0], name) if cls is not None and cls.clauses else None
-
-
-@functools.lru_cache(maxsize=256)
-def _member_tree(release: Release, owner: str, name: str) -> Tree | None:
-    """The member's own code as a tree of its own (parsing a whole module per release
-    would cost more than the rest of a sync); None when the release lacks it."""
-    return trees.member_tree(release.text, release.label, owner, name, release.cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,30 +181,23 @@ def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> l
     return found
 
 
-#: Per member (by identity, the member kept beside to keep its id): per anchor path, the
-#: bodies on a path close enough and their statement keys. Every block asks every release
-#: for its place, often twice: walking the member and scoring the paths each time cost
-#: more than the rest of the history rule.
-_BODIES: dict[int, tuple[Stmt, dict[tuple[str, ...], list[tuple[Suite, list[str]]]]]] = {}
-#: Members kept at most (then all are forgotten: only speed depends on it).
-_MOST_MEMBERS = 1024
-
-
 def _bodies_along(member: Stmt, path: tuple[str, ...]) -> list[tuple[Suite, list[str]]]:
-    kept = _BODIES.get(id(member))
-    if kept is None or kept[0] is not member:
-        if len(_BODIES) >= _MOST_MEMBERS:
-            _BODIES.clear()
-        kept = (member, {})
-        _BODIES[id(member)] = kept
-    along = kept[1].get(path)
-    if along is None:
-        along = [
-            (suite, [s.key for s in suite.stmts])
-            for inner, suite in walk(member.clauses[0])
-            if path_score(path, inner) >= PATH_FUZZY
-        ]
-        kept[1][path] = along
+    """The bodies of ``member`` on a path close enough to ``path``, with their statement
+    keys. Kept for the run by the member's identity (the member is kept beside its id):
+    every block asks every release for its place, often twice, and walking the member and
+    scoring the paths each time cost more than the rest of the history rule."""
+    kept = memo.table("history.bodies")
+    key: Hashable = (id(member), path)
+    found = kept.get(key) if kept is not None else None
+    if isinstance(found, tuple) and found[0] is member:
+        return found[1]  # type: ignore[no-any-return]
+    along = [
+        (suite, [s.key for s in suite.stmts])
+        for inner, suite in walk(member.clauses[0])
+        if path_score(path, inner) >= PATH_FUZZY
+    ]
+    if kept is not None:
+        kept[key] = (member, along)
     return along
 
 
@@ -263,7 +252,7 @@ def _could_be(code: str, keys: tuple[str, ...] | None) -> bool:
     return head == first or head.startswith(first + "; ")
 
 
-@functools.lru_cache(maxsize=1024)
+@memo.memoized
 def _first_key(code: str) -> str | None:
     """The key of the first statement of ``code`` as ``ast`` reads it ("" for none, None
     when ``ast`` cannot read it); asked once per release."""
@@ -276,7 +265,7 @@ def _first_key(code: str) -> str | None:
     return node_key(nodes[0])
 
 
-@functools.lru_cache(maxsize=1024)
+@memo.memoized
 def explain(block: Block, history: MemberHistory) -> Explained | None:
     """The release whose text at the edit's place is the edit's own text, if one is."""
     if not _verified(history, block):
@@ -342,7 +331,7 @@ def base_text(block: Block, history: MemberHistory) -> str | None:
     return _text(base.tree, found.stmts()) if found is not None else None
 
 
-@functools.lru_cache(maxsize=1024)
+@memo.memoized
 def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
     """The older release (label, its code at the edit's place) an unmarked edit was
     written against, when that is not the base; None when the base explains it.
@@ -368,15 +357,6 @@ def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
             # Absence on either side (omni deleted, the release had nothing) is weak.
             return Rebase(version.label, text, not at.stmts() or not block.code.strip())
     return None
-
-
-def written_against(older: str, mine: str, base: str) -> bool:
-    """Whether ``mine`` was written against ``older`` rather than ``base``: upstream's
-    changes from ``older`` to ``base`` merge cleanly into it and it lacks them."""
-    if older == base:
-        return False
-    merged = merge3.merge(older, mine, base)
-    return isinstance(merged, merge3.Merged) and bool(merged.taken)
 
 
 def corroborated(history: MemberHistory, weak: str, copied_from: str) -> bool:

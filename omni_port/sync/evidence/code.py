@@ -1,0 +1,228 @@
+"""The code at and around a place in the new method, as several rules read it.
+
+Upstream's statements as source text, a compound header made parseable, the new
+upstream code between a place and a block's old neighbours, the names bound before a
+place, what data flow says about a block and a run of new code, and whether two pieces
+of code are the same statements (compared as syntax trees, so comments, quotes and
+wrapping do not matter: diff3's first rule, the same change on both sides is no
+conflict).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Sequence
+
+from omni_port.model import Anchor, Edge
+from omni_port.pyast.diff import similarity
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, header_end, split_full_key, walk
+from omni_port.sync.evidence import flow
+from omni_port.sync.evidence.places import Slot
+
+
+def source(tree: Tree, stmts: Sequence[Stmt], header: bool = False) -> str:
+    """The dedented upstream code of ``stmts`` (a compound header alone with ``header``)."""
+    if not stmts:
+        return ""
+    end = header_end(stmts[-1]) if header else stmts[-1].end
+    text = dedent_code(tree.text(stmts[0].start, end))
+    return with_body(text) if header else text
+
+
+_BODY = "pass  # omni-port: body\n"
+
+
+def with_body(header: str) -> str:
+    """A compound statement's header made parseable with a stand-in body."""
+    first = next((line for line in header.split("\n") if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip())]
+    return header.rstrip("\n") + "\n" + indent + "    " + _BODY
+
+
+def without_body(code: str) -> str:
+    """``code`` without the stand-in body ``with_body`` gave it."""
+    lines = code.split("\n")
+    kept = [line for line in lines if line.strip() != _BODY.strip()]
+    return "\n".join(kept)
+
+
+def short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def def_source(key: str) -> str | None:
+    """A def header's source from its key (decorators and ``def`` joined by spaces)."""
+    depth, quote, cuts = 0, "", []
+    for i, char in enumerate(key):
+        if quote:
+            quote = "" if char == quote and key[i - 1] != "\\" else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == " " and depth == 0 and re.match(r" (@|def |async def )", key[i:]):
+            cuts.append(i)
+    parts = [key[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(key)], strict=True)]
+    text = "\n".join(parts)
+    try:
+        ast.parse(text + "\n    ...")
+    except SyntaxError:
+        return None
+    return text
+
+
+def parameters(header: str) -> set[str]:
+    """Parameter names of a def header (its key joins decorator lines with spaces)."""
+    at = re.search(r"(?:^|\s)((?:async\s+)?def\s)", header)
+    header = header[at.start(1) :] if at else header
+    try:
+        node = ast.parse(header + " ...").body[0]
+    except SyntaxError:
+        return set()
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return set()
+    args = node.args
+    every = [
+        *args.posonlyargs,
+        *args.args,
+        *args.kwonlyargs,
+        *(a for a in (args.vararg, args.kwarg) if a),
+    ]
+    return {a.arg for a in every}
+
+
+def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
+    """Names bound in ``method`` by its parameters and by statements before ``slot``'s line."""
+    names: set[str] = set()
+    line = slot.line()
+    for _, suite in walk(method.clauses[0]):
+        for stmt in suite.stmts:
+            if stmt.full_end < line and not stmt.clauses:
+                names.update(stmt.writes)
+    names.update(parameters(method.key))
+    return frozenset(names)
+
+
+def new_code_around(anchor: Anchor, slot: Slot) -> tuple[list[Stmt], list[Stmt]]:
+    """Upstream statements between the slot and the block's old neighbours: new code.
+
+    Before the slot: back to the nearest old neighbour found (to the body's start when the
+    block was first in its body). After it: up to the nearest old neighbour (to the end
+    when it was last). Nothing when the old neighbour is not in this body at all.
+    """
+    stmts = slot.suite.stmts
+    # Neighbours that another block replaced are recorded with their bodies' fingerprint.
+    old_before = {split_full_key(key)[0] for key in anchor.before}
+    old_after = {split_full_key(key)[0] for key in anchor.after}
+    earlier = stmts[: slot.index]
+    later = stmts[slot.index + slot.span :]
+    before: list[Stmt] = []
+    cut = next((i for i in range(len(earlier) - 1, -1, -1) if earlier[i].key in old_before), None)
+    if cut is not None:
+        before = list(earlier[cut + 1 :])
+    elif anchor.edge in (Edge.FIRST, Edge.ONLY):
+        before = list(earlier)
+    after: list[Stmt] = []
+    cut = next((i for i, s in enumerate(later) if s.key in old_after), None)
+    if cut is not None:
+        after = list(later[:cut])
+    elif anchor.edge in (Edge.LAST, Edge.ONLY):
+        after = list(later)
+    return before, after
+
+
+def verdict(
+    method: Stmt, mine: flow.Flow, new: Sequence[Stmt], start: Slot, tree: Tree
+) -> flow.Verdict | None:
+    """What data flow says about a block (``mine``) and the new code ``new`` from ``start``."""
+    try:
+        nodes = ast.parse(source(tree, new)).body
+    except SyntaxError:
+        return None
+    return flow.side(mine, flow.flow(nodes), bound_before(method, start))
+
+
+def nested(stmts: Sequence[Stmt]) -> list[Stmt]:
+    """``stmts`` and every statement nested in them."""
+    found: list[Stmt] = []
+    for stmt in stmts:
+        found.append(stmt)
+        for clause in stmt.clauses:
+            found.extend(nested(clause.stmts))
+    return found
+
+
+def bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:
+    """Names the new upstream's statements at ``slot`` bind."""
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    if tree is None or not stmts:
+        return frozenset()
+    found = flow.flow_of_code(source(tree, stmts))
+    return found.writes if found is not None else frozenset()
+
+
+# --- the same statements ---------------------------------------------------------------------
+
+#: Least similarity of a new upstream statement to one of the block's for an echo.
+ECHO = 0.9
+
+
+def statements(code: str) -> list[str] | None:
+    """The statements of ``code`` as comparable trees (None when it does not parse)."""
+    try:
+        tree = ast.parse(dedent_code(code))
+    except SyntaxError:
+        return None
+    return [ast.dump(node) for node in tree.body]
+
+
+def same_code(omni: str, upstream: str) -> bool:
+    """Whether ``omni`` and ``upstream`` are the same statements (an empty deletion
+    counts as the same as nothing)."""
+    mine, theirs = statements(omni), statements(upstream)
+    return mine is not None and mine == theirs
+
+
+def echo(code: str, new: Sequence[Stmt], source: Callable[[Stmt], str]) -> Stmt | None:
+    """A new upstream statement that nearly repeats one of the block's: both sides added
+    the same code in their own words, and placing the block next to it could run it twice.
+
+    Simple statements compare by their whole text; compound ones by their header
+    (``if has_kv_transfer_group():``) or, when the header was reworded, by the whole
+    statement (``source`` gives an upstream statement's code).
+    """
+    try:
+        mine = ast.parse(dedent_code(code)).body
+    except SyntaxError:
+        return None
+    for stmt in new:
+        for node in mine:
+            key = _first_line(node)
+            if key == stmt.key or (not stmt.clauses and similarity(key, stmt.key) >= ECHO):
+                return stmt
+            theirs = _whole(source(stmt)) if stmt.clauses and key != ast.unparse(node) else None
+            if theirs is not None and similarity(ast.unparse(node), theirs) >= ECHO:
+                return stmt
+    return None
+
+
+def _whole(code: str) -> str | None:
+    """A statement's code in one normal form (None when it does not parse)."""
+    try:
+        return ast.unparse(ast.parse(dedent_code(code)))
+    except SyntaxError:
+        return None
+
+
+def _first_line(node: ast.stmt) -> str:
+    """The key ``syntax`` gives a statement: a compound statement's header, else the whole."""
+    if isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.Try | ast.AsyncWith):
+        shallow = ast.parse(ast.unparse(node)).body[0]
+        for name in ("body", "orelse", "handlers", "finalbody"):
+            if hasattr(shallow, name):
+                setattr(shallow, name, [])
+        return " ".join(ast.unparse(shallow).split("\n"))
+    return ast.unparse(node)
