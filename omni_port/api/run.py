@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port import TOOL
@@ -16,6 +16,7 @@ from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.pyast import memo
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Upstream
+from omni_port.sync.pipeline import Options as SyncOptions
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.pipeline import sync as sync_patch_set
 from omni_port.verify import checks
@@ -63,17 +64,15 @@ def sync_patches(
     Raises BadInput (OP004) when the upstream lacks a class the copies come from.
     """
     files = dict(patch_files) if patch_files is not None else render_patch_set(patches, tool)
+    options = SyncOptions(tool, command, locations=dict(locations or {}))
     with memo.run():
         if not transplants:
             upstream = with_members(upstream, patches)
-            return Synced(
-                sync_patch_set(patches, files, upstream, tool, command, locations=locations)
-            )
+            return Synced(sync_patch_set(patches, files, upstream, options))
         merged = transplant.merge(patches, transplants)
         upstream = with_members(upstream, merged.patches)
-        result = sync_patch_set(
-            merged.patches, files, upstream, tool, command, merged.inputs, locations
-        )
+        options = replace(options, transplants=tuple(merged.inputs))
+        result = sync_patch_set(merged.patches, files, upstream, options)
     return Synced(result, merged)
 
 

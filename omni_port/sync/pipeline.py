@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
@@ -56,31 +56,38 @@ def header(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How a sync names itself and what constrains it, beside its inputs."""
+
+    #: The generator, named in headers and the lock.
+    tool: str
+    #: The command that regenerates the outputs, for headers and the lock.
+    command: str
+    #: (label, sha256) of transplant inputs already merged into the patches.
+    transplants: tuple[tuple[str, str], ...] = ()
+    #: The catalog's ``Location:`` lines by block id, which constrain places.
+    locations: Mapping[str, str] = field(default_factory=dict)
+    #: What the header tells a reader to change instead of the output.
+    edit: str = "edit the patches and re-run sync"
+
+
 def sync(
-    patches: PatchSet,
-    patch_files: Mapping[str, str],
-    upstream: Upstream,
-    tool: str,
-    command: str,
-    transplants: Sequence[tuple[str, str]] = (),
-    locations: Mapping[str, str] | None = None,
-    edit: str = "edit the patches and re-run sync",
+    patches: PatchSet, patch_files: Mapping[str, str], upstream: Upstream, options: Options
 ) -> SyncResult:
     """Generate every module of ``patches`` against ``upstream``; never writes anything.
 
-    ``patch_files`` are the files of the main patch set (their digest is the one recorded);
-    ``transplants`` the (label, sha256) of transplant inputs already merged into ``patches``;
-    ``locations`` the catalog's ``Location:`` lines by block id, which constrain places;
-    ``edit`` what the header tells a reader to change instead of the output.
+    ``patch_files`` are the files of the main patch set (their digest is the one recorded).
     """
     _require_upstream_classes(patches, upstream)
+    tool, command, transplants = options.tool, options.command, options.transplants
     digest = lockfile.patches_digest(patch_files)
-    top = header(tool, upstream, digest, command, transplants, edit)
+    top = header(tool, upstream, digest, command, transplants, options.edit)
     files: dict[str, bytes] = {}
     placements: list[Placement] = []
     findings: list[Finding] = []
     for module in patches.modules:
-        built = splice.build(module, upstream, top, locations)
+        built = splice.build(module, upstream, top, options.locations)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)

@@ -104,7 +104,8 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     composition = compose.compose(found, override_report, overrides.BASE_CLASS, inputs.allowed)
     patch_files = render_patch_set(composition.patches, tool)
     edit = "change its sources or the allow-list and re-run the command below"
-    synced = pipeline.sync(composition.patches, patch_files, inputs.npu, tool, command, edit=edit)
+    options = pipeline.Options(tool, command, edit=edit)
+    synced = pipeline.sync(composition.patches, patch_files, inputs.npu, options)
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
