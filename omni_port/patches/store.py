@@ -12,7 +12,7 @@ from omni_port.errors import BadInput
 from omni_port.model import Code, PatchSet, Piece
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.sources.textio import decode, output_mode, read_source, safe_relative, write_tree
+from omni_port.sources.textio import decode, read_source, safe_relative, write_tree
 
 
 def read_patch_set(directory: Path) -> PatchSet:
@@ -61,8 +61,8 @@ class Changes:
 def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]) -> Changes:
     """Compare ``files`` with ``root``; candidates that exist but are not in ``files`` are stale.
 
-    A file with the right bytes but not the mode writes give (``textio.output_mode``) is
-    changed: rewriting it makes it readable as the umask allows.
+    A file with the right bytes is unchanged whatever its mode: a rewrite would keep the
+    mode anyway (``textio.kept_mode``).
     """
     changed, unchanged = [], []
     for rel, data in sorted(files.items()):
@@ -83,10 +83,9 @@ def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]
 
 
 def _current(target: Path, data: bytes) -> bool:
-    """Whether ``target`` is a file holding ``data`` with the mode a write would give it."""
+    """Whether ``target`` is a regular file holding ``data``."""
     try:
-        info = target.stat()
-        if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != output_mode():
+        if not stat.S_ISREG(target.stat().st_mode):
             return False
         return target.read_bytes() == data
     except OSError:
