@@ -7,6 +7,7 @@ partial runs); the tests assert codes, lines and exit codes, never prose.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,85 @@ def test_a_real_sigint_early_in_a_command_exits_130(tmp_path: Path) -> None:
     # 130 is 128 + SIGINT, what a shell reports for Ctrl-C; `make sync` fails on it.
     assert done.returncode == 130, done.stderr
     assert "Aborted!" not in done.stderr
+
+
+# --- the configuration is validated where it is read ------------------------------------------
+
+CONFIG = """\
+[project]
+name = "host"
+
+[tool.omni-port]
+source = "runner.py"
+upstream = "base.py"
+"""
+
+
+def _workspace(tmp_path: Path, config: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "tests").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        pytest.param(
+            CONFIG.replace("[tool.omni-port]", "[tool.omni-port"), ":4:16: OP005", id="no-bracket"
+        ),
+        pytest.param(CONFIG + 'history = "sometimes"\n', ":7:1: OP005", id="history-sometimes"),
+        pytest.param(CONFIG + "history = 1\n", ":7:1: OP005", id="history-not-a-string"),
+        pytest.param(CONFIG + 'patches = ""\n', ":7:1: OP005", id="empty-patches"),
+        pytest.param(CONFIG + 'upstream-class = "a.b"\n', ":7:1: OP005", id="class-not-a-name"),
+        pytest.param(CONFIG.replace("upstream =", "upstraem ="), ":6:1: OP005", id="unknown-key"),
+    ],
+)
+@pytest.mark.parametrize("command", ["extract", "check", "sync", "catalog"])
+def test_a_bad_configuration_is_exit_2_at_its_line_and_nothing_is_written(
+    cli: Cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    config: str,
+    where: str,
+    command: str,
+) -> None:
+    workspace = _workspace(tmp_path, config, monkeypatch)
+    result = cli(command)
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith(f"pyproject.toml{where} ")
+    assert sorted(p.name for p in workspace.iterdir()) == ["pyproject.toml", "tests"]
+
+
+def test_a_bad_configuration_is_found_from_a_subdirectory(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = CONFIG.replace("[tool.omni-port]", "[tool.omni-port")
+    workspace = _workspace(tmp_path, broken, monkeypatch)
+    monkeypatch.chdir(workspace / "tests")
+    result = cli("check", "--no-cache")
+    assert result.exit_code == 2
+    assert re.match(r"\S*pyproject\.toml:4:16: OP005 ", _one_line(result.stderr))
+
+
+def test_a_pyproject_of_another_tool_is_passed_over(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broken TOML that does not mention omni-port is someone else's: not our configuration."""
+    (tmp_path / "pyproject.toml").write_text("[tool.black\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli("codes").exit_code == 0
+
+
+def test_an_explicit_configuration_without_the_table_is_exit_2(cli: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "other.toml"
+    config.write_text("[tool.black]\nline-length = 100\n")
+    result = cli("--config", config, "codes")
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith(f"{config}:1:1: OP005 ")
