@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from omni_port import cli as cli_module
 from tests.conftest import Cli
+from tests.golden import DATA
 
 # --- Ctrl-C is 130 everywhere -----------------------------------------------------------------
 
@@ -148,3 +150,144 @@ def test_an_explicit_configuration_without_the_table_is_exit_2(cli: Cli, tmp_pat
     result = cli("--config", config, "codes")
     assert result.exit_code == 2
     assert _one_line(result.stderr).startswith(f"{config}:1:1: OP005 ")
+
+
+# --- patch files are validated where they are read --------------------------------------------
+
+#: tests/data/upgrade: on v2.py the marked block of R.sample is a conflict, the implicit
+#: edit of R.forward is placed.
+UPGRADE = """\
+[tool.omni-port]
+source = "omni.py"
+base = "v1.py"
+upstream = "v2.py"
+patches = "p"
+generated = "g"
+"""
+CONFLICT = "omni.R.sample.block-01"
+PLACED = "omni.R.forward.edit-01"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli) -> Path:
+    """The upgrade workspace, extracted and synced onto v2.py (one conflict)."""
+    for name in ("v1.py", "v2.py", "v3.py", "omni.py"):
+        shutil.copy(DATA / "upgrade" / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text(UPGRADE)
+    monkeypatch.chdir(tmp_path)
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    return tmp_path
+
+
+def _patch(work: Path, block_id: str) -> Path:
+    return work / "p" / "omni" / (block_id.removeprefix("omni.") + ".patch")
+
+
+def _code_line(path: Path, n: int = 1) -> int:
+    """The line of the n-th line of a patch file's code."""
+    return path.read_text().split("\n").index("---") + 1 + n
+
+
+def _first_line(stderr: str) -> str:
+    assert stderr and "Traceback" not in stderr, stderr
+    return stderr.splitlines()[0]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("block_id", [CONFLICT, PLACED])
+@pytest.mark.parametrize("command", [("sync",), ("resolve", CONFLICT, "--at", "#1"), ("catalog",)])
+def test_a_patch_whose_code_does_not_parse_is_exit_2_at_its_line(
+    cli: Cli, work: Path, block_id: str, command: tuple[str, ...]
+) -> None:
+    patch = _patch(work, block_id)
+    patch.write_text(patch.read_text() + "x = (\n")
+    lines = patch.read_text().split("\n")
+    before = _tree(work)
+    result = cli(*command)
+    assert result.exit_code == 2
+    assert _first_line(result.stderr).startswith(f"p/omni/{patch.name}:{len(lines) - 1}:5: OP002 ")
+    assert _tree(work) == before
+
+
+@pytest.mark.parametrize(
+    ("kind_line", "code"),
+    [
+        pytest.param("kind: header", "if batch and:", id="header"),
+        pytest.param("kind: signature", "def forward(self, batch:", id="signature"),
+    ],
+)
+def test_a_header_edit_that_does_not_parse_is_exit_2(
+    cli: Cli, work: Path, kind_line: str, code: str
+) -> None:
+    patch = _patch(work, PLACED)
+    head, _, _ = patch.read_text().partition("\n---\n")
+    head = re.sub(r"^kind: .*$", kind_line, head, flags=re.MULTILINE)
+    patch.write_text(f"{head}\n---\n{code}\n")
+    result = cli("sync")
+    assert result.exit_code == 2
+    assert _first_line(result.stderr).startswith(f"p/omni/{patch.name}:{_code_line(patch)}:")
+    assert " OP002 " in _first_line(result.stderr)
+
+
+def test_two_patch_files_with_one_id_are_exit_2_naming_both(cli: Cli, work: Path) -> None:
+    original = _patch(work, PLACED)
+    twin = original.with_name("R.forward.edit-02.patch")
+    shutil.copy(original, twin)
+    index = work / "p" / "omni-port.index"
+    index.write_text(
+        index.read_text().replace(
+            "piece: omni/R.forward.edit-01.patch\n",
+            "piece: omni/R.forward.edit-01.patch\npiece: omni/R.forward.edit-02.patch\n",
+        )
+    )
+    before = _tree(work)
+    for command in (("sync",), ("check", "--no-cache"), ("catalog",)):
+        result = cli(*command)
+        assert result.exit_code == 2, command
+        line = _first_line(result.stderr)
+        assert line.startswith(f"p/omni/{twin.name}:2:1: OP201 ") and original.name in line
+    assert _tree(work) == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("member", "no_such_method"), ("owner", "NoSuchClass")]
+)
+def test_a_block_of_a_member_the_module_does_not_copy_is_exit_2(
+    cli: Cli, work: Path, field: str, value: str
+) -> None:
+    patch = _patch(work, PLACED)
+    text = patch.read_text()
+    patch.write_text(re.sub(rf"^{field}: .*$", f"{field}: {value}", text, flags=re.MULTILINE))
+    number = text.split("\n").index(next(x for x in text.split("\n") if x.startswith(field)))
+    result = cli("sync")
+    assert result.exit_code == 2
+    assert _first_line(result.stderr).startswith(f"p/omni/{patch.name}:{number + 1}:1: OP201 ")
+
+
+def test_extract_replaces_code_that_does_not_parse_and_keeps_the_decisions(
+    cli: Cli, work: Path
+) -> None:
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+    patch = _patch(work, CONFLICT)
+    resolved = patch.read_text()
+    patch.write_text(resolved.replace("title: ", "title: Talker hook (renamed) ") + "x = (\n")
+    assert cli("extract").exit_code == 0
+    assert patch.read_text() == resolved.replace("title: ", "title: Talker hook (renamed) ")
+    assert cli("sync").exit_code == 0
+
+
+def test_extract_refuses_to_write_over_a_decision_it_cannot_read(cli: Cli, work: Path) -> None:
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+    patch = _patch(work, CONFLICT)
+    text = patch.read_text()
+    number = next(i for i, x in enumerate(text.split("\n"), 1) if x.startswith("resolved-after"))
+    patch.write_text(text.replace("resolved-after: ", "resolved-after:: "))  # not JSON now
+    before = _tree(work)
+    result = cli("extract")
+    assert result.exit_code == 2
+    assert _first_line(result.stderr).startswith(f"p/omni/{patch.name}:{number}:1: OP201 ")
+    assert _tree(work) == before

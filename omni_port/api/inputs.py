@@ -16,7 +16,7 @@ from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
 from omni_port.model import Code, Finding, ModulePatches, PatchSet, Severity
 from omni_port.patches import edits, lockfile
-from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.sources import history, trees, vllm_sources
@@ -162,12 +162,14 @@ def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
 
 def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
     """Keep titles, conflict resolutions and adoptions a maintainer wrote into the previous
-    patches (``edits.carried``)."""
-    try:
-        old = read_patch_set(directory)
-    except BadInput:
+    patches (``edits.carried``).
+
+    Raises BadInput when there are previous patches whose headers cannot be read: writing
+    over them would lose what a maintainer decided there (their code is read again from
+    the sources, so code that does not parse is no obstacle)."""
+    if not (directory / INDEX_NAME).is_file():
         return new
-    return edits.carried(new, old)
+    return edits.carried(new, read_patch_set(directory, strict=False))
 
 
 def recorded_sources(
