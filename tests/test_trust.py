@@ -6,6 +6,7 @@ partial runs); the tests assert codes, lines and exit codes, never prose.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -291,3 +292,40 @@ def test_extract_refuses_to_write_over_a_decision_it_cannot_read(cli: Cli, work:
     assert result.exit_code == 2
     assert _first_line(result.stderr).startswith(f"p/omni/{patch.name}:{number}:1: OP201 ")
     assert _tree(work) == before
+
+
+# --- lock files: one line naming the file and what is wrong -----------------------------------
+
+
+def _outputs_a_list(lock: Path) -> tuple[bytes, str]:
+    """The real lock with ``outputs`` a list, and where that is said."""
+    data = json.loads(lock.read_text())
+    data["outputs"] = list(data["outputs"])
+    text = json.dumps(data, indent=2, sort_keys=True)
+    line = next(n for n, row in enumerate(text.split("\n"), 1) if row.startswith('  "outputs"'))
+    return text.encode(), f":{line}:1: OP201"
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "named"),
+    [
+        pytest.param(b'{"tool": "x",\n  "inputs": }\n', ":2:13: OP201", "JSON", id="not-json"),
+        pytest.param(b'{"tool": "omni-port"}\n', ":1:1: OP201", "'inputs'", id="no-inputs"),
+        pytest.param(None, "", "'outputs'", id="outputs-not-an-object"),
+        pytest.param(b"[1, 2]\n", ":1:1: OP201", "document", id="not-an-object"),
+        pytest.param(b"\xff\xfe{}\n", ":1:1: OP001", "UTF-8", id="not-utf8"),
+    ],
+)
+@pytest.mark.parametrize("command", [("verify",), ("check", "--no-cache")])
+def test_a_broken_lock_is_one_line_naming_what_is_wrong(
+    cli: Cli, work: Path, content: bytes | None, where: str, named: str, command: tuple[str, ...]
+) -> None:
+    lock = work / "g" / "omni-port.lock"
+    if content is None:
+        content, where = _outputs_a_list(lock)
+    lock.write_bytes(content)
+    result = cli(*command)
+    assert result.exit_code == 2
+    line = _one_line(result.stderr)
+    assert line.startswith(f"g/omni-port.lock{where} ") and named in line
+    assert not re.search(r": '?\w+'?$", line), "a bare key is exception text, not a reason"

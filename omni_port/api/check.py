@@ -111,7 +111,7 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     lock_path = inputs.generated / lockfile.LOCK_NAME
     if not lock_path.is_file() or not (inputs.patches / INDEX_NAME).is_file():
         return []
-    lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    lock = lockfile.read(inputs.generated)
     patch_set, patch_files = read_patches(inputs.patches)
     config = settings.config
     # What a plain `sync` would take now: the lock's upstream while the configuration still

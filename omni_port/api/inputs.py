@@ -183,13 +183,8 @@ def recorded_sources(
 
 def previous_outputs(out: Path) -> list[str]:
     """Files the previous sync wrote (from its lock), so stale ones can be removed."""
-    lock_path = out / lockfile.LOCK_NAME
-    if not lock_path.is_file():
-        return []
-    try:
-        return list(lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path)).outputs)
-    except BadInput:
-        return []
+    lock = lockfile.read_or_none(out)
+    return list(lock.outputs) if lock is not None else []
 
 
 def read_lock(out: Path) -> lockfile.Lock:
@@ -197,7 +192,7 @@ def read_lock(out: Path) -> lockfile.Lock:
     path = out / lockfile.LOCK_NAME
     if not path.is_file():
         raise BadInput.at(Code.OP204, str(path), 0, "no lock file here; run `omni-port sync` first")
-    return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
+    return lockfile.read(out)
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:
