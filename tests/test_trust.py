@@ -329,3 +329,93 @@ def test_a_broken_lock_is_one_line_naming_what_is_wrong(
     line = _one_line(result.stderr)
     assert line.startswith(f"g/omni-port.lock{where} ") and named in line
     assert not re.search(r": '?\w+'?$", line), "a bare key is exception text, not a reason"
+
+
+# --- a gate that cannot check fails -----------------------------------------------------------
+
+
+def _diagnostics(stdout: str) -> list[tuple[str, str]]:
+    """(``path:line``, code) of every diagnostic line on stdout but the notes on implicit
+    edits (OP407)."""
+    found = []
+    for line in stdout.splitlines():
+        where, _, rest = line.partition(": ")
+        if rest[:2] == "OP" and where.count(":") == 2:
+            found.append((where.rsplit(":", 1)[0], rest.split()[0]))
+    return [d for d in found if d[1] != "OP407"]
+
+
+def _lock_line(lock: Path, block_id: str) -> int:
+    rows = lock.read_text().split("\n")
+    return next(n for n, row in enumerate(rows, 1) if f'"id": "{block_id}"' in row)
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [
+        pytest.param("/nonexistent", id="nonexistent"),
+        pytest.param("empty", id="empty-directory"),
+    ],
+)
+def test_check_with_nothing_generated_fails_in_one_line(
+    cli: Cli, work: Path, generated: str
+) -> None:
+    (work / "empty").mkdir()
+    result = cli("check", "--no-cache", "--generated", generated)
+    assert result.exit_code == 1
+    gate = [d for d in _diagnostics(result.stdout) if d[1] == "OP311"]
+    assert gate == [(f"{generated.rstrip('/')}/omni-port.lock:1", "OP311")]
+
+
+def test_check_with_nothing_extracted_fails_and_keeps_the_locks_conflicts(
+    cli: Cli, work: Path
+) -> None:
+    """A fresh clone of a repository that commits its lock: nothing extracted, and the lock
+    lists a conflict. Both fail the gate; nothing can be regenerated."""
+    shutil.rmtree(work / "p")
+    lock = work / "g" / "omni-port.lock"
+    result = cli("check", "--no-cache")
+    assert result.exit_code == 1
+    assert _diagnostics(result.stdout) == [
+        ("p/omni-port.index:1", "OP311"),
+        (f"g/omni-port.lock:{_lock_line(lock, CONFLICT)}", "OP310"),
+    ]
+
+
+def test_check_in_an_empty_workspace_fails(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("v1.py", "v2.py", "omni.py"):
+        shutil.copy(DATA / "upgrade" / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text(UPGRADE)
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", "--no-cache")
+    assert result.exit_code == 1
+    assert _diagnostics(result.stdout) == [
+        ("p/omni-port.index:1", "OP311"),
+        ("g/omni-port.lock:1", "OP311"),
+    ]
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+    assert cli("sync").exit_code == 0
+    assert cli("check", "--no-cache").exit_code == 0, "the gate passes what it checked"
+
+
+@pytest.mark.real
+def test_check_on_a_fresh_clone_of_this_repository_fails(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    """What a clone holds: the configuration and the committed lock (8 conflicts), no
+    patches. The gate says nothing was extracted, and lists the lock's conflicts."""
+    root = Path(__file__).resolve().parent.parent
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(root / "generated", tmp_path / "generated")
+    monkeypatch.chdir(tmp_path)
+    lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
+    conflicts = [row for row in lock["placements"] if row["status"] == "conflict"]
+    result = cli("--cache-dir", cache_dir, "check", "--no-cache")
+    assert result.exit_code == 1
+    codes = [code for _, code in _diagnostics(result.stdout)]
+    assert codes == ["OP311"] + ["OP310"] * len(conflicts)
+    assert conflicts, "the committed lock lists conflicts"

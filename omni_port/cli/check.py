@@ -146,11 +146,13 @@ def check_command(options: Options, /, **given: Any) -> Report:
     """The CI and pre-commit gate: catalog, markers, stale outputs, conflicts, parity.
 
     \b
-    Problems (exit 1): malformed markers; catalog drift (uncatalogued, missing-from-code,
-    content-drift, location-drift); patches or generated files that are stale; conflicts
-    left in the generated runners (unresolved-conflict); what verify finds in them;
-    parity gaps. Notes (never exit 1): implicit edits the patches carry (with --base),
-    imports that could not be verified. Exit 0 when clean, 2 on bad input.
+    Problems (exit 1): nothing extracted or nothing generated (nothing-to-check: the gate
+    cannot pass what it cannot check; `make sync` makes both); malformed markers; catalog
+    drift (uncatalogued, missing-from-code, content-drift, location-drift); patches or
+    generated files that are stale; conflicts left in the generated runners or listed in
+    the lock (unresolved-conflict); what verify finds in them; parity gaps. Notes (never
+    exit 1): implicit edits the patches carry (with --base), imports that could not be
+    verified. Exit 0 when clean, 2 on bad input.
     """
     flags = CheckFlags(**given)
     inputs = _check_inputs(options, flags)
