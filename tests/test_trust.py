@@ -419,3 +419,103 @@ def test_check_on_a_fresh_clone_of_this_repository_fails(
     codes = [code for _, code in _diagnostics(result.stdout)]
     assert codes == ["OP311"] + ["OP310"] * len(conflicts)
     assert conflicts, "the committed lock lists conflicts"
+
+
+# --- extract never removes what it did not read -------------------------------------------------
+
+
+def test_extracting_one_runner_rewrites_its_modules_patches_only(
+    cli: Cli, in_data: Path, tmp_path: Path
+) -> None:
+    patches = tmp_path / "p"
+    base = ("--base", "upstream/v1/model_runner_v1.py", "--patches", patches)
+    assert cli("extract", "omni", *base).exit_code == 0
+    others = [patches / "npu_ar_model_runner", patches / "npu_generation_model_runner"]
+    titled = next(others[0].glob("*.block-01.patch"))
+    titled.write_text(titled.read_text().replace("title: ", "title: Reviewed: ", 1))
+    kept = {folder.name: _tree(folder) for folder in others}
+    index = (patches / "omni-port.index").read_text()
+    result = cli.loud("extract", "omni/npu_model_runner.py", *base)
+    assert result.exit_code == 0
+    assert {folder.name: _tree(folder) for folder in others} == kept
+    assert (patches / "omni-port.index").read_text().count("module: ") == index.count("module: ")
+    assert "removed 0" in result.stderr or "patches unchanged" in result.stderr
+    assert "Reviewed: " in titled.read_text()
+    assert cli("extract", "omni", *base, "--check").exit_code == 0, "all current, title kept"
+
+
+def test_a_resolution_survives_extracting_another_runner(cli: Cli, work: Path) -> None:
+    """The configured source is one file here; a second runner extracted by name must not
+    take the first one's resolution with it (nor the other way round)."""
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+    resolved = _patch(work, CONFLICT).read_text()
+    other = work / "other"
+    other.mkdir()
+    shutil.copy(work / "omni.py", other / "npu_model_runner.py")
+    assert cli("extract", "other/npu_model_runner.py").exit_code == 0
+    assert _patch(work, CONFLICT).read_text() == resolved
+    assert "module: npu_model_runner.py" in (work / "p" / "omni-port.index").read_text()
+    assert cli("extract", "omni.py").exit_code == 0
+    assert _patch(work, CONFLICT).read_text() == resolved
+    assert (work / "p" / "npu_model_runner").is_dir(), "not read this time: kept"
+    assert cli("sync").exit_code == 1, "the other module's own conflict"
+    rows = json.loads((work / "g" / "omni-port.lock").read_text())["placements"]
+    assert [r["status"] for r in rows if r["id"] == CONFLICT] == ["placed"]
+
+
+# --- titles, ids and resolutions stay with their code -----------------------------------------
+
+
+def test_an_edit_keeps_its_id_title_and_resolution_when_an_edit_appears_before_it(
+    cli: Cli, work: Path
+) -> None:
+    forward = _patch(work, PLACED)
+    # A title and a resolution a maintainer wrote (by hand: the edit is no conflict).
+    edited = forward.read_text().replace("title: ", "title: Stats; ", 1)
+    forward.write_text(edited.replace("\n---\n", "\nresolved-after: self.run(batch)\n---\n", 1))
+    code = forward.read_text().partition("\n---\n")[2]
+    runner = work / "omni.py"
+    runner.write_text(runner.read_text().replace("self.prepare(batch)", "self.prepare(batch, 1)"))
+    assert cli("extract").exit_code == 0
+    edits = sorted(p.name for p in forward.parent.glob("R.forward.edit-*.patch"))
+    assert edits == ["R.forward.edit-01.patch", "R.forward.edit-02.patch"]
+    kept_head, _, kept_code = forward.read_text().partition("\n---\n")
+    assert kept_code == code, "edit-01 is still its edit"
+    assert "title: Stats; " in kept_head and "resolved-after: " in kept_head
+    added = forward.with_name("R.forward.edit-02.patch").read_text()
+    assert "self.prepare(batch, 1)" in added and "Stats; " not in added
+    assert "resolved-after" not in added
+    assert cli("extract", "--check").exit_code == 0, "a second extract changes nothing"
+
+
+@pytest.mark.real
+def test_implicit_edit_titles_follow_their_code_when_the_base_changes(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    """The issue's case: extract against vllm-ascend 0.18.0, then against the configured
+    base. Every edit keeps the title its code has in a clean extraction, and check finds
+    the patches current."""
+    root = Path(__file__).resolve().parent.parent
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    monkeypatch.chdir(tmp_path)
+    cached = ("--cache-dir", cache_dir)
+    assert cli(*cached, "extract", "--base", "vllm-ascend==0.18.0").exit_code == 0
+    assert cli(*cached, "extract").exit_code == 0
+    assert cli(*cached, "extract", "--patches", "clean").exit_code == 0
+
+    def titles(folder: Path) -> dict[str, str]:
+        found = {}
+        for path in folder.glob("*/*.edit-*.patch"):
+            head, _, code = path.read_text().partition("\n---\n")
+            owner = re.search(r"^id: (.*)\.edit-\d+$", head, re.MULTILINE)
+            title = re.search(r"^title: (.*)$", head, re.MULTILINE)
+            assert owner is not None and title is not None
+            found[f"{owner[1]}\n{code}"] = title[1]
+        return found
+
+    assert titles(tmp_path / "patches") == titles(tmp_path / "clean")
+    checked = cli(*cached, "check", "--no-cache", "--format", "json")
+    stale = [
+        row for row in map(json.loads, checked.stdout.splitlines()) if "patches/" in row["path"]
+    ]
+    assert stale == []

@@ -47,6 +47,7 @@ from omni_port.api.inputs import (
     recorded_sources,
     verification_context,
     with_history,
+    with_unread_modules,
 )
 from omni_port.api.run import (
     SYNC_COMMAND,
@@ -101,6 +102,7 @@ __all__ = [
     "verify",
     "verify_files",
     "with_history",
+    "with_unread_modules",
 ]
 
 # --- text in, values out ---------------------------------------------------------------------

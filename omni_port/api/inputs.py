@@ -172,6 +172,21 @@ def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
     return edits.carried(new, read_patch_set(directory, strict=False))
 
 
+def with_unread_modules(new: PatchSet, directory: Path) -> tuple[PatchSet, tuple[str, ...]]:
+    """``new`` with the modules of the patches in ``directory`` it does not hold, as they
+    are, and their names: an extract of some runners rewrites their modules' patches only.
+
+    The modules keep the index's order; a module the index lacks goes last. Raises
+    BadInput when the previous patches' headers cannot be read (see ``carry_edits``)."""
+    if not (directory / INDEX_NAME).is_file():
+        return new, ()
+    old = read_patch_set(directory, strict=False)
+    fresh = {module.name: module for module in new.modules}
+    modules = [fresh.pop(module.name, module) for module in old.modules]
+    kept = tuple(m.name for m in old.modules if m.name not in {n.name for n in new.modules})
+    return PatchSet((*modules, *fresh.values())), kept
+
+
 def recorded_sources(
     patches: PatchSet, sources: Sequence[Located], base: Upstream | None, config: Config
 ) -> PatchSet:
