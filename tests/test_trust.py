@@ -519,3 +519,41 @@ def test_implicit_edit_titles_follow_their_code_when_the_base_changes(
         row for row in map(json.loads, checked.stdout.splitlines()) if "patches/" in row["path"]
     ]
     assert stale == []
+
+
+# --- resolve of a placed block, catalog --check without a catalog ---------------------------
+
+
+def test_resolve_of_a_placed_block_is_exit_2_naming_its_place(cli: Cli, work: Path) -> None:
+    before = _tree(work)
+    result = cli("resolve", PLACED, "--at", "#1")
+    assert result.exit_code == 2
+    line = _one_line(result.stderr)
+    assert line.startswith(f"p/omni/{_patch(work, PLACED).name}:2:1: OP005 ")
+    placed = json.loads((work / "g" / "omni-port.lock").read_text())["placements"]
+    start = next(row["lines"][0] for row in placed if row["id"] == PLACED)
+    assert f"g/omni.py:{start} " in line
+    assert _tree(work) == before
+
+
+def test_resolve_of_a_conflict_and_again_of_the_resolved_block(cli: Cli, work: Path) -> None:
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+    assert cli("sync").exit_code == 0
+    assert cli("resolve", CONFLICT, "--at", "#1").exit_code == 0, "a maintainer may change it"
+
+
+def test_resolve_without_a_lock_of_that_upstream_asks_the_anchor(cli: Cli, work: Path) -> None:
+    shutil.rmtree(work / "g")
+    assert cli("resolve", PLACED, "--at", "#1").exit_code == 2
+    assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0
+
+
+def test_catalog_check_without_a_catalog_is_exit_2(cli: Cli, work: Path) -> None:
+    before = _tree(work)
+    result = cli("catalog", "--check")
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith("pyproject.toml:1:1: OP005 ")
+    assert _tree(work) == before
+    assert cli("catalog", "--check", "--out", "-").exit_code == 2
+    assert cli("catalog", "--out", "catalog.md").exit_code == 0
+    assert cli("catalog", "--check", "--out", "catalog.md").exit_code == 0

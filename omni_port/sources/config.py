@@ -51,6 +51,8 @@ class Config:
     v2_allow: str = ""
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
+    #: The file the configuration was read from ("" for the defaults), for diagnostics.
+    file: str = ""
 
     def path(self, value: str) -> Path:
         """A configured path, relative to the configuration file."""
@@ -90,7 +92,9 @@ class Config:
         return {path: self.recorded_path(path) for path in paths if path and Path(path).exists()}
 
 
-_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "root"}
+#: Where the configuration came from: not keys of the table.
+_ORIGIN = ("root", "file")
+_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name not in _ORIGIN}
 #: The table omni-port reads, as a header line writes it.
 TABLE = "[tool.omni-port]"
 #: Keys with a closed set of values, and those values.
@@ -160,7 +164,7 @@ def load(path: Path | None) -> Config:
     table = tool["omni-port"]
     if not isinstance(table, dict):
         raise BadInput.at(Code.OP005, str(path), _line_of(text, ""), f"{TABLE} must be a table")
-    values: dict[str, str] = {"root": str(path.parent)}
+    values: dict[str, str] = {"root": str(path.parent), "file": str(path)}
     for key, value in table.items():
         checked = _checked(path, text, str(key), value)
         values[_KEYS[key]] = checked
