@@ -557,3 +557,36 @@ def test_catalog_check_without_a_catalog_is_exit_2(cli: Cli, work: Path) -> None
     assert cli("catalog", "--check", "--out", "-").exit_code == 2
     assert cli("catalog", "--out", "catalog.md").exit_code == 0
     assert cli("catalog", "--check", "--out", "catalog.md").exit_code == 0
+
+
+# --- bases with nothing to compare; a device named as an input ----------------------------------
+
+
+def test_bases_of_runners_with_no_copied_statement_is_exit_2(cli: Cli, work: Path) -> None:
+    (work / "empty.py").write_text("")
+    result = cli("bases", "empty.py", "--candidates", "v1.py,v2.py")
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith("empty.py:1:1: OP004 ")
+    assert result.stdout == "", "no ranking of nothing"
+    ranked = cli("bases", "omni.py", "--candidates", "v1.py,v2.py")
+    assert ranked.exit_code == 0 and ranked.stdout.splitlines()[0].startswith("v1.py\t")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("extract", "/dev/null"), id="extract"),
+        pytest.param(("check", "/dev/null", "--no-cache"), id="check"),
+        pytest.param(("bases", "/dev/null", "--candidates", "v1.py"), id="bases"),
+        pytest.param(("extract", "--base", "/dev/null"), id="extract-base"),
+        pytest.param(("sync", "--upstream", "/dev/null"), id="sync-upstream"),
+    ],
+)
+def test_a_device_is_not_called_a_missing_file(cli: Cli, work: Path, args: tuple[str, ...]) -> None:
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null here")
+    before = _tree(work)
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith("/dev/null:1:1: OP001 ")
+    assert _tree(work) == before

@@ -21,7 +21,7 @@ from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
-from omni_port.sources.textio import read_source
+from omni_port.sources.textio import no_special_file, read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -59,6 +59,7 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
 
     Raises BadInput (OP003) when it cannot be had, (OP002) when it does not parse.
     """
+    no_special_file(text)
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
     source = located.source
@@ -110,6 +111,8 @@ def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
     """The runner files each source argument names: a release, a checkout, a folder, files."""
+    for text in texts:
+        no_special_file(text)
     return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
 
 

@@ -8,7 +8,9 @@ import click
 
 from omni_port import api
 from omni_port.cli import Options, handle_errors, summary
+from omni_port.errors import BadInput
 from omni_port.extract import basedetect
+from omni_port.model import Code
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.upstream import version_key, wheel_versions
@@ -45,14 +47,22 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
 
     The best one is the base to give `extract --base`: the release the runners were
     ported from. Prints one line per candidate: version, similarity, statements compared.
+    Runners with no method copied from the upstream class (nothing to compare) are exit 2.
     """
     located = api.load_runners(sources or (options.config.source,), options.settings)
     runners = [parse(r.source.text, r.source.path) for r in located]
     wanted = [c.strip() for c in candidates.split(",")] if candidates else []
     ranked = detect_base(options, runners, wanted)
+    if not any(score.statements for score in ranked):
+        # Nothing to rank: a "best base" of 0 copied statements would be a coin toss.
+        where = located[0].source.path if located else "-"
+        message = (
+            f"no method of these runners is a copy of {options.config.upstream_class}'s in "
+            f"any of the {len(ranked)} candidates: no copied statements to compare"
+        )
+        raise BadInput.at(Code.OP004, where, 1, message)
     for score in ranked:
         click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}")
-    if ranked:
-        best = ranked[0]
-        share = f"{best.similarity:.1%} of {best.statements} copied statements"
-        summary(options, f"best base: {best.label} ({share})")
+    best = ranked[0]
+    share = f"{best.similarity:.1%} of {best.statements} copied statements"
+    summary(options, f"best base: {best.label} ({share})")

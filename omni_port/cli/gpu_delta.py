@@ -32,7 +32,7 @@ from omni_port.model import Code, Finding, PatchSet, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
 from omni_port.pyast.syntax import Tree
-from omni_port.sources.textio import encode, read_source
+from omni_port.sources.textio import encode, no_special_file, read_source
 from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate_runners
 
 
@@ -101,6 +101,8 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     one_payload(flags.json_path, flags.diff)
     _check_transplant_options(flags.transplant_dir, flags.npu_source, flags.patches_dir)
     texts = flags.sources or (options.config.source,)
+    for text in texts:
+        no_special_file(text)
     located = [
         r
         for text in texts
@@ -146,6 +148,7 @@ def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
 
 
 def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
+    no_special_file(text)
     located = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
     return {Path(r.member).name: api.parse_source(r) for r in located}
 

@@ -65,6 +65,28 @@ def read_source(path: str | Path) -> SourceText:
     return decode(data, str(path))
 
 
+def no_special_file(text: str) -> None:
+    """Raise BadInput (OP001) when ``text`` names something that exists but is neither a
+    regular file nor a folder (``/dev/null``, a FIFO, a socket): read as an input it would
+    be empty or block, and "no such file" would be untrue. Anything else passes (a path
+    that does not exist, a release spec), for the reader to judge."""
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    message = f"{kind}, not a file or a folder: give a file, a folder or a release"
+    raise BadInput.at(Code.OP001, text, 1, message)
+
+
 def encode(text: str, newline: str = "\n", bom: bool = False) -> bytes:
     """Encode "\\n"-normalized text back to the conventions of its source."""
     if newline != "\n":
