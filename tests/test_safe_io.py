@@ -395,6 +395,17 @@ def test_temp_files_of_a_sync_killed_while_staging_go_with_the_next_sync(
     assert not list(workspace.rglob("*.tmp"))
 
 
+def test_an_earlier_versions_temp_files_go_once_they_are_an_hour_old(tmp_path: Path) -> None:
+    """Its temp names carry no process id: only their age tells a killed run's."""
+    old, fresh = tmp_path / ".runner.py.k3j_x9ab.tmp", tmp_path / ".lock.a1b2c3d4.tmp"
+    for path in (old, fresh):
+        path.write_bytes(b"staged")
+    hours_ago = os.stat(old).st_mtime - 2 * textio.LEGACY_AGE
+    os.utime(old, (hours_ago, hours_ago))
+    textio.write_atomic(tmp_path / "runner.py", b"x\n")
+    assert (old.exists(), fresh.exists()) == (False, True)
+
+
 def test_a_sync_after_a_killed_sync_leaves_no_temp_file(cli: Cli, workspace: Path) -> None:
     _synced_twice(cli, workspace)
     dead = _dead_pid()

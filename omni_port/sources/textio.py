@@ -285,22 +285,43 @@ _TEMP_NAME = re.compile(
 )
 
 
+#: The temp names of earlier versions, which carry no process id (``.NAME.XXXXXXXX.tmp``,
+#: mkstemp's eight random characters): removed once they are older than ``LEGACY_AGE``.
+_LEGACY_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: Seconds after which a legacy temp file is a killed run's: no write takes an hour.
+LEGACY_AGE = 3600.0
+
+
 def remove_dead_temps(folder: Path) -> list[str]:
-    """Remove the temp files a killed run left in ``folder`` (those whose process is gone);
-    returns their names. Best effort: what cannot be listed or removed is left."""
+    """Remove the temp files a killed run left in ``folder`` (those whose process is gone;
+    an earlier version's, once an hour old); returns their names. Best effort: what cannot
+    be listed or removed is left."""
     try:
         names = os.listdir(folder)
     except OSError:
         return []
     removed = []
     for name in sorted(names):
-        found = _TEMP_NAME.match(name)
-        if found is None or _alive(int(found.group("pid"))):
+        if not _dead_temp(folder / name):
             continue
         with contextlib.suppress(OSError):
             os.unlink(folder / name)
             removed.append(name)
     return removed
+
+
+def _dead_temp(path: Path) -> bool:
+    found = _TEMP_NAME.match(path.name)
+    if found is not None:
+        return not _alive(int(found.group("pid")))
+    if _LEGACY_TEMP_NAME.match(path.name) is None:
+        return False
+    import time  # only here: most folders hold no legacy temp file
+
+    try:
+        return time.time() - path.stat().st_mtime > LEGACY_AGE
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
