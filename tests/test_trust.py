@@ -250,7 +250,8 @@ def test_two_patch_files_with_one_id_are_exit_2_naming_both(cli: Cli, work: Path
         result = cli(*command)
         assert result.exit_code == 2, command
         line = _first_line(result.stderr)
-        assert line.startswith(f"p/omni/{twin.name}:2:1: OP201 ") and original.name in line
+        assert line.startswith(f"p/omni/{twin.name}:2:1: OP201 ")
+        assert f" p/omni/{original.name};" in line, "the other file, as the first is shown"
     assert _tree(work) == before
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Chunk, ClassHeader, Code, Copy, Piece
 from omni_port.pyast.syntax import syntax_error
+from omni_port.report import display_path
 
 #: Bodies that complete a lone compound-statement header (a header or signature edit, a
 #: class header) so that it parses; the first that fits is taken.
@@ -100,7 +101,9 @@ def check_set(pieces: Sequence[ReadPiece]) -> None:
         other = seen.setdefault(read.piece.id, read.path)
         if other != read.path:
             line = header_line(read.text, "id")
-            message = f"id {read.piece.id} is also the id of {other}; ids must be unique"
+            message = (
+                f"id {read.piece.id} is also the id of {display_path(other)}; ids must be unique"
+            )
             raise BadInput.at(Code.OP201, read.path, line, message)
 
 
