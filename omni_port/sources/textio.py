@@ -189,14 +189,11 @@ def write_tree(
     order = sorted(files, key=lambda rel: (rel in last, rel))
     staged: list[tuple[str, Path]] = []
     target = root
-    cleaned: set[Path] = set()
+    remove_dead_temps_under(root, order)
     try:
         for rel in order:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if target.parent not in cleaned:
-                cleaned.add(target.parent)
-                remove_dead_temps(target.parent)
             fd, tmp = _temp_beside(target)
             staged.append((tmp, target))
             with os.fdopen(fd, "wb") as handle:
