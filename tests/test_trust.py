@@ -462,6 +462,10 @@ def test_a_resolution_survives_extracting_another_runner(cli: Cli, work: Path) -
     assert cli("sync").exit_code == 1, "the other module's own conflict"
     rows = json.loads((work / "g" / "omni-port.lock").read_text())["placements"]
     assert [r["status"] for r in rows if r["id"] == CONFLICT] == ["placed"]
+    kept = _tree(work / "p" / "npu_model_runner")
+    upgraded = cli("upgrade", "omni.py", "--to", "v3.py", "--summary", "upgrade.md")
+    assert upgraded.exit_code in (0, 1), upgraded.stderr
+    assert _tree(work / "p" / "npu_model_runner") == kept, "upgrade of one runner: the same"
 
 
 # --- titles, ids and resolutions stay with their code -----------------------------------------

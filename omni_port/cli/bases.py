@@ -33,6 +33,20 @@ def detect_base(
     return basedetect.rank(runners, trees, options.config.upstream_class)
 
 
+def best_base(
+    options: Options, ranked: Sequence[basedetect.BaseScore], where: str
+) -> basedetect.BaseScore:
+    """The best of ``ranked``; BadInput (OP004 at ``where``, the first runner) when no
+    candidate holds a single copied statement: a best of nothing would be a coin toss."""
+    if not any(score.statements for score in ranked):
+        message = (
+            f"no method of these runners is a copy of {options.config.upstream_class}'s in "
+            f"any of the {len(ranked)} candidates: no copied statements to compare"
+        )
+        raise BadInput.at(Code.OP004, where, 1, message)
+    return ranked[0]
+
+
 @click.command("bases")
 @click.argument("sources", nargs=-1)
 @click.option(
@@ -53,16 +67,8 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
     runners = [parse(r.source.text, r.source.path) for r in located]
     wanted = [c.strip() for c in candidates.split(",")] if candidates else []
     ranked = detect_base(options, runners, wanted)
-    if not any(score.statements for score in ranked):
-        # Nothing to rank: a "best base" of 0 copied statements would be a coin toss.
-        where = located[0].source.path if located else "-"
-        message = (
-            f"no method of these runners is a copy of {options.config.upstream_class}'s in "
-            f"any of the {len(ranked)} candidates: no copied statements to compare"
-        )
-        raise BadInput.at(Code.OP004, where, 1, message)
+    best = best_base(options, ranked, located[0].source.path if located else "-")
     for score in ranked:
         click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}")
-    best = ranked[0]
     share = f"{best.similarity:.1%} of {best.statements} copied statements"
     summary(options, f"best base: {best.label} ({share})")
