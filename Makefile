@@ -21,7 +21,8 @@ sync: $(STAMP)
 	$(BIN)/omni-port verify || [ $$? -eq 1 ]
 
 # The gate on this repository's own default workspace (after `make sync`): it fails while
-# conflicts or verify problems remain. CHECK_FLAGS="--format github" in CI.
+# conflicts or verify problems remain, and before `make sync` (nothing extracted is nothing
+# checked). CHECK_FLAGS="--format github" in CI.
 CHECK_FLAGS ?=
 check: $(STAMP)
 	$(BIN)/omni-port check $(CHECK_FLAGS)

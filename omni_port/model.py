@@ -79,6 +79,11 @@ class Code(enum.StrEnum):
         "unresolved-conflict",
         "Generated module still holds a conflict: a block left commented out, not deployable.",
     )
+    OP311 = (
+        "OP311",
+        "nothing-to-check",
+        "Nothing extracted or nothing generated: the gate cannot check the runners, so it fails.",
+    )
     # Composition of Model Runner V2 runners
     OP320 = (
         "OP320",

@@ -7,11 +7,11 @@ those module names from the generated files instead, so the generated modules al
 each other under the names they were generated with; workers imported earlier get their
 runner classes rebound. Nothing here imports vllm, vllm-ascend or torch.
 
-The switch refuses runners that are not deployable: a lock that lists conflicts, a tree
-that ``omni-port verify`` has not passed since the last sync, a module edited after sync,
-or an installed vllm-ascend other than the one the runners were generated from. An
-explicit override (``allow_unresolved=True``, or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs
-them anyway and says so on stderr.
+The switch refuses runners that are not deployable: no lock, a lock that lists conflicts,
+a tree that ``omni-port verify`` has not passed since the last sync, a module edited after
+sync or one the lock does not list, or an installed vllm-ascend other than the one the
+runners were generated from. An explicit override (``allow_unresolved=True``, or
+``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says so on stderr.
 
 vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
 launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
@@ -64,6 +64,8 @@ ENV = "OMNI_PORT_GENERATED"
 PACKAGE_ENV = "OMNI_PORT_PACKAGE"
 #: Environment variable that runs runners that are not deployable ("1"), loudly.
 OVERRIDE_ENV = "OMNI_PORT_ALLOW_UNRESOLVED"
+#: What makes a generated tree and its lock (in an omni-port checkout: extract, sync, verify).
+MAKE_SYNC = "run `make sync` (or `omni-port sync` and `omni-port verify`)"
 #: The upstream file each layout's runners were generated from, inside vllm-ascend.
 UPSTREAM_FILES: Mapping[Layout, str] = {Layout.V1: ASCEND_RUNNER, Layout.V2: ASCEND_V2_RUNNER}
 
@@ -128,7 +130,7 @@ def use_generated_runners(
         if (folder / f"{module}.py").is_file()
     }
     if not files:
-        raise FileNotFoundError(f"no generated runner modules in {folder} (run `omni-port sync`)")
+        raise FileNotFoundError(f"no generated runner modules in {folder}: {MAKE_SYNC}")
     overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
     reasons = unresolved(folder)
     if reasons and not overridden:
@@ -163,18 +165,26 @@ def vllm_plugin() -> None:
 
 def unresolved(directory: str | os.PathLike[str]) -> list[str]:
     """Why the generated runners in ``directory`` are not deployable (empty when they are):
-    no lock, conflicts the lock lists, modules that differ from what sync wrote, no clean
+    no lock, conflicts the lock lists, modules that differ from what sync wrote or that it
+    does not list, no clean
     ``omni-port verify`` since the last sync, or an installed vllm-ascend other than the one
     they were generated from. Reads files only; imports nothing."""
     folder = Path(directory)
     lock_path = folder / lockfile.LOCK_NAME
+    if not lock_path.is_file():
+        return [f"no {lockfile.LOCK_NAME}: nothing was generated here; {MAKE_SYNC}"]
     try:
         lock_bytes = lock_path.read_bytes()
-        lock = lockfile.parse(lock_bytes.decode("utf-8"), str(lock_path))
-    except (OSError, UnicodeDecodeError, BadInput):
-        return [f"no readable {lockfile.LOCK_NAME}: not a tree `omni-port sync` wrote"]
+        lock = lockfile.read(folder)
+    except (OSError, BadInput) as error:
+        if isinstance(error, BadInput):
+            reason = error.findings[0].message
+        else:
+            reason = error.strerror or str(error)
+        return [f"{lockfile.LOCK_NAME} cannot be read ({reason}); {MAKE_SYNC}"]
     reasons = _conflicts(lock)
     reasons += _edited(folder, lock)
+    reasons += _unlisted(folder, lock)
     reasons += _verdict(folder, lock_bytes)
     reasons += _installed_upstream(lock)
     return reasons
@@ -202,6 +212,18 @@ def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:
             state = "is missing" if not actual else "differs from what sync wrote"
             reasons.append(f"{name} {state}: run `omni-port sync`")
     return reasons
+
+
+def _unlisted(folder: Path, lock: lockfile.Lock) -> list[str]:
+    """Runner modules the switch would serve that the lock does not list: nothing says
+    sync wrote them, so nothing checked them."""
+    _, runners = _layout(folder)
+    found = [f"{module}.py" for module in runners if (folder / f"{module}.py").is_file()]
+    return [
+        f"{name} is not in {lockfile.LOCK_NAME}: `omni-port sync` did not write it; {MAKE_SYNC}"
+        for name in found
+        if name not in lock.outputs
+    ]
 
 
 def _verdict(folder: Path, lock_bytes: bytes) -> list[str]:

@@ -375,3 +375,30 @@ def test_a_v2_tree_stands_in_for_the_v2_package(
         runtime.stop_using_generated_runners()
         for name in [n for n in sys.modules if n == "fakev2" or n.startswith("fakev2.")]:
             del sys.modules[name]
+
+
+# --- a switch that cannot check refuses -------------------------------------------------------
+
+
+def test_no_lock_is_refused_saying_which_command_makes_one(tree: Path) -> None:
+    (tree / lockfile.LOCK_NAME).unlink()
+    message = _refused(tree)
+    assert lockfile.LOCK_NAME in message and "make sync" in message
+
+
+def test_a_broken_lock_is_refused_saying_what_is_wrong(tree: Path) -> None:
+    (tree / lockfile.LOCK_NAME).write_text('{"tool": "omni-port"}\n')
+    message = _refused(tree)
+    assert "'inputs' is missing" in message and "make sync" in message
+
+
+def test_a_runner_module_the_lock_does_not_list_is_refused(tree: Path) -> None:
+    """A module dropped beside the generated ones was never checked: never served."""
+    (tree / "npu_generation_model_runner.py").write_text("class NPUGenerationModelRunner: ...\n")
+    message = _refused(tree)
+    assert "npu_generation_model_runner.py is not in omni-port.lock" in message
+
+
+def test_an_empty_directory_names_the_command_that_fills_it(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="make sync"):
+        runtime.use_generated_runners(tmp_path, package=PACKAGE)

@@ -3,7 +3,9 @@
 What the writers guarantee (``textio.write_atomic``, ``textio.write_tree``, ``store.apply``):
 
 - a file is never half-written: each is written to a temp file beside it, synced, renamed;
-- no temp file is left behind, whatever fails;
+- no temp file is left behind, whatever fails; a run killed outright (SIGKILL) leaves its
+  own, and the next write into that folder removes them (never a live run's);
+- a rewritten file keeps its mode, a new one gets the umask's;
 - a tree write that fails while staging changes nothing; one whose rename fails puts back
   the files it had already renamed (best effort) before re-raising;
 - the manifest (patch index, lock file) is renamed last, stale files are removed only after
@@ -17,6 +19,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -299,31 +302,130 @@ def test_outputs_get_the_umask_mode(
     }
 
 
-def test_a_rewritten_file_takes_the_umask_mode(
-    tmp_path: Path, umask: Callable[[int], None]
+@pytest.mark.parametrize("mode", [0o640, 0o755, 0o600])
+def test_a_rewritten_file_keeps_its_mode(
+    tmp_path: Path, umask: Callable[[int], None], mode: int
 ) -> None:
-    """Outputs an earlier version wrote 0600 become readable when they are written again."""
+    """As an editor does: a file someone made 640 or 755 stays so when it is written again."""
     umask(0o022)
     target = tmp_path / "runner.py"
     target.write_bytes(b"old\n")
-    target.chmod(0o600)
+    target.chmod(mode)
     textio.write_atomic(target, b"new\n")
-    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", 0o644)
+    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", mode)
+    textio.write_tree(tmp_path, {"runner.py": b"newer\n"})
+    assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"newer\n", mode)
 
 
-def test_an_unchanged_output_with_the_wrong_mode_is_rewritten(
+def test_a_sync_keeps_the_modes_of_the_files_it_rewrites(
     cli: Cli, workspace: Path, umask: Callable[[int], None]
 ) -> None:
+    before = _synced_twice(cli, workspace)
+    module, lock = workspace / "g" / "runner.py", workspace / "g" / LOCK_NAME
+    module.chmod(0o640)
+    lock.chmod(0o600)
     umask(0o022)
+    sync = ("sync", "--patches", "p", "--generated", "g")
+    assert _run(cli, *sync, "--upstream", "base.py", "--check").exit_code == 0, (
+        "a mode is no change"
+    )
+    assert _run(cli, *sync, "--upstream", "v2.py").exit_code == 0
+    assert _tree(workspace / "g") != before
+    assert stat.S_IMODE(module.stat().st_mode) == 0o640
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+
+
+# --- temp files of a killed run -----------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(child.stdout)
+
+
+def test_the_next_write_removes_the_temp_files_of_a_killed_run(tmp_path: Path) -> None:
+    dead, alive = _dead_pid(), os.getppid()
+    left = [tmp_path / f".runner.py.{dead}-k3j_x9.tmp", tmp_path / f".lock.{dead}-a1b2.tmp"]
+    live = tmp_path / f".runner.py.{alive}-zz99.tmp"  # a concurrent run's, still writing
+    unrelated = [tmp_path / ".runner.py.swp", tmp_path / "notes.tmp"]
+    for path in (*left, live, *unrelated):
+        path.write_bytes(b"staged")
+    textio.write_atomic(tmp_path / "runner.py", b"x\n")
+    assert not any(path.exists() for path in left)
+    assert live.exists() and all(path.exists() for path in unrelated)
+
+
+KILLED_WHILE_STAGING = """
+import os, signal, sys
+from omni_port import cli
+
+real, calls = os.fsync, []
+
+def fsync(fd):
+    calls.append(fd)
+    if len(calls) == 2:  # both temp files staged, none renamed yet
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(fd)
+
+os.fsync = fsync
+sys.argv = ["omni-port", *sys.argv[1:]]
+cli.run()
+"""
+
+
+def test_temp_files_of_a_sync_killed_while_staging_go_with_the_next_sync(
+    cli: Cli, workspace: Path
+) -> None:
+    before = _synced_twice(cli, workspace)
+    args = ["--config", "pyproject.toml", "-q", "sync", "--patches", "p", "--upstream", "v2.py"]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_STAGING, *args, "--generated", "g"],
+        cwd=workspace,
+        capture_output=True,
+    )
+    assert killed.returncode == -9, killed.stderr
+    left = sorted(p.name for p in (workspace / "g").glob(".*.tmp"))
+    assert left and _tree(workspace / "g").keys() - before.keys() == {*left}, "only temp files"
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g").exit_code
+        == 0
+    )
+    assert not list(workspace.rglob("*.tmp"))
+
+
+def test_an_earlier_versions_temp_files_go_once_they_are_an_hour_old(tmp_path: Path) -> None:
+    """Its temp names carry no process id: only their age tells a killed run's."""
+    old, fresh = tmp_path / ".runner.py.k3j_x9ab.tmp", tmp_path / ".lock.a1b2c3d4.tmp"
+    for path in (old, fresh):
+        path.write_bytes(b"staged")
+    hours_ago = os.stat(old).st_mtime - 2 * textio.LEGACY_AGE
+    os.utime(old, (hours_ago, hours_ago))
+    textio.write_atomic(tmp_path / "runner.py", b"x\n")
+    assert (old.exists(), fresh.exists()) == (False, True)
+
+
+def test_a_sync_after_a_killed_sync_leaves_no_temp_file(cli: Cli, workspace: Path) -> None:
+    _synced_twice(cli, workspace)
+    dead = _dead_pid()
+    staged = [
+        workspace / "g" / f".runner.py.{dead}-q1w2e3.tmp",
+        workspace / "p" / "runner" / f".R.execute_model.block-01.patch.{dead}-x.tmp",
+    ]
+    for path in staged:
+        path.write_bytes(b"half")
+    # Nothing else changes: the run that writes there still removes them.
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
-    assert _run(cli, *sync).exit_code == 0
-    module = workspace / "g" / "runner.py"
-    module.chmod(0o600)  # as omni-port wrote every file before it honoured the umask
-    assert _run(cli, *sync, "--check").exit_code == 1
-    assert _run(cli, *sync).exit_code == 0
-    assert stat.S_IMODE(module.stat().st_mode) == 0o644
-    assert _run(cli, *sync, "--check").exit_code == 0
+    assert (
+        _run(cli, "sync", "--patches", "p", "--upstream", "base.py", "--generated", "g").exit_code
+        == 0
+    )
+    assert not [p.name for p in workspace.rglob("*.tmp")]
 
 
 def test_an_edited_lock_cannot_make_sync_delete_outside_its_output(

@@ -288,31 +288,45 @@ def test_github_annotation_values_are_escaped(path: str, message: str, expected:
     assert report.github_line(finding) == expected
 
 
-def test_a_resolution_follows_its_edit_when_an_edit_before_it_goes(cli: Cli, work: Path) -> None:
-    """Ids count a method's edits: when one before it vanishes from the runner, an edit's
-    id moves, and its recorded resolution and title must move with it (not stay with the
-    id)."""
+def test_an_edit_keeps_its_id_and_resolution_when_an_edit_before_it_goes(
+    cli: Cli, work: Path
+) -> None:
+    """Ids number a method's edits in source order, once: when one before it vanishes
+    from the runner, an edit keeps its id, and its recorded resolution and title stay with
+    it (the id of the edit that went is not handed on)."""
     (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
     runner = work / "omni.py"
     plain = runner.read_text()
     runner.write_text(plain.replace("self.prepare(batch)", "self.prepare(batch, omni=True)"))
     assert cli("extract").exit_code == 0
     first = work / "p" / "omni" / "R.forward.edit-01.patch"
+    second = work / "p" / "omni" / "R.forward.edit-02.patch"
     first.write_text(first.read_text().replace("title: ", "title: Prepared the omni way; ", 1))
-    assert cli("resolve", "omni.R.forward.edit-02", "--at", "#1").exit_code == 0
-    assert "resolved-after:" in (work / "p" / "omni" / "R.forward.edit-02.patch").read_text()
+    # A resolution written by hand (`resolve` refuses an edit that is no conflict).
+    resolved = "\nresolved-after: self.run(batch)\n---\n"
+    second.write_text(second.read_text().replace("\n---\n", resolved, 1))
     runner.write_text(plain)
     assert cli("extract").exit_code == 0
-    assert not (work / "p" / "omni" / "R.forward.edit-02.patch").exists()
-    moved = first.read_text()
-    assert "record_omni_stats" in moved
-    assert "resolved-after:" in moved, "the resolution moved with its edit"
-    assert "Prepared the omni way" not in moved, "the title stayed with the edit that went"
-    # The runner's code of the edit changes: the choice stays with the edit's id.
+    assert not first.exists(), "the edit that went takes its file and title with it"
+    kept = second.read_text()
+    assert "record_omni_stats" in kept
+    assert "resolved-after:" in kept, "the resolution stayed with its edit"
+    assert "Prepared the omni way" not in kept
+    # The runner's code of the edit changes where it stands: the choice stays with it.
     runner.write_text(plain.replace("self.record_omni_stats(batch)", "self.record_omni_stats()"))
     assert cli("extract").exit_code == 0
-    edited = first.read_text()
+    edited = second.read_text()
     assert "self.record_omni_stats()" in edited and "resolved-after:" in edited
+    assert not first.exists()
+    # An edit before it comes back: a new edit, numbered in source order, and edit-02 stays.
+    runner.write_text(runner.read_text().replace("self.prepare(batch)", "self.prepare(batch, 1)"))
+    assert cli("extract").exit_code == 0
+    assert (
+        "self.prepare(batch, 1)" in first.read_text() and "resolved-after:" not in first.read_text()
+    )
+    assert "self.record_omni_stats()" in second.read_text()
+    assert "resolved-after:" in second.read_text()
+    assert cli("extract", "--check").exit_code == 0, "a second extract changes nothing"
 
 
 # --- the same bytes from any working directory (point 4) -------------------------------------

@@ -48,6 +48,7 @@ from omni_port.api.inputs import (
     verification_context,
     vllm_pairing_notes,
     with_history,
+    with_unread_modules,
 )
 from omni_port.api.run import (
     SYNC_COMMAND,
@@ -105,6 +106,7 @@ __all__ = [
     "verify_files",
     "vllm_pairing_notes",
     "with_history",
+    "with_unread_modules",
 ]
 
 # --- text in, values out ---------------------------------------------------------------------

@@ -77,7 +77,7 @@ def _stale_patches(
     """Patch files that differ from what extract would write now, with their recorded base."""
     directory = inputs.patches
     if not (directory / INDEX_NAME).is_file():
-        return []
+        return [_nothing(directory / INDEX_NAME, "extracted", "patch index")]
     config = settings.config
     recorded = _recorded_base(directory)
     if recorded != (config.recorded_spec(base.label) if base is not None else ""):
@@ -107,11 +107,37 @@ def _recorded_base(directory: Path) -> str:
         return ""
 
 
+#: What makes the inputs of the gate, in this repository and in a host's (the Makefile's
+#: `sync` target runs extract, sync and verify).
+MAKE_SYNC = "run `make sync` (omni-port extract, sync and verify)"
+
+
+def _nothing(path: Path, what: str, missing: str) -> Finding:
+    """The gate cannot check: ``path`` (a patch index or a lock) is not there."""
+    message = f"nothing {what} here (no {missing}), so the runners cannot be checked; {MAKE_SYNC}"
+    return Finding(Code.OP311, shown(path), 1, message)
+
+
+def _locked_conflicts(lock: lockfile.Lock, lock_path: Path) -> list[Finding]:
+    """OP310 for every conflict a lock lists, at the line of its id in the lock: without
+    patches nothing can be regenerated, but what the lock says stays a failure."""
+    lines = read_source(lock_path).text.split("\n")
+    findings = []
+    for row in lock.conflicts:
+        ident = str(row.get("id", ""))
+        line = next((n for n, text in enumerate(lines, 1) if f'"id": "{ident}"' in text), 1)
+        message = f"the lock lists block {ident} as a conflict: not deployable until resolved"
+        findings.append(Finding(Code.OP310, shown(lock_path), line, message))
+    return findings
+
+
 def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     lock_path = inputs.generated / lockfile.LOCK_NAME
-    if not lock_path.is_file() or not (inputs.patches / INDEX_NAME).is_file():
-        return []
-    lock = lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    if not lock_path.is_file():
+        return [_nothing(lock_path, "generated", lockfile.LOCK_NAME)]
+    lock = lockfile.read(inputs.generated)
+    if not (inputs.patches / INDEX_NAME).is_file():
+        return _locked_conflicts(lock, lock_path)
     patch_set, patch_files = read_patches(inputs.patches)
     config = settings.config
     # What a plain `sync` would take now: the lock's upstream while the configuration still

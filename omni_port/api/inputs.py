@@ -16,13 +16,13 @@ from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
 from omni_port.model import Code, Copy, Finding, ModulePatches, PatchSet, Severity
 from omni_port.patches import edits, lockfile
-from omni_port.patches.patchfile import render_patch_set
+from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
-from omni_port.sources.textio import read_source
+from omni_port.sources.textio import no_special_file, read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -61,6 +61,7 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
 
     Raises BadInput (OP003) when it cannot be had, (OP002) when it does not parse.
     """
+    no_special_file(text)
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
     source = located.source
@@ -155,6 +156,8 @@ def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
     """The runner files each source argument names: a release, a checkout, a folder, files."""
+    for text in texts:
+        no_special_file(text)
     return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
 
 
@@ -241,12 +244,29 @@ def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
 
 def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
     """Keep titles, conflict resolutions and adoptions a maintainer wrote into the previous
-    patches (``edits.carried``)."""
-    try:
-        old = read_patch_set(directory)
-    except BadInput:
+    patches (``edits.carried``).
+
+    Raises BadInput when there are previous patches whose headers cannot be read: writing
+    over them would lose what a maintainer decided there (their code is read again from
+    the sources, so code that does not parse is no obstacle)."""
+    if not (directory / INDEX_NAME).is_file():
         return new
-    return edits.carried(new, old)
+    return edits.carried(new, read_patch_set(directory, strict=False))
+
+
+def with_unread_modules(new: PatchSet, directory: Path) -> tuple[PatchSet, tuple[str, ...]]:
+    """``new`` with the modules of the patches in ``directory`` it does not hold, as they
+    are, and their names: an extract of some runners rewrites their modules' patches only.
+
+    The modules keep the index's order; a module the index lacks goes last. Raises
+    BadInput when the previous patches' headers cannot be read (see ``carry_edits``)."""
+    if not (directory / INDEX_NAME).is_file():
+        return new, ()
+    old = read_patch_set(directory, strict=False)
+    fresh = {module.name: module for module in new.modules}
+    modules = [fresh.pop(module.name, module) for module in old.modules]
+    kept = tuple(m.name for m in old.modules if m.name not in {n.name for n in new.modules})
+    return PatchSet((*modules, *fresh.values())), kept
 
 
 def recorded_sources(
@@ -260,13 +280,8 @@ def recorded_sources(
 
 def previous_outputs(out: Path) -> list[str]:
     """Files the previous sync wrote (from its lock), so stale ones can be removed."""
-    lock_path = out / lockfile.LOCK_NAME
-    if not lock_path.is_file():
-        return []
-    try:
-        return list(lockfile.parse(lock_path.read_text(encoding="utf-8"), str(lock_path)).outputs)
-    except BadInput:
-        return []
+    lock = lockfile.read_or_none(out)
+    return list(lock.outputs) if lock is not None else []
 
 
 def read_lock(out: Path) -> lockfile.Lock:
@@ -274,7 +289,7 @@ def read_lock(out: Path) -> lockfile.Lock:
     path = out / lockfile.LOCK_NAME
     if not path.is_file():
         raise BadInput.at(Code.OP204, str(path), 0, "no lock file here; run `omni-port sync` first")
-    return lockfile.parse(path.read_text(encoding="utf-8"), str(path))
+    return lockfile.read(out)
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:

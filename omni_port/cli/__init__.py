@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -54,7 +54,30 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported when invoked (or listed in --help)."""
+    """A group whose subcommands are imported when invoked (or listed in --help).
+
+    Ctrl-C anywhere (reading options or the configuration, importing a command) exits 130,
+    as inside a command: click would print "Aborted!" and exit 1, which `make sync` takes
+    for findings and carries on after.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            interrupted()
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            interrupted()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -93,6 +116,13 @@ class Options:
 INTERRUPTED = 130
 
 
+def interrupted() -> NoReturn:
+    """Exit 130 with one line: not 1, which `make sync` accepts (findings) and would carry
+    on after a Ctrl-C."""
+    click.echo("omni-port: interrupted (nothing was half-written)", err=True)
+    sys.exit(INTERRUPTED)
+
+
 def handle_errors(command: F) -> F:
     """Run a command and exit with its report's code: BadInput exits 2 with its
     diagnostics, Ctrl-C 130, anything unexpected 123 (the one place a command's exit code
@@ -107,10 +137,8 @@ def handle_errors(command: F) -> F:
             for finding in error.findings:
                 click.echo(report.text_line(finding), err=True)
             sys.exit(2)
-        except KeyboardInterrupt:
-            # Not 1: `make sync` accepts 1 (findings) and would carry on after a Ctrl-C.
-            click.echo("omni-port: interrupted (nothing was half-written)", err=True)
-            sys.exit(INTERRUPTED)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            interrupted()
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception:

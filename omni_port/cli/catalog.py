@@ -11,7 +11,8 @@ from omni_port.catalog import describe, markdown
 from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
 from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
-from omni_port.model import PatchSet, Report
+from omni_port.errors import BadInput
+from omni_port.model import Code, PatchSet, Report
 from omni_port.patches.store import read_patch_set
 from omni_port.report import shown
 from omni_port.sources.textio import encode
@@ -50,6 +51,12 @@ def catalog_command(
     config = options.config
     directory = patches_dir or config.path(config.patches)
     target = out or (config.path(config.catalog) if config.catalog else Path("-"))
+    if check and str(target) == "-":
+        message = (
+            "no catalog to check: set `catalog` in [tool.omni-port] or give --out FILE "
+            "(without one, `catalog` prints the catalog)"
+        )
+        raise BadInput.at(Code.OP005, config.file or "-", 1, message)
     patch_set = read_patch_set(directory)
     text = catalog_text(patch_set, config.recorded_path(directory))
     if str(target) == "-" and not check:

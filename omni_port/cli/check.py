@@ -30,7 +30,7 @@ from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.model import Finding, Report
 from omni_port.patches import lockfile
-from omni_port.sources.textio import sha256, write_atomic
+from omni_port.sources.textio import no_special_file, sha256, write_atomic
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
@@ -64,6 +64,8 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
     """The flags resolved against the configuration; runner files located, nothing parsed."""
     config = options.config
     progress = options.progress()
+    for text in (*flags.sources, *((flags.gpu,) if flags.gpu else ())):
+        no_special_file(text)
     located = tuple(
         r
         for text in (flags.sources or (config.source,))
@@ -146,11 +148,13 @@ def check_command(options: Options, /, **given: Any) -> Report:
     """The CI and pre-commit gate: catalog, markers, stale outputs, conflicts, parity.
 
     \b
-    Problems (exit 1): malformed markers; catalog drift (uncatalogued, missing-from-code,
-    content-drift, location-drift); patches or generated files that are stale; conflicts
-    left in the generated runners (unresolved-conflict); what verify finds in them;
-    parity gaps. Notes (never exit 1): implicit edits the patches carry (with --base),
-    imports that could not be verified. Exit 0 when clean, 2 on bad input.
+    Problems (exit 1): nothing extracted or nothing generated (nothing-to-check: the gate
+    cannot pass what it cannot check; `make sync` makes both); malformed markers; catalog
+    drift (uncatalogued, missing-from-code, content-drift, location-drift); patches or
+    generated files that are stale; conflicts left in the generated runners or listed in
+    the lock (unresolved-conflict); what verify finds in them; parity gaps. Notes (never
+    exit 1): implicit edits the patches carry (with --base), imports that could not be
+    verified. Exit 0 when clean, 2 on bad input.
     """
     flags = CheckFlags(**given)
     inputs = _check_inputs(options, flags)

@@ -64,9 +64,10 @@ def extract_command(
     """Scan runner files for Omni-new blocks and write them as anchored patches.
 
     SOURCES are runner files, a directory holding them, or a release such as
-    vllm-omni==0.30.0 (default: `source` in [tool.omni-port]). With --base, blocks that
-    replaced upstream statements are recorded as replacements, and code changed outside markers is
-    carried as implicit edits.
+    vllm-omni==0.30.0 (default: `source` in [tool.omni-port], the whole workspace). Given
+    SOURCES, only their modules' patches are rewritten; the other modules' stay. With
+    --base, blocks that replaced upstream statements are recorded as replacements, and code
+    changed outside markers is carried as implicit edits.
     """
     one_payload(json_path, diff)
     config = options.config
@@ -81,11 +82,17 @@ def extract_command(
     patch_set = api.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
     patch_set = api.carry_edits(patch_set, directory)
+    # Runners named on the command line: the other modules' patches stay as they are (the
+    # configured source, the default, is the whole workspace).
+    kept: tuple[str, ...] = ()
+    if sources:
+        patch_set, kept = api.with_unread_modules(patch_set, directory)
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
     stale = existing(directory, "*/*.patch")
     changes, would = write_files(directory, files, stale, check, diff)
     rows = extracted_blocks(patch_set)
     counts = _extract_counts(patch_set, rows, changes)
+    counts["kept"] = len(kept)
     outcome = Report(tuple(rows), (*findings, *would), counts)
     emit(outcome, json_path, diff=diff)
     summary(options, _extractsummary(counts, check))
@@ -115,8 +122,9 @@ def _extractsummary(counts: dict[str, int], check: bool) -> str:
         if counts["written"] or counts["removed"]
         else "patches unchanged"
     )
+    kept = f" (the patches of {counts['kept']} modules not read, kept)" if counts["kept"] else ""
     return (
         f"{counts['marked']} marked blocks, {counts['implicit']} implicit edits, "
         f"{counts['copies']} copied members, {counts['owned']} owned members "
-        f"in {counts['modules']} modules; {files}"
+        f"in {counts['modules']} modules{kept}; {files}"
     )

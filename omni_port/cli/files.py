@@ -12,7 +12,7 @@ from omni_port.model import Code, Finding, PatchSet
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, apply, existing, plan, unified_diff
 from omni_port.report import shown
-from omni_port.sources.textio import encode
+from omni_port.sources.textio import encode, remove_dead_temps_under
 
 
 def write_files(
@@ -34,6 +34,9 @@ def write_files(
         return changes, would_change(root, changes)
     if not changes.clean:
         apply(root, files, changes)
+    else:
+        # Temp files a killed run left go even when nothing else changes here.
+        remove_dead_temps_under(root, files)
     return changes, []
 
 

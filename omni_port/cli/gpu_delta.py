@@ -32,8 +32,8 @@ from omni_port.model import Code, Finding, PatchSet, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
 from omni_port.pyast.syntax import Tree
-from omni_port.sources.textio import encode, read_source
-from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate_runners
+from omni_port.sources.textio import encode, no_special_file, read_source
+from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, Located, locate_runners
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +101,7 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     one_payload(flags.json_path, flags.diff)
     _check_transplant_options(flags.transplant_dir, flags.npu_source, flags.patches_dir)
     texts = flags.sources or (options.config.source,)
-    located = [
-        r
-        for text in texts
-        for r in locate_runners(text, options.cache, options.progress(), OMNI_GPU_RUNNERS)
-    ]
+    located = _gpu_runners(texts, options)
     allowed = _allow_list(flags.allow_path) if flags.allow_path is not None else ()
     specs = flags.vllm_specs or api.default_vllm_specs(texts)
     bases, notes = api.load_vllm_bases(specs, options.settings)
@@ -145,7 +141,16 @@ def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
     return parity.parse_allow_list(source.text, source.path)
 
 
+def _gpu_runners(texts: Sequence[str], options: Options) -> list[Located]:
+    """The GPU runner files each source argument names."""
+    for text in texts:
+        no_special_file(text)
+    progress = options.progress()
+    return [r for t in texts for r in locate_runners(t, options.cache, progress, OMNI_GPU_RUNNERS)]
+
+
 def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
+    no_special_file(text)
     located = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
     return {Path(r.member).name: api.parse_source(r) for r in located}
 

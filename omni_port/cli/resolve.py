@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,8 +14,9 @@ from omni_port.cli import Options, generated_option, handle_errors, patches_opti
 from omni_port.cli.files import save_patches
 from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches
-from omni_port.patches import edits
+from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches, Status
+from omni_port.patches import edits, lockfile
+from omni_port.patches.patchfile import piece_filename
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.syntax import Stmt, walk
 from omni_port.report import shown
@@ -49,8 +51,8 @@ def resolve_command(
     Like git rerere: the choice is written into the block's patch file (visible in its
     diff) as the body, the statement to follow and the statements to replace. Candidates
     are numbered as `sync` lists them, on the same upstream. Without --at, a terminal asks.
-    A choice that would not place the block (a signature edit has no place to choose) is
-    refused, exit 2.
+    A block that is no conflict there (sync placed it), and a choice that would not place
+    the block (a signature edit has no place to choose), are refused, exit 2.
     """
     config = options.config
     directory = patches_dir or config.path(config.patches)
@@ -62,7 +64,12 @@ def resolve_command(
     chosen_upstream = upstream or sticky_upstream(options, target)
     loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
     member = _member(module, block, loaded)
-    candidates = ranked(module, block, member).candidates
+    decision = ranked(module, block, member)
+    row = _last_sync_row(options, target, loaded, block)
+    refused = _not_a_conflict(block, decision, row, target, loaded.label)
+    if refused:
+        raise BadInput.at(Code.OP005, shown(directory / piece_filename(module, block)), 2, refused)
+    candidates = decision.candidates
     slot = _chosen(choice, candidates, member)
     resolution = locate.resolution_at(slot)
     recorded = replace(block, anchor=replace(block.anchor, resolution=resolution))
@@ -74,6 +81,46 @@ def resolve_command(
     where = " > ".join(slot.path) or "the method body"
     after = f"after `{resolution.after}`" if resolution.after else "first"
     summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
+
+
+def _last_sync_row(
+    options: Options, generated: Path, upstream: Upstream, block: Block
+) -> Mapping[str, object] | None:
+    """The block's row in the lock of the last sync, when that sync was onto ``upstream``."""
+    lock = lockfile.read_or_none(generated)
+    if lock is None or lock.upstream != options.config.recorded_spec(upstream.label):
+        return None
+    return next((row for row in lock.placements if row.get("id") == block.id), None)
+
+
+def _not_a_conflict(
+    block: Block,
+    decision: locate.Decision,
+    row: Mapping[str, object] | None,
+    generated: Path,
+    label: str,
+) -> str:
+    """Why ``block`` cannot be resolved ("" when it can): sync placed it (its row in the
+    last sync's lock says so) or, with no such row, its anchor alone places it. A block
+    with a recorded resolution may be resolved again."""
+    if block.anchor.resolution is not None:
+        return ""
+    if row is not None:
+        if row.get("status") == Status.CONFLICT:
+            return ""
+        placed = lockfile.placement(row)
+        where = f"{shown(generated / placed.module)}:{placed.start}"
+        rules = ", ".join(rule.value for rule in placed.decided_by) or placed.status.value
+    elif decision.conflict:
+        return ""
+    else:
+        slot = decision.slot
+        where = f"upstream line {slot.line()}" if slot is not None else "its place"
+        rules = ", ".join(rule.value for rule in decision.rules) or "anchor"
+    return (
+        f"{block.id} is not a conflict: it is placed at {where} on {label} "
+        f"(decided by {rules}); nothing recorded"
+    )
 
 
 _SIGNATURE_HELP = (

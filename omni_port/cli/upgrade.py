@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from omni_port.cli import (
     patches_option,
     summary,
 )
-from omni_port.cli.bases import detect_base
+from omni_port.cli.bases import best_base, detect_base
 from omni_port.cli.files import save_patches, write_files
 from omni_port.cli.output import emit, in_directory
 from omni_port.model import Report
@@ -95,20 +96,16 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     config = options.config
     settings = options.settings
     located = api.load_runners(sources or (config.source,), settings)
-    base_text = base if base is not None else config.base
-    if not base_text or base_text == "detect":
-        wanted = [c.strip() for c in candidates.split(",")] if candidates else []
-        ranked = detect_base(options, [api.parse_source(r) for r in located], wanted)
-        base_text = ranked[0].label
-        share = f"{ranked[0].similarity:.1%} of copied statements"
-        summary(options, f"detected base {base_text} ({share})")
-    old = api.load_upstream(base_text, settings)
+    old = api.load_upstream(_base(options, located, base, candidates), settings)
     ext_options = api.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
     patch_set, extract_findings = api.extract(located, old, ext_options)
     patch_set = api.recorded_sources(patch_set, located, old, config)
     patch_dir = patches_dir or config.path(config.patches)
-    # Titles and recorded resolutions of the previous patches survive the re-extraction.
+    # Titles and recorded resolutions of the previous patches survive the re-extraction;
+    # runners named on the command line leave the other modules' patches as they are.
     patch_set = api.carry_edits(patch_set, patch_dir)
+    if sources:
+        patch_set, _ = api.with_unread_modules(patch_set, patch_dir)
     save_patches(patch_dir, patch_set)
     new = api.load_upstream(target, settings, config.upstream_class)
     new, history_notes = api.with_history(new, settings, patch_set, mode=config.history)
@@ -166,3 +163,17 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     conflicts = counts["conflict"] + counts["implicit_conflict"]
     summary(options, f"{placed} placed, {conflicts} conflicts; summary in {summary_path}")
     return outcome
+
+
+def _base(
+    options: Options, located: Sequence[api.Located], base: str | None, candidates: str | None
+) -> str:
+    """The base the runners were ported from: given, configured, or detected (and said)."""
+    base_text = base if base is not None else options.config.base
+    if base_text and base_text != "detect":
+        return base_text
+    wanted = [c.strip() for c in candidates.split(",")] if candidates else []
+    ranked = detect_base(options, [api.parse_source(r) for r in located], wanted)
+    best = best_base(options, ranked, located[0].source.path if located else "-")
+    summary(options, f"detected base {best.label} ({best.similarity:.1%} of copied statements)")
+    return best.label

@@ -65,58 +65,112 @@ def adopt(patches: PatchSet, block_id: str, title: str) -> tuple[PatchSet, str]:
 
 
 def carried(new: PatchSet, old: PatchSet) -> PatchSet:
-    """``new`` (a re-extraction) with the titles, recorded resolutions and adoptions of
+    """``new`` (a re-extraction) with the ids, titles, recorded resolutions and adoptions of
     ``old`` (the patches a maintainer edited).
 
-    A block is the same edit as an old one when its class, method, kind, replaced
-    statements and code are: its id may have moved (ids count the edits of a method, and
-    one before it may have gone). Failing that, the old block with its id is, when only
-    the code differs (the runner's code of that edit changed). A recorded resolution
-    names a place in the upstream, so it stays valid however the runner changed around
-    the edit; sync checks that it still holds there. Other pieces are the same when their
-    id is.
+    Titles, ids and resolutions stay with their code. A block is the same edit as an old
+    one of its module when its class, method, kind, replaced statements and code are (the
+    n-th of several such edits is the n-th); failing that, when its whole anchor and kind
+    are and no other edit has them (its code changed in place). A block that is the same
+    edit keeps the old id, so an edit's id does not move when edits before it appear or
+    vanish (ids count the edits of a method in source order); a new edit keeps its own id
+    unless an old one holds it, then takes the first number no edit of the method held.
+    A recorded resolution names a place in the upstream, so it stays valid however the
+    runner changed around the edit; sync checks that it still holds there. Other pieces
+    are the same when their id is.
     """
     new = readopted(new, old)
-    by_id = {piece.id: piece for module in old.modules for piece in module.pieces}
-    keys = [_edit_key(p) for m in old.modules for p in m.pieces if isinstance(p, Block)]
-    unique = {key for key in keys if keys.count(key) == 1}
-    by_edit = {
-        _edit_key(p): p
-        for m in old.modules
-        for p in m.pieces
-        if isinstance(p, Block) and _edit_key(p) in unique
-    }
+    previous = {module.name: module for module in old.modules}
     modules = []
     for module in new.modules:
-        pieces = tuple(_carry(piece, _previous(piece, by_id, by_edit)) for piece in module.pieces)
-        modules.append(replace(module, pieces=tuple(pieces)))
+        before = previous.get(module.name)
+        modules.append(_carried_module(module, before) if before is not None else module)
     return PatchSet(tuple(modules))
 
 
-def _edit_key(block: Block) -> tuple[object, ...]:
+def _carried_module(module: ModulePatches, old: ModulePatches) -> ModulePatches:
+    blocks = [p for p in module.pieces if isinstance(p, Block)]
+    matches = _same_edits(blocks, [p for p in old.pieces if isinstance(p, Block)])
+    ids = _kept_ids(module, old, blocks, matches)
+    by_id = {piece.id: piece for piece in old.pieces if not isinstance(piece, Block)}
+    pieces = []
+    for piece in module.pieces:
+        if isinstance(piece, Block):
+            pieces.append(_carry(replace(piece, id=ids[id(piece)]), matches.get(id(piece))))
+        else:
+            before = by_id.get(piece.id)
+            pieces.append(_carry(piece, before if type(before) is type(piece) else None))
+    return replace(module, pieces=tuple(pieces))
+
+
+def _same_edits(new: list[Block], old: list[Block]) -> dict[int, Block]:
+    """The old block each new block is (by ``id()`` of the new one), where there is one."""
+    matches: dict[int, Block] = {}
+    olds = {_identity(b, old): b for b in old}
+    for block in new:
+        found = olds.get(_identity(block, new))
+        if found is not None:
+            matches[id(block)] = found
+    # An edit whose code changed where it stands: the one old edit with its whole anchor.
+    taken = {id(b) for b in matches.values()}
+    spare_old = [b for b in old if id(b) not in taken]
+    spare_new = [b for b in new if id(b) not in matches]
+    for block in spare_new:
+        same = [b for b in spare_old if _spot(b) == _spot(block)]
+        if len(same) == 1 and sum(_spot(b) == _spot(block) for b in spare_new) == 1:
+            matches[id(block)] = same[0]
+    return matches
+
+
+def _identity(block: Block, blocks: list[Block]) -> tuple[object, ...]:
     """What makes an edit the same one: its method, kind, the upstream statements it
-    replaced and its own code (not its neighbours: omni edits around it may change)."""
-    return (*_place_key(block), block.code)
+    replaced and its own code (not its neighbours: omni edits around it may change), and
+    which of the edits alike it is, in source order."""
+    key = _edit_key(block)
+    alike = [b for b in blocks if _edit_key(b) == key]
+    return (*key, next(n for n, b in enumerate(alike) if b is block))
 
 
-def _place_key(block: Block) -> tuple[object, ...]:
-    return (block.owner, block.member, block.kind, block.anchor.replaced)
+def _edit_key(block: Block) -> tuple[object, ...]:
+    return (block.owner, block.member, block.kind, block.anchor.replaced, block.code)
 
 
-def _previous(
-    piece: Piece, by_id: Mapping[str, Piece], by_edit: Mapping[tuple[object, ...], Block]
-) -> Piece | None:
-    """The old piece ``piece`` is: for a block, the one with its code (wherever its id
-    went), else the one with its id when only its code changed (a maintainer edited it)."""
-    old = by_id.get(piece.id)
-    if not isinstance(piece, Block):
-        return old if old is not None and type(old) is type(piece) else None
-    same = by_edit.get(_edit_key(piece))
-    if same is not None:
-        return same
-    if isinstance(old, Block) and _place_key(old) == _place_key(piece):
-        return old
-    return None
+def _spot(block: Block) -> tuple[object, ...]:
+    """Where an edit stands and what it is, whatever its code."""
+    anchor = replace(block.anchor, resolution=None)
+    return (block.owner, block.member, block.kind, block.marked, anchor)
+
+
+def _kept_ids(
+    module: ModulePatches, old: ModulePatches, blocks: list[Block], matches: dict[int, Block]
+) -> dict[int, str]:
+    """Each block's id (by ``id()``): the old one for the same edit, else its own unless
+    an old one holds it."""
+    ids = {id(b): matches[id(b)].id for b in blocks if id(b) in matches}
+    # An old id is another edit's, kept or gone: a new edit never takes one.
+    held = {p.id for p in old.pieces} | {p.id for p in module.pieces if not isinstance(p, Block)}
+    used = set(ids.values())
+    for block in blocks:
+        if id(block) in ids:
+            continue
+        ident = block.id
+        if ident in used or ident in held:
+            ident = _first_free(ident, used | held)
+        ids[id(block)] = ident
+        used.add(ident)
+    return ids
+
+
+def _first_free(ident: str, taken: set[str]) -> str:
+    """``ident`` renumbered: its prefix and label with the first number no id in ``taken``
+    has (``x.edit-03`` -> ``x.edit-07``)."""
+    prefix, _, number = ident.rpartition("-")
+    if not number.isdigit():
+        prefix = ident
+    count = 1
+    while f"{prefix}-{count:02d}" in taken:
+        count += 1
+    return f"{prefix}-{count:02d}"
 
 
 def _carry(piece: Piece, old: Piece | None) -> Piece:
@@ -125,7 +179,7 @@ def _carry(piece: Piece, old: Piece | None) -> Piece:
     if isinstance(piece, Chunk | Block) and isinstance(old, Chunk | Block) and old.title:
         piece = replace(piece, title=old.title)
     if isinstance(piece, Block) and isinstance(old, Block) and old.anchor.resolution is not None:
-        piece = replace(piece, anchor=old.anchor)
+        piece = replace(piece, anchor=replace(piece.anchor, resolution=old.anchor.resolution))
     return piece
 
 

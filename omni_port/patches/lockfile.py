@@ -7,10 +7,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NoReturn
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Placement, Rule, Status, piece_kind
 from omni_port.report import placement_dict
+from omni_port.sources.textio import read_source
 
 LOCK_NAME = "omni-port.lock"
 
@@ -177,10 +179,9 @@ def read_verdict(directory: Path) -> Verdict | None:
 
 def read_or_none(directory: Path) -> Lock | None:
     """The lock of a generated directory; None when there is none or it cannot be read."""
-    path = directory / LOCK_NAME
     try:
-        return parse(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, BadInput):
+        return read(directory)
+    except BadInput:
         return None
 
 
@@ -193,32 +194,112 @@ def _row(placement: Placement) -> dict[str, object]:
     return row
 
 
+def read(directory: Path) -> Lock:
+    """The lock of a generated directory. Raises BadInput: OP001 when it cannot be read
+    or is not UTF-8, OP201 when it is not a lock file (see ``parse``)."""
+    source = read_source(directory / LOCK_NAME)
+    return parse(source.text, source.path)
+
+
 def parse(text: str, path: str) -> Lock:
-    """Read a lock file; BadInput (OP201) when it is not one."""
+    """Read a lock file; BadInput (OP201) saying in one line what is wrong: not JSON (at
+    its line), or a field that is missing or of the wrong type (at its line, by name)."""
     try:
         data = json.loads(text)
-        inputs = data["inputs"]
-        return Lock(
-            tool=str(data["tool"]),
-            upstream=str(inputs["upstream"]["label"]),
-            upstream_sha256=str(inputs["upstream"]["sha256"]),
-            patches_sha256=str(inputs["patches"]["sha256"]),
-            outputs={str(k): str(v) for k, v in data["outputs"].items()},
-            command=str(data.get("command", "")),
-            placements=tuple(data.get("placements", ())),
-            transplants=tuple(
-                (str(t["label"]), str(t["sha256"])) for t in inputs.get("transplants", ())
-            ),
-            history=tuple((str(t["label"]), str(t["sha256"])) for t in inputs.get("history", ())),
-            configured=str(inputs["upstream"].get("configured", "")),
-            layout=Layout(str(data.get("layout", Layout.V1.value))),
-            sources=tuple(
-                Source(str(s["role"]), str(s["label"]), str(s["sha256"]))
-                for s in inputs.get("sources", ())
-            ),
-        )
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise BadInput.at(Code.OP201, path, 1, f"not an omni-port lock file: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise BadInput.at(
+            Code.OP201,
+            path,
+            exc.lineno,
+            f"not an omni-port lock file: not JSON ({exc.msg})",
+            exc.colno,
+        ) from None
+    fields = _Fields(path, text)
+    return Lock(
+        tool=fields.string(data, "tool"),
+        upstream=fields.string(data, "inputs", "upstream", "label"),
+        upstream_sha256=fields.string(data, "inputs", "upstream", "sha256"),
+        patches_sha256=fields.string(data, "inputs", "patches", "sha256"),
+        outputs={str(k): str(v) for k, v in fields.table(data, "outputs").items()},
+        command=fields.string(data, "command", default=""),
+        placements=tuple(fields.tables(data, "placements")),
+        transplants=fields.labelled(data, "transplants"),
+        history=fields.labelled(data, "history"),
+        configured=fields.string(data, "inputs", "upstream", "configured", default=""),
+        layout=fields.layout(data),
+        sources=tuple(
+            Source(
+                fields.string(row, "role"),
+                fields.string(row, "label"),
+                fields.string(row, "sha256"),
+            )
+            for row in fields.tables(data, "inputs", "sources")
+        ),
+    )
+
+
+#: No default: a getter fails when the field is missing.
+_REQUIRED: object = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """Typed access to a lock's JSON: each getter names what is wrong, and where."""
+
+    path: str
+    source: str
+
+    def _get(self, data: object, keys: tuple[str, ...], default: object) -> object:
+        value = data
+        for depth, key in enumerate(keys):
+            if not isinstance(value, dict):
+                self._fail(keys[:depth], "must be an object")
+            if key not in value:
+                if default is not _REQUIRED:
+                    return default
+                self._fail(keys[: depth + 1], "is missing")
+            value = value[key]
+        return value
+
+    def _fail(self, keys: tuple[str, ...], problem: str) -> NoReturn:
+        """BadInput (OP201) at the first line naming the innermost key (line 1 if none)."""
+        name = repr(".".join(keys)) if keys else "the document"
+        rows = self.source.split("\n")
+        line = next((n for n, row in enumerate(rows, 1) if keys and f'"{keys[-1]}":' in row), 1)
+        message = f"not an omni-port lock file: {name} {problem}"
+        raise BadInput.at(Code.OP201, self.path, line, message)
+
+    def string(self, data: object, *keys: str, default: object = _REQUIRED) -> str:
+        value = self._get(data, keys, default)
+        if not isinstance(value, str):
+            self._fail(keys, "must be a string")
+        return value
+
+    def table(self, data: object, *keys: str) -> dict[str, object]:
+        value = self._get(data, keys, _REQUIRED)
+        if not isinstance(value, dict):
+            self._fail(keys, "must be an object")
+        return value
+
+    def tables(self, data: object, *keys: str) -> list[dict[str, object]]:
+        """A list of objects (an empty one when the field is absent)."""
+        value = self._get(data, keys, [])
+        if not isinstance(value, list) or not all(isinstance(row, dict) for row in value):
+            self._fail(keys, "must be a list of objects")
+        return value
+
+    def labelled(self, data: object, key: str) -> tuple[tuple[str, str], ...]:
+        """(label, sha256) of each entry of ``inputs.<key>``."""
+        rows = self.tables(data, "inputs", key)
+        return tuple((self.string(row, "label"), self.string(row, "sha256")) for row in rows)
+
+    def layout(self, data: object) -> Layout:
+        value = self.string(data, "layout", default=Layout.V1.value)
+        try:
+            return Layout(value)
+        except ValueError:
+            allowed = " or ".join(repr(layout.value) for layout in Layout)
+            self._fail(("layout",), f"is {value!r}; it must be {allowed}")
 
 
 def placement(row: Mapping[str, object]) -> Placement:

@@ -41,6 +41,7 @@ from omni_port.model import (
     Piece,
     Resolution,
 )
+from omni_port.patches.validate import check_code
 
 _E = TypeVar("_E", BlockKind, Edge)
 
@@ -237,8 +238,9 @@ def _json_value(path: str, number: int, text: str) -> str:
     return value
 
 
-def parse_piece(text: str, path: str) -> Piece:
-    """Parse one patch file; BadInput (OP201) names the bad line."""
+def parse_piece(text: str, path: str, code_must_parse: bool = True) -> Piece:
+    """Parse one patch file; BadInput names the bad line: OP201 in the header, OP002 (with
+    a caret) in code that does not parse (unless ``code_must_parse`` is False)."""
     lines = text.split("\n")
     try:
         split = lines.index(SEPARATOR)
@@ -256,7 +258,10 @@ def parse_piece(text: str, path: str) -> Piece:
     builder = _BUILDERS.get(kind)
     if builder is None:
         raise BadInput.at(Code.OP201, path, header.line_of("type"), f"unknown type {kind!r}")
-    return builder(header, code)
+    piece = builder(header, code)
+    if code_must_parse:
+        check_code(piece, path, text, split + 2)
+    return piece
 
 
 def _origin(header: _Header) -> Origin:

@@ -9,17 +9,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, PatchSet, Piece
+from omni_port.model import Code, PatchSet
+from omni_port.patches import validate
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.sources.textio import decode, output_mode, read_source, safe_relative, write_tree
+from omni_port.sources.textio import decode, read_source, safe_relative, write_tree
 
 
-def read_patch_set(directory: Path) -> PatchSet:
+def read_patch_set(directory: Path, strict: bool = True) -> PatchSet:
     """Read a patches directory through its index.
 
+    Not ``strict``, it reads what a maintainer decided (titles, resolutions, adoptions) for
+    a re-extraction that replaces the code anyway: code that does not parse, a repeated id
+    or a block of no copied member are let through; a header that cannot be read is not.
+
     Raises BadInput: OP204 without an index, OP202 for a piece file that is missing,
-    OP201/OP203 for malformed files.
+    OP201/OP203 for malformed files, OP002 for code that does not parse; OP201 for two
+    pieces with one id or a block of a member the module does not copy (``validate``).
     """
     index_path = directory / INDEX_NAME
     if not index_path.is_file():
@@ -28,17 +34,24 @@ def read_patch_set(directory: Path) -> PatchSet:
         )
     index = read_source(index_path)
     modules = []
+    every: list[validate.ReadPiece] = []
     for entry in parse_index(index.text, index.path):
-        pieces: list[Piece] = []
+        pieces: list[validate.ReadPiece] = []
         for line, name in entry.pieces:
             piece_path = directory / name
             if not piece_path.is_file():
                 raise BadInput.at(Code.OP202, index.path, line, f"piece file {name} does not exist")
             source = read_source(piece_path)
-            pieces.append(parse_piece(source.text, source.path))
-        modules.append(build_module(entry, tuple(pieces), index.path))
+            piece = parse_piece(source.text, source.path, code_must_parse=strict)
+            pieces.append(validate.ReadPiece(piece, source.path, source.text, line))
+        if strict:
+            validate.check_members(pieces, index.path)
+        every.extend(pieces)
+        modules.append(build_module(entry, tuple(r.piece for r in pieces), index.path))
     if not modules:
         raise BadInput.at(Code.OP204, index.path, 1, "the index lists no module")
+    if strict:
+        validate.check_set(every)
     return PatchSet(tuple(modules))
 
 
@@ -61,8 +74,8 @@ class Changes:
 def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]) -> Changes:
     """Compare ``files`` with ``root``; candidates that exist but are not in ``files`` are stale.
 
-    A file with the right bytes but not the mode writes give (``textio.output_mode``) is
-    changed: rewriting it makes it readable as the umask allows.
+    A file with the right bytes is unchanged whatever its mode: a rewrite would keep the
+    mode anyway (``textio.kept_mode``).
     """
     changed, unchanged = [], []
     for rel, data in sorted(files.items()):
@@ -83,10 +96,9 @@ def plan(root: Path, files: Mapping[str, bytes], stale_candidates: Iterable[str]
 
 
 def _current(target: Path, data: bytes) -> bool:
-    """Whether ``target`` is a file holding ``data`` with the mode a write would give it."""
+    """Whether ``target`` is a regular file holding ``data``."""
     try:
-        info = target.stat()
-        if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != output_mode():
+        if not stat.S_ISREG(target.stat().st_mode):
             return False
         return target.read_bytes() == data
     except OSError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
@@ -50,6 +51,8 @@ class Config:
     v2_allow: str = ""
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
+    #: The file the configuration was read from ("" for the defaults), for diagnostics.
+    file: str = ""
 
     def path(self, value: str) -> Path:
         """A configured path, relative to the configuration file."""
@@ -89,51 +92,82 @@ class Config:
         return {path: self.recorded_path(path) for path in paths if path and Path(path).exists()}
 
 
-_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "root"}
+#: Where the configuration came from: not keys of the table.
+_ORIGIN = ("root", "file")
+_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name not in _ORIGIN}
+#: The table omni-port reads, as a header line writes it.
+TABLE = "[tool.omni-port]"
+#: Keys with a closed set of values, and those values.
+_CHOICES = {"history": ("auto", "none")}
+#: Keys that may not be empty: each names something every run needs.
+_REQUIRED = ("source", "upstream", "patches", "generated", "upstream-class", "v2-generated")
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a ``[tool.omni-port]`` table, from ``start`` upwards."""
+    """The nearest pyproject.toml with a ``[tool.omni-port]`` table, from ``start`` upwards.
+
+    Raises BadInput (OP005) for one that mentions omni-port but is not valid TOML: a
+    configuration that cannot be read is an error, never a silent fall back to defaults.
+    """
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "omni-port" in _tool_table(candidate, quiet=True):
+        if not candidate.is_file():
+            continue
+        text = _read(candidate)
+        if "omni-port" in text and "omni-port" in _tool_table(candidate, text):
             return candidate
     return None
 
 
-def _tool_table(path: Path, quiet: bool = False) -> dict[str, Any]:
+def _read(path: Path) -> str:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        if quiet:
-            return {}
-        raise BadInput.at(Code.OP005, str(path), 0, f"cannot read configuration: {exc}") from None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
+        raise BadInput.at(
+            Code.OP005, str(path), 1, f"cannot read configuration: {reason}"
+        ) from None
+
+
+_TOML_WHERE = re.compile(r"\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+
+
+def _tool_table(path: Path, text: str) -> dict[str, Any]:
+    """The ``[tool]`` table; BadInput (OP005) at the line and column of a TOML error."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        where = _TOML_WHERE.search(message)
+        line, col = (int(where["line"]), int(where["col"])) if where else (1, 1)
+        reason = message[: where.start()] if where else message
+        raise BadInput.at(Code.OP005, str(path), line, f"not valid TOML: {reason}", col) from None
     tool = data.get("tool", {})
     return tool if isinstance(tool, dict) else {}
 
 
 def load(path: Path | None) -> Config:
-    """Configuration from ``path`` (or the nearest pyproject.toml), else the defaults."""
+    """Configuration from ``path`` (or the nearest pyproject.toml), else the defaults.
+
+    Raises BadInput (OP005, at the line of the culprit) for a file that cannot be read, is
+    not TOML, has no ``[tool.omni-port]`` table (when given explicitly), or holds an unknown
+    key or an invalid value.
+    """
     if path is None:
         path = find_pyproject(Path.cwd())
         if path is None:
             return Config()
-    table = _tool_table(path).get("omni-port", {})
+    text = _read(path)
+    tool = _tool_table(path, text)
+    if "omni-port" not in tool:
+        raise BadInput.at(Code.OP005, str(path), 1, f"no {TABLE} table in this file")
+    table = tool["omni-port"]
     if not isinstance(table, dict):
-        raise BadInput.at(Code.OP005, str(path), 0, "[tool.omni-port] must be a table")
-    values: dict[str, str] = {"root": str(path.parent)}
+        raise BadInput.at(Code.OP005, str(path), _line_of(text, ""), f"{TABLE} must be a table")
+    values: dict[str, str] = {"root": str(path.parent), "file": str(path)}
     for key, value in table.items():
-        if key not in _KEYS:
-            known = ", ".join(sorted(_KEYS))
-            raise BadInput.at(
-                Code.OP005,
-                str(path),
-                0,
-                f"unknown key {key!r} in [tool.omni-port] (known: {known})",
-            )
-        if not isinstance(value, str):
-            raise BadInput.at(Code.OP005, str(path), 0, f"[tool.omni-port] {key} must be a string")
-        values[_KEYS[key]] = value
+        checked = _checked(path, text, str(key), value)
+        values[_KEYS[key]] = checked
     for key in _SPEC_KEYS:
         if key in values:
             values[key] = _relative_spec(values[key], path.parent)
@@ -142,6 +176,49 @@ def load(path: Path | None) -> Config:
             _relative_spec(v, path.parent) for v in values["v2_vllm"].split()
         )
     return replace(Config(), **values)
+
+
+def _checked(path: Path, text: str, key: str, value: object) -> str:
+    """A key's value when the key is known and the value valid; else BadInput at its line."""
+    line = _line_of(text, key)
+    if key not in _KEYS:
+        known = ", ".join(sorted(_KEYS))
+        message = f"unknown key {key!r} in {TABLE} (known: {known})"
+        raise BadInput.at(Code.OP005, str(path), line, message)
+    if not isinstance(value, str):
+        raise BadInput.at(Code.OP005, str(path), line, f"{TABLE} {key} must be a string")
+    choices = _CHOICES.get(key)
+    if choices is not None and value not in choices:
+        allowed = " or ".join(repr(c) for c in choices)
+        message = f"{TABLE} {key} is {value!r}; it must be {allowed}"
+        raise BadInput.at(Code.OP005, str(path), line, message)
+    if key in _REQUIRED and not value.strip():
+        raise BadInput.at(Code.OP005, str(path), line, f"{TABLE} {key} must not be empty")
+    if key == "upstream-class" and not value.isidentifier():
+        message = f"{TABLE} {key} is {value!r}; it must be a class name"
+        raise BadInput.at(Code.OP005, str(path), line, message)
+    return value
+
+
+_HEADER = re.compile(r"^\s*\[(?P<name>[^\[\]]*)\]\s*(#.*)?$")
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``key`` in the ``[tool.omni-port]`` table (of the table's header when
+    ``key`` is "" or not found there, 1 when there is no such header)."""
+    header = 0
+    inside = False
+    assignment = re.compile(
+        rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*="""
+    )
+    for number, line in enumerate(text.split("\n"), start=1):
+        found = _HEADER.match(line)
+        if found is not None:
+            inside = found["name"].replace(" ", "") in ("tool.omni-port", 'tool."omni-port"')
+            header = number if inside and not header else header
+        elif inside and key and assignment.match(line):
+            return number
+    return header or 1
 
 
 #: Keys whose value is a source spec: a release, ``installed``, or a path.

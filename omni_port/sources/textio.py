@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+import re
+import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -63,6 +65,28 @@ def read_source(path: str | Path) -> SourceText:
     return decode(data, str(path))
 
 
+def no_special_file(text: str) -> None:
+    """Raise BadInput (OP001) when ``text`` names something that exists but is neither a
+    regular file nor a folder (``/dev/null``, a FIFO, a socket): read as an input it would
+    be empty or block, and "no such file" would be untrue. Anything else passes (a path
+    that does not exist, a release spec), for the reader to judge."""
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    message = f"{kind}, not a file or a folder: give a file, a folder or a release"
+    raise BadInput.at(Code.OP001, text, 1, message)
+
+
 def encode(text: str, newline: str = "\n", bom: bool = False) -> bytes:
     """Encode "\\n"-normalized text back to the conventions of its source."""
     if newline != "\n":
@@ -77,10 +101,10 @@ def sha256(data: bytes) -> str:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a file so that readers see the old or the new content, never a mix.
 
-    The file gets the mode ``open()`` gives a new file under the umask (``output_mode``),
-    also when it replaces one: outputs an earlier version wrote 0600 become readable to the
-    accounts the umask allows. Raises BadInput (OP006) when it cannot be written (read-only
-    location, full disk): the old file is left as it was.
+    A new file gets the mode ``open()`` gives one under the umask (``output_mode``); a file
+    it replaces keeps its own mode (a 640 or 755 file stays so, as editors keep it). Raises
+    BadInput (OP006) when it cannot be written (read-only location, full disk): the old file
+    is left as it was.
     """
     _through_temp(path, lambda handle: handle.write(data))
 
@@ -101,6 +125,7 @@ def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
     """Fill a new temporary file beside ``path``, sync it, rename it onto ``path``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_dead_temps(path.parent)
         fd, tmp = _temp_beside(path)
     except OSError as exc:
         raise unwritable(path, exc) from exc
@@ -145,13 +170,14 @@ def write_tree(
 ) -> None:
     """Write several files under ``root``: every temp file first, then the renames.
 
-    Guarantees: no file is ever half-written, and no temp file is left behind. A failure
-    while staging leaves every previous file untouched. A failure during the renames
-    (an OS error) puts back the files already renamed, best effort, before re-raising.
-    The files named in ``last`` (an index or lock describing the others) are renamed
-    after all the rest, so a run killed in between leaves a tree whose manifest does not
-    match it, which the next run notices. Stale files in ``remove`` go only after every
-    rename succeeded.
+    Guarantees: no file is ever half-written, and no temp file is left behind (a run
+    killed outright leaves its own, which the next write into the folder removes: see
+    ``remove_dead_temps``). A failure while staging leaves every previous file untouched.
+    A failure during the renames (an OS error) puts back the files already renamed, best
+    effort, before re-raising. The files named in ``last`` (an index or lock describing the
+    others) are renamed after all the rest, so a run killed in between leaves a tree whose
+    manifest does not match it, which the next run notices. Stale files in ``remove`` go
+    only after every rename succeeded.
 
     Raises ValueError, writing nothing, for a path that is not a plain relative path below
     ``root``: callers must never build one. Raises BadInput (OP006) for an OS error
@@ -163,6 +189,7 @@ def write_tree(
     order = sorted(files, key=lambda rel: (rel in last, rel))
     staged: list[tuple[str, Path]] = []
     target = root
+    remove_dead_temps_under(root, order)
     try:
         for rel in order:
             target = root / rel
@@ -184,6 +211,12 @@ def write_tree(
     for rel in remove:
         with contextlib.suppress(FileNotFoundError):
             (root / rel).unlink()
+
+
+def remove_dead_temps_under(root: Path, rels: Iterable[str]) -> None:
+    """``remove_dead_temps`` in every folder the files ``rels`` (relative to ``root``) go to."""
+    for folder in sorted({(root / rel).parent for rel in rels}):
+        remove_dead_temps(folder)
 
 
 def _rename_all(staged: list[tuple[str, Path]]) -> None:
@@ -214,13 +247,19 @@ def _put_back(target: Path, data: bytes) -> None:
 
 
 def _temp_beside(path: Path) -> tuple[int, str]:
-    """A new temp file in ``path``'s folder (so the final rename is atomic), open for writing."""
+    """A new temp file in ``path``'s folder (so the final rename is atomic), open for writing.
+
+    Its name carries this process's id (``.NAME.PID-XXXX.tmp``): a run killed before its
+    renames leaves its temp files behind, and the next write into the folder removes those
+    of processes that are gone (``remove_dead_temps``), never a live run's.
+    """
     # Imported here: tempfile (and the random module it loads) is start-up time that
     # `check` on unchanged inputs, which writes nothing, should not pay.
     import tempfile
 
-    mode = output_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    mode = kept_mode(path)
+    prefix = f".{path.name}.{os.getpid()}-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         # mkstemp makes the file 0600 whatever the umask: others could not read the outputs.
         os.fchmod(fd, mode)
@@ -229,6 +268,79 @@ def _temp_beside(path: Path) -> tuple[int, str]:
         os.unlink(tmp)
         raise
     return fd, tmp
+
+
+#: How every temporary file of a write ends.
+TEMP_SUFFIX = ".tmp"
+
+_TEMP_NAME = re.compile(
+    r"""^\.(?P<name>.+)      # a dot and the name of the file it was to become
+    \.(?P<pid>[0-9]+)-       # the id of the process that wrote it
+    [A-Za-z0-9_]+\.tmp$      # mkstemp's random part and the suffix
+    """,
+    re.VERBOSE,
+)
+
+
+#: The temp names of earlier versions, which carry no process id (``.NAME.XXXXXXXX.tmp``,
+#: mkstemp's eight random characters): removed once they are older than ``LEGACY_AGE``.
+_LEGACY_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: Seconds after which a legacy temp file is a killed run's: no write takes an hour.
+LEGACY_AGE = 3600.0
+
+
+def remove_dead_temps(folder: Path) -> list[str]:
+    """Remove the temp files a killed run left in ``folder`` (those whose process is gone;
+    an earlier version's, once an hour old); returns their names. Best effort: what cannot
+    be listed or removed is left."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        if not _dead_temp(folder / name):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
+            removed.append(name)
+    return removed
+
+
+def _dead_temp(path: Path) -> bool:
+    found = _TEMP_NAME.match(path.name)
+    if found is not None:
+        return not _alive(int(found.group("pid")))
+    if _LEGACY_TEMP_NAME.match(path.name) is None:
+        return False
+    import time  # only here: most folders hold no legacy temp file
+
+    try:
+        return time.time() - path.stat().st_mtime > LEGACY_AGE
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists (on this machine)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or an id we cannot ask about: leave it
+    return True
+
+
+def kept_mode(path: Path) -> int:
+    """The mode a write gives ``path``: its own when it exists, else ``output_mode``."""
+    try:
+        info = path.stat()
+    except OSError:
+        return output_mode()
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else output_mode()
 
 
 def output_mode() -> int:
