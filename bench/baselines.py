@@ -21,7 +21,7 @@ from omni_port import api
 from omni_port.extract.markers import scan
 from omni_port.model import Copy
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Stmt, Tree
+from omni_port.pyast.syntax import Stmt, Tree, find_member
 from omni_port.sources.textio import SourceText, decode
 
 if TYPE_CHECKING:
@@ -96,9 +96,7 @@ def _merge_module(
 
 
 def _method(tree: Tree, owner: str, name: str) -> Stmt | None:
-    from omni_port.sync.splice import upstream_def
-
-    return upstream_def(tree, owner, name)
+    return find_member(tree, owner, name)
 
 
 def _text(tree: Tree, stmt: Stmt) -> str:

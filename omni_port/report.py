@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from omni_port.model import (
@@ -162,3 +163,12 @@ def json_report(
         "counts": counts,
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def in_directory(
+    findings: Iterable[Finding], directory: Path, names: Collection[str]
+) -> tuple[Finding, ...]:
+    """Findings about output files (named by file name) as paths in ``directory``, so that
+    an editor or a GitHub annotation can open them."""
+    root = shown(directory)
+    return tuple(replace(f, path=f"{root}/{f.path}") if f.path in names else f for f in findings)

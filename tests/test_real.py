@@ -19,7 +19,7 @@ from omni_port.model import Block, BlockKind, Copy
 from omni_port.patches import lockfile
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
+from omni_port.pyast.syntax import Tree, find_member
 from omni_port.sources.textio import SourceText, decode
 from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
 from omni_port.sync import splice
@@ -157,7 +157,7 @@ def test_identity_sync_reproduces_the_copied_methods(cache_dir: Path, tmp_path: 
 
 
 def _dump(tree: Tree, copy: Copy) -> list[str]:
-    member = splice.upstream_def(tree, copy.owner, copy.name)
+    member = find_member(tree, copy.owner, copy.name)
     assert member is not None
     return [member.key, *flat_keys(member.clauses[0])]
 

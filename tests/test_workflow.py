@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from omni_port import report
+from omni_port.api import resolution
 from omni_port.model import Code, Finding, Resolution
 from omni_port.patches import lockfile
-from omni_port.sync import locate
 from omni_port.sync.splice import CONFLICT_OPEN
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -222,9 +222,9 @@ def test_resolve_refuses_a_place_that_would_not_hold(
     assert cli("extract").exit_code == 0
     assert cli("sync").exit_code == 1
     before = (work / "p" / "omni" / "R.sample.block-01.patch").read_bytes()
-    real = locate.resolution_at
+    real = resolution.resolution_at
     monkeypatch.setattr(
-        locate,
+        resolution,
         "resolution_at",
         lambda slot: Resolution("self.nowhere()", (), ()) if slot else real(slot),
     )

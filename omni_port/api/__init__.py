@@ -57,6 +57,16 @@ from omni_port.api.run import (
     sync_patches,
     verify_files,
 )
+from omni_port.api.workflows import (
+    SyncRequest,
+    Upgraded,
+    UpgradeRequest,
+    WorkspaceSync,
+    best_base,
+    rank_bases,
+    sync_workspace,
+    upgrade,
+)
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
 from omni_port.gpu.transplant import Merged
 from omni_port.model import Finding, PatchSet, Placement
@@ -67,9 +77,10 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, decode, sha256
 from omni_port.sources.upstream import ASCEND_MODULE, Located, Upstream
 from omni_port.sources.workspace import CheckInputs
-from omni_port.sync.pipeline import SyncResult
+from omni_port.sync.pipeline import GENERATED, SyncResult
 
 __all__ = [
+    "GENERATED",
     "CheckInputs",
     "ExtractOptions",
     "Extraction",
@@ -77,10 +88,15 @@ __all__ = [
     "Merged",
     "Ported",
     "Settings",
+    "SyncRequest",
     "SyncResult",
     "Synced",
+    "UpgradeRequest",
+    "Upgraded",
     "Upstream",
     "Verified",
+    "WorkspaceSync",
+    "best_base",
     "carry_edits",
     "catalog_locations",
     "check",
@@ -95,11 +111,14 @@ __all__ = [
     "patches_source",
     "port_text",
     "previous_outputs",
+    "rank_bases",
     "read_lock",
     "read_patches",
     "recorded_sources",
     "sync",
     "sync_patches",
+    "sync_workspace",
+    "upgrade",
     "v2",
     "verification_context",
     "verify",

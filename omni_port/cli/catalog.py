@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from omni_port import TOOL
+from omni_port import TOOL, api
 from omni_port.catalog import describe, markdown
 from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
 from omni_port.cli.files import write_files
@@ -16,14 +16,13 @@ from omni_port.model import Code, PatchSet, Report
 from omni_port.patches.store import read_patch_set
 from omni_port.report import shown
 from omni_port.sources.textio import encode
-from omni_port.sync.pipeline import GENERATED
 
 
 def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
     """The catalog of a patch set, with a notice naming how it is made (``patches_dir`` as
     recorded: relative to the repository root)."""
     notice = (
-        f"<!-- This catalog is {GENERATED} by {TOOL} from {patches_dir}/; "
+        f"<!-- This catalog is {api.GENERATED} by {TOOL} from {patches_dir}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
     return markdown.render(describe.entries(patch_set), preamble=notice)

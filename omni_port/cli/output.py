@@ -6,15 +6,12 @@ stdout carries one payload: the findings, or else a diff (``--diff``) or the JSO
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from omni_port import report
-from omni_port.model import Finding, Report
-from omni_port.report import shown
+from omni_port.model import Report
 from omni_port.sources.textio import write_atomic
 
 
@@ -40,12 +37,3 @@ def emit(
         click.echo(document, nl=False)
     else:
         write_atomic(json_path, document.encode("utf-8"))
-
-
-def in_directory(
-    findings: Iterable[Finding], directory: Path, names: Collection[str]
-) -> tuple[Finding, ...]:
-    """Findings about output files (named by file name) as paths in ``directory``, so that
-    an editor or a GitHub annotation can open them."""
-    root = shown(directory)
-    return tuple(replace(f, path=f"{root}/{f.path}") if f.path in names else f for f in findings)

@@ -10,18 +10,18 @@ from pathlib import Path
 import click
 
 from omni_port import api
+from omni_port.api import resolution
 from omni_port.cli import Options, generated_option, handle_errors, patches_option, summary
 from omni_port.cli.files import save_patches
 from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches, Status
+from omni_port.model import Block, BlockKind, Code, Status
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import piece_filename
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import Stmt, walk
+from omni_port.pyast.syntax import Stmt
 from omni_port.report import shown
 from omni_port.sources.upstream import Upstream
-from omni_port.sync import locate, splice
 
 
 @click.command("resolve")
@@ -63,23 +63,23 @@ def resolve_command(
     target = generated or config.path(config.generated)
     chosen_upstream = upstream or sticky_upstream(options, target)
     loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
-    member = _member(module, block, loaded)
-    decision = ranked(module, block, member)
+    member = resolution.member_of(module, block, loaded)
+    decision = resolution.unresolved(module, block, member)
     row = _last_sync_row(options, target, loaded, block)
     refused = _not_a_conflict(block, decision, row, target, loaded.label)
     if refused:
         raise BadInput.at(Code.OP005, shown(directory / piece_filename(module, block)), 2, refused)
     candidates = decision.candidates
     slot = _chosen(choice, candidates, member)
-    resolution = locate.resolution_at(slot)
-    recorded = replace(block, anchor=replace(block.anchor, resolution=resolution))
-    again = _decision(member, _siblings(module, recorded), block_id)
+    record = resolution.resolution_at(slot)
+    recorded = replace(block, anchor=replace(block.anchor, resolution=record))
+    again = resolution.decided(module, recorded, member)
     if again.conflict:
         message = f"that place would not hold on {loaded.label}: {again.reason}; nothing recorded"
         raise BadInput.at(Code.OP301, block_id, 0, message)
-    save_patches(directory, edits.resolve(patch_set, block_id, resolution))
+    save_patches(directory, edits.resolve(patch_set, block_id, record))
     where = " > ".join(slot.path) or "the method body"
-    after = f"after `{resolution.after}`" if resolution.after else "first"
+    after = f"after `{record.after}`" if record.after else "first"
     summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
 
 
@@ -95,7 +95,7 @@ def _last_sync_row(
 
 def _not_a_conflict(
     block: Block,
-    decision: locate.Decision,
+    decision: resolution.Decision,
     row: Mapping[str, object] | None,
     generated: Path,
     label: str,
@@ -130,58 +130,9 @@ _SIGNATURE_HELP = (
 )
 
 
-def ranked(module: ModulePatches, block: Block, member: Stmt) -> locate.Decision:
-    """Sync's decision on ``block`` without its recorded resolution, in ``member`` of the
-    upstream: its candidates, numbered as ``--at '#K'`` takes them."""
-    unresolved = replace(block, anchor=replace(block.anchor, resolution=None))
-    return _decision(member, _siblings(module, unresolved), block.id)
-
-
-def upstream_member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
-    """The upstream method ``block``'s copy comes from; BadInput when it is gone."""
-    return _member(module, block, upstream)
-
-
-def _siblings(module: ModulePatches, block: Block) -> list[Block]:
-    """The statement-level blocks of ``block``'s copy, ``block`` in its own place: sync
-    decides them together, and so must the candidates ``--at '#K'`` counts."""
-    return [
-        block if piece.id == block.id else piece
-        for piece in module.pieces
-        if isinstance(piece, Block)
-        and (piece.owner, piece.member) == (block.owner, block.member)
-        and piece.kind is not BlockKind.SIGNATURE
-    ]
-
-
-def _decision(member: Stmt, blocks: list[Block], block_id: str) -> locate.Decision:
-    """Sync's decision on the block ``block_id`` among its siblings."""
-    return next(d for d in locate.decide(member, blocks) if d.block.id == block_id)
-
-
-def _member(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
-    copy = next(
-        (
-            p
-            for p in module.pieces
-            if isinstance(p, Copy) and (p.owner, p.name) == (block.owner, block.member)
-        ),
-        None,
-    )
-    if copy is None:
-        raise BadInput.at(Code.OP004, block.id, 0, "the block belongs to no copied member")
-    owner = (
-        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
-    )
-    member = splice.upstream_def(upstream.tree, owner, copy.upstream_name)
-    if member is None:
-        raise BadInput.at(
-            Code.OP302, block.id, 0, f"{owner}.{copy.upstream_name} is not in {upstream.label}"
-        )
-    return member
-
-
-def _chosen(choice: str | None, candidates: tuple[locate.Scored, ...], member: Stmt) -> locate.Slot:
+def _chosen(
+    choice: str | None, candidates: tuple[resolution.Scored, ...], member: Stmt
+) -> resolution.Slot:
     if choice is None:
         choice = _ask(candidates)
     if choice.startswith("#"):
@@ -193,19 +144,13 @@ def _chosen(choice: str | None, candidates: tuple[locate.Scored, ...], member: S
         raise click.UsageError("--at takes '#K' (a candidate) or an upstream line number")
     line = int(choice)
     listed = next((c.slot for c in candidates if c.slot.line() == line), None)
-    return listed if listed is not None else _slot_at_line(member, line)
+    found = listed if listed is not None else resolution.slot_at_line(member, line)
+    if found is None:
+        raise click.UsageError(f"no statement of {member.name} starts at upstream line {line}")
+    return found
 
 
-def _slot_at_line(member: Stmt, line: int) -> locate.Slot:
-    """The place before the statement starting at ``line`` anywhere in the method."""
-    for path, suite in walk(member.clauses[0]):
-        for index, stmt in enumerate(suite.stmts):
-            if stmt.lead <= line <= stmt.start:
-                return locate.Slot(suite, path, index)
-    raise click.UsageError(f"no statement of {member.name} starts at upstream line {line}")
-
-
-def _ask(candidates: tuple[locate.Scored, ...]) -> str:
+def _ask(candidates: tuple[resolution.Scored, ...]) -> str:
     if not sys.stdin.isatty():
         raise click.UsageError("give --at '#K' or --at LINE (no terminal to ask in)")
     for rank, scored in enumerate(candidates, start=1):

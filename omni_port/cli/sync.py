@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -22,12 +21,12 @@ from omni_port.cli import (
     write_options,
 )
 from omni_port.cli.files import write_files
-from omni_port.cli.output import emit, in_directory
+from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.model import Code, Placement, Report
 from omni_port.patches import lockfile
 from omni_port.patches.store import Changes
-from omni_port.report import shown
+from omni_port.report import in_directory, shown
 
 
 @click.command("sync")
@@ -86,42 +85,27 @@ def sync_command(
     """
     one_payload(json_path, diff)
     config = options.config
-    directory = patches_dir or config.path(config.patches)
     target = generated or config.path(config.generated)
-    loaded = api.load_upstream(
+    request = api.SyncRequest(
+        patches_dir or config.path(config.patches),
         upstream or sticky_upstream(options, target),
-        options.settings,
+        target,
         upstream_class or config.upstream_class,
+        history_mode or config.history,
+        transplant_dirs,
     )
-    patch_set, _ = api.read_patches(directory)
-    mode = history_mode or config.history
-    loaded, history_notes = api.with_history(loaded, options.settings, patch_set, mode=mode)
-    source = api.patches_source(patch_set, "")
-    history_notes += api.vllm_pairing_notes(source, loaded.label, options.settings)
-    # Headers and the lock name inputs relative to the repository root, never the cwd.
-    loaded = replace(
-        loaded,
-        label=config.recorded_spec(loaded.label),
-        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in loaded.history),
-    )
-    labels = [config.recorded_path(d) for d in transplant_dirs]
-    command = (
-        f"omni-port sync --patches {config.recorded_path(directory)} --upstream {loaded.label} "
-        f"--generated {config.recorded_path(target)}"
-        + "".join(f" --transplant {label}" for label in labels)
-    )
-    catalog = config.path(config.catalog) if config.catalog else None
-    patch_set, synced = api.sync(directory, loaded, command, transplant_dirs, labels, catalog)
+    done = api.sync_workspace(request, options.settings)
+    synced = done.synced
     placements = synced.placements
-    for module in patch_set.modules:
+    for module in done.patch_set.modules:
         summary(options, _module_line(module.name, placements))
     uncompiled = [f for f in synced.findings if f.code is Code.OP501]
     if uncompiled:
         raise BadInput(uncompiled)
     result = synced.result
-    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
+    files = done.files
     changes, would = write_files(target, files, api.previous_outputs(target), check, diff)
-    findings = (*history_notes, *in_directory(synced.findings, target, files), *would)
+    findings = (*done.notes, *in_directory(synced.findings, target, files), *would)
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from omni_port import api
+from omni_port.api import resolution
 from omni_port.cli import Options
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, PatchSet, Severity
@@ -69,8 +70,6 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
 
 
 def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:
-    from omni_port.cli import resolve  # the ranking `resolve` itself uses
-
     found = _block(patches, block_id)
     if found is None:
         return f"  omni-port resolve {block_id} --at '#K'"
@@ -78,7 +77,8 @@ def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:
     if block.kind is BlockKind.SIGNATURE:
         return f"  {block_id}: a signature edit; edit its patch file by hand"
     try:
-        decision = resolve.ranked(module, block, resolve.upstream_member(module, block, upstream))
+        member = resolution.member_of(module, block, upstream)
+        decision = resolution.unresolved(module, block, member)
     except BadInput:
         return f"  {block_id}: its upstream method is gone; edit the patches by hand"
     listed = "; ".join(

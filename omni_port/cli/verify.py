@@ -18,10 +18,10 @@ from omni_port.cli import (
     unresolved,
     v2,
 )
-from omni_port.cli.output import emit, in_directory
+from omni_port.cli.output import emit
 from omni_port.model import Finding, Report, Severity
 from omni_port.patches import lockfile
-from omni_port.report import shown
+from omni_port.report import in_directory, shown
 from omni_port.sources.textio import sha256, write_atomic
 
 

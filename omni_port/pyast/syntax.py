@@ -279,6 +279,17 @@ def find_def(body: Suite | Sequence[ast.stmt], name: str) -> Stmt | ast.stmt | N
     return found
 
 
+def find_member(tree: Tree, owner: str, name: str) -> Stmt | None:
+    """The definition ``name`` of class ``owner`` in ``tree`` (at module level when
+    ``owner`` is "")."""
+    if not owner:
+        return find_def(tree.body, name)
+    cls = find_def(tree.body, owner)
+    if cls is None or not cls.clauses:
+        return None
+    return find_def(cls.clauses[0], name)
+
+
 def _def_name(item: Stmt | ast.stmt) -> str:
     if isinstance(item, Stmt):
         return item.name

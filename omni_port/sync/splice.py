@@ -30,7 +30,7 @@ from omni_port.model import (
     Severity,
     Status,
 )
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_def, header_end, reindent
+from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_member, header_end, reindent
 from omni_port.report import shorten
 from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
@@ -166,16 +166,6 @@ def _grouped(pieces: Sequence[Piece]) -> Iterator[tuple[Piece, list[Block]]]:
 # --- copies ---------------------------------------------------------------------------------
 
 
-def upstream_def(tree: Tree, owner: str, name: str) -> Stmt | None:
-    """The upstream definition a copy comes from."""
-    if not owner:
-        return find_def(tree.body, name)
-    cls = find_def(tree.body, owner)
-    if cls is None or not cls.clauses:
-        return None
-    return find_def(cls.clauses[0], name)
-
-
 @dataclass(frozen=True, slots=True)
 class _Edit:
     """Text to put before upstream line ``at``, replacing lines ``at .. remove_to``."""
@@ -202,7 +192,7 @@ class _Copying:
 def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
     module, copy, blocks, upstream = job.module, job.copy, job.blocks, job.upstream
     owner = _owner(copy, upstream)
-    member = upstream_def(upstream.tree, owner, copy.upstream_name)
+    member = find_member(upstream.tree, owner, copy.upstream_name)
     if member is None:
         _vanished(assembly, job)
         return

@@ -26,10 +26,9 @@ from omni_port.model import (
     Status,
 )
 from omni_port.pyast.diff import flat_keys
-from omni_port.pyast.syntax import Stmt, Tree, find_def, split_full_key
+from omni_port.pyast.syntax import Stmt, Tree, find_def, find_member, split_full_key
 from omni_port.report import shorten
 from omni_port.sync import locate
-from omni_port.sync.splice import upstream_def
 
 #: Statements of context on each side of a block when showing upstream changes near it.
 NEAR = 3
@@ -185,7 +184,7 @@ def _near_changes(upgrade: Upgrade, block: Block) -> str:
 
 def _member(tree: Tree, upgrade: Upgrade, block: Block) -> Stmt | None:
     owner = upgrade.upstream_class if block.owner else ""
-    return upstream_def(tree, owner, block.member)
+    return find_member(tree, owner, block.member)
 
 
 def _window(member: Stmt, block: Block) -> list[str]:
@@ -225,8 +224,8 @@ def _method_rows(upgrade: Upgrade) -> Iterator[str]:
 
 
 def _method_change(upgrade: Upgrade, owner: str, name: str) -> str:
-    old = upstream_def(upgrade.old, owner, name)
-    new = upstream_def(upgrade.new, owner, name)
+    old = find_member(upgrade.old, owner, name)
+    new = find_member(upgrade.new, owner, name)
     if new is None:
         return "**vanished** upstream"
     if old is None:

@@ -1,0 +1,240 @@
+"""The workflows the commands run, as functions: sync a workspace, upgrade it, rank bases.
+
+Each one reads its inputs, decides, and returns what to write and report; the command
+line writes the files and prints. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from omni_port.api.inputs import (
+    Settings,
+    carry_edits,
+    catalog_locations,
+    extract_all,
+    load_runners,
+    load_upstream,
+    patches_source,
+    read_patches,
+    recorded_sources,
+    verification_context,
+    vllm_pairing_notes,
+    with_history,
+    with_unread_modules,
+)
+from omni_port.api.run import Synced, read_transplants, sync_patches, verify_files
+from omni_port.errors import BadInput
+from omni_port.extract import basedetect
+from omni_port.extract.extractor import ExtractOptions
+from omni_port.model import Code, Finding, PatchSet
+from omni_port.patches import lockfile
+from omni_port.pyast.parser import parse
+from omni_port.report import in_directory
+from omni_port.sources.config import Config
+from omni_port.sources.upstream import Located, Upstream, release_versions, version_key
+from omni_port.sync import upgrade as summaries
+
+#: Oldest vllm-ascend release the NPU runners were ever ported from.
+FLOOR = "0.13.0"
+
+
+def recorded(upstream: Upstream, config: Config) -> Upstream:
+    """``upstream`` (and its history) named as outputs name inputs: relative to the
+    repository root, never the working directory."""
+    return replace(
+        upstream,
+        label=config.recorded_spec(upstream.label),
+        history=tuple(replace(r, label=config.recorded_spec(r.label)) for r in upstream.history),
+    )
+
+
+def sync_command_line(config: Config, patches: Path, upstream: str, generated: Path) -> str:
+    """The command that regenerates a workspace's outputs, as headers and the lock name it."""
+    return (
+        f"omni-port sync --patches {config.recorded_path(patches)} --upstream {upstream} "
+        f"--generated {config.recorded_path(generated)}"
+    )
+
+
+# --- sync -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRequest:
+    """What `sync` was asked to do."""
+
+    patches: Path
+    #: The upstream spec (already the sticky one when none was given).
+    upstream: str
+    generated: Path
+    upstream_class: str
+    #: ``auto`` or ``none``: the upstream history the upstream-history rule reads.
+    history: str
+    #: Transplant inputs (extra blocks for the copies).
+    transplants: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSync:
+    """A sync of a workspace: the patches, what happened to each block, and the files."""
+
+    patch_set: PatchSet
+    synced: Synced
+    #: The outputs to write (the lock names the configured upstream beside the synced one).
+    files: dict[str, bytes]
+    #: Notes about the inputs: history that could not be had, a vLLM mismatch.
+    notes: tuple[Finding, ...]
+
+
+def sync_workspace(request: SyncRequest, settings: Settings) -> WorkspaceSync:
+    """Load the upstream (and its history) and sync the patches onto it; writes nothing."""
+    config = settings.config
+    loaded = load_upstream(request.upstream, settings, request.upstream_class)
+    patch_set, patch_files = read_patches(request.patches)
+    loaded, notes = with_history(loaded, settings, patch_set, mode=request.history)
+    notes += vllm_pairing_notes(patches_source(patch_set, ""), loaded.label, settings)
+    loaded = recorded(loaded, config)
+    labels = [config.recorded_path(d) for d in request.transplants]
+    command = sync_command_line(config, request.patches, loaded.label, request.generated)
+    command += "".join(f" --transplant {label}" for label in labels)
+    catalog = config.path(config.catalog) if config.catalog else None
+    extras = read_transplants(request.transplants, labels)
+    locations = catalog_locations(patch_set, catalog)
+    synced = sync_patches(patch_set, loaded, command, patch_files, extras, locations=locations)
+    files = lockfile.configured_files(synced.result.files, config.recorded_spec(config.upstream))
+    return WorkspaceSync(patch_set, synced, files, tuple(notes))
+
+
+# --- bases ------------------------------------------------------------------------------------
+
+
+def rank_bases(
+    located: Sequence[Located], settings: Settings, candidates: Sequence[str] = ()
+) -> list[basedetect.BaseScore]:
+    """Candidate vllm-ascend releases (every release since ``FLOOR`` by default, wheel or
+    sdist) ranked by how well they explain the runners' copied code."""
+    runners = [parse(r.source.text, r.source.path) for r in located]
+    wanted = list(candidates) or [
+        v for v in release_versions("vllm-ascend") if version_key(v) >= version_key(FLOOR)
+    ]
+    trees = {}
+    for text in wanted:
+        upstream = load_upstream(text, settings)
+        trees[upstream.label] = upstream.tree
+    return basedetect.rank(runners, trees, settings.config.upstream_class)
+
+
+def best_base(
+    ranked: Sequence[basedetect.BaseScore], located: Sequence[Located], config: Config
+) -> basedetect.BaseScore:
+    """The best of ``ranked``; BadInput (OP004 at the first runner) when no candidate holds
+    a single copied statement: a best of nothing would be a coin toss."""
+    if not any(score.statements for score in ranked):
+        where = located[0].source.path if located else "-"
+        message = (
+            f"no method of these runners is a copy of {config.upstream_class}'s in "
+            f"any of the {len(ranked)} candidates: no copied statements to compare"
+        )
+        raise BadInput.at(Code.OP004, where, 1, message)
+    return ranked[0]
+
+
+# --- upgrade ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeRequest:
+    """What `upgrade` was asked to do."""
+
+    #: Runner sources named on the command line (none: the configured source).
+    sources: tuple[str, ...]
+    #: The new upstream.
+    target: str
+    #: The base the runners were ported from, or ``detect``.
+    base: str
+    patches: Path
+    generated: Path
+    #: With ``detect``: the releases to rank (none: every release since ``FLOOR``).
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Upgraded:
+    """An upgrade: the patches to save, the outputs to write, and the summary."""
+
+    patch_set: PatchSet
+    #: The detected base (None when it was given).
+    detected: basedetect.BaseScore | None
+    synced: Synced
+    #: The outputs to write (the lock names the configured upstream beside the synced one).
+    files: dict[str, bytes]
+    #: Every finding, the outputs' at their names in the generated directory's terms.
+    findings: tuple[Finding, ...]
+    #: The markdown summary for the pull request.
+    summary: str
+
+
+def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
+    """Extract the runners against their base (detected when asked), sync onto the target,
+    verify the result and write the summary for the pull request; writes nothing."""
+    config = settings.config
+    located = load_runners(request.sources or (config.source,), settings)
+    detected = None
+    base = request.base
+    if not base or base == "detect":
+        detected = best_base(rank_bases(located, settings, request.candidates), located, config)
+        base = detected.label
+    old = load_upstream(base, settings)
+    patch_set, extract_findings = _extracted(request, located, old, settings)
+    new = load_upstream(request.target, settings, config.upstream_class)
+    new, notes = with_history(new, settings, patch_set, mode=config.history)
+    old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
+    command = sync_command_line(config, request.patches, new.label, request.generated)
+    catalog = config.path(config.catalog) if config.catalog else None
+    locations = catalog_locations(patch_set, catalog)
+    synced = sync_patches(patch_set, new, command, locations=locations)
+    result = synced.result
+    source = located[0].label if located else config.source
+    context = verification_context(settings, patch_set, new, request.target, source)
+    verified = verify_files(result.files, result.placements, patch_set, context)
+    outputs = result.files
+    findings = (
+        *notes,
+        *vllm_pairing_notes(source, request.target, settings),
+        *extract_findings,
+        *in_directory(result.findings, request.generated, outputs),
+        *in_directory(verified, request.generated, outputs),
+    )
+    document = summaries.summary(
+        summaries.Upgrade(
+            old.label,
+            new.label,
+            old.tree,
+            new.tree,
+            config.upstream_class,
+            patch_set,
+            result.placements,
+            tuple(findings),
+        )
+    )
+    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
+    return Upgraded(patch_set, detected, synced, files, findings, document)
+
+
+def _extracted(
+    request: UpgradeRequest, located: Sequence[Located], old: Upstream, settings: Settings
+) -> tuple[PatchSet, list[Finding]]:
+    """The runners extracted against ``old``, keeping what the previous patches recorded."""
+    config = settings.config
+    options = ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+    patch_set, findings = extract_all(located, old, options)
+    patch_set = recorded_sources(patch_set, located, old, config)
+    # Titles and recorded resolutions of the previous patches survive the re-extraction;
+    # runners named on the command line leave the other modules' patches as they are.
+    patch_set = carry_edits(patch_set, request.patches)
+    if request.sources:
+        patch_set, _ = with_unread_modules(patch_set, request.patches)
+    return patch_set, findings
