@@ -17,7 +17,8 @@ from omni_port.model import Finding, Layout
 from omni_port.patches import lockfile
 from omni_port.report import shown
 from omni_port.sources.config import Config
-from omni_port.v2 import inputs, overrides, pipeline
+from omni_port.v2 import checks as v2_checks
+from omni_port.v2 import compose, inputs, overrides, pipeline
 from omni_port.verify import checks
 
 __all__ = [
@@ -52,6 +53,7 @@ def sources_of(
     vllm_base: str | None = None,
     vllm: tuple[str, ...] = (),
     allow: str | None = None,
+    force_vllm_mismatch: bool = False,
 ) -> Sources:
     """The V2 inputs: flags first, then the ``v2-*`` keys, then the V1 ones."""
     if allow is None and config.v2_allow:
@@ -62,15 +64,19 @@ def sources_of(
         vllm_base=vllm_base or config.v2_vllm_base,
         vllm=vllm or tuple(config.v2_vllm.split()),
         allow=allow or "",
+        force_vllm_mismatch=force_vllm_mismatch,
     )
 
 
 def report(
     sources: Sources, settings: Settings
-) -> tuple[pipeline.Inputs, overrides.OverrideReport]:
-    """The inputs, loaded, and who overrides every method of the composed runners."""
-    loaded = inputs.load(sources, settings.cache, settings.progress)
-    return loaded, pipeline.report(loaded)
+) -> tuple[pipeline.Inputs, overrides.OverrideReport, compose.Composition]:
+    """The inputs, loaded, who overrides every method of the composed runners, and how
+    ``v2-sync`` would compose them. A report never refuses a vLLM mismatch: it notes it."""
+    loaded = inputs.load(
+        replace(sources, force_vllm_mismatch=True), settings.cache, settings.progress
+    )
+    return loaded, pipeline.report(loaded), pipeline.plan(loaded)
 
 
 def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
@@ -82,6 +88,7 @@ def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
         f"--vllm-base {loaded.base.label}",
         *(f"--vllm {label}" for label in loaded.candidates),
         *([f"--v2-allow {sources.allow}"] if sources.allow else []),
+        *(["--force-vllm-mismatch"] if sources.force_vllm_mismatch else []),
         f"--generated {out}",
     ]
     return " ".join(parts)
@@ -107,6 +114,7 @@ def sources_of_lock(lock: lockfile.Lock) -> Sources:
         vllm_base=by_role.get("vllm-base", [""])[0],
         vllm=tuple(by_role.get("vllm", ())),
         allow=by_role.get("allow", [""])[0],
+        force_vllm_mismatch="forced" in by_role,
     )
 
 
@@ -119,7 +127,14 @@ def verify_tree(out: Path, lock: lockfile.Lock, settings: Settings) -> list[Find
     }
     placements = [lockfile.placement(row) for row in lock.placements]
     context = _context(settings, result, loaded, sources)
-    return verify_files(files, placements, result.composition.patches, context)
+    found = verify_files(files, placements, result.composition.patches, context)
+    return [*found, *_v2_checks(files, loaded)]
+
+
+def _v2_checks(files: dict[str, bytes], loaded: pipeline.Inputs) -> list[Finding]:
+    """The V2 checks of the modules as they are on disk (``v2.checks``)."""
+    modules = {name: data.decode("utf-8", "replace") for name, data in files.items()}
+    return v2_checks.check(modules, pipeline.against(loaded))
 
 
 def check_tree(settings: Settings) -> list[Finding]:
@@ -136,7 +151,8 @@ def check_tree(settings: Settings) -> list[Finding]:
     context = _context(settings, result, loaded, sources)
     located = {rel: f"{shown(target)}/{rel}" for rel in on_disk}
     patches = result.composition.patches
-    for finding in verify_files(on_disk, result.placements, patches, context):
+    verified = verify_files(on_disk, result.placements, patches, context)
+    for finding in [*verified, *_v2_checks(on_disk, loaded)]:
         findings.append(replace(finding, path=located.get(finding.path, finding.path)))
     return findings
 
