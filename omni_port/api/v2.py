@@ -160,7 +160,14 @@ def check_tree(settings: Settings) -> list[Finding]:
 def _context(
     settings: Settings, result: pipeline.Result, loaded: pipeline.Inputs, sources: Sources
 ) -> checks.Context:
+    # vLLM is the release the NPU runner runs on (the lock's vllm-base), not only the one
+    # vllm-ascend's metadata names: a tree composed on a given base is checked against it.
     context = verification_context(
-        settings, result.composition.patches, loaded.npu, sources.upstream, sources.source
+        settings,
+        result.composition.patches,
+        loaded.npu,
+        sources.upstream,
+        sources.source,
+        loaded.base.label,
     )
     return replace(context, package=pipeline.PACKAGE)

@@ -29,11 +29,9 @@ from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.sync.splice import CONFLICT_OPEN
 from omni_port.v2 import rewrite
 from omni_port.v2.ascend import AscendPatches
-from omni_port.v2.walk import World, holds, walk
+from omni_port.v2.walk import World, runs
 from omni_port.v2.wrap import body_name
 
-#: A definition holding this share of the NPU override's statements is a copy of it.
-COPY_SHARE = 0.6
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -118,11 +116,11 @@ def npu_runs(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
     for runner in sorted(c for c in world.classes if c in modules_classes(world, modules)):
         if against.npu_class not in world.mro(runner)[1:]:
             continue
-        for name, original in sorted(npu.methods.items()):
+        for name in sorted(npu.methods):
             entry = world.resolve(runner, name)
             if entry is None or entry.module not in modules:
                 continue
-            yield from _runs(world, runner, name, original, modules, against.npu_class)
+            yield from _runs(world, runner, name, modules, against.npu_class)
 
 
 def modules_classes(world: World, modules: Mapping[str, str]) -> set[str]:
@@ -133,38 +131,35 @@ def _runs(
     world: World,
     runner: str,
     name: str,
-    original: ast.FunctionDef | ast.AsyncFunctionDef,
     modules: Mapping[str, str],
     npu_class: str,
 ) -> Iterator[Finding]:
-    visits = walk(world, runner, name)
+    found = runs(world, runner, name, npu_class, set(modules))
+    visits = found.visits
     entry = visits[0]
-    runs = sum(
-        1
-        for v in visits
-        if v.owner == npu_class
-        or (v.name == name and v.module in modules and holds(v.node, original) >= COPY_SHARE)
-    )
     line = _def_line(entry.node)
     marked = any(
         _marked(modules[v.module], _def_line(v.node)) for v in visits if v.module in modules
     )
-    if runs == 0 and not marked:
+    if not found.npu and not marked:
         message = (
             f"{runner}.{name}: {npu_class}.{name} never runs (omni's {entry.owner}.{name} "
             "shadows it) and no conflict region or allow-list comment above omni's code for "
             "it says why"
         )
         yield Finding(Code.OP329, entry.module, line, message)
-    elif runs > 1:
-        message = f"{runner}.{name}: {npu_class}.{name} (or its copy) runs {runs} times per call"
+    elif len(found.npu) > 1:
+        message = (
+            f"{runner}.{name}: {npu_class}.{name} (or its copy) runs {len(found.npu)} times "
+            "per call"
+        )
         yield Finding(Code.OP329, entry.module, line, message)
     renamed = body_name(name)
-    if world.resolve(runner, renamed) is not None:
-        bodies = sum(1 for v in visits if v.name == renamed)
-        if bodies != 1:
-            message = f"{runner}.{name}: omni's {renamed} runs {bodies} times per call, not once"
-            yield Finding(Code.OP329, entry.module, line, message)
+    if world.resolve(runner, renamed) is not None and len(found.bodies) != 1:
+        message = (
+            f"{runner}.{name}: omni's {renamed} runs {len(found.bodies)} times per call, not once"
+        )
+        yield Finding(Code.OP329, entry.module, line, message)
 
 
 def _def_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -220,12 +215,14 @@ def _replaced_import(
 
 
 def _cuda_check(node: ast.Compare) -> bool:
-    if len(node.ops) != 1 or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
-        return False
-    sides = (node.left, node.comparators[0])
-    return any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides) and any(
-        _device_type(s) for s in sides
+    """A device type compared with ``"cuda"`` in any form (``==``, ``in ("cuda", ...)``)."""
+    sides = (node.left, *node.comparators)
+    cuda = any(
+        isinstance(inner, ast.Constant) and inner.value == "cuda"
+        for side in sides
+        for inner in ast.walk(side)
     )
+    return cuda and any(_device_type(s) for s in sides)
 
 
 def _device_type(node: ast.expr) -> bool:

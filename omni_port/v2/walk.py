@@ -188,3 +188,49 @@ def holds(
             mine.remove(key)
             found += 1
     return found / len(theirs)
+
+
+#: A definition holding this share of the NPU override's statements is a copy of it.
+COPY_SHARE = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """What one call of a method of a composed runner runs, by role."""
+
+    visits: tuple[Visit, ...]
+    #: Visits of the NPU override itself or of a copy of it (the NPU wrapper, a splice).
+    npu: tuple[int, ...]
+    #: Visits of omni's override kept under its new name (``_omni_<name>``).
+    bodies: tuple[int, ...]
+
+    def inside(self, inner: int, outer: int) -> bool:
+        """Whether visit ``inner`` is reached through visit ``outer``."""
+        parent = self.visits[inner].parent
+        while parent is not None:
+            if parent == outer:
+                return True
+            parent = self.visits[parent].parent
+        return False
+
+
+def runs(world: World, runner: str, name: str, npu_class: str, generated: set[str]) -> Runs:
+    """The walk of ``runner().name(...)`` with the NPU override's runs and omni's renamed
+    override's runs picked out; ``generated`` are the modules whose definitions may be
+    copies of the NPU override."""
+    visits = tuple(walk(world, runner, name))
+    npu = world.classes.get(npu_class)
+    original = npu.methods.get(name) if npu is not None else None
+    found = [
+        index
+        for index, visit in enumerate(visits)
+        if visit.owner == npu_class
+        or (
+            original is not None
+            and visit.name == name
+            and visit.module in generated
+            and holds(visit.node, original) >= COPY_SHARE
+        )
+    ]
+    bodies = [index for index, visit in enumerate(visits) if visit.name == body_name(name)]
+    return Runs(visits, tuple(found), tuple(bodies))
