@@ -62,8 +62,17 @@ def _source_options(command: F) -> F:
 # --- v2-report ------------------------------------------------------------------------------
 
 
+_ALLOW_HELP = (
+    "Reviewed methods whose NPU override omni's is meant to shadow, one per line: "
+    "'module.py:Class.method  reason' (default: `v2-allow`)."
+)
+
+
 @click.command("v2-report")
 @_source_options
+@click.option(
+    "--v2-allow", "allow", type=click.Path(dir_okay=False, path_type=Path), help=_ALLOW_HELP
+)
 @json_option
 @click.pass_obj
 @handle_errors
@@ -73,6 +82,7 @@ def v2_report_command(
     upstream: str | None,
     vllm_base: str | None,
     vllm: tuple[str, ...],
+    allow: Path | None,
     json_path: Path | None,
 ) -> Report:
     """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
@@ -80,12 +90,15 @@ def v2_report_command(
     SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
     folder or a file (default: `v2-source`, else `source`). For every method of every omni
     V2 runner class, of NPUModelRunner and of vLLM's GPUModelRunner: omni, npu, both or
-    neither, and for both, which side calls the other through super(). Exit 0 when clean,
-    1 with collisions (OP320) or calls the composed runner cannot take (OP322); bypassed
-    NPU overrides (OP321) are notes. 2 on bad input. With --json -, stdout carries the
-    JSON document only.
+    neither; for both, which side calls the other through super(), and the rule v2-sync
+    composes it by (=> RULE, or NOT COMPOSED). Exit 0 when clean, 1 with collisions (OP320:
+    both replace the method; OP323: the NPU override wraps super() and omni's replaces it)
+    or calls the composed runner cannot take (OP322); bypassed NPU overrides (OP321) and a
+    vLLM mismatch (OP511, which v2-sync refuses) are notes. 2 on bad input. With --json -,
+    stdout carries the JSON document only.
     """
-    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm)
+    allowed = str(allow) if allow is not None else None
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
     loaded, result, plan = v2.report(sources, options.settings)
     counts = _report_counts(result)
     findings = (*(loaded.pairing.findings() if loaded.pairing else ()), *result.findings)
@@ -226,11 +239,7 @@ def _composed_json(composed: Composed | None) -> dict[str, object] | None:
 @click.command("v2-sync")
 @_source_options
 @click.option(
-    "--v2-allow",
-    "allow",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Reviewed methods whose NPU override omni's is meant to shadow, one per line: "
-    "'module.py:Class.method  reason' (default: `v2-allow`).",
+    "--v2-allow", "allow", type=click.Path(dir_okay=False, path_type=Path), help=_ALLOW_HELP
 )
 @click.option(
     "--force-vllm-mismatch",
