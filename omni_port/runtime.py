@@ -147,12 +147,7 @@ def use_generated_runners(
         raise NotDeployable(folder, reasons)
     if reasons:
         _say_loudly(folder, reasons)
-    # Spawned workers start from the environment, not from this process's state.
-    os.environ[ENV] = str(folder)
-    if package != default:
-        os.environ[PACKAGE_ENV] = package
-    if overridden:
-        os.environ[OVERRIDE_ENV] = "1"
+    _export(folder, package if package != default else "", overridden)
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OURS)]
     sys.meta_path.insert(0, GeneratedRunnerFinder(files))
     for name in files:
@@ -161,6 +156,15 @@ def use_generated_runners(
         _rebind_workers(tree.package, tree.runners)
     _select_v2_runners(trees)
     return sorted(files)
+
+
+def _export(folder: Path, package: str, overridden: bool) -> None:
+    """Spawned workers start from the environment, not from this process's state."""
+    os.environ[ENV] = str(folder)
+    if package:
+        os.environ[PACKAGE_ENV] = package
+    if overridden:
+        os.environ[OVERRIDE_ENV] = "1"
 
 
 def vllm_plugin() -> None:

@@ -267,6 +267,29 @@ def test_what_cannot_be_made_npu_ready_is_an_error(
     assert errors == [(code, AR)]
 
 
+def test_an_override_of_a_method_vllm_ascend_patches_must_reach_it(
+    case: Path, tmp_path: Path
+) -> None:
+    omni = tmp_path / "omni"
+    shutil.copytree(CASE / "omni", omni)
+    gpu = omni / "vllm_omni/worker_v2" / GPU
+    method = (
+        "\n    def initialize_kv_cache(self, kv_cache_config: Any) -> None:\n"
+        "        self.kv_cache_config = kv_cache_config\n"
+    )
+    gpu.write_text(gpu.read_text() + method)
+    result = _generate(tmp_path, replace(SETTINGS, source=str(omni)))
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert [(f.code, f.path) for f in errors] == [(Code.OP325, GPU)]
+    assert "patch_model_runner.py:17" in errors[0].message
+    delegating = method.replace(
+        "self.kv_cache_config = kv_cache_config", "super().initialize_kv_cache(kv_cache_config)"
+    )
+    gpu.write_text(gpu.read_text().replace(method, delegating))
+    result = _generate(tmp_path, replace(SETTINGS, source=str(omni)))
+    assert not [f for f in result.findings if f.severity is Severity.ERROR]
+
+
 # --- what cannot be composed ----------------------------------------------------------------
 
 

@@ -53,7 +53,6 @@ def sources_of(
     vllm_base: str | None = None,
     vllm: tuple[str, ...] = (),
     allow: str | None = None,
-    force_vllm_mismatch: bool = False,
 ) -> Sources:
     """The V2 inputs: flags first, then the ``v2-*`` keys, then the V1 ones."""
     if allow is None and config.v2_allow:
@@ -64,7 +63,6 @@ def sources_of(
         vllm_base=vllm_base or config.v2_vllm_base,
         vllm=vllm or tuple(config.v2_vllm.split()),
         allow=allow or "",
-        force_vllm_mismatch=force_vllm_mismatch,
     )
 
 

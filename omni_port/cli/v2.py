@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -280,9 +281,8 @@ def v2_sync_command(
     or problems (or output that would change under --check), 2 on bad input.
     """
     allowed = str(allow) if allow is not None else None
-    sources = v2.sources_of(
-        options.config, source, upstream, vllm_base, vllm, allowed, force_vllm_mismatch
-    )
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
+    sources = replace(sources, force_vllm_mismatch=force_vllm_mismatch)
     target = generated or options.config.path(options.config.v2_generated)
     return sync_tree(options, sources, target, check, diff, json_path)
 

@@ -29,7 +29,7 @@ from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.sync.splice import CONFLICT_OPEN
 from omni_port.v2 import rewrite
 from omni_port.v2.ascend import AscendPatches
-from omni_port.v2.walk import World, runs
+from omni_port.v2.walk import World, runs, walk
 from omni_port.v2.wrap import body_name
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -57,6 +57,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
     findings = [
         *tag_findings(modules),
         *npu_runs(modules, against),
+        *patched_methods(modules, against),
         *leftovers(parsed, against.patches),
         *api_findings(parsed, against.omni),
     ]
@@ -121,6 +122,34 @@ def npu_runs(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
             if entry is None or entry.module not in modules:
                 continue
             yield from _runs(world, runner, name, modules, against.npu_class)
+
+
+def patched_methods(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
+    """OP325 where a generated runner overrides a method a vllm-ascend patch installs on
+    vLLM's class (``GPUModelRunner.initialize_kv_cache = ...``) and never reaches it."""
+    world = World(
+        {**modules, against.npu_path: against.npu_text, against.base_path: against.base_text}
+    )
+    seen: set[tuple[str, int]] = set()
+    for patch in against.patches.class_patches:
+        owner = patch.owner[1]
+        for runner in sorted(modules_classes(world, modules)):
+            entry = world.resolve(runner, patch.attribute)
+            if owner not in world.mro(runner) or entry is None or entry.module not in modules:
+                continue
+            visits = walk(world, runner, patch.attribute)
+            if any(v.owner in (owner, against.npu_class) for v in visits):
+                continue
+            line = _def_line(visits[0].node)
+            if (visits[0].module, line) in seen:
+                continue  # one override, inherited by several runners
+            seen.add((visits[0].module, line))
+            message = (
+                f"{runner}.{patch.attribute} replaces {owner}.{patch.attribute}, which "
+                f"vllm-ascend patches ({patch.path}:{patch.line}), and never calls it: the "
+                "patched method does not run"
+            )
+            yield Finding(Code.OP325, visits[0].module, line, message)
 
 
 def modules_classes(world: World, modules: Mapping[str, str]) -> set[str]:

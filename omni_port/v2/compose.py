@@ -33,7 +33,7 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sync.splice import CONFLICT_CLOSE, CONFLICT_OPEN
 from omni_port.v2 import carry, rewrite, wrap
 from omni_port.v2.ascend import AscendPatches
-from omni_port.v2.decide import Composed, Npu, decide, method_of
+from omni_port.v2.decide import Composed, Npu, decide
 from omni_port.v2.overrides import OverrideReport
 from omni_port.verify.conflicts import NOT_COMPOSED
 
@@ -236,11 +236,6 @@ def conflict_lines(composed: Composed, npu: Npu, where: str) -> list[str]:
 def _with_comments(function: cst.FunctionDef, lines: Sequence[str]) -> cst.FunctionDef:
     comments = [cst.EmptyLine(indent=True, comment=cst.Comment(line)) for line in lines]
     return function.with_changes(leading_lines=[*function.leading_lines, *comments])
-
-
-def composed_method(module: cst.Module, owner: str, name: str) -> cst.FunctionDef | None:
-    """A method of a generated module's class (for tests and reports)."""
-    return method_of(module, owner, name)
 
 
 # --- re-basing ------------------------------------------------------------------------------

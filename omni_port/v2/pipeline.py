@@ -9,13 +9,12 @@ rule that made it.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Layout, Placement, RegionKind, Rule, Severity, Status
+from omni_port.model import Code, Finding, Layout, Placement, Rule, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
@@ -23,25 +22,16 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, rewrite
+from omni_port.v2 import checks, compose, overrides, rows
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
-from omni_port.v2.wrap import body_name
 
 #: The package the generated V2 modules are served as (they import each other under it).
 PACKAGE = "vllm_omni.worker_v2"
-#: Placement kind of a method both sides override (composed, allowed, or a conflict).
-COMPOSED = RegionKind.OVERRIDE
-#: Placement kind of a rewritten statement of omni's code.
-REWRITTEN = RegionKind.REWRITE
-#: How each composition rule leaves the method (a conflict is Status.CONFLICT).
-_STATUS = {
-    Rule.OMNI_SUPER: Status.CARRIED,
-    Rule.ALLOWED: Status.CARRIED,
-    Rule.NPU_WRAPPER: Status.PLACED,
-    Rule.NPU_SPLICE: Status.PLACED,
-}
+#: Placement kinds of the composition's own lock rows (``rows``).
+COMPOSED = rows.COMPOSED
+REWRITTEN = rows.REWRITTEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +149,8 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
-    composed = [_composed_row(c, modules) for c in composition.composed]
-    placements = (*synced.placements, *composed, *rewrite_rows(modules))
+    composed = [rows.composed_row(c, modules) for c in composition.composed]
+    placements = (*synced.placements, *composed, *rows.rewrite_rows(modules))
     findings = (
         *(inputs.pairing.findings() if inputs.pairing is not None else ()),
         *_extraction_notes(found, composition),
@@ -212,111 +202,11 @@ def _unused_allow(entry: AllowEntry) -> Finding:
     return Finding(Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
 
 
-# --- lock rows ------------------------------------------------------------------------------
-
-
-def _composed_row(composed: Composed, modules: Mapping[str, str]) -> Placement:
-    text = modules.get(composed.module, "")
-    start, end = _lines_of(text, composed.owner, composed.name)
-    if composed.rule is Rule.NPU_WRAPPER:
-        end = max(end, _lines_of(text, composed.owner, body_name(composed.name))[1])
-    status = _STATUS.get(composed.rule, Status.CONFLICT) if composed.rule else Status.CONFLICT
-    return Placement(
-        f"{composed.module.removesuffix('.py')}.{composed.owner}.{composed.name}",
-        composed.module,
-        composed.owner,
-        composed.name,
-        COMPOSED,
-        False,
-        status,
-        0.0 if status is Status.CONFLICT else 1.0,
-        start,
-        end,
-        (),
-        composed.reason,
-        (composed.rule,) if composed.rule is not None else (),
-    )
-
-
 def _conflict_finding(composed: Composed, row: Placement) -> Iterator[Finding]:
     if composed.rule is not None:
         return
     message = f"{row.block_id}: not composed: {composed.reason}"
     yield Finding(Code.OP324, composed.module, max(row.start, 1), message)
-
-
-def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
-    """One row per rewrite a generated module records (``ascend-patch``, ``device-neutral``)."""
-    rules = {
-        str(Rule.ASCEND_PATCH): Rule.ASCEND_PATCH,
-        str(Rule.DEVICE_NEUTRAL): Rule.DEVICE_NEUTRAL,
-    }
-    rows: list[Placement] = []
-    for name in sorted(modules):
-        text = modules[name]
-        stem = name.removesuffix(".py")
-        number = 0
-        for line, rule, what in checks.tags(text):
-            if rule not in rules or what.startswith(rewrite.KEPT):
-                continue
-            number += 1
-            owner, member = _enclosing(text, line)
-            rows.append(
-                Placement(
-                    block_id=f"{stem}.rewrite-{number:02d}",
-                    module=name,
-                    owner=owner,
-                    member=member,
-                    kind=REWRITTEN,
-                    marked=False,
-                    status=Status.PLACED,
-                    confidence=1.0,
-                    start=line,
-                    end=line,
-                    reason=what,
-                    decided_by=(rules[rule],),
-                )
-            )
-    return rows
-
-
-def _enclosing(text: str, line: int) -> tuple[str, str]:
-    """The class and function a line of a module is in ("" where none)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return "", ""
-    owner = member = ""
-    for node in tree.body:
-        if not (node.lineno <= line <= (node.end_lineno or node.lineno)):
-            continue
-        if isinstance(node, ast.ClassDef):
-            owner = node.name
-            for inner in node.body:
-                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    inner.lineno <= line <= (inner.end_lineno or inner.lineno)
-                ):
-                    member = inner.name
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            member = node.name
-    return owner, member
-
-
-def _lines_of(text: str, owner: str, name: str) -> tuple[int, int]:
-    """Output lines of ``owner.name`` in a generated module (0, 0 when it is not there)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return 0, 0
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            for member in node.body:
-                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    member.name == name
-                ):
-                    first = min([member.lineno, *(d.lineno for d in member.decorator_list)])
-                    return first, member.end_lineno or first
-    return 0, 0
 
 
 def sources(inputs: Inputs) -> list[lockfile.Source]:

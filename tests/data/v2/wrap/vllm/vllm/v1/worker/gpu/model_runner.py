@@ -18,6 +18,9 @@ class GPUModelRunner:
         self.model = self.vllm_config.model_class(self.vllm_config)
         self.model_state = init_model_state(self.vllm_config, self.model, None, self.device)
 
+    def initialize_kv_cache(self, kv_cache_config):
+        self.kv_cache_config = kv_cache_config
+
     def profile_run(self):
         self._dummy_run(self.max_num_tokens)
         torch.accelerator.synchronize()
