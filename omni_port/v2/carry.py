@@ -173,9 +173,20 @@ def _bindings(module: ast.Module, dotted: str) -> dict[str, str]:
                 local = alias.asname or alias.name.split(".")[0]
                 text = f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
                 found[local] = f"{alias.name if alias.asname else local}\0{text}"
-        elif isinstance(stmt, ast.FunctionDef | ast.ClassDef) and dotted:
-            found[stmt.name] = f"{dotted}.{stmt.name}\0from {dotted} import {stmt.name}"
+        elif dotted:
+            for name in _defined(stmt):
+                found[name] = f"{dotted}.{name}\0from {dotted} import {name}"
     return found
+
+
+def _defined(stmt: ast.stmt) -> list[str]:
+    """Names a module-level statement defines (a function, a class, a constant)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+    if isinstance(stmt, ast.AnnAssign):
+        targets = [stmt.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
 @dataclass(frozen=True, slots=True)

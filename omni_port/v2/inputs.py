@@ -89,6 +89,10 @@ def load(settings: Settings, cache: Path, progress: Progress | None = None) -> I
     )
 
 
+#: How far above a path its package root may be (``vllm_ascend/worker/v2/model_runner.py``).
+_PACKAGE_DEPTH = 4
+
+
 def _package(
     text: str, dist: str, package: str, cache: Path, progress: Progress | None
 ) -> dict[str, str] | None:
@@ -98,7 +102,9 @@ def _package(
     if spec.kind is SpecKind.PATH:
         root = Path(spec.path)
         root = root if root.is_dir() else root.parent
-        for candidate in (root, *root.parents):
+        # The tree above a module given by path (``.../vllm_ascend/worker/v2/x.py``), not
+        # some unrelated checkout further up.
+        for candidate in (root, *root.parents[:_PACKAGE_DEPTH]):
             if (candidate / package).is_dir():
                 return package_texts(parse_spec(str(candidate), dist), package, cache, progress)
         return None
