@@ -100,6 +100,47 @@ class Code(enum.StrEnum):
         "call",
         "Omni's code calls a method the composed runner lacks, or with arguments it does not take.",
     )
+    OP323 = (
+        "OP323",
+        "wrapper-collision",
+        "The NPU override wraps super() and omni's override replaces the method: inheriting "
+        "drops the NPU wrapper.",
+    )
+    OP324 = (
+        "OP324",
+        "not-composed",
+        "A method both runner families override cannot be composed: a marked conflict in the file.",
+    )
+    OP325 = (
+        "OP325",
+        "ascend-patch",
+        "Omni's V2 code uses a vLLM name a vllm-ascend patch_v2 module replaces: the generated "
+        "code calls vllm-ascend's (a note), or still vLLM's (an error).",
+    )
+    OP326 = (
+        "OP326",
+        "cuda-check",
+        "A CUDA-only device check in omni's V2 code: made device-neutral for the NPU (a note), "
+        "or left as it is (an error).",
+    )
+    OP327 = (
+        "OP327",
+        "torch-cuda",
+        "A torch.cuda call runs on the NPU only through vllm-ascend's torch_cuda_wrapper "
+        "(a note), or has no NPU redirection at all (an error).",
+    )
+    OP328 = (
+        "OP328",
+        "runner-api",
+        "A generated V2 runner does not keep the API of omni's class: a method, its "
+        "signature, or a class of the module.",
+    )
+    OP329 = (
+        "OP329",
+        "npu-override-runs",
+        "In the generated V2 runner an NPU override runs more than once, or never without a "
+        "marker saying why.",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -286,7 +327,11 @@ class RegionKind(enum.StrEnum):
     CONTAINED = "contained"
     """Inside an omni-owned member (listed for the catalog)."""
     OVERRIDE = "override"
-    """A whole omni method that shadows the NPU runner's override (V2 composition)."""
+    """A method both runner families override (V2 composition): composed by a rule
+    (``decided_by``), kept as omni's by a reviewed allow-list entry, or a conflict."""
+    REWRITE = "rewrite"
+    """A statement of omni's code the V2 composition rewrote for the NPU: a name a
+    vllm-ascend patch installs, or a CUDA-only device check made device-neutral."""
 
 
 def piece_kind(value: str) -> BlockKind | RegionKind:
@@ -459,6 +504,19 @@ class Rule(enum.StrEnum):
     """Omni's GPU runner has the same code at the place one of the candidates is."""
     STEPWISE = "stepwise"
     """Followed through each upstream release between the base and the new upstream."""
+    OMNI_SUPER = "omni-super"
+    """V2: omni's override calls super(), which reaches the NPU override: carried verbatim."""
+    NPU_WRAPPER = "npu-wrapper"
+    """V2: the NPU override wraps super(): generated as that wrapper, calling omni's override
+    (renamed) where it called super(), so that each runs once."""
+    NPU_SPLICE = "npu-splice"
+    """V2: both replace vLLM's body: omni's hunks against vLLM spliced into the NPU body."""
+    ALLOWED = "allowed"
+    """V2: a reviewed allow-list entry keeps omni's override and drops the NPU one."""
+    ASCEND_PATCH = "ascend-patch"
+    """V2: a vLLM name omni uses is the one a vllm-ascend patch module installs."""
+    DEVICE_NEUTRAL = "device-neutral"
+    """V2: a CUDA-only device check made device-neutral."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,11 @@ sync or one the lock does not list, or an installed vllm-ascend other than the o
 runners were generated from. An explicit override (``allow_unresolved=True``, or
 ``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says so on stderr.
 
+A V1 tree and a V2 tree are served side by side (``generated/`` and ``generated/v2``):
+the NPU workers keep building their V1 runner, and build the composed V2 runner instead
+when ``vllm_config.use_v2_model_runner`` is set (the flag vllm-ascend's own NPU worker
+reads), through a ``model_runner_cls`` that chooses (``runner_selector``).
+
 vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
 launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
 environment: the switch exports ``OMNI_PORT_GENERATED`` (and the override), and omni-port's
@@ -30,6 +35,7 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -112,43 +118,55 @@ def use_generated_runners(
 
     A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
     a V2 tree (``omni_*_model_runner.py``) for ``vllm_omni.worker_v2``; ``package``
-    overrides that. Call it before vLLM-Omni's workers are imported (for example first
-    thing in the launcher). Workers imported earlier have their runner classes rebound to
-    the generated ones. The choice is exported to the environment (``OMNI_PORT_GENERATED``)
-    for the processes this one starts; see the module docstring for spawned workers.
+    overrides that. A V2 tree in a subdirectory (``generated/v2`` beside ``generated/``,
+    as ``v2-generated`` places it) is served too, side by side, and the NPU workers then
+    build the V2 runners when ``use_v2_model_runner`` is set (``runner_selector``). Call
+    it before vLLM-Omni's workers are imported (for example first thing in the launcher).
+    Workers imported earlier have their runner classes rebound to the generated ones. The
+    choice is exported to the environment (``OMNI_PORT_GENERATED``) for the processes this
+    one starts; see the module docstring for spawned workers.
 
     Raises FileNotFoundError when the directory holds no generated runner, and
-    NotDeployable when the runners are not deployable (see ``unresolved``) unless
-    ``allow_unresolved`` (or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) says to run them anyway.
+    NotDeployable when the runners of any tree served are not deployable (see
+    ``unresolved``) unless ``allow_unresolved`` (or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) says
+    to run them anyway.
     """
     folder = _folder(directory)
-    default, runners = _layout(folder)
+    default, _ = _layout(folder)
     package = package or os.environ.get(PACKAGE_ENV) or default
+    trees = served_trees(folder, package)
     files = {
-        f"{package}.{module}": folder / f"{module}.py"
-        for module in runners
-        if (folder / f"{module}.py").is_file()
+        f"{tree.package}.{module}": tree.folder / f"{module}.py"
+        for tree in trees
+        for module in tree.runners
+        if (tree.folder / f"{module}.py").is_file()
     }
     if not files:
         raise FileNotFoundError(f"no generated runner modules in {folder}: {MAKE_SYNC}")
     overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
-    reasons = unresolved(folder)
+    reasons = _tree_reasons(folder, trees)
     if reasons and not overridden:
         raise NotDeployable(folder, reasons)
     if reasons:
         _say_loudly(folder, reasons)
-    # Spawned workers start from the environment, not from this process's state.
-    os.environ[ENV] = str(folder)
-    if package != default:
-        os.environ[PACKAGE_ENV] = package
-    if overridden:
-        os.environ[OVERRIDE_ENV] = "1"
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, GeneratedRunnerFinder)]
+    _export(folder, package if package != default else "", overridden)
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OURS)]
     sys.meta_path.insert(0, GeneratedRunnerFinder(files))
     for name in files:
         sys.modules.pop(name, None)
-    _rebind_workers(package, runners)
+    for tree in trees:
+        _rebind_workers(tree.package, tree.runners)
+    _select_v2_runners(trees)
     return sorted(files)
+
+
+def _export(folder: Path, package: str, overridden: bool) -> None:
+    """Spawned workers start from the environment, not from this process's state."""
+    os.environ[ENV] = str(folder)
+    if package:
+        os.environ[PACKAGE_ENV] = package
+    if overridden:
+        os.environ[OVERRIDE_ENV] = "1"
 
 
 def vllm_plugin() -> None:
@@ -195,6 +213,13 @@ def _conflicts(lock: lockfile.Lock) -> list[str]:
     if not ids:
         return []
     shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    if lock.layout is Layout.V2:
+        # A V2 conflict is a method left as omni's, under a conflict region, or a hunk of a
+        # spliced method; its patches are computed, so `resolve` has nothing to record.
+        return [
+            f"{len(ids)} conflicts marked in the modules ({shown}): compose each by hand in "
+            "vLLM-Omni, or list it in the --v2-allow file, then `omni-port v2-sync`"
+        ]
     return [
         f"{len(ids)} conflicts left commented out ({shown}): record each with "
         "`omni-port resolve BLOCK --at '#K'`, then `omni-port sync`"
@@ -283,8 +308,8 @@ def _layout(folder: Path) -> tuple[str, Mapping[str, str]]:
 
 
 def stop_using_generated_runners() -> None:
-    """Remove the import hook (modules already loaded stay loaded)."""
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, GeneratedRunnerFinder)]
+    """Remove the import hooks (modules already loaded stay loaded)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OURS)]
 
 
 def _folder(directory: str | os.PathLike[str] | None) -> Path:
@@ -322,3 +347,157 @@ def _generated_class(package: str, runners: Mapping[str, str], class_name: str) 
             found = getattr(loaded, class_name, None)
             return found if isinstance(found, type) else None
     return None
+
+
+# --- V1 and V2 side by side -----------------------------------------------------------------
+
+#: The package suffixes of vLLM-Omni's V1 NPU runners and of its V2 runners.
+V1_SUFFIX = ".platforms.npu.worker"
+V2_SUFFIX = ".worker_v2"
+#: The V2 runner each NPU worker builds when ``use_v2_model_runner`` is set, by the class
+#: of its V1 runner (``model_runner_cls``).
+V2_FOR_V1: Mapping[str, tuple[str, str]] = {
+    "OmniNPUModelRunner": ("omni_model_runner", "OmniGPUModelRunner"),
+    "NPUARModelRunner": ("omni_ar_model_runner", "OmniARModelRunner"),
+    "NPUGenerationModelRunner": ("omni_generation_model_runner", "OmniGenerationModelRunner"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One generated tree the switch serves, and the package it stands in for."""
+
+    folder: Path
+    package: str
+    runners: Mapping[str, str]
+    layout: Layout
+
+
+def served_trees(folder: Path, package: str) -> list[Served]:
+    """The tree in ``folder`` (served as ``package``) and a V2 tree in a subdirectory of
+    it, served as the V2 package of the same vLLM-Omni (``<root>.worker_v2``)."""
+    default, runners = _layout(folder)
+    layout = Layout.V2 if default == V2_PACKAGE else Layout.V1
+    trees = [Served(folder, package, runners, layout)]
+    if layout is Layout.V1:
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
+            lock = lockfile.read_or_none(sub)
+            if lock is not None and lock.layout is Layout.V2:
+                trees.append(Served(sub, _root(package) + V2_SUFFIX, V2_RUNNERS, Layout.V2))
+                break
+    return trees
+
+
+def _root(package: str) -> str:
+    """``vllm_omni`` of ``vllm_omni.platforms.npu.worker`` (or of ``vllm_omni.worker_v2``)."""
+    for suffix in (V1_SUFFIX, V2_SUFFIX):
+        if package.endswith(suffix):
+            return package.removesuffix(suffix)
+    return PACKAGE.removesuffix(V1_SUFFIX)
+
+
+def _tree_reasons(folder: Path, trees: Sequence[Served]) -> list[str]:
+    """Why any tree served is not deployable; a subtree's reasons name it."""
+    reasons: list[str] = []
+    for tree in trees:
+        prefix = "" if tree.folder == folder else f"{tree.folder.name}/: "
+        reasons.extend(prefix + reason for reason in unresolved(tree.folder))
+    return reasons
+
+
+def uses_v2(vllm_config: object) -> bool:
+    """Whether a worker runs Model Runner V2: vllm-ascend's NPU worker reads the same
+    ``vllm_config.use_v2_model_runner`` (VLLM_USE_V2_MODEL_RUNNER on Ascend)."""
+    return bool(getattr(vllm_config, "use_v2_model_runner", False))
+
+
+def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
+    """A drop-in for a worker's ``model_runner_cls``: ``cls(vllm_config, device, ...)``
+    builds the V2 runner ``v2_module.v2_class`` when ``use_v2_model_runner`` is set, the V1
+    runner ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend)."""
+
+    def __new__(cls: type, vllm_config: object, *args: object, **kwargs: object) -> object:
+        if uses_v2(vllm_config):
+            chosen = getattr(importlib.import_module(v2_module), v2_class)
+        else:
+            chosen = v1
+        return chosen(vllm_config, *args, **kwargs)
+
+    namespace = {
+        "__new__": __new__,
+        "__doc__": f"{v1.__name__}, or {v2_class} when use_v2_model_runner is set (omni-port).",
+        "v1_runner": v1,
+        "v2_runner": f"{v2_module}.{v2_class}",
+        "__module__": __name__,
+    }
+    return type(f"{v1.__name__}OrV2", (), namespace)
+
+
+def _select_v2_runners(trees: Sequence[Served]) -> None:
+    """With a V2 tree served, the NPU workers (imported now or later) get selectors."""
+    v2 = next((t for t in trees if t.layout is Layout.V2), None)
+    if v2 is None:
+        return
+    workers = _root(v2.package) + V1_SUFFIX
+    hook = WorkerHook(workers, v2.package)
+    sys.meta_path.insert(0, hook)
+    for name, module in list(sys.modules.items()):
+        if name.startswith(workers + ".") and module is not None:
+            hook.select(module)
+
+
+class WorkerHook(importlib.abc.MetaPathFinder):
+    """Installs ``runner_selector`` on the NPU worker classes of every worker module
+    imported while the switch is on (they keep their V1 runner in ``model_runner_cls``)."""
+
+    def __init__(self, workers: str, v2_package: str) -> None:
+        self.workers = workers
+        self.v2_package = v2_package
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(self.workers + ".") or fullname.rsplit(".", 1)[1] in RUNNERS:
+            return None
+        for finder in sys.meta_path:
+            if isinstance(finder, _OURS) or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _SelectingLoader(spec.loader, self)
+                return spec
+        return None
+
+    def select(self, module: ModuleType) -> None:
+        for value in list(vars(module).values()):
+            current = getattr(value, "model_runner_cls", None)
+            if not isinstance(value, type) or not isinstance(current, type):
+                continue
+            v1 = getattr(current, "v1_runner", current)  # switched before: re-select
+            target = V2_FOR_V1.get(v1.__name__)
+            if target is not None:
+                selector = runner_selector(v1, f"{self.v2_package}.{target[0]}", target[1])
+                value.model_runner_cls = selector  # type: ignore[attr-defined]
+
+
+class _SelectingLoader(importlib.abc.Loader):
+    """A worker module's own loader, then the selectors on its worker classes."""
+
+    def __init__(self, loader: importlib.abc.Loader, hook: WorkerHook) -> None:
+        self.loader = loader
+        self.hook = hook
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        self.hook.select(module)
+
+    def __getattr__(self, name: str) -> object:
+        # get_source, is_package, ...: what the module's own loader answers.
+        return getattr(self.loader, name)
+
+
+#: The import hooks the switch installs (removed together).
+_OURS = (GeneratedRunnerFinder, WorkerHook)

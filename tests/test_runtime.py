@@ -28,6 +28,14 @@ def _write(path: Path, text: str) -> None:
     path.write_text(dedent(text))
 
 
+#: The runner base class of the fake trees: it takes what a worker passes it.
+RUNNER_BASE = """\
+class OmniNPUModelRunner:
+    origin = "{origin}"
+
+    def __init__(self, *args):
+        self.args = args
+"""
 #: The vllm-ascend file the fake runners were "generated from" (installed in the fake site).
 UPSTREAM = b"class NPUModelRunner:\n    pass\n"
 
@@ -85,7 +93,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         PACKAGE.replace(".", "/"),
     ):
         _write(tmp_path / "site" / parent / "__init__.py", "")
-    _write(worker / "npu_model_runner.py", 'class OmniNPUModelRunner:\n    origin = "hand"\n')
+    _write(worker / "npu_model_runner.py", RUNNER_BASE.format(origin="hand"))
     _write(
         worker / "npu_ar_model_runner.py",
         f"""\
@@ -105,9 +113,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         """,
     )
     generated = tmp_path / "generated"
-    _write(
-        generated / "npu_model_runner.py", 'class OmniNPUModelRunner:\n    origin = "generated"\n'
-    )
+    _write(generated / "npu_model_runner.py", RUNNER_BASE.format(origin="generated"))
     _write(
         generated / "npu_ar_model_runner.py",
         f"""\
@@ -402,3 +408,85 @@ def test_a_runner_module_the_lock_does_not_list_is_refused(tree: Path) -> None:
 def test_an_empty_directory_names_the_command_that_fills_it(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="make sync"):
         runtime.use_generated_runners(tmp_path, package=PACKAGE)
+
+
+# --- V1 and V2 side by side -----------------------------------------------------------------
+
+V2_PACKAGE = "fakeomni.worker_v2"
+
+
+class _Config:
+    """The one field of a vllm_config the selector reads."""
+
+    def __init__(self, v2: bool) -> None:
+        self.use_v2_model_runner = v2
+
+
+@pytest.fixture
+def both(tree: Path) -> Path:
+    """A V2 tree in ``generated/v2`` beside the V1 tree, and vLLM-Omni's V2 package."""
+    site = tree.parent / "site"
+    _write(site / "fakeomni" / "worker_v2" / "__init__.py", "")
+    _write(
+        site / "fakeomni" / "worker_v2" / "omni_ar_model_runner.py",
+        'class OmniARModelRunner:\n    origin = "gpu-v2"\n',
+    )
+    v2 = tree / "v2"
+    _write(
+        v2 / "omni_ar_model_runner.py",
+        """\
+        class OmniARModelRunner:
+            origin = "npu-v2"
+
+            def __init__(self, vllm_config, device):
+                self.device = device
+        """,
+    )
+    upstream = site / "vllm_ascend" / "worker" / "v2" / "model_runner.py"
+    upstream.parent.mkdir(parents=True)
+    upstream.write_bytes(UPSTREAM)
+    _deployable(v2, layout=Layout.V2)
+    return tree
+
+
+def _ar_worker() -> type:
+    module = importlib.import_module(f"{PACKAGE}.npu_ar_worker")
+    worker = module.NPUARWorker
+    assert isinstance(worker, type)
+    return worker
+
+
+@pytest.mark.parametrize("imported_first", [False, True])
+def test_v1_and_v2_trees_are_served_side_by_side(both: Path, imported_first: bool) -> None:
+    if imported_first:
+        _ar_worker()
+    redirected = runtime.use_generated_runners(both, package=PACKAGE)
+    assert f"{V2_PACKAGE}.omni_ar_model_runner" in redirected
+    assert f"{PACKAGE}.npu_ar_model_runner" in redirected
+    worker = _ar_worker()
+    v2 = worker.model_runner_cls(_Config(v2=True), "npu:0")
+    assert (v2.origin, v2.device) == ("npu-v2", "npu:0"), "the composed V2 runner"
+    v1 = worker.model_runner_cls(_Config(v2=False), "npu:0")
+    assert v1.origin == "generated", "the generated V1 runner otherwise"
+
+
+def test_a_v2_tree_alone_still_selects_for_the_stock_workers(both: Path) -> None:
+    runtime.use_generated_runners(both / "v2", package=V2_PACKAGE)
+    worker = _ar_worker()
+    assert worker.model_runner_cls(_Config(v2=True), "npu:0").origin == "npu-v2"
+    assert worker.model_runner_cls(_Config(v2=False), "npu:0").origin == "hand"
+
+
+def test_switching_again_selects_once(both: Path) -> None:
+    runtime.use_generated_runners(both, package=PACKAGE)
+    runtime.use_generated_runners(both, package=PACKAGE)
+    selector = _ar_worker().model_runner_cls
+    assert selector.v1_runner.origin == "generated", "not a selector around a selector"
+
+
+def test_a_v2_tree_that_is_not_deployable_refuses_both(both: Path) -> None:
+    _deployable(both / "v2", conflicts=("omni_ar_model_runner.R.m",), layout=Layout.V2)
+    message = _refused(both)
+    assert "v2/: 1 conflicts marked in the modules (omni_ar_model_runner.R.m)" in message
+    assert "--v2-allow" in message
+    assert "commented out" not in message and "omni-port resolve" not in message

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Layout, Severity, Status
+from omni_port.model import Code, Layout, Rule, Severity, Status
 from omni_port.patches import lockfile
 from omni_port.v2 import compose, inputs, overrides, pipeline
 from tests.conftest import Cli
@@ -35,6 +35,7 @@ COMMAND = (
     "omni-port v2-sync omni --upstream ascend --vllm-base vllm --vllm vllm_new --generated out"
 )
 GPU = "omni_model_runner.py"
+CONFLICTS = (Code.OP301, Code.OP324)
 GEN = "omni_generation_model_runner.py"
 
 
@@ -206,22 +207,28 @@ def test_placements_and_conflicts(case: Path, tmp_path: Path) -> None:
     )
     conflict = rows["omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01"]
     assert conflict.status is Status.CONFLICT and conflict.candidates
-    assert [p.member for p in result.placements if p.kind == pipeline.SHADOWED] == [
-        "profile_run"
-    ], "the generation runner's sample_tokens reaches the merged base method"
-    shadowed = rows["omni_generation_model_runner.OmniGenerationModelRunner.profile_run"]
-    assert (shadowed.kind, shadowed.status) == (pipeline.SHADOWED, Status.CONFLICT)
-    body = result.files[GEN].decode().splitlines()[shadowed.start - 1 : shadowed.end]
+    composed = {p.member: p for p in result.placements if p.kind == pipeline.COMPOSED}
+    assert {m: (p.status, p.decided_by) for m, p in composed.items()} == {
+        "__init__": (Status.CARRIED, (Rule.OMNI_SUPER,)),
+        "load_model": (Status.CARRIED, (Rule.OMNI_SUPER,)),
+        "compute_logits": (Status.PLACED, (Rule.NPU_SPLICE,)),
+        "sample_tokens": (Status.PLACED, (Rule.NPU_SPLICE,)),
+        "profile_run": (Status.CONFLICT, ()),
+    }, "the generation runner's sample_tokens and __init__ reach the base's"
+    shadowed = composed["profile_run"]
+    assert shadowed.owner == "OmniGenerationModelRunner"
+    lines = result.files[GEN].decode().splitlines()
+    body = lines[shadowed.start - 1 : shadowed.end]
     assert body[0].strip() == "def profile_run(self):" and "synchronize" in body[-1]
-    codes = sorted((f.code, f.path, f.line) for f in result.findings if f.code is Code.OP301)
+    region = lines[shadowed.start - 7 : shadowed.start - 1]
+    assert region[0].strip().startswith("# >>>>>>> omni-port conflict:"), "marked in the file"
+    assert region[-1].strip() == "# <<<<<<< omni-port conflict end"
+    codes = sorted((f.code, f.path, f.line) for f in result.findings if f.code in CONFLICTS)
     # The engine's conflict is reported where it sits in the generated module.
     text = result.files[conflict.module].decode().splitlines()
     line = next(n for n, t in enumerate(text, 1) if f"conflict: {conflict.block_id}" in t)
     assert line == conflict.start
-    assert codes == [
-        (Code.OP301, "omni/vllm_omni/worker_v2/omni_generation_model_runner.py", 14),
-        (Code.OP301, conflict.module, line),
-    ]
+    assert codes == sorted([(Code.OP324, GEN, shadowed.start), (Code.OP301, conflict.module, line)])
 
 
 def test_an_allowed_shadowing_is_carried_and_a_stale_entry_is_a_note(
@@ -230,11 +237,16 @@ def test_an_allowed_shadowing_is_carried_and_a_stale_entry_is_a_note(
     stale = tmp_path / "allow.txt"
     stale.write_text((CASE / "allow.txt").read_text() + "omni_model_runner.py:X.y  gone\n")
     result = _generate(tmp_path, replace(SETTINGS, allow=str(stale)))
-    shadowed = [p for p in result.placements if p.kind == pipeline.SHADOWED]
-    assert [(p.member, p.status) for p in shadowed] == [("profile_run", Status.CARRIED)]
+    row = next(p for p in result.placements if p.member == "profile_run")
+    assert (row.kind, row.status, row.decided_by) == (
+        pipeline.COMPOSED, Status.CARRIED, (Rule.ALLOWED,),
+    )  # fmt: skip
     notes = [f for f in result.findings if f.code is Code.OP005]
     assert [(f.line, f.severity) for f in notes] == [(3, Severity.NOTE)]
-    assert not [f for f in result.findings if f.code is Code.OP301 and "profile_run" in f.message]
+    assert not [f for f in result.findings if f.code is Code.OP324]
+    above = result.files[GEN].decode().splitlines()[row.start - 2]
+    assert above.strip().startswith("# omni-port: allowed: NPUModelRunner.profile_run")
+    assert "a vocoder has no KV cache" in above, "the reviewed reason is in the file"
 
 
 def test_a_one_statement_copy_is_a_replacement_not_a_delta(case: Path, tmp_path: Path) -> None:
@@ -326,8 +338,14 @@ def test_v2_report_json_to_stdout_is_only_json(cli: Cli, case: Path) -> None:
     assert methods["compute_logits"]["npu"]["line"] == 27
     assert document["counts"]["collisions"] == 2
     assert [f["code"] for f in document["findings"]] == [
-        "OP320", "OP320", "OP321", "OP322", "OP322",
+        "OP511", "OP320", "OP323", "OP320", "OP321", "OP322", "OP322",
     ]  # fmt: skip
+    assert document["counts"]["wrapper_collisions"] == 1
+    profile = next(
+        m for m in runners["OmniGenerationModelRunner"]["methods"] if m["name"] == "profile_run"
+    )
+    assert profile["wrapper_collision"] is True and profile["collision"] is False
+    assert profile["composed"]["rule"] is None, "a deliberate skip is not wrapped"
 
 
 def test_v2_report_text_is_golden(cli: Cli, case: Path) -> None:
@@ -429,8 +447,13 @@ def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path
     cli("v2-sync", *SOURCE_ARGS, "--vllm", "vllm_new", "--generated", out)
     result = cli("verify", "--generated", out, "--json", tmp_path / "verify.json")
     document = json.loads((tmp_path / "verify.json").read_text())
-    errors = [f for f in document["findings"] if f["severity"] == "error"]
-    # The tree holds the conflicts `v2-sync` left: nothing else is wrong with it.
+    found = [f for f in document["findings"] if f["severity"] == "error"]
+    # Checked against the lock's vLLM base (the fixture's): omni's helper passes three
+    # arguments to the NPU postprocess_sampled, which takes two (v2-report's OP322 too).
+    (misfit,) = [f for f in found if f["code"] == "OP510"]
+    assert "`self.postprocess_sampled(...)` passes 3 positional arguments" in misfit["message"]
+    # Besides, the tree holds the conflicts `v2-sync` left: nothing else is wrong with it.
+    errors = [f for f in found if f["code"] != "OP510"]
     assert {f["code"] for f in errors} == {"OP310"}, document["findings"]
     regions = [
         (name, n)

@@ -17,7 +17,8 @@ from omni_port.model import Finding, Layout
 from omni_port.patches import lockfile
 from omni_port.report import shown
 from omni_port.sources.config import Config
-from omni_port.v2 import inputs, overrides, pipeline
+from omni_port.v2 import checks as v2_checks
+from omni_port.v2 import compose, inputs, overrides, pipeline
 from omni_port.verify import checks
 
 __all__ = [
@@ -67,10 +68,13 @@ def sources_of(
 
 def report(
     sources: Sources, settings: Settings
-) -> tuple[pipeline.Inputs, overrides.OverrideReport]:
-    """The inputs, loaded, and who overrides every method of the composed runners."""
-    loaded = inputs.load(sources, settings.cache, settings.progress)
-    return loaded, pipeline.report(loaded)
+) -> tuple[pipeline.Inputs, overrides.OverrideReport, compose.Composition]:
+    """The inputs, loaded, who overrides every method of the composed runners, and how
+    ``v2-sync`` would compose them. A report never refuses a vLLM mismatch: it notes it."""
+    loaded = inputs.load(
+        replace(sources, force_vllm_mismatch=True), settings.cache, settings.progress
+    )
+    return loaded, pipeline.report(loaded), pipeline.plan(loaded)
 
 
 def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
@@ -82,6 +86,7 @@ def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
         f"--vllm-base {loaded.base.label}",
         *(f"--vllm {label}" for label in loaded.candidates),
         *([f"--v2-allow {sources.allow}"] if sources.allow else []),
+        *(["--force-vllm-mismatch"] if sources.force_vllm_mismatch else []),
         f"--generated {out}",
     ]
     return " ".join(parts)
@@ -107,6 +112,7 @@ def sources_of_lock(lock: lockfile.Lock) -> Sources:
         vllm_base=by_role.get("vllm-base", [""])[0],
         vllm=tuple(by_role.get("vllm", ())),
         allow=by_role.get("allow", [""])[0],
+        force_vllm_mismatch="forced" in by_role,
     )
 
 
@@ -119,7 +125,14 @@ def verify_tree(out: Path, lock: lockfile.Lock, settings: Settings) -> list[Find
     }
     placements = [lockfile.placement(row) for row in lock.placements]
     context = _context(settings, result, loaded, sources)
-    return verify_files(files, placements, result.composition.patches, context)
+    found = verify_files(files, placements, result.composition.patches, context)
+    return [*found, *_v2_checks(files, loaded)]
+
+
+def _v2_checks(files: dict[str, bytes], loaded: pipeline.Inputs) -> list[Finding]:
+    """The V2 checks of the modules as they are on disk (``v2.checks``)."""
+    modules = {name: data.decode("utf-8", "replace") for name, data in files.items()}
+    return v2_checks.check(modules, pipeline.against(loaded))
 
 
 def check_tree(settings: Settings) -> list[Finding]:
@@ -136,7 +149,8 @@ def check_tree(settings: Settings) -> list[Finding]:
     context = _context(settings, result, loaded, sources)
     located = {rel: f"{shown(target)}/{rel}" for rel in on_disk}
     patches = result.composition.patches
-    for finding in verify_files(on_disk, result.placements, patches, context):
+    verified = verify_files(on_disk, result.placements, patches, context)
+    for finding in [*verified, *_v2_checks(on_disk, loaded)]:
         findings.append(replace(finding, path=located.get(finding.path, finding.path)))
     return findings
 
@@ -144,7 +158,14 @@ def check_tree(settings: Settings) -> list[Finding]:
 def _context(
     settings: Settings, result: pipeline.Result, loaded: pipeline.Inputs, sources: Sources
 ) -> checks.Context:
+    # vLLM is the release the NPU runner runs on (the lock's vllm-base), not only the one
+    # vllm-ascend's metadata names: a tree composed on a given base is checked against it.
     context = verification_context(
-        settings, result.composition.patches, loaded.npu, sources.upstream, sources.source
+        settings,
+        result.composition.patches,
+        loaded.npu,
+        sources.upstream,
+        sources.source,
+        loaded.base.label,
     )
     return replace(context, package=pipeline.PACKAGE)

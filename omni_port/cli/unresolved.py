@@ -14,7 +14,17 @@ from omni_port import api
 from omni_port.api import resolution
 from omni_port.cli import Options
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, PatchSet, Severity
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Code,
+    Finding,
+    Layout,
+    ModulePatches,
+    PatchSet,
+    RegionKind,
+    Severity,
+)
 from omni_port.patches import lockfile
 from omni_port.patches.store import read_patch_set
 
@@ -55,6 +65,9 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
     lock = lockfile.read_or_none(generated)
     if lock is None or not lock.conflicts:
         return
+    if lock.layout is Layout.V2:
+        yield from _v2_steps(lock)
+        return
     try:
         patches = read_patch_set(patches_dir)
         config = options.config
@@ -67,6 +80,25 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
     yield f"resolve each conflict (candidates are lines of {lock.upstream}):"
     for row in lock.conflicts:
         yield _command(patches, str(row.get("id", "")), upstream)
+
+
+def _v2_steps(lock: lockfile.Lock) -> Iterator[str]:
+    """A V2 tree's conflicts: its patches are computed, not stored, so `resolve` has nothing
+    to record; the allow-list (or a change in vLLM-Omni) decides instead."""
+    yield "resolve each conflict of this V2 tree (then re-run `omni-port v2-sync`):"
+    for row in lock.conflicts:
+        module, owner, method = (str(row.get(k, "")) for k in ("module", "class", "method"))
+        entry = f"{module}:{owner}.{method}  REASON"
+        if row.get("kind") == RegionKind.OVERRIDE:
+            yield (
+                f"  {row.get('id', '')}: compose it by hand in vLLM-Omni, or list "
+                f"`{entry}` in the --v2-allow file to keep omni's method"
+            )
+        else:
+            yield (
+                f"  {row.get('id', '')}: a hunk of a method spliced into the NPU override; "
+                f"change it in vLLM-Omni, or list `{entry}` in the --v2-allow file"
+            )
 
 
 def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -28,6 +29,7 @@ from omni_port.model import Finding, Report, Status
 from omni_port.patches.store import Changes
 from omni_port.report import shown
 from omni_port.v2 import overrides, pipeline
+from omni_port.v2.decide import Composed
 
 
 def _source_options(command: F) -> F:
@@ -61,8 +63,17 @@ def _source_options(command: F) -> F:
 # --- v2-report ------------------------------------------------------------------------------
 
 
+_ALLOW_HELP = (
+    "Reviewed methods whose NPU override omni's is meant to shadow, one per line: "
+    "'module.py:Class.method  reason' (default: `v2-allow`)."
+)
+
+
 @click.command("v2-report")
 @_source_options
+@click.option(
+    "--v2-allow", "allow", type=click.Path(dir_okay=False, path_type=Path), help=_ALLOW_HELP
+)
 @json_option
 @click.pass_obj
 @handle_errors
@@ -72,6 +83,7 @@ def v2_report_command(
     upstream: str | None,
     vllm_base: str | None,
     vllm: tuple[str, ...],
+    allow: Path | None,
     json_path: Path | None,
 ) -> Report:
     """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
@@ -79,23 +91,33 @@ def v2_report_command(
     SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
     folder or a file (default: `v2-source`, else `source`). For every method of every omni
     V2 runner class, of NPUModelRunner and of vLLM's GPUModelRunner: omni, npu, both or
-    neither, and for both, which side calls the other through super(). Exit 0 when clean,
-    1 with collisions (OP320) or calls the composed runner cannot take (OP322); bypassed
-    NPU overrides (OP321) are notes. 2 on bad input. With --json -, stdout carries the
-    JSON document only.
+    neither; for both, which side calls the other through super(), and the rule v2-sync
+    composes it by (=> RULE, or NOT COMPOSED). Exit 0 when clean, 1 with collisions (OP320:
+    both replace the method; OP323: the NPU override wraps super() and omni's replaces it)
+    or calls the composed runner cannot take (OP322); bypassed NPU overrides (OP321) and a
+    vLLM mismatch (OP511, which v2-sync refuses) are notes. 2 on bad input. With --json -,
+    stdout carries the JSON document only.
     """
-    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm)
-    loaded, result = v2.report(sources, options.settings)
+    allowed = str(allow) if allow is not None else None
+    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
+    loaded, result, plan = v2.report(sources, options.settings)
     counts = _report_counts(result)
-    outcome = Report(findings=result.findings, counts=counts)
+    findings = (*(loaded.pairing.findings() if loaded.pairing else ()), *result.findings)
+    outcome = Report(findings=findings, counts=counts)
+    decided = {(c.owner, c.name): c for c in plan.composed}
     if json_path is None or str(json_path) != "-":
-        click.echo(_text_report(result, loaded.omni_label, loaded.npu.label), nl=False)
-    emit(outcome, json_path, document=_json_report(result, result.findings, counts))
+        click.echo(_text_report(result, loaded.omni_label, loaded.npu.label, decided), nl=False)
+    emit(outcome, json_path, document=_json_report(result, findings, counts, decided))
     summary(options, _report_summary(counts))
     return outcome
 
 
-def _text_report(result: overrides.OverrideReport, label: str, npu_label: str) -> str:
+Decided = Mapping[tuple[str, str], Composed]
+
+
+def _text_report(
+    result: overrides.OverrideReport, label: str, npu_label: str, decided: Decided
+) -> str:
     lines = []
     for runner in result.runners:
         chain = " < ".join(runner.chain)
@@ -104,11 +126,18 @@ def _text_report(result: overrides.OverrideReport, label: str, npu_label: str) -
             f"{overrides.BASE_CLASS} ({result.base_label}); omni from {label}"
         )
         for row in runner.rows:
-            lines.append("  " + _row_text(row))
+            lines.append("  " + _row_text(row, _decision(row, decided)))
     return "".join(line + "\n" for line in lines)
 
 
-def _row_text(row: overrides.MethodRow) -> str:
+def _decision(row: overrides.MethodRow, decided: Decided) -> Composed | None:
+    """How v2-sync composes a row: decided where omni's code for it ends."""
+    if row.omni is None or row.who is not overrides.Who.BOTH:
+        return None
+    return decided.get((row.omni.last[0], row.name))
+
+
+def _row_text(row: overrides.MethodRow, composed: Composed | None) -> str:
     parts = [f"{row.who.value:<8}{row.name:<36}"]
     if row.omni is not None:
         arrow = " -> super()" if row.omni.delegates else ""
@@ -120,6 +149,10 @@ def _row_text(row: overrides.MethodRow) -> str:
         parts.append(f"vllm :{row.base_line}")
     if row.collision:
         parts.append("COLLISION")
+    if row.wrapper_collision:
+        parts.append("WRAPPER-COLLISION")
+    if composed is not None:
+        parts.append(f"=> {composed.rule.value if composed.rule else 'NOT COMPOSED'}")
     return "  ".join(parts).rstrip()
 
 
@@ -130,6 +163,7 @@ def _report_counts(result: overrides.OverrideReport) -> dict[str, int]:
         "runners": len(result.runners),
         **dict(sorted(counts.items())),
         "collisions": tally.get("collision", 0),
+        "wrapper_collisions": tally.get("wrapper-collision", 0),
         "bypassed": tally.get("bypass", 0),
         "calls": tally.get("call", 0),
     }
@@ -139,7 +173,8 @@ def _report_summary(counts: dict[str, int]) -> str:
     kinds = ", ".join(f"{counts.get(w.value, 0)} {w.value}" for w in overrides.Who)
     return (
         f"v2-report: {counts['runners']} runner classes; methods: {kinds}; "
-        f"{counts['collisions']} collisions, {counts['bypassed']} bypassed NPU overrides, "
+        f"{counts['collisions']} collisions, {counts['wrapper_collisions']} wrapper "
+        f"collisions, {counts['bypassed']} bypassed NPU overrides, "
         f"{counts['calls']} calls the composed runner cannot take"
     )
 
@@ -156,7 +191,10 @@ def _site(site: overrides.Site | None) -> dict[str, object] | None:
 
 
 def _json_report(
-    result: overrides.OverrideReport, findings: Sequence[Finding], counts: dict[str, int]
+    result: overrides.OverrideReport,
+    findings: Sequence[Finding],
+    counts: dict[str, int],
+    decided: Decided,
 ) -> str:
     document = json.loads(reporting.json_report([], findings, counts))
     document.pop("blocks")
@@ -175,6 +213,8 @@ def _json_report(
                     "omni": _site(row.omni),
                     "npu": _site(row.npu),
                     "collision": row.collision,
+                    "wrapper_collision": row.wrapper_collision,
+                    "composed": _composed_json(_decision(row, decided)),
                 }
                 for row in runner.rows
             ],
@@ -184,17 +224,29 @@ def _json_report(
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
+def _composed_json(composed: Composed | None) -> dict[str, object] | None:
+    if composed is None:
+        return None
+    return {
+        "class": composed.owner,
+        "rule": composed.rule.value if composed.rule is not None else None,
+        "reason": composed.reason,
+    }
+
+
 # --- v2-sync --------------------------------------------------------------------------------
 
 
 @click.command("v2-sync")
 @_source_options
 @click.option(
-    "--v2-allow",
-    "allow",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Reviewed methods whose NPU override omni's replacement shadows: "
-    "'module.py:Class.method  reason' (default: `v2-allow`).",
+    "--v2-allow", "allow", type=click.Path(dir_okay=False, path_type=Path), help=_ALLOW_HELP
+)
+@click.option(
+    "--force-vllm-mismatch",
+    is_flag=True,
+    help="Compose even when vLLM-Omni and vllm-ascend target different vLLM releases "
+    "(refused otherwise, exit 2); every generated header then says it was forced.",
 )
 @generated_option("Output directory (default: `v2-generated`, generated/v2).")
 @json_option
@@ -208,6 +260,7 @@ def v2_sync_command(
     vllm_base: str | None,
     vllm: tuple[str, ...],
     allow: Path | None,
+    force_vllm_mismatch: bool,
     generated: Path | None,
     json_path: Path | None,
     check: bool,
@@ -215,15 +268,21 @@ def v2_sync_command(
 ) -> Report:
     """Generate NPU V2 runners: vLLM-Omni's worker_v2 runners composed with NPUModelRunner.
 
-    One module per omni V2 runner module, under its own name. Methods only omni overrides
-    are omni's; methods only the NPU runner overrides are inherited; a method both
-    override is omni's when it calls super(), else the NPU override with omni's hunks
-    against vLLM placed by the sync engine (conflicts as in `sync`). A replacement that
-    shadows the NPU override is a conflict until --allow lists it. Exit 0 clean, 1 with
-    conflicts (or output that would change under --check), 2 on bad input.
+    One module per omni V2 runner module, under its own name, the runner class re-based
+    onto the NPU runner. Methods only one side overrides are that side's. A method both
+    override is composed by one rule, recorded in the lock: omni-super (omni's calls
+    super(), which reaches the NPU's), npu-wrapper (the NPU override wraps super(): it is
+    copied around omni's, renamed, each run once), npu-splice (both replace vLLM's body:
+    omni's hunks placed in the NPU body by the sync engine), or allowed (--v2-allow keeps
+    omni's). What no rule composes is a conflict region in the file. Omni's code is
+    rewritten for the NPU: imports of what vllm-ascend's patch_v2 modules replace, CUDA-only
+    device checks, and torch.cuda reliance stated. The two sides must target one vLLM
+    release (else exit 2, unless --force-vllm-mismatch). Exit 0 clean, 1 with conflicts
+    or problems (or output that would change under --check), 2 on bad input.
     """
     allowed = str(allow) if allow is not None else None
     sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
+    sources = replace(sources, force_vllm_mismatch=force_vllm_mismatch)
     target = generated or options.config.path(options.config.v2_generated)
     return sync_tree(options, sources, target, check, diff, json_path)
 
@@ -253,13 +312,19 @@ def sync_tree(
 
 
 def _module_line(module: str, result: pipeline.Result) -> str:
-    mine = [p for p in result.placements if p.module == module]
-    placed = sum(1 for p in mine if p.status is Status.PLACED)
-    conflicts = sum(1 for p in mine if p.status is Status.CONFLICT)
-    spliced = sum(1 for m, _, _ in result.composition.spliced if m == module)
+    mine = [c for c in result.composition.composed if c.module == module]
+    rules = Counter(c.rule.value if c.rule is not None else "not composed" for c in mine)
+    composed = ", ".join(f"{n} {rule}" for rule, n in sorted(rules.items())) or "none"
+    hunks = [
+        p
+        for p in result.placements
+        if p.module == module and p.kind not in (pipeline.COMPOSED, pipeline.REWRITTEN)
+    ]
+    placed = sum(1 for p in hunks if p.status is Status.PLACED)
+    conflicts = sum(1 for p in hunks if p.status is Status.CONFLICT)
     return (
-        f"{module}: {spliced} methods from the NPU override, {placed} hunks placed, "
-        f"{conflicts} conflicts"
+        f"{module}: methods both override: {composed}; {placed} omni hunks placed, "
+        f"{conflicts} hunk conflicts"
     )
 
 
@@ -272,10 +337,12 @@ def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target:
     hunks = counts["placed"] + counts["implicit_placed"]
     conflicts = counts["conflict"] + counts["implicit_conflict"]
     return (
-        f"v2-sync: {counts['modules']} modules; {counts['spliced_methods']} methods generated "
-        f"from the NPU override ({hunks} omni hunks placed, {conflicts} conflicts); "
-        f"{counts['shadowed']} shadowed NPU overrides, {counts['shadowed_allowed']} allowed; "
-        f"{files}"
+        f"v2-sync: {counts['modules']} modules; {counts['wrapped']} NPU wrappers around "
+        f"omni's methods, {counts['omni_super']} omni super() calls, "
+        f"{counts['spliced_methods']} methods spliced into the NPU override ({hunks} omni "
+        f"hunks placed, {conflicts} conflicts), {counts['allowed']} allowed, "
+        f"{counts['not_composed']} not composed; {counts['carried_functions']} functions "
+        f"carried, {counts['rewrites']} rewrites; {files}"
     )
 
 

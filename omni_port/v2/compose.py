@@ -1,51 +1,55 @@
 """The composition patch set: omni's V2 delta against vLLM, re-homed onto the NPU V2 runner.
 
 ``gpu_delta`` splits each omni V2 module into pieces against vLLM's runner (owned code,
-copies of vLLM methods with their omni hunks). This stage decides, per method, what the
-composed NPU class holds, following the override report:
+copies of vLLM methods with their omni hunks). This stage builds what the composed NPU
+module is made of:
 
-- omni only, or both with omni's override calling ``super()``: omni's method, verbatim
-  (in the composed class its ``super()`` reaches the NPU override);
-- NPU only: nothing; the composed class inherits the NPU method;
-- both, omni's override a copy of vLLM's method that does not delegate: a copy of the NPU
-  override with omni's hunks, which the ordinary sync engine places (or reports);
-- both, omni's override a replacement of vLLM's (it keeps fewer than ``KEPT_FLOOR`` of
-  vLLM's statements, so there is no delta to move): omni's method, and the NPU override
-  shadowed. That is a conflict until a reviewed allow-list entry says it is intended.
+- every method both runner families override as ``decide`` says: the NPU wrapper around
+  omni's override renamed, a copy of the NPU override with omni's hunks for the sync engine
+  to place, omni's method with a comment naming its allow-list entry, or omni's method under
+  a conflict region;
+- every other piece as omni wrote it, rewritten for the NPU (``rewrite``: what vllm-ascend's
+  patches install, device-neutral checks, torch.cuda stated), plus the functions of omni's
+  own modules that ``carry`` brings in for the same reason;
+- the runner class that extends vLLM's class re-based onto the NPU class; classes that
+  extend another omni runner keep their bases, which the generated modules provide.
 
-The runner class that extends vLLM's class is re-based onto the NPU class; classes that
-extend another omni runner keep their bases, which the generated modules provide.
+NPU-only methods are inherited, not generated.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
 
 from omni_port.gpu.parity import AllowEntry
 from omni_port.gpu.transplant import member_groups
-from omni_port.gpu.vllm_delta import CopiedMethod, Delta, class_method
-from omni_port.model import Chunk, ClassHeader, Copy, PatchSet, Piece
-from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Tree
-from omni_port.v2.overrides import MethodRow, OverrideReport, Who
-
-#: A "copy" of a vLLM method that keeps fewer of its statements than this replaces the
-#: method: one shared ``synchronize()`` call is no delta that could move onto another body.
-KEPT_FLOOR = 2
+from omni_port.gpu.vllm_delta import Delta
+from omni_port.model import Block, Chunk, ClassHeader, Copy, PatchSet, Piece, Rule
+from omni_port.pyast.syntax import Tree
+from omni_port.sync.splice import CONFLICT_CLOSE, CONFLICT_OPEN
+from omni_port.v2 import carry, rewrite, wrap
+from omni_port.v2.ascend import AscendPatches
+from omni_port.v2.decide import Composed, Npu, decide
+from omni_port.v2.overrides import OverrideReport
+from omni_port.verify.conflicts import NOT_COMPOSED
 
 
 @dataclass(frozen=True, slots=True)
-class Shadowed:
-    """A method both sides override where the composed class runs only omni's replacement."""
+class Context:
+    """What a composition needs besides omni's delta and the override report."""
 
-    module: str
-    #: Omni class that defines the method.
-    owner: str
-    row: MethodRow
-    #: The reviewed allow-list entry that accepts it, if any.
-    allow: AllowEntry | None
+    npu: Npu
+    #: What vllm-ascend's patch modules install.
+    patches: AscendPatches = field(default_factory=AscendPatches)
+    #: vLLM-Omni's package sources by member path (for ``carry``).
+    omni_texts: Mapping[str, str] | None = None
+    allowed: Sequence[AllowEntry] = ()
+    #: vLLM's runner class, which the runner classes are re-based from.
+    base_class: str = "GPUModelRunner"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,81 +60,59 @@ class Composition:
     patches: PatchSet
     #: (module, class, method) of the methods generated from the NPU override.
     spliced: tuple[tuple[str, str, str], ...]
-    shadowed: tuple[Shadowed, ...]
+    #: Every method both sides override, as composed (or not).
+    composed: tuple[Composed, ...]
+    #: Functions of omni's modules carried into the generated ones.
+    carried: tuple[carry.Carried, ...] = ()
+
+    @property
+    def conflicts(self) -> tuple[Composed, ...]:
+        return tuple(c for c in self.composed if c.rule is None)
 
 
-def compose(
-    delta: Delta,
-    report: OverrideReport,
-    base_class: str,
-    allowed: Sequence[AllowEntry] = (),
-) -> Composition:
+def compose(delta: Delta, report: OverrideReport, context: Context) -> Composition:
     """The composition patch set of ``delta`` (omni's V2 modules against vLLM) per ``report``."""
-    copies = {(m.copy.owner, m.copy.name): m for m in delta.methods}
-    spliced: list[tuple[str, str, str]] = []
-    merged = _spliced_methods(delta, report, copies)
-    shadowed: list[Shadowed] = []
+    decided = decide(delta, report, context.npu, context.allowed)
+    options = rewrite.Options(context.patches)
     modules = []
+    carried: list[carry.Carried] = []
     for module in delta.patches.modules:
         tree = delta.trees[module.name]
         pieces: list[Piece] = []
         for group in member_groups(module.pieces):
             head = group[0]
-            row = _row(report, head)
+            done = decided.get((head.owner, head.name)) if isinstance(head, Copy) else None
+            if isinstance(head, Copy) and done is not None and done.rule is Rule.NPU_SPLICE:
+                pieces.append(replace(head, upstream_owner=context.npu.class_name))
+                pieces.extend(_block(b, context.patches) for b in group[1:] if isinstance(b, Block))
+                continue
             if isinstance(head, Copy):
-                copied = copies.get((head.owner, head.name))
-                if _splices(row, copied, tree):
-                    pieces.append(replace(head, upstream_owner=report.npu_class))
-                    pieces.extend(group[1:])
-                    spliced.append((module.name, head.owner, head.name))
-                    continue
                 head = _verbatim(head, tree)
-            elif _is_class(head):
-                head = replace(head, code=rebase(head.code, base_class, report.npu_class))
-            pieces.append(head)
-        shadowed.extend(_shadowed(module.name, tree, report, allowed, merged))
+            found = _head_carry(head, pieces, context)
+            carried.extend(found)
+            pieces.extend(_edited(head, decided, context, options, found))
         modules.append(replace(module, pieces=tuple(pieces)))
-    return Composition(PatchSet(tuple(modules)), tuple(spliced), tuple(shadowed))
+    spliced = tuple(
+        (c.module, c.owner, c.name) for c in decided.values() if c.rule is Rule.NPU_SPLICE
+    )
+    composed = tuple(sorted(decided.values(), key=lambda c: (c.module, c.owner, c.name)))
+    return Composition(PatchSet(tuple(modules)), spliced, composed, tuple(carried))
 
 
-def _is_class(piece: Piece) -> bool:
-    """A class header, or a whole module-level class carried as one chunk."""
-    if isinstance(piece, ClassHeader):
-        return True
-    return isinstance(piece, Chunk) and not piece.owner and bool(piece.name)
+def _head_carry(
+    head: Piece, pieces: Sequence[Piece], context: Context
+) -> tuple[carry.Carried, ...]:
+    """The functions to carry in after the first module-level chunk (its imports)."""
+    if pieces or not isinstance(head, Chunk) or head.owner or head.name:
+        return ()
+    if context.omni_texts is None:
+        return ()
+    return carry.find(head.code, context.omni_texts, context.patches)
 
 
-def _row(report: OverrideReport, piece: Piece) -> MethodRow | None:
-    if isinstance(piece, Copy | Chunk) and piece.owner and piece.name:
-        return report.row(piece.owner, piece.name)
-    return None
-
-
-def _splices(row: MethodRow | None, copied: CopiedMethod | None, tree: Tree) -> bool:
-    """Both override, omni's copy does not delegate, and it keeps enough of vLLM's method."""
-    if row is None or row.who is not Who.BOTH or row.omni is None or row.omni.delegates:
-        return False
-    return copied is not None and _kept(copied, tree) >= KEPT_FLOOR
-
-
-def _kept(copied: CopiedMethod, tree: Tree) -> int:
-    """vLLM statements the copy keeps, in order; a leading docstring is no statement."""
-    method = class_method(tree, copied.copy.owner, copied.copy.name)
-    if method is None or not method.clauses:
-        return 0
-    body = list(method.clauses[0].stmts)
-    if body and body[0].kind == "Expr" and body[0].key[:1] in "'\"":
-        body = body[1:]
-    mine = [key for stmt in body for key in _flat(stmt)]
-    theirs = diff.flat_keys(copied.base_method.clauses[0])
-    return round(diff.containment(mine, theirs) * len(mine)) if mine else 0
-
-
-def _flat(stmt: Stmt) -> Iterator[str]:
-    yield stmt.key
-    for clause in stmt.clauses:
-        for inner in clause.stmts:
-            yield from _flat(inner)
+def _block(block: Block, patches: AscendPatches) -> Block:
+    options = rewrite.Options(patches, in_function=True)
+    return replace(block, code=rewrite.rewrite(block.code, options))
 
 
 def _verbatim(copy: Copy, tree: Tree) -> Chunk:
@@ -139,49 +121,124 @@ def _verbatim(copy: Copy, tree: Tree) -> Chunk:
     return Chunk(copy.id, copy.owner, copy.name, code, copy.origin)
 
 
-def _spliced_methods(
-    delta: Delta, report: OverrideReport, copies: Mapping[tuple[str, str], CopiedMethod]
-) -> frozenset[tuple[str, str]]:
-    """(class, method) of every method generated from the NPU override."""
-    return frozenset(
-        key
-        for key, copied in copies.items()
-        if _splices(report.row(*key), copied, delta.trees[copied.base.module])
-    )
+def _edited(
+    piece: Piece,
+    decided: Mapping[tuple[str, str], Composed],
+    context: Context,
+    options: rewrite.Options,
+    carried: Sequence[carry.Carried],
+) -> Iterator[Piece]:
+    """A piece rewritten for the NPU, its decided methods composed (and carried functions
+    after a module's first chunk)."""
+    if isinstance(piece, ClassHeader):
+        yield replace(piece, code=rebase(piece.code, context.base_class, context.npu.class_name))
+        return
+    if not isinstance(piece, Chunk):
+        yield piece
+        return
+    owner = piece.owner or piece.name
+    code = piece.code if not carried else carry.without_imports(piece.code, carried)
+    parsed = rewrite.parse_piece(code, owner)
+    if parsed is not None:
+        module, prefix = parsed
+        module = rewrite.rewrite_module(module, options)
+        edits = {n: c for (o, n), c in decided.items() if o == owner and piece.name in (o, n)}
+        module = _compose_methods(module, owner, edits, context)
+        code = rewrite.render_piece(module, prefix)
+    if not piece.owner and piece.name:
+        code = rebase(code, context.base_class, context.npu.class_name)
+    yield replace(piece, code=code)
+    for found in carried:
+        yield found.chunk(options)
 
 
-def _shadowed(
-    module: str,
-    tree: Tree,
-    report: OverrideReport,
-    allowed: Sequence[AllowEntry],
-    merged: frozenset[tuple[str, str]],
-) -> Iterator[Shadowed]:
-    """Methods whose omni code, ending in this module's class, never reaches the NPU override.
-
-    Reported once, at the omni definition the code ends in (a subclass override that calls
-    the base's through ``super()`` is the base's business); none when that code is a
-    method generated from the NPU override.
-    """
-    for stmt in tree.body.stmts:
-        if stmt.kind != "ClassDef" or not stmt.clauses:
-            continue
-        for member in stmt.clauses[0].stmts:
-            row = report.row(stmt.name, member.name) if member.name else None
-            if row is None or row.who is not Who.BOTH or row.omni is None or row.omni.delegates:
-                continue
-            owner, _, line = row.omni.last
-            if (owner, line) != (stmt.name, member.start):
-                continue  # the base's business, or a second definition (a setter)
-            if any((cls, member.name) in merged for cls, _, _ in row.omni.chain):
-                continue
-            yield Shadowed(module, stmt.name, row, _allow(allowed, module, stmt.name, member.name))
+def _compose_methods(
+    module: cst.Module, owner: str, edits: Mapping[str, Composed], context: Context
+) -> cst.Module:
+    """``module`` with each decided method of class ``owner`` replaced as decided."""
+    if not edits:
+        return module
+    body: list[cst.BaseStatement] = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value == owner:
+            stmt = _compose_class(stmt, edits, context)
+        body.append(stmt)
+    return module.with_changes(body=body)
 
 
-def _allow(allowed: Sequence[AllowEntry], module: str, owner: str, name: str) -> AllowEntry | None:
-    return next(
-        (a for a in allowed if (a.module, a.owner, a.member) == (module, owner, name)), None
-    )
+def _compose_class(
+    cls: cst.ClassDef, edits: Mapping[str, Composed], context: Context
+) -> cst.ClassDef:
+    block = cls.body
+    if not isinstance(block, cst.IndentedBlock):
+        return cls
+    members: list[cst.BaseStatement] = []
+    done: set[str] = set()
+    for member in block.body:
+        name = member.name.value if isinstance(member, cst.FunctionDef) else ""
+        if name in edits and name not in done:
+            done.add(name)
+            members.extend(_composed(member, edits[name], context))  # type: ignore[arg-type]
+        else:
+            members.append(member)
+    return cls.with_changes(body=block.with_changes(body=members))
+
+
+def _composed(
+    function: cst.FunctionDef, composed: Composed, context: Context
+) -> list[cst.FunctionDef]:
+    npu = context.npu
+    row = composed.row
+    where = f"{npu.path}:{row.npu.line}" if row.npu is not None else npu.path
+    if composed.rule is Rule.NPU_WRAPPER:
+        wrapper = wrap.npu_method(npu.text, npu.class_name, row.name)
+        assert wrapper is not None
+        renamed = wrap.body_name(row.name)
+        wrapping = wrap.Wrapping(
+            wrapper,
+            row.name,
+            wrap.npu_methods(npu.text, npu.class_name),
+            wrapper_comment=(
+                rewrite.tag(
+                    Rule.NPU_WRAPPER,
+                    f"{npu.class_name}.{row.name} of {npu.label} ({where}), copied; it runs",
+                ),
+                f"# omni's {row.name} (kept as {renamed}) where it called super().{row.name}(...).",
+            ),
+            body_comment=(
+                rewrite.tag(Rule.NPU_WRAPPER, f"omni's {row.name}, run by the NPU wrapper"),
+            ),
+        )
+        return list(wrap.wrapped(wrapping, function))
+    if composed.rule is Rule.ALLOWED and composed.allow is not None:
+        what = f"{npu.class_name}.{row.name} ({where}) does not run here: {composed.reason}"
+        return [_with_comments(function, [rewrite.tag(Rule.ALLOWED, what)])]
+    if composed.rule is None:
+        return [_with_comments(function, conflict_lines(composed, npu, where))]
+    return [function]
+
+
+def conflict_lines(composed: Composed, npu: Npu, where: str) -> list[str]:
+    """The conflict region above a method that could not be composed."""
+    stem = composed.module.removesuffix(".py")
+    ident = f"{stem}.{composed.owner}.{composed.name}"
+    entry = f"{composed.module}:{composed.owner}.{composed.name}  REASON"
+    return [
+        f"{CONFLICT_OPEN} {ident} {NOT_COMPOSED}",
+        f"# {composed.reason}.",
+        f"# {npu.class_name}.{composed.name} ({where}) does not run in this class. Compose the",
+        "# two by hand in vLLM-Omni, or keep omni's on purpose: add",
+        f"# `{entry}` to the --v2-allow file.",
+        CONFLICT_CLOSE,
+    ]
+
+
+def _with_comments(function: cst.FunctionDef, lines: Sequence[str]) -> cst.FunctionDef:
+    comments = [cst.EmptyLine(indent=True, comment=cst.Comment(line)) for line in lines]
+    return function.with_changes(leading_lines=[*function.leading_lines, *comments])
+
+
+# --- re-basing ------------------------------------------------------------------------------
 
 
 def rebase(code: str, old: str, new: str) -> str:

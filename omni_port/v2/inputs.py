@@ -27,9 +27,10 @@ from omni_port.sources.upstream import (
     Upstream,
     locate,
     locate_runners,
+    package_texts,
     parse_spec,
 )
-from omni_port.v2 import overrides
+from omni_port.v2 import ascend, overrides, pairing
 from omni_port.v2.pipeline import Inputs
 
 #: Dotted module of the NPU V2 runner (copies of its methods import its names from here).
@@ -50,21 +51,64 @@ class Settings:
     vllm_base: str = ""
     #: Candidate vLLM releases of omni's delta ("()" = omni's target and its neighbours).
     vllm: tuple[str, ...] = ()
-    #: Reviewed shadowed methods ("" = none).
+    #: Reviewed methods whose NPU override omni's is meant to shadow ("" = none).
     allow: str = ""
     npu_class: str = overrides.NPU_CLASS
+    #: Compose even when the two sides run on different vLLM releases (the output says so).
+    force_vllm_mismatch: bool = False
 
 
 def load(settings: Settings, cache: Path, progress: Progress | None = None) -> Inputs:
-    """Every input, located and parsed; BadInput (exit 2) when one cannot be had."""
+    """Every input, located and parsed; BadInput (exit 2) when one cannot be had, or when
+    the two sides target different vLLM releases and ``force_vllm_mismatch`` is off."""
+    found = pairing.check(settings.source, settings.upstream, cache, progress)
+    if found.mismatch and not settings.force_vllm_mismatch:
+        raise BadInput.at(Code.OP511, settings.source, 0, found.refusal)
     label, omni = load_omni(settings.source, cache, progress)
     npu = load_npu(settings.upstream, cache, progress, settings.npu_class)
-    base_spec = settings.vllm_base or paired_vllm(settings.upstream, cache)
+    base_spec = settings.vllm_base or found.npu_vllm or paired_vllm(settings.upstream, cache)
     base = load_vllm(base_spec, cache, progress)
     specs = settings.vllm or tuple(candidate_specs(settings.source, cache))
     candidates = load_candidates(specs, cache, progress)
     allowed, allow_input = load_allow(settings.allow)
-    return Inputs(omni, label, npu, base, candidates, allowed, allow_input)
+    texts = _package(settings.upstream, "vllm-ascend", "vllm_ascend", cache, progress)
+    vllm_runner = ascend.vllm_runner(base.text, VLLM_V2_MODULE)
+    patches = ascend.read_patches(texts or {}, vllm_runner, npu.text)
+    omni_texts = _package(settings.source, "vllm-omni", "vllm_omni", cache, progress)
+    return Inputs(
+        omni,
+        label,
+        npu,
+        base,
+        candidates,
+        allowed,
+        allow_input,
+        patches=patches,
+        omni_texts=omni_texts,
+        pairing=found,
+    )
+
+
+#: How far above a path its package root may be (``vllm_ascend/worker/v2/model_runner.py``).
+_PACKAGE_DEPTH = 4
+
+
+def _package(
+    text: str, dist: str, package: str, cache: Path, progress: Progress | None
+) -> dict[str, str] | None:
+    """Every ``.py`` file of a package, by member path; None when the input has no package
+    (a single file, a folder of runner files)."""
+    spec = parse_spec(text, dist)
+    if spec.kind is SpecKind.PATH:
+        root = Path(spec.path)
+        root = root if root.is_dir() else root.parent
+        # The tree above a module given by path (``.../vllm_ascend/worker/v2/x.py``), not
+        # some unrelated checkout further up.
+        for candidate in (root, *root.parents[:_PACKAGE_DEPTH]):
+            if (candidate / package).is_dir():
+                return package_texts(parse_spec(str(candidate), dist), package, cache, progress)
+        return None
+    return package_texts(spec, package, cache, progress)
 
 
 def load_omni(

@@ -6,7 +6,9 @@ runner class and of vLLM's runner class, the report says who overrides it. The c
 NPU runner puts omni's classes above the NPU class (the order ``OmniNPUModelRunner`` of
 the V1 runners has), so an omni override that ends in ``super().name(...)`` runs the NPU
 override too. A method both sides override where neither delegates is a collision
-(OP320): inheriting, in either order, runs only one of them.
+(OP320): inheriting, in either order, runs only one of them. One where the NPU override
+wraps ``super()`` and omni's replaces the method is a wrapper collision (OP323): with
+omni's classes on top the NPU wrapper never runs (``v2-sync`` composes the two).
 
 A second, quieter loss is reported as a note (OP321): omni replaces a vLLM method that
 calls a method the NPU runner overrides, and omni's replacement no longer calls it, so the
@@ -106,6 +108,17 @@ class MethodRow:
             and self.npu is not None
             and not self.omni.delegates
             and not self.npu.delegates
+        )
+
+    @property
+    def wrapper_collision(self) -> bool:
+        """The NPU override wraps ``super()`` and omni's replaces the method: with omni's
+        classes on top, the NPU wrapper never runs (nor would omni's body below it)."""
+        return (
+            self.omni is not None
+            and self.npu is not None
+            and not self.omni.delegates
+            and self.npu.delegates
         )
 
 
@@ -255,22 +268,36 @@ def _omni_site(
 
 
 def _collisions(runners: list[RunnerReport], sides: Sides) -> Iterator[Finding]:
+    """OP320 where both replace the method, OP323 where the NPU override wraps super()."""
     seen: set[tuple[str, str]] = set()
     for runner in runners:
         for row in runner.rows:
-            if not row.collision or row.omni is None or row.npu is None:
+            if row.omni is None or row.npu is None:
+                continue
+            if not (row.collision or row.wrapper_collision):
                 continue
             # An omni override that calls the omni base's through super() collides there.
             owner, path, line = row.omni.last
             if (owner, row.name) in seen:
                 continue
             seen.add((owner, row.name))
-            message = (
-                f"{owner}.{row.name} and {sides.npu_class}.{row.name} "
-                f"({row.npu.path}:{row.npu.line}) both override {row.name} and neither calls "
-                "the other through super(): inheriting runs only one of them"
-            )
-            yield Finding(Code.OP320, path, line, message)
+            yield _collision(row, owner, path, line, sides)
+
+
+def _collision(row: MethodRow, owner: str, path: str, line: int, sides: Sides) -> Finding:
+    assert row.npu is not None
+    npu = f"{sides.npu_class}.{row.name} ({row.npu.path}:{row.npu.line})"
+    if row.wrapper_collision:
+        message = (
+            f"{npu} wraps super().{row.name}() and {owner}.{row.name} replaces the method: "
+            "inheriting drops the NPU wrapper, and omni's code would not run inside it"
+        )
+        return Finding(Code.OP323, path, line, message)
+    message = (
+        f"{owner}.{row.name} and {npu} both override {row.name} and neither calls the other "
+        "through super(): inheriting runs only one of them"
+    )
+    return Finding(Code.OP320, path, line, message)
 
 
 def _calls(method: Stmt, name: str) -> bool:

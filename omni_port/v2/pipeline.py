@@ -2,18 +2,19 @@
 
 Pure: parsed inputs in, output files (modules and lock) out. The composition patch set
 goes through the ordinary ``sync`` pipeline, so the NPU copies with omni's hunks are
-placed by the same engine and conflict rules as the V1 runners.
+placed by the same engine and conflict rules as the V1 runners; the generated modules are
+then checked (``checks``) and every composition and rewrite becomes a lock row with the
+rule that made it.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Layout, Placement, RegionKind, Severity, Status
+from omni_port.model import Code, Finding, Layout, Placement, Rule, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
@@ -21,12 +22,16 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import pipeline
-from omni_port.v2 import compose, overrides
+from omni_port.v2 import checks, compose, overrides, rows
+from omni_port.v2.ascend import AscendPatches
+from omni_port.v2.decide import Composed, Npu
+from omni_port.v2.pairing import Pairing
 
 #: The package the generated V2 modules are served as (they import each other under it).
 PACKAGE = "vllm_omni.worker_v2"
-#: Placement kind of a method both sides override that only omni's replacement runs.
-SHADOWED = RegionKind.OVERRIDE
+#: Placement kinds of the composition's own lock rows (``rows``).
+COMPOSED = rows.COMPOSED
+REWRITTEN = rows.REWRITTEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +48,15 @@ class Inputs:
     base: Upstream
     #: Candidate vLLM releases of omni's per-method delta bases; the first is the target.
     candidates: Mapping[str, Upstream]
-    #: Reviewed shadowed overrides and the (label, sha256) of their file.
+    #: Reviewed methods omni's override is meant to shadow, and (label, sha256) of their file.
     allowed: tuple[AllowEntry, ...] = ()
     allow_input: tuple[str, str] | None = None
+    #: What vllm-ascend's patch_v2 modules install, and its torch.cuda redirect.
+    patches: AscendPatches = field(default_factory=AscendPatches)
+    #: vLLM-Omni's package sources by member path (None: not at hand, nothing is carried).
+    omni_texts: Mapping[str, str] | None = None
+    #: Which vLLM each side targets (None: not compared).
+    pairing: Pairing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,31 +107,72 @@ def report(inputs: Inputs) -> overrides.OverrideReport:
     return overrides.override_report(sides)
 
 
+def npu_of(inputs: Inputs) -> Npu:
+    """The NPU runner module as the composition reads it."""
+    npu = inputs.npu
+    return Npu(npu.text, npu.class_name or overrides.NPU_CLASS, npu.label, npu.tree.path)
+
+
+def context(inputs: Inputs) -> compose.Context:
+    return compose.Context(
+        npu_of(inputs), inputs.patches, inputs.omni_texts, inputs.allowed, overrides.BASE_CLASS
+    )
+
+
+def against(inputs: Inputs) -> checks.Against:
+    """What the generated modules are checked against."""
+    npu = npu_of(inputs)
+    omni = {name: source.text for name, source in inputs.omni.items()}
+    base = inputs.base
+    return checks.Against(
+        npu.text, npu.path, npu.class_name, base.text, base.tree.path, omni, inputs.patches
+    )
+
+
+def plan(inputs: Inputs) -> compose.Composition:
+    """The composition alone (what ``v2-report`` says v2-sync would do)."""
+    found = delta(inputs)
+    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates)
+    return compose.compose(found, overrides.override_report(sides), context(inputs))
+
+
 def generate(inputs: Inputs, tool: str, command: str) -> Result:
-    """The composed modules, their lock, and what happened to every method and hunk."""
+    """The composed modules, their lock, and what happened to every method and rewrite."""
     found = delta(inputs)
     sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates)
     override_report = overrides.override_report(sides)
-    composition = compose.compose(found, override_report, overrides.BASE_CLASS, inputs.allowed)
+    composition = compose.compose(found, override_report, context(inputs))
     patch_files = render_patch_set(composition.patches, tool)
-    edit = "change its sources or the allow-list and re-run the command below"
-    options = pipeline.Options(tool, command, edit=edit)
+    options = pipeline.Options(tool, command, edit=_edit(inputs))
     synced = pipeline.sync(composition.patches, patch_files, inputs.npu, options)
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
-    rows = [_shadow_row(s, modules) for s in composition.shadowed]
-    placements = (*synced.placements, *rows)
+    composed = [rows.composed_row(c, modules) for c in composition.composed]
+    placements = (*synced.placements, *composed, *rows.rewrite_rows(modules))
     findings = (
+        *(inputs.pairing.findings() if inputs.pairing is not None else ()),
         *_extraction_notes(found, composition),
         *synced.findings,
-        *(_shadow_finding(s, inputs.npu.label) for s in composition.shadowed if s.allow is None),
-        *unused_allow_notes(inputs.allowed, [s.allow for s in composition.shadowed if s.allow]),
+        *(
+            f
+            for c, row in zip(composition.composed, composed, strict=True)
+            for f in _conflict_finding(c, row)
+        ),
+        *unused_allow_notes(inputs.allowed, [c.allow for c in composition.composed if c.allow]),
+        *checks.check(modules, against(inputs)),
     )
     files = dict(synced.files)
     files[lockfile.LOCK_NAME] = _lock(inputs, tool, command, files, placements, patch_files)
     counts = _counts(synced.counts, composition, placements)
     return Result(override_report, composition, files, placements, tuple(findings), counts)
+
+
+def _edit(inputs: Inputs) -> str:
+    """What the header tells a reader to change instead, and that the output was forced."""
+    edit = "change its sources or the allow-list and re-run the command below"
+    forced = inputs.pairing.header if inputs.pairing is not None else ""
+    return f"{edit}.\n# {forced}" if forced else edit
 
 
 def _extraction_notes(found: vllm_delta.Delta, composition: compose.Composition) -> list[Finding]:
@@ -137,75 +189,23 @@ def _extraction_notes(found: vllm_delta.Delta, composition: compose.Composition)
 
 
 def unused_allow_notes(allowed: Sequence[AllowEntry], used: Sequence[AllowEntry]) -> list[Finding]:
-    """One note per allow-list entry that matched no shadowed method (it may be stale)."""
+    """One note per allow-list entry that matched no method both sides override (stale?)."""
     return [_unused_allow(a) for a in allowed if a not in used]
 
 
 def _unused_allow(entry: AllowEntry) -> Finding:
     message = (
-        f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no shadowed "
-        "V2 method"
+        f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no method "
+        "both runner families override"
     )
     return Finding(Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
 
 
-def _shadow_row(shadowed: compose.Shadowed, modules: Mapping[str, str]) -> Placement:
-    row = shadowed.row
-    start, end = _lines_of(modules.get(shadowed.module, ""), shadowed.owner, row.name)
-    stem = shadowed.module.removesuffix(".py")
-    if shadowed.allow is not None:
-        status, confidence, reason = Status.CARRIED, 1.0, f"allowed: {shadowed.allow.reason}"
-    else:
-        status, confidence, reason = Status.CONFLICT, 0.0, _shadow_reason(shadowed)
-    return Placement(
-        f"{stem}.{shadowed.owner}.{row.name}",
-        shadowed.module,
-        shadowed.owner,
-        row.name,
-        SHADOWED,
-        False,
-        status,
-        confidence,
-        start,
-        end,
-        (),
-        reason,
-    )
-
-
-def _shadow_reason(shadowed: compose.Shadowed) -> str:
-    npu = shadowed.row.npu
-    where = f" ({npu.path}:{npu.line})" if npu is not None else ""
-    return (
-        f"omni's {shadowed.row.name} replaces the method without super(), so the NPU "
-        f"override{where} never runs; port its NPU steps by hand, or allow-list the method "
-        "when dropping them is intended"
-    )
-
-
-def _shadow_finding(shadowed: compose.Shadowed, upstream: str) -> Finding:
-    row = shadowed.row
-    line = row.omni.line if row.omni is not None else 0
-    path = row.omni.path if row.omni is not None else upstream
-    message = f"{shadowed.module}: {shadowed.owner}.{row.name}: {_shadow_reason(shadowed)}"
-    return Finding(Code.OP301, path, line, message)
-
-
-def _lines_of(text: str, owner: str, name: str) -> tuple[int, int]:
-    """Output lines of ``owner.name`` in a generated module (0, 0 when it is not there)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return 0, 0
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            for member in node.body:
-                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    member.name == name
-                ):
-                    first = min([member.lineno, *(d.lineno for d in member.decorator_list)])
-                    return first, member.end_lineno or first
-    return 0, 0
+def _conflict_finding(composed: Composed, row: Placement) -> Iterator[Finding]:
+    if composed.rule is not None:
+        return
+    message = f"{row.block_id}: not composed: {composed.reason}"
+    yield Finding(Code.OP324, composed.module, max(row.start, 1), message)
 
 
 def sources(inputs: Inputs) -> list[lockfile.Source]:
@@ -216,6 +216,8 @@ def sources(inputs: Inputs) -> list[lockfile.Source]:
     found.extend(lockfile.Source("vllm", b.label, b.sha256) for b in inputs.candidates.values())
     if inputs.allow_input is not None:
         found.append(lockfile.Source("allow", *inputs.allow_input))
+    if inputs.pairing is not None and inputs.pairing.mismatch:
+        found.append(lockfile.Source("forced", inputs.pairing.statement, ""))
     return found
 
 
@@ -245,10 +247,14 @@ def _lock(
 def _counts(
     synced: Mapping[str, int], composition: compose.Composition, placements: Sequence[Placement]
 ) -> dict[str, int]:
-    shadowed = [p for p in placements if p.kind == SHADOWED]
+    rules = [c.rule for c in composition.composed]
     return {
         **synced,
         "spliced_methods": len(composition.spliced),
-        "shadowed": sum(1 for p in shadowed if p.status is Status.CONFLICT),
-        "shadowed_allowed": sum(1 for p in shadowed if p.status is Status.CARRIED),
+        "wrapped": rules.count(Rule.NPU_WRAPPER),
+        "omni_super": rules.count(Rule.OMNI_SUPER),
+        "allowed": rules.count(Rule.ALLOWED),
+        "not_composed": rules.count(None),
+        "carried_functions": len(composition.carried),
+        "rewrites": sum(1 for p in placements if p.kind == REWRITTEN),
     }

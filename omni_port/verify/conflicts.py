@@ -1,4 +1,5 @@
-"""Conflicts left in generated modules: a block sync could not place, commented out in place.
+"""Conflicts left in generated modules: a block sync could not place, commented out in place,
+or (V2) a method both runner families override that no rule composes, under its region.
 
 A runner with such a region runs without that block, so every gate (``verify``, ``check``,
 the runtime switch) refuses it until the conflict is resolved. The regions are read from
@@ -11,6 +12,9 @@ from collections.abc import Iterator, Mapping
 
 from omni_port.model import Code, Finding
 from omni_port.sync.splice import CONFLICT_OPEN
+
+#: What a V2 composition conflict's region says after its id (``v2.compose``).
+NOT_COMPOSED = "(V2: not composed)"
 
 
 def conflict_findings(modules: Mapping[str, str]) -> list[Finding]:
@@ -32,4 +36,10 @@ def _module_conflicts(name: str, text: str) -> Iterator[Finding]:
             f"deployable; `omni-port resolve {piece} --at '#K'` records one of the candidates "
             "listed below"
         )
+        if NOT_COMPOSED in what:
+            message = (
+                f"unresolved conflict: {piece} is omni's method alone, its NPU override never "
+                "runs, so this runner is not deployable; compose the two by hand, or list the "
+                "method in the --v2-allow file when dropping the NPU override is intended"
+            )
         yield Finding(Code.OP310, name, number, message, col=len(line) - len(stripped) + 1)

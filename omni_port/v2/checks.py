@@ -1,0 +1,333 @@
+"""Checks of generated V2 runners against omni's, the NPU runner and what vllm-ascend installs.
+
+Run by ``v2-sync`` on what it generates and by ``verify`` on the files on disk, so a tree
+edited by hand is judged the same way:
+
+- OP329: through the class chain (``walk``), every NPU override a generated class
+  overrides runs exactly once per call (itself, a copy of it, or the NPU wrapper around
+  omni's code), and omni's renamed override runs exactly once; an NPU override that never
+  runs is an error unless a conflict region or an ``allowed`` comment above the method
+  says why;
+- OP325: no import of a vLLM object that a vllm-ascend patch replaces (errors); each
+  substitution the generated file records is a note;
+- OP326: no CUDA-only device check left (errors); each device-neutral rewrite is a note;
+- OP327: every runtime ``torch.cuda.X`` is one vllm-ascend's runner redirects to
+  ``torch.npu`` (else an error); each reliance the file states is a note;
+- OP328: every class of omni's modules is there, and each of its methods keeps omni's
+  signature (parameters, annotations, defaults, return annotation).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from omni_port.model import Code, Finding, Rule, Severity
+from omni_port.sync.splice import CONFLICT_OPEN
+from omni_port.v2 import rewrite
+from omni_port.v2.ascend import AscendPatches
+from omni_port.v2.walk import World, runs, walk
+from omni_port.v2.wrap import body_name
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True, slots=True)
+class Against:
+    """What generated V2 modules are checked against."""
+
+    #: The NPU runner module: its text, path (label) and runner class.
+    npu_text: str
+    npu_path: str
+    npu_class: str
+    #: vLLM's V2 runner module, text and path.
+    base_text: str
+    base_path: str
+    #: omni's V2 runner modules by file name.
+    omni: Mapping[str, str]
+    patches: AscendPatches = field(default_factory=AscendPatches)
+
+
+def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
+    """Every V2 finding about the generated ``modules`` (file name -> text), sorted."""
+    parsed = {name: tree for name, text in modules.items() if (tree := _parse(text)) is not None}
+    findings = [
+        *tag_findings(modules),
+        *npu_runs(modules, against),
+        *patched_methods(modules, against),
+        *leftovers(parsed, against.patches),
+        *api_findings(parsed, against.omni),
+    ]
+    return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
+# --- what the file records ------------------------------------------------------------------
+
+_NOTES = {
+    str(Rule.ASCEND_PATCH): Code.OP325,
+    str(Rule.DEVICE_NEUTRAL): Code.OP326,
+    rewrite.TORCH_CUDA: Code.OP327,
+}
+
+
+def tags(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line, rule, what) of every ``# omni-port: RULE: what`` comment of a module."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return
+    for token in tokens:
+        if token.type != tokenize.COMMENT or rewrite.TAG not in token.string:
+            continue
+        for part in token.string.split(rewrite.TAG)[1:]:
+            rule, _, what = part.partition(": ")
+            yield token.start[0], rule.strip(), what.strip()
+
+
+def tag_findings(modules: Mapping[str, str]) -> Iterator[Finding]:
+    """A note per rewrite the generated files record (their errors come from the code)."""
+    for name in sorted(modules):
+        for line, rule, what in tags(modules[name]):
+            code = _NOTES.get(rule)
+            if code is None or rewrite.NOT_REDIRECTED in what:
+                continue
+            yield Finding(code, name, line, f"{rule}: {what}", severity=Severity.NOTE)
+
+
+# --- the NPU overrides run once -------------------------------------------------------------
+
+
+def npu_runs(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
+    world = World(
+        {**modules, against.npu_path: against.npu_text, against.base_path: against.base_text}
+    )
+    npu = world.classes.get(against.npu_class)
+    if npu is None:
+        return
+    for runner in sorted(c for c in world.classes if c in modules_classes(world, modules)):
+        if against.npu_class not in world.mro(runner)[1:]:
+            continue
+        for name in sorted(npu.methods):
+            entry = world.resolve(runner, name)
+            if entry is None or entry.module not in modules:
+                continue
+            yield from _runs(world, runner, name, modules, against.npu_class)
+
+
+def patched_methods(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
+    """OP325 where a generated runner overrides a method a vllm-ascend patch installs on
+    vLLM's class (``GPUModelRunner.initialize_kv_cache = ...``) and never reaches it."""
+    world = World(
+        {**modules, against.npu_path: against.npu_text, against.base_path: against.base_text}
+    )
+    seen: set[tuple[str, int]] = set()
+    for patch in against.patches.class_patches:
+        owner = patch.owner[1]
+        for runner in sorted(modules_classes(world, modules)):
+            entry = world.resolve(runner, patch.attribute)
+            if owner not in world.mro(runner) or entry is None or entry.module not in modules:
+                continue
+            visits = walk(world, runner, patch.attribute)
+            if any(v.owner in (owner, against.npu_class) for v in visits):
+                continue
+            line = _def_line(visits[0].node)
+            if (visits[0].module, line) in seen:
+                continue  # one override, inherited by several runners
+            seen.add((visits[0].module, line))
+            message = (
+                f"{runner}.{patch.attribute} replaces {owner}.{patch.attribute}, which "
+                f"vllm-ascend patches ({patch.path}:{patch.line}), and never calls it: the "
+                "patched method does not run"
+            )
+            yield Finding(Code.OP325, visits[0].module, line, message)
+
+
+def modules_classes(world: World, modules: Mapping[str, str]) -> set[str]:
+    return {name for name, known in world.classes.items() if known.module in modules}
+
+
+def _runs(
+    world: World,
+    runner: str,
+    name: str,
+    modules: Mapping[str, str],
+    npu_class: str,
+) -> Iterator[Finding]:
+    found = runs(world, runner, name, npu_class, set(modules))
+    visits = found.visits
+    entry = visits[0]
+    line = _def_line(entry.node)
+    marked = any(
+        _marked(modules[v.module], _def_line(v.node)) for v in visits if v.module in modules
+    )
+    if not found.npu and not marked:
+        message = (
+            f"{runner}.{name}: {npu_class}.{name} never runs (omni's {entry.owner}.{name} "
+            "shadows it) and no conflict region or allow-list comment above omni's code for "
+            "it says why"
+        )
+        yield Finding(Code.OP329, entry.module, line, message)
+    elif len(found.npu) > 1:
+        message = (
+            f"{runner}.{name}: {npu_class}.{name} (or its copy) runs {len(found.npu)} times "
+            "per call"
+        )
+        yield Finding(Code.OP329, entry.module, line, message)
+    renamed = body_name(name)
+    if world.resolve(runner, renamed) is not None and len(found.bodies) != 1:
+        message = (
+            f"{runner}.{name}: omni's {renamed} runs {len(found.bodies)} times per call, not once"
+        )
+        yield Finding(Code.OP329, entry.module, line, message)
+
+
+def _def_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _marked(text: str, line: int) -> bool:
+    """Whether the comment lines right above ``line`` hold a conflict region or an
+    ``allowed`` comment."""
+    lines = text.split("\n")
+    number = line - 2
+    while number >= 0 and lines[number].lstrip().startswith("#"):
+        stripped = lines[number].lstrip()
+        if stripped.startswith(CONFLICT_OPEN) or stripped.startswith(rewrite.tag(Rule.ALLOWED, "")):
+            return True
+        number -= 1
+    return False
+
+
+# --- what must not be left ------------------------------------------------------------------
+
+
+def leftovers(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Iterator[Finding]:
+    for name, tree in sorted(parsed.items()):
+        annotations = _annotation_nodes(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                yield from _replaced_import(name, node, patches)
+            elif isinstance(node, ast.Compare) and _cuda_check(node):
+                yield _finding(
+                    Code.OP326, name, node, "a CUDA-only device check (false on the NPU)"
+                )
+            elif isinstance(node, ast.Attribute) and id(node) not in annotations:
+                yield from _attribute(name, node, patches)
+
+
+def _finding(code: Code, module: str, node: ast.expr | ast.stmt, what: str) -> Finding:
+    return Finding(code, module, node.lineno, f"{ast.unparse(node)}: {what}", node.col_offset + 1)
+
+
+def _replaced_import(
+    module: str, node: ast.ImportFrom, patches: AscendPatches
+) -> Iterator[Finding]:
+    for alias in node.names:
+        found = patches.replacing((node.module or "", alias.name))
+        if found is not None and not found.doubt:
+            replacement = ".".join(found.replacement)
+            message = (
+                f"{node.module}.{alias.name} is replaced by vllm-ascend ({found.path}:"
+                f"{found.line}) with {replacement}; this import bypasses it"
+            )
+            yield Finding(Code.OP325, module, node.lineno, message, node.col_offset + 1)
+
+
+def _cuda_check(node: ast.Compare) -> bool:
+    """A device type compared with ``"cuda"`` in any form (``==``, ``in ("cuda", ...)``)."""
+    sides = (node.left, *node.comparators)
+    cuda = any(
+        isinstance(inner, ast.Constant) and inner.value == "cuda"
+        for side in sides
+        for inner in ast.walk(side)
+    )
+    return cuda and any(_device_type(s) for s in sides)
+
+
+def _device_type(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "type"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value == "type"
+    )
+
+
+def _attribute(module: str, node: ast.Attribute, patches: AscendPatches) -> Iterator[Finding]:
+    if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+        yield _finding(Code.OP326, module, node, "a CUDA-only device check (false on the NPU)")
+    elif ast.unparse(node.value) == "torch.cuda":
+        cuda = patches.cuda
+        if cuda is None or not cuda.entered or node.attr not in cuda.names:
+            what = "vllm-ascend's V2 runner does not redirect it to torch.npu"
+            yield _finding(Code.OP327, module, node, what)
+
+
+def _annotation_nodes(tree: ast.Module) -> set[int]:
+    """ids of every node inside an annotation (not evaluated at run time here)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, ast.arg):
+            annotations.append(node.annotation)
+        elif isinstance(node, _FUNCTIONS):
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        for annotation in annotations:
+            if annotation is not None:
+                found.update(id(inner) for inner in ast.walk(annotation))
+    return found
+
+
+# --- omni's API -----------------------------------------------------------------------------
+
+
+def api_findings(parsed: Mapping[str, ast.Module], omni: Mapping[str, str]) -> Iterator[Finding]:
+    """OP328 where a generated module lacks a class of omni's module, or changes a method."""
+    for name in sorted(omni):
+        theirs = _parse(omni[name])
+        mine = parsed.get(name)
+        if theirs is None or mine is None:
+            continue
+        generated = {n.name: n for n in mine.body if isinstance(n, ast.ClassDef)}
+        for cls in (n for n in theirs.body if isinstance(n, ast.ClassDef)):
+            if cls.name not in generated:
+                yield Finding(Code.OP328, name, 1, f"class {cls.name} of omni's module is missing")
+                continue
+            yield from _methods_kept(name, cls, generated[cls.name])
+
+
+def _methods_kept(module: str, theirs: ast.ClassDef, mine: ast.ClassDef) -> Iterator[Finding]:
+    defined = {m.name: m for m in mine.body if isinstance(m, _FUNCTIONS)}
+    for method in (m for m in theirs.body if isinstance(m, _FUNCTIONS)):
+        found = defined.get(method.name)
+        if found is None:
+            message = f"{theirs.name}.{method.name} of omni's class is missing"
+            yield Finding(Code.OP328, module, mine.lineno, message)
+        elif signature(found) != signature(method):
+            message = (
+                f"{theirs.name}.{method.name} is `{signature(found)}` here, "
+                f"`{signature(method)}` in omni's class"
+            )
+            yield Finding(Code.OP328, module, found.lineno, message)
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """``(params) -> returns`` as written (annotations and defaults included)."""
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    return f"({ast.unparse(node.args)}){returns}"

@@ -1,0 +1,5 @@
+# Stand-ins of vLLM's V2 helpers, written for omni-port's tests.
+
+
+def init_model_state(vllm_config, model, encoder_cache, device):
+    return object()
