@@ -126,3 +126,83 @@ def test_the_checker_sees_a_cycle(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text("def f():\n    from omni_port.pyast import cstwalk\n", encoding="utf-8")
     assert list(_imports("omni_port.pyast.syntax", path)) == ["omni_port.pyast.cstwalk"]
+
+
+# --- the placement engine ---------------------------------------------------------------------
+
+RULE_PACKAGE = "omni_port.sync.rules"
+RULE_MODULES = sorted(m for m in MODULES if m.startswith(RULE_PACKAGE + "."))
+
+
+def test_every_rule_is_one_module_named_after_it() -> None:
+    """``rules/upstream_history.py`` holds ``upstream-history``: one module per rule, one
+    rule per module, and the ordered tuple holds each once."""
+    from omni_port.sync.rules import RULES
+
+    names = [rule.name.value for rule in RULES]
+    assert len(names) == len(set(names))
+    modules = {f"{RULE_PACKAGE}.{name.replace('-', '_')}" for name in names}
+    assert modules == set(RULE_MODULES)
+    for rule in RULES:
+        assert type(rule).__module__ == f"{RULE_PACKAGE}.{rule.name.value.replace('-', '_')}"
+
+
+@pytest.mark.parametrize("module", RULE_MODULES)
+def test_a_rule_imports_no_other_rule_and_no_source(module: str) -> None:
+    """What several rules read is evidence (``sync.evidence``), worked out from what the
+    sources stage loaded: a rule reaches neither another rule nor a file."""
+    wrong = [
+        target
+        for target in GRAPH[module]
+        if target.startswith(RULE_PACKAGE) or target.startswith("omni_port.sources")
+    ]
+    assert not wrong, f"{module} imports {wrong}"
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    args = node.args
+    named = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    count = len(named) + bool(args.vararg) + bool(args.kwarg)
+    return count - bool(named and named[0].arg in ("self", "cls"))
+
+
+def test_no_function_of_the_engine_takes_more_than_six_parameters() -> None:
+    """Long signatures become option or context records (``sync.context``)."""
+    long = [
+        f"{name}.{node.name} ({_parameters(node)})"
+        for name, path in MODULES.items()
+        if name.startswith("omni_port.sync")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _parameters(node) > 6
+    ]
+    assert not long, long
+
+
+def test_no_answer_is_kept_past_a_run() -> None:
+    """The engine and the syntax helpers it calls keep answers for one run (``pyast.memo``),
+    never in a process-wide cache that would outlive the inputs it was computed from."""
+    kept = [
+        f"{name}:{node.lineno}"
+        for name, path in MODULES.items()
+        if name.startswith(("omni_port.sync", "omni_port.pyast"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in ("lru_cache", "cache")
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "functools"
+    ]
+    assert not kept, kept
+
+
+def test_the_command_line_and_the_benchmarks_reach_the_engine_through_the_api() -> None:
+    """The workflows are functions of ``omni_port.api``; the CLI parses, writes and prints,
+    and the benchmarks measure what a user runs."""
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    reached = {name: GRAPH[name] for name in MODULES if name.startswith("omni_port.cli")}
+    for path in sorted(bench.glob("*.py")):
+        reached[f"bench.{path.stem}"] = sorted(set(_imports(f"bench.{path.stem}", path)))
+    wrong = {
+        name: [t for t in targets if t.startswith("omni_port.sync")]
+        for name, targets in reached.items()
+    }
+    assert not {name: t for name, t in wrong.items() if t}, wrong

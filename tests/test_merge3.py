@@ -41,5 +41,3 @@ def test_merge3(case: str) -> None:
     # Merging the result again changes nothing: upstream's edits are in it now.
     again = merge3.merge(_text(folder, "base.py"), merged.text, _text(folder, "upstream.py"))
     assert isinstance(again, merge3.Merged) and again.text == merged.text
-
-

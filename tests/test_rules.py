@@ -6,13 +6,17 @@ base the omni module was ported from, the omni module, the new upstream, and opt
 ``order`` (labels of upstream history, oldest first: ``base.py``, ``upstream.py`` and
 other ``.py`` files of the case) and ``catalog.md`` (Location lines, by block id: ``id:
 location`` lines) and ``gpu.py`` (omni's GPU runner beside the omni module: the blocks'
-counterparts); expected are the generated module (``expected.py``) and every block's
-fate with the rules that decided it (``expected.txt``).
+counterparts) and ``resolve`` (a maintainer's recorded choices: ``BLOCK #K [FILE]`` lines,
+the candidate as a sync onto FILE, by default ``upstream.py``, numbers it); expected are
+the generated module (``expected.py``) and every block's fate with the rules that
+decided it (``expected.txt``).
 
 A case named ``yes_*`` is one the rule decides (its name is among the ``decided_by`` of
 some block); ``no_*`` is one it must leave alone (no block is decided by it). Every rule
-has both. The three-way statement merge below the engine has its own cases
-(tests/test_merge3.py).
+has both. A ``failing_*`` case records a known gap: ``expected.*`` hold today's output and
+``ideal.py``/``ideal.txt`` the right one, which the test requires to differ (when a change
+makes them equal, the case becomes a ``yes_``/``no_`` one). The three-way statement merge
+below the engine has its own cases (tests/test_merge3.py).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
-from omni_port.api import SyncResult
+from omni_port.api import SyncResult, resolution
 from omni_port.model import PatchSet, Rule, Status
+from omni_port.patches import edits
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release
+from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA, check_file
 
 RULES = DATA / "rules"
@@ -60,13 +66,29 @@ def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
         )
     gpu = _text(folder, "gpu.py") if (folder / "gpu.py").exists() else None
     extraction = api.extract_text(_text(folder, "omni.py"), "omni.py", base, counterpart=gpu)
-    patches = PatchSet((extraction.module,))
+    patches = _resolved(folder, PatchSet((extraction.module,)))
     locations = {}
     if (folder / "catalog.md").exists():
         rows = _text(folder, "catalog.md").splitlines()
         locations = dict(row.split(": ", 1) for row in rows if row.strip())
     synced = api.sync_patches(patches, upstream, tool=TOOL, locations=locations)
     return patches, synced.result
+
+
+def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
+    """The patches with the choices ``resolve`` records: lines ``BLOCK #K [FILE]``, the
+    candidate as a sync onto FILE (default ``upstream.py``) numbers it."""
+    if not (folder / "resolve").exists():
+        return patches
+    for line in _text(folder, "resolve").splitlines():
+        block_id, choice, *on = line.split()
+        name = on[0] if on else "upstream.py"
+        upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
+        module, block = edits.find_block(patches, block_id)
+        member = resolution.member_of(module, block, upstream)
+        slot = resolution.unresolved(module, block, member).candidates[int(choice[1:]) - 1].slot
+        patches = edits.resolve(patches, block_id, resolution.resolution_at(slot))
+    return patches
 
 
 def _fates(result: SyncResult) -> str:
@@ -93,15 +115,28 @@ def test_rule_case(case: str) -> None:
     directory, name = case.split("/")
     rule = Rule(directory)
     decided = [p.block_id for p in result.placements if rule in p.decided_by]
-    if name.startswith("yes_"):
+    if name.startswith("failing_"):
+        # A known gap: expected.* hold today's output, ideal.* the right one.
+        assert (_text(folder, "ideal.py"), _text(folder, "ideal.txt")) != (
+            text,
+            _fates(result),
+        ), f"{case} gives the ideal output now: make it a yes_ or no_ case"
+    elif name.startswith("yes_"):
         assert decided, f"no block decided by {rule.value}"
     else:
         assert name.startswith("no_") and not decided, f"decided by {rule.value}: {decided}"
 
 
+def test_every_rule_has_its_folder_of_cases() -> None:
+    """One folder per placement rule, named after its ``decided_by`` value, and no other."""
+    assert {p.name for p in RULES.iterdir() if p.is_dir()} == {r.name.value for r in ENGINE}
+
+
 @pytest.mark.parametrize("rule", sorted(p.name for p in RULES.iterdir() if p.is_dir()))
 def test_rule_cases_show_both_sides(rule: str) -> None:
-    """Every rule has a case it decides and a case it must leave alone."""
+    """Every rule has a case it decides and a case it must leave alone; a known gap is a
+    ``failing_*`` case (today's output and the ideal one)."""
     names = _cases(rule)
     assert any(n.startswith("yes_") for n in names), rule
     assert any(n.startswith("no_") for n in names), rule
+    assert all(n.startswith(("yes_", "no_", "failing_")) for n in names), rule

@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        self.check(batch)
+        tokens = self.prepare(batch)
+        output = self.run(tokens)
+        self.record(output)
+        return self.finish(output)
