@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omni_port import TOOL
 from omni_port.api.inputs import Settings, read_bytes_or_none, verification_context
@@ -17,9 +18,14 @@ from omni_port.model import Finding, Layout
 from omni_port.patches import lockfile
 from omni_port.report import shown
 from omni_port.sources.config import Config
-from omni_port.v2 import checks as v2_checks
-from omni_port.v2 import compose, inputs, overrides, pipeline
 from omni_port.verify import checks
+
+if TYPE_CHECKING:
+    from omni_port.v2 import compose, overrides, pipeline
+    from omni_port.v2.inputs import Settings as Sources
+
+# The composition (and libcst with it) loads only for V2 work: a warm V1 sync, which
+# imports this module, pays no parser start-up.
 
 __all__ = [
     "Sources",
@@ -33,9 +39,6 @@ __all__ = [
     "sources_of_lock",
     "verify_tree",
 ]
-
-Sources = inputs.Settings
-
 
 def configured(config: Config) -> bool:
     """Whether ``[tool.omni-port]`` turns V2 on (``v2-source``)."""
@@ -55,6 +58,8 @@ def sources_of(
     allow: str | None = None,
 ) -> Sources:
     """The V2 inputs: flags first, then the ``v2-*`` keys, then the V1 ones."""
+    from omni_port.v2.inputs import Settings as Sources
+
     if allow is None and config.v2_allow:
         allow = str(config.path(config.v2_allow))
     return Sources(
@@ -71,6 +76,8 @@ def report(
 ) -> tuple[pipeline.Inputs, overrides.OverrideReport, compose.Composition]:
     """The inputs, loaded, who overrides every method of the composed runners, and how
     ``v2-sync`` would compose them. A report never refuses a vLLM mismatch: it notes it."""
+    from omni_port.v2 import inputs, pipeline
+
     loaded = inputs.load(
         replace(sources, force_vllm_mismatch=True), settings.cache, settings.progress
     )
@@ -96,6 +103,8 @@ def generate(
     sources: Sources, settings: Settings, out: Path, recorded: str = ""
 ) -> tuple[pipeline.Inputs, pipeline.Result]:
     """The composed modules and their lock (``recorded``: the command a lock names)."""
+    from omni_port.v2 import inputs, pipeline
+
     loaded = inputs.load(sources, settings.cache, settings.progress)
     text = recorded or command(loaded, sources, settings.config.recorded_path(out))
     return loaded, pipeline.generate(loaded, TOOL, text)
@@ -103,6 +112,8 @@ def generate(
 
 def sources_of_lock(lock: lockfile.Lock) -> Sources:
     """The inputs a V2 lock names."""
+    from omni_port.v2.inputs import Settings as Sources
+
     by_role: dict[str, list[str]] = {}
     for source in lock.sources:
         by_role.setdefault(source.role, []).append(source.label)
@@ -132,6 +143,9 @@ def verify_tree(out: Path, lock: lockfile.Lock, settings: Settings) -> list[Find
 def _v2_checks(files: dict[str, bytes], loaded: pipeline.Inputs) -> list[Finding]:
     """The V2 checks of the modules as they are on disk (``v2.checks``)."""
     modules = {name: data.decode("utf-8", "replace") for name, data in files.items()}
+    from omni_port.v2 import checks as v2_checks
+    from omni_port.v2 import pipeline
+
     return v2_checks.check(modules, pipeline.against(loaded))
 
 
@@ -168,4 +182,6 @@ def _context(
         sources.source,
         loaded.base.label,
     )
+    from omni_port.v2 import pipeline
+
     return replace(context, package=pipeline.PACKAGE)

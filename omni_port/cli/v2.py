@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,8 +29,11 @@ from omni_port.cli.output import emit
 from omni_port.model import Finding, Report, Status
 from omni_port.patches.store import Changes
 from omni_port.report import shown
-from omni_port.v2 import overrides, pipeline
-from omni_port.v2.decide import Composed
+from omni_port.v2 import overrides
+
+if TYPE_CHECKING:
+    from omni_port.v2 import pipeline
+    from omni_port.v2.decide import Composed
 
 
 def _source_options(command: F) -> F:
@@ -112,7 +116,7 @@ def v2_report_command(
     return outcome
 
 
-Decided = Mapping[tuple[str, str], Composed]
+Decided = Mapping[tuple[str, str], "Composed"]
 
 
 def _text_report(
@@ -312,6 +316,8 @@ def sync_tree(
 
 
 def _module_line(module: str, result: pipeline.Result) -> str:
+    from omni_port.v2 import pipeline
+
     mine = [c for c in result.composition.composed if c.module == module]
     rules = Counter(c.rule.value if c.rule is not None else "not composed" for c in mine)
     composed = ", ".join(f"{n} {rule}" for rule, n in sorted(rules.items())) or "none"
