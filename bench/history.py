@@ -16,6 +16,7 @@ from omni_port.extract import basedetect
 from omni_port.model import Block
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree, split_full_key
+from omni_port.sources.history import known_releases
 from omni_port.sources.textio import SourceText
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
@@ -80,6 +81,12 @@ class History:
     @functools.cache  # noqa: B019
     def omni_trees(self, version: str) -> tuple[Tree, ...]:
         return tuple(parse(s.text, s.path) for s in self.omni(version).values())
+
+    @functools.cache  # noqa: B019
+    def released(self) -> dict[str, str]:
+        """The candidate releases and the dates they came out, as the index says."""
+        dated = known_releases("vllm-ascend", self.cache, ASCEND_CANDIDATES)
+        return {v: dated.get(v, "") for v in ASCEND_CANDIDATES}
 
     @functools.cache  # noqa: B019
     def ascend(self, version: str) -> SourceText:

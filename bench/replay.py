@@ -29,7 +29,7 @@ from bench.history import (
 from bench.score import OUTCOMES, Tally, score
 from omni_port import api
 from omni_port.model import PatchSet, Placement, Rule, Status
-from omni_port.sources.history import BEFORE_BASE
+from omni_port.sources.history import window
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release, Upstream, default_cache
 
@@ -49,17 +49,15 @@ def plan_steps(history: History, candidates: tuple[str, ...], requested: list[st
 
 
 def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
-    """The upstream of release ``version``, with the releases from a little before
+    """The upstream of release ``version``, with the releases from six months before
     ``old_base`` up to it as upstream history (none without ``old_base``), as sync's
-    ``history = auto`` picks them from the wheels on PyPI."""
+    ``history = auto`` picks them (among the candidates)."""
     upstream = history.base(version)
     if not old_base:
         return upstream
-    order = list(ASCEND_CANDIDATES)
-    low = max(order.index(old_base) - BEFORE_BASE, 0)
     releases = tuple(
-        Release(f"vllm-ascend=={v}", history.ascend(v).text)
-        for v in order[low : order.index(version) + 1]
+        Release(f"vllm-ascend=={v}", history.ascend(v).text, history.cache)
+        for v in window(history.released(), old_base, version)
     )
     return replace(upstream, history=releases)
 

@@ -74,6 +74,12 @@ class Code(enum.StrEnum):
         "Omni's GPU runner has a block's code elsewhere, and upstream code between the two "
         "places reads what the block binds (a conflict at an upgrade, a note onto the base).",
     )
+    OP309 = (
+        "OP309",
+        "intent",
+        "Omni's code wins over upstream's edit of the statements it replaces or deletes: "
+        "review upstream's change (its diff is in the finding's detail).",
+    )
     OP310 = (
         "OP310",
         "unresolved-conflict",
@@ -504,6 +510,9 @@ class Rule(enum.StrEnum):
     """Omni's GPU runner has the same code at the place one of the candidates is."""
     STEPWISE = "stepwise"
     """Followed through each upstream release between the base and the new upstream."""
+    INTENT = "intent"
+    """Omni owns what it changed: a marked block (or a deletion no release explains) wins
+    over upstream's edit of the statements it replaces; the edit is left for review."""
     OMNI_SUPER = "omni-super"
     """V2: omni's override calls super(), which reaches the NPU override: carried verbatim."""
     NPU_WRAPPER = "npu-wrapper"

@@ -84,15 +84,15 @@ def test_execute_model_state_keeps_both_fields_in_the_maintainers_order(
     assert edit["release"] == "vllm-ascend==0.17.0rc1"
 
 
-def test_upstream_fixes_the_runners_never_had_are_not_carried_silently(
+def test_upstream_fixes_the_runners_never_had_are_followed_and_listed(
     cli: Cli, cache_dir: Path, tmp_path: Path
 ) -> None:
     """vllm-omni 0.30.0 against its base vllm-ascend 0.26.0rc1: the runners lack upstream's
     `_sanitize_placeholder_input_ids_for_forward` call (vllm-ascend 0.21.0rc1) and its
-    `if self.use_compress:` branches (0.20.2rc1), which read as omni deleting them. History
-    finds releases without them, but cannot show the copies that old (they hold newer code
-    elsewhere): each deletion is carried, and listed as maybe an upstream change the runners
-    never had (OP306), never silently. Lags history does show are followed and listed."""
+    `if self.use_compress:` branches (0.20.2rc1), which read as omni deleting them. Releases
+    before those had the runners' text there without them: each is the hand port's lag,
+    followed (the generated AR and generation runners call them) and listed with the
+    statement and the release that brought it (OP306)."""
     cache = ("--cache-dir", cache_dir)
     patches, out, report = tmp_path / "p", tmp_path / "g", tmp_path / "report.json"
     extract = ("extract", "vllm-omni==0.30.0", "--base", "vllm-ascend==0.26.0rc1", "--lenient")
@@ -101,20 +101,25 @@ def test_upstream_fixes_the_runners_never_had_are_not_carried_silently(
         *cache, "sync", "--patches", patches, "--upstream", "vllm-ascend==0.26.0rc1",
         "--generated", out, "--json", report,
     )  # fmt: skip
-    assert synced.exit_code in (0, 1), synced.stderr
-    rows = json.loads(report.read_text())["blocks"]
-    assert sum(row["status"] == "followed" for row in rows) >= 4
+    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    rows = {row["id"]: row for row in json.loads(report.read_text())["blocks"]}
     fixes = ("self._sanitize_placeholder_input_ids_for_forward(", "if self.use_compress:")
-    missing = [
-        piece.id
+    for runner in ("npu_ar_model_runner.py", "npu_generation_model_runner.py"):
+        text = (out / runner).read_text(encoding="utf-8")
+        assert all(text.count(fix) == 1 for fix in fixes), runner
+    lags = [
+        piece
         for module in read_patch_set(patches).modules
         for piece in module.pieces
         if isinstance(piece, Block)
         and piece.kind is BlockKind.DELETION
         and any(key.startswith(fixes) for key in piece.anchor.replaced)
     ]
-    assert len(missing) >= 4, missing
-    for block_id in missing:
-        assert f" OP306 {block_id.split('.')[0]}.py: edit {block_id}: maybe an upstream" in (
-            synced.stdout
-        ), block_id
+    assert len(lags) >= 4, [piece.id for piece in lags]
+    for piece in lags:
+        assert rows[piece.id]["status"] == "followed", piece.id
+        fix = next(f for f in fixes if any(key.startswith(f) for key in piece.anchor.replaced))
+        listed = f"edit {piece.id}: upstream code the runners never had: `{fix}"
+        assert listed in synced.stdout, piece.id
+        line = next(line for line in synced.stdout.splitlines() if listed in line)
+        assert " OP306 " in line and ", which vllm-ascend==0.2" in line, line

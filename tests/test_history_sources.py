@@ -118,52 +118,69 @@ def test_history_of_a_clone_is_every_commit_that_changed_the_runner(
     assert all(len(sha) == 64 for _, sha in digests)
 
 
+#: Releases and the dates they came out (as the index gives them).
+DATED = {
+    "0.16.0rc1": "2025-11-10",
+    "0.17.0rc1": "2025-12-01",
+    "0.18.0": "2026-04-30",
+    "0.19.1rc1": "2026-04-30",
+    "0.20.2rc1": "2026-06-03",
+    "0.23.0": "2026-08-16",
+    "0.23.0.post1": "2026-09-22",
+    "0.24.0rc1": "2026-08-04",
+}
+
+
 @pytest.mark.parametrize(
     ("base", "target", "expected"),
     [
-        pytest.param("0.19.1rc1", "0.23.0", ["0.17.0rc1", "0.18.0", "0.19.1rc1", "0.20.2rc1",
-                                              "0.23.0"], id="window"),
-        pytest.param("0.17.0rc1", "0.18.0", ["0.17.0rc1", "0.18.0"], id="at-the-start"),
+        pytest.param("0.20.2rc1", "0.23.0", ["0.18.0", "0.19.1rc1", "0.20.2rc1", "0.23.0"],
+                     id="six-months-before-the-base"),
+        pytest.param("0.24.0rc1", "0.24.0rc1", ["0.18.0", "0.19.1rc1", "0.20.2rc1", "0.23.0",
+                                                 "0.23.0.post1", "0.24.0rc1"],
+                     id="by-date-below-the-base"),
+        pytest.param("0.16.0rc1", "0.17.0rc1", ["0.16.0rc1", "0.17.0rc1"], id="at-the-start"),
         pytest.param("0.23.0", "0.18.0", [], id="downgrade"),
         pytest.param("0.99.0", "0.23.0", [], id="unknown-base"),
     ],
 )  # fmt: skip
-def test_window_of_releases(base: str, target: str, expected: list[str]) -> None:
-    versions = ["0.23.0", "0.20.2rc1", "0.17.0rc1", "0.18.0", "0.19.1rc1"]
-    assert history.window(versions, base, target, before=2) == expected
+def test_history_reaches_six_months_before_the_base(
+    base: str, target: str, expected: list[str]
+) -> None:
+    assert history.window(DATED, base, target) == expected
 
 
-def test_a_post_release_joins_the_window_without_pushing_an_older_release_out() -> None:
-    versions = ["0.18.0", "0.19.1rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1", "0.25.1rc1"]
-    assert history.window(versions, "0.24.0rc1", "0.25.1rc1", before=3) == [
-        "0.18.0", "0.19.1rc1", "0.23.0", "0.23.0.post1", "0.24.0rc1", "0.25.1rc1"
-    ]  # fmt: skip
-    assert history.window(versions, "0.23.0.post1", "0.24.0rc1", before=1) == [
-        "0.23.0", "0.23.0.post1", "0.24.0rc1"
-    ]  # fmt: skip
+def test_without_dates_the_releases_before_the_base_are_counted() -> None:
+    """An index with no dates (a folder of files): the eight releases before the base; a
+    post release never takes an older release's place in that count."""
+    undated = {v: "" for v in [f"0.{n}.0" for n in range(1, 12)] + ["0.10.0.post1"]}
+    picked = history.window(undated, "0.11.0", "0.11.0")
+    assert picked[0] == "0.3.0" and picked[-1] == "0.11.0"
+    assert "0.10.0.post1" in picked and len(picked) == 10
 
 
 def test_release_candidates_of_one_version_go_by_their_number() -> None:
     """The window is the same on every run: rc1 < rc2 < rc3 < the final release."""
-    versions = ["0.13.0rc3", "0.13.0", "0.13.0rc1", "0.14.0rc1", "0.13.0rc2"]
-    assert history.window(versions, "0.14.0rc1", "0.14.0rc1", before=3) == [
-        "0.13.0rc2", "0.13.0rc3", "0.13.0", "0.14.0rc1"
+    undated = {v: "" for v in ["0.13.0rc3", "0.13.0", "0.13.0rc1", "0.14.0rc1", "0.13.0rc2"]}
+    assert history.window(undated, "0.14.0rc1", "0.14.0rc1") == [
+        "0.13.0rc1", "0.13.0rc2", "0.13.0rc3", "0.13.0", "0.14.0rc1"
     ]  # fmt: skip
 
 
-def test_versions_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_releases_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
 
-    def versions(dist: str) -> list[str]:
+    def releases(dist: str) -> dict[str, str]:
         calls.append(dist)
-        return ["1.0", "1.1rc1", "1.1"]
+        return {"1.0": "2026-01-01", "1.1rc1": "", "1.1": "2026-03-01"}
 
-    monkeypatch.setattr(history.upstream, "release_versions", versions)
-    assert history.known_versions("pkg", tmp_path, ["1.0", "1.1"]) == ["1.0", "1.1rc1", "1.1"]
-    assert history.known_versions("pkg", tmp_path, ["1.0"]) == ["1.0", "1.1rc1", "1.1"]
+    monkeypatch.setattr(history.upstream, "dated_releases", releases)
+    first = history.known_releases("pkg", tmp_path, ["1.0", "1.1"])
+    assert first == {"1.0": "2026-01-01", "1.1rc1": "", "1.1": "2026-03-01"}
+    assert history.known_releases("pkg", tmp_path, ["1.0"]) == first
     assert calls == ["pkg"]
     # A version the kept list lacks asks again.
-    history.known_versions("pkg", tmp_path, ["1.2"])
+    history.known_releases("pkg", tmp_path, ["1.2"])
     assert calls == ["pkg", "pkg"]
 
 
@@ -257,9 +274,42 @@ def test_upgrade_summary_names_the_rule_and_the_lags(cli: Cli, repo: Path, tmp_p
     text = summary.read_text()
     assert "| decided by |" in text
     # The newest code the runners held is the untagged commit's, just before v2.
-    assert f"followed | upstream-history ({repo}@" in text
+    assert f"| followed (lines 12-12) | upstream-history ({repo}@" in text
     section = text.split("## Upstream changes the runners never had")[1].split("##")[0]
     assert "omni.R.forward.edit-01" in section and f"{repo}@v2 changed" in section
+
+
+def test_upgrade_and_check_list_upstream_edits_of_code_omni_replaces(
+    cli: Cli, repo: Path, tmp_path: Path
+) -> None:
+    """A marked block replaces v2's `self.count: ...` line, which v3 edits: omni's code
+    stands (decided by intent, no conflict), and upstream's edit is listed for review, as
+    a diff in the upgrade summary and as a note of sync and of `check`."""
+    source = tmp_path / "omni.py"
+    marked = "# ---------- Omni-new ----------"
+    source.write_text(
+        _OMNI.replace("pass", "self.trace(batch)").replace(
+            "self.count: int | None = None",
+            f"{marked}\n        self.count = len(batch.stages)\n        {marked}",
+        )
+    )
+    patches, out, summary = tmp_path / "p", tmp_path / "g", tmp_path / "up.md"
+    report = tmp_path / "report.json"
+    result = cli(
+        "upgrade", source, "--base", f"{repo}@v2", "--to", f"{repo}@v3",
+        "--patches", patches, "--out", out, "--summary", summary, "--json", report,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    (row,) = json.loads(report.read_text())["blocks"]
+    assert row["status"] == "placed" and "intent" in row["decided_by"], row
+    assert "self.count = len(batch.stages)" in (out / "omni.py").read_text()
+    section = summary.read_text().split("## Review: upstream changed code omni replaces")[1]
+    section = section.split("\n## ")[0]
+    assert row["id"] in section
+    assert "  -self.count: int | None = None" in section, section
+    assert "  +self.count = None" in section, section
+    checked = cli("check", source, "--base", f"{repo}@v2", "--patches", patches, "--generated", out)
+    assert " OP309 " in checked.stdout and row["id"] in checked.stdout, checked.stdout
 
 
 def test_a_member_of_a_release_is_parsed_once(tmp_path: Path) -> None:

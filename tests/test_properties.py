@@ -538,7 +538,7 @@ class Expect(enum.Enum):
     LOOSE = "loose"
     """Ambiguous: the block lands next to an old neighbour or is a conflict."""
     CONFLICT = "conflict"
-    """Its replaced statements changed or vanished upstream: a conflict."""
+    """Its replaced statements vanished upstream (or split up): a conflict."""
 
 
 @dataclass
@@ -616,8 +616,10 @@ def _adjacent(
 
 
 def _replacement_expectation(block: BlockSpec, changed: set[int], new: Layout) -> Expectation:
+    """A marked block owns the statements it replaces: where upstream edited them, it still
+    goes there (the intent rule), or is a conflict; where they vanished, a conflict."""
     replaced = block.replaces
-    if set(replaced) & changed or any(i not in new.where for i in replaced):
+    if any(i not in new.where for i in replaced):
         return Expectation(Expect.CONFLICT)
     key, first = new.where[replaced[0]]
     body = new.bodies[key]

@@ -126,11 +126,28 @@ def test_lines_after_import_edits_shift_or_need_a_new_reading() -> None:
 
 
 def test_conflict_output_parses_and_keeps_upstream_code() -> None:
+    _, result = _run(CASES / "replaced_duplicated")
+    text = decode(result.files["omni.py"], "omni.py").text
+    compile(text, "omni.py", "exec")
+    assert "# >>>>>>> omni-port conflict:" in text
+    code = [line.strip() for line in text.splitlines() if not line.lstrip().startswith("#")]
+    upstream = (CASES / "replaced_duplicated" / "upstream.py").read_text(encoding="utf-8")
+    body = [line.strip() for line in upstream.split("def execute_model", 1)[1].splitlines()[1:]]
+    rest = iter(code)
+    assert all(line in rest for line in body), "upstream's body stands, in its order"
+    assert any(f.code is Code.OP301 for f in result.findings)
+
+
+def test_marked_code_over_upstream_edit_leaves_the_edit_for_review() -> None:
+    """Omni's marked code replaces statements upstream edited: omni's code runs, and the
+    note carries upstream's edit as a diff against the base."""
     _, result = _run(CASES / "replaced_changed")
     text = decode(result.files["omni.py"], "omni.py").text
-    assert "# >>>>>>> omni-port conflict:" in text
-    assert "temperature=self.temperature" in text
-    assert any(f.code is Code.OP301 for f in result.findings)
+    assert "temperature=self.temperature" not in text
+    assert "compute_logits(hidden, meta=self.meta)" in text
+    (review,) = [f for f in result.findings if f.code is Code.OP309]
+    assert "\n+logits = self.model.compute_logits(hidden, temperature" in review.detail
+    assert "\n-logits = self.model.compute_logits(hidden)\n" in review.detail
 
 
 @pytest.mark.parametrize(
@@ -146,7 +163,7 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
         ),
         pytest.param(
             "replaced_changed",
-            {"block-01": "placed", "block-02": "conflict"},
+            {"block-01": "placed", "block-02": "placed"},
             id="replaced-changed",
         ),
         pytest.param("replaced_duplicated", {"block-02": "conflict"}, id="replaced-duplicated"),

@@ -163,11 +163,11 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     findings = drift.stale_findings(files, actual, shown(inputs.generated), command)
     # What sync found about the history, the GPU runners and the catalog stays visible:
     # upstream changes the runners never had (OP306), blocks omni's GPU runner puts
-    # elsewhere across code that reads them (OP308), placements that break a Location line
-    # (OP409).
+    # elsewhere across code that reads them (OP308), upstream edits of code omni's code
+    # won over, for review (OP309), placements that break a Location line (OP409).
     # Findings about an output file name it inside the generated directory.
     located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in files}
-    noted = (Code.OP306, Code.OP308, Code.OP409)
+    noted = (Code.OP306, Code.OP308, Code.OP309, Code.OP409)
     for finding in result.findings:
         if finding.code in noted:
             findings.append(replace(finding, path=located.get(finding.path, finding.path)))

@@ -40,6 +40,7 @@ __all__ = [
     "verify_tree",
 ]
 
+
 def configured(config: Config) -> bool:
     """Whether ``[tool.omni-port]`` turns V2 on (``v2-source``)."""
     return bool(config.v2_source)

@@ -48,13 +48,16 @@ def commits_touching(path: str, since: str, until: str, member: str, limit: int)
     return out.decode().split()
 
 
-def commits_before(path: str, rev: str, member: str, count: int) -> list[str]:
-    """Up to ``count`` commits before ``rev`` that change ``member``, oldest first (none
-    when ``rev`` is the root commit: ``rev^`` names nothing there)."""
+def commits_before(path: str, rev: str, member: str, days: int, limit: int) -> list[str]:
+    """The commits before ``rev`` that change ``member`` and were made at most ``days``
+    before it, the newest ``limit`` of them, oldest first (none when ``rev`` is the root
+    commit)."""
     own = commit(path, rev)
-    args = ["rev-list", f"--max-count={count + 1}", own, "--", member]
+    when = int(_git(path, ["show", "-s", "--format=%ct", own], f"{path}@{rev}").decode().strip())
+    since = when - days * 24 * 3600
+    args = ["rev-list", f"--max-count={limit + 1}", f"--since={since}", own, "--", member]
     found = [c for c in _git(path, args, f"{path}@{rev}").decode().split() if c != own]
-    return list(reversed(found[:count]))
+    return list(reversed(found[:limit]))
 
 
 def label(path: str, commit: str) -> str:

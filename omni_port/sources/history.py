@@ -1,17 +1,18 @@
 """Upstream history around an upgrade: the releases or commits the history rule reads.
 
 Between a base ``vllm-ascend==B`` and a target ``vllm-ascend==T`` history is every release
-from a few releases before B up to T, release candidates and sdist-only releases included
-(the list of versions is asked of the index once and kept in the cache). Between two
-revisions of one
-git clone (``PATH@REV``) it is every commit that changed the runner module, and a few
-before the base. Anything else has no history, which only means the history rule has no
-evidence to give.
+that came out in the six months before B, and every one after it up to T, release
+candidates and sdist-only releases included (the releases and their dates are asked of
+the index once and kept in the cache; an index that gives no dates: the eight releases
+before B). Between two revisions of one git clone (``PATH@REV``) it is every commit that
+changed the runner module in the six months before the base and up to the target.
+Anything else has no history, which only means the history rule has no evidence to give.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
 from pathlib import Path
 
 from omni_port.errors import BadInput
@@ -27,28 +28,38 @@ from omni_port.sources.upstream import (
     parse_spec,
 )
 
-#: Releases (or commits) before the base that history includes: a hand port's copies often
-#: come from a release or two before the one its code matches best as a whole.
+#: How far back before the base history reaches: a hand port copies method by method,
+#: months apart, so its copies often come from releases well before the one its code
+#: matches best as a whole.
+BEFORE_BASE_DAYS = 183
+#: Releases before the base history includes when the index gives no dates.
 BEFORE_BASE = 8
-#: Most commits of a clone read between the base and the target.
+#: Most commits of a clone read between the base and the target, and before the base.
 MOST_COMMITS = 200
 
 
-def window(versions: Sequence[str], base: str, target: str, before: int = BEFORE_BASE) -> list[str]:
-    """``versions`` from ``before`` releases below ``base`` up to ``target``, oldest first.
+def window(released: Mapping[str, str], base: str, target: str) -> list[str]:
+    """The releases of ``released`` (version -> date, ``YYYY-MM-DD`` or "") from six
+    months before ``base`` up to ``target``, in version order.
 
-    A post release (``0.23.0.post1``) re-publishes its release: it is in the window when its
-    release is, and never takes the place of an older release in the count. Empty when the
-    base or the target is not among the versions, or the target is older.
+    Below the base, a release is in when it came out at most ``BEFORE_BASE_DAYS`` before
+    the base did. Without a date for the base, the ``BEFORE_BASE`` releases before it are
+    (a post release, which re-publishes its release, never takes the place of an older one
+    in that count). Empty when the base or the target is not among the releases, or the
+    target is older.
     """
-    ordered = sorted(set(versions), key=upstream.version_key)
+    ordered = sorted(released, key=upstream.version_key)
     if base not in ordered or target not in ordered:
         return []
     low, high = ordered.index(base), ordered.index(target)
     if high < low:
         return []
-    below = [v for v in ordered[:low] if not _is_post(v)][-before:] if before else []
-    start = ordered.index(below[0]) if below else low
+    if released[base]:
+        since = (date.fromisoformat(released[base]) - timedelta(days=BEFORE_BASE_DAYS)).isoformat()
+        below = [v for v in ordered[:low] if released[v] and released[v] >= since]
+        return [*below, *ordered[low : high + 1]]
+    counted = [v for v in ordered[:low] if not _is_post(v)][-BEFORE_BASE:]
+    start = ordered.index(counted[0]) if counted else low
     return ordered[start : high + 1]
 
 
@@ -64,8 +75,8 @@ def labels(base: str, target: str, cache: Path) -> list[str]:
         if base_spec.dist != target_spec.dist:
             return []
         wanted = (base_spec.version, target_spec.version)
-        versions = known_versions(base_spec.dist, cache, wanted)
-        picked = window(versions, *wanted)
+        released = known_releases(base_spec.dist, cache, wanted)
+        picked = window(released, *wanted)
         return [Spec(SpecKind.PYPI, base_spec.dist, v).label for v in picked]
     if base_spec.kind is SpecKind.GIT and target_spec.kind is SpecKind.GIT:
         return _commit_labels(base_spec, target_spec)
@@ -77,7 +88,9 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
         return []
     from omni_port.sources import gitrepo
 
-    before = gitrepo.commits_before(base.path, base.rev, ASCEND_RUNNER, BEFORE_BASE)
+    before = gitrepo.commits_before(
+        base.path, base.rev, ASCEND_RUNNER, BEFORE_BASE_DAYS, MOST_COMMITS
+    )
     between = gitrepo.commits_touching(base.path, base.rev, target.rev, ASCEND_RUNNER, MOST_COMMITS)
     target_commit = gitrepo.commit(target.path, target.rev)
     commits = [c for c in between if c != target_commit]
@@ -89,17 +102,19 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
     ]
 
 
-def known_versions(dist: str, cache: Path, wanted: Sequence[str]) -> list[str]:
-    """Every release of ``dist`` (wheel or sdist): the list kept in the cache while it has
-    every ``wanted`` version, else asked of the index again (and kept)."""
-    kept = cache / "versions" / f"{dist}.releases.txt"
+def known_releases(dist: str, cache: Path, wanted: Sequence[str]) -> dict[str, str]:
+    """Every release of ``dist`` (wheel or sdist) with its date: the list kept in the
+    cache while it has every ``wanted`` version, else asked of the index again (and kept)."""
+    kept = cache / "versions" / f"{dist}.dated.txt"
     if kept.is_file():
-        versions = kept.read_text(encoding="utf-8").split()
-        if all(v in versions for v in wanted):
-            return versions
-    versions = upstream.release_versions(dist)
-    write_atomic(kept, "".join(v + "\n" for v in versions).encode())
-    return versions
+        rows = [line.split() for line in kept.read_text(encoding="utf-8").splitlines()]
+        released = {row[0]: (row[1] if len(row) > 1 else "") for row in rows if row}
+        if all(v in released for v in wanted):
+            return released
+    released = upstream.dated_releases(dist)
+    text = "".join(f"{v} {d}".rstrip() + "\n" for v, d in released.items())
+    write_atomic(kept, text.encode())
+    return released
 
 
 def load(

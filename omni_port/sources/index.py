@@ -167,6 +167,9 @@ class Artifact:
     url: str
     #: The index's hashes: (algorithm, hex digest) pairs; empty when it gives none.
     hashes: tuple[tuple[str, str], ...] = ()
+    #: When the file was uploaded (``YYYY-MM-DD``); "" when the index does not say (an
+    #: HTML page, a folder of files).
+    uploaded: str = ""
 
     @property
     def wheel(self) -> bool:
@@ -195,7 +198,9 @@ def _listing(dist: str, config: IndexConfig) -> list[Artifact]:
             for digest in digests
         )
         url = package.link.url_without_fragment
-        found.append(Artifact(dist, package.version, package.link.filename, url, hashes))
+        when = package.link.upload_time
+        uploaded = when.date().isoformat() if when is not None else ""
+        found.append(Artifact(dist, package.version, package.link.filename, url, hashes, uploaded))
     return found
 
 
@@ -210,6 +215,18 @@ def releases(found: Sequence[Artifact]) -> list[str]:
         except InvalidVersion:
             continue  # never a release a spec could name
     return [text for _, text in sorted(valid)]
+
+
+def release_dates(found: Sequence[Artifact]) -> dict[str, str]:
+    """When each release among ``found`` came out: its first file's upload date ("" when
+    the index gives no dates)."""
+    dates: dict[str, str] = {}
+    for artifact in found:
+        known = dates.get(artifact.version, "")
+        if artifact.uploaded and (not known or artifact.uploaded < known):
+            dates[artifact.version] = artifact.uploaded
+        dates.setdefault(artifact.version, known)
+    return dates
 
 
 def best(found: Sequence[Artifact], version: str) -> Artifact | None:

@@ -421,6 +421,15 @@ def release_versions(dist: str) -> list[str]:
 
     Raises BadInput (OP003) when the index cannot be reached or lists none.
     """
+    return list(dated_releases(dist))
+
+
+def dated_releases(dist: str) -> dict[str, str]:
+    """Every release of ``dist`` on the index, wheel or sdist, oldest first, with the date
+    it came out (``YYYY-MM-DD``; "" when the index does not say).
+
+    Raises BadInput (OP003) when the index cannot be reached or lists none.
+    """
     from omni_port.sources import index
 
     try:
@@ -430,7 +439,8 @@ def release_versions(dist: str) -> list[str]:
     versions = index.releases(found)
     if not versions:
         raise BadInput.at(Code.OP003, dist, 0, _missing(dist, "0", found))
-    return versions
+    dates = index.release_dates(found)
+    return {version: dates.get(version, "") for version in versions}
 
 
 def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:

@@ -4,7 +4,7 @@ One ``Context`` holds everything a rule may read about one block: the new upstre
 member, its places (``Index``), the block, and the evidence worked out for the member
 once per run. A rule answers with a ``Decision`` (final: a place, a followed edit, or a
 conflict) or a ``Proposal`` (a place the engine still checks with every rule before it
-takes it). Notes a decision may carry are typed: ``Doubt``, ``Lag``, ``Dispute``.
+takes it). Notes a decision may carry are typed: ``Lag``, ``Dispute``, ``Review``.
 """
 
 from __future__ import annotations
@@ -29,24 +29,10 @@ class Evidence:
     history: MemberHistory | None = None
     #: Catalog constraints, by block id.
     constraints: Mapping[str, Constraint] = field(default_factory=dict)
-    #: The release the module's copies are shown to date from (``history.copy_release``
-    #: over the whole module): what weak history evidence is checked against.
-    copied_from: str = ""
     #: The new upstream is not the base the patches were extracted against. Onto that
     #: base, a sync reproduces the runner as it is: a disagreement between omni's records
     #: that no upstream change brought is left to the next upgrade to raise.
     upgrade: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Doubt:
-    """Weak history evidence nothing corroborates: the edit may be upstream code the copy
-    never had rather than omni's. The edit is carried as omni's, and this says so."""
-
-    #: The release that had nothing at the edit's place.
-    release: str
-    #: The note, for reports.
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +41,17 @@ class Lag:
 
     #: The release that changed the code after the one the edit holds.
     changed_by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """Upstream changed statements omni's code replaces or deletes, and omni's code won:
+    what upstream changed, for a maintainer to review."""
+
+    #: The statements as the base had them.
+    before: str
+    #: The statements as the new upstream has them.
+    after: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +87,11 @@ class Decision:
     release: str = ""
     #: For an edit that is an older release's code: the release that changed it.
     lag: Lag | None = None
-    #: Weak history evidence nothing corroborates (the edit is carried as omni's).
-    doubt: Doubt | None = None
     #: Onto the patches' own base: omni's GPU runner has the block elsewhere, with upstream
     #: code between that reads what it binds. The runner is reproduced; this says why to look.
     dispute: Dispute | None = None
+    #: Omni's code won over upstream's edit of what it replaces: upstream's change to review.
+    review: Review | None = None
 
 
 def conflict(
@@ -125,6 +122,8 @@ class Proposal:
     release: str = ""
     #: For a merge against a release older than the base, once the place is taken.
     lag: Lag | None = None
+    #: Upstream's change omni's code won over, once the place is taken.
+    review: Review | None = None
 
 
 #: What a rule answers to a question: a final decision, or a place to check and take.

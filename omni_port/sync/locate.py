@@ -5,7 +5,7 @@ rules in ``rules.RULES`` order (the first answer has it); every decision records
 rules that made it. For one block:
 
 1. ``decide``: a decision before any place is scored (a recorded resolution, an edit
-   upstream history explains), or a doubt to carry along.
+   upstream history explains).
 2. ``rank``: the anchor's candidate places, best first; ``narrow``: fewer of them.
 3. A best place that scores too little is ``second``-ed by other evidence, or followed
    through history (``walk``), or it is a conflict.
@@ -33,7 +33,6 @@ from omni_port.sync.context import (
     Context,
     Decision,
     Dispute,
-    Doubt,
     Evidence,
     Member,
     Narrowed,
@@ -110,21 +109,14 @@ def _first(answers: Iterable[_T]) -> _T | None:
 
 
 def _decide(ctx: Context) -> Decision:
-    doubt: Doubt | None = None
-    for rule in RULES:
-        early = rule.decide(ctx)
-        if isinstance(early, Decision):
-            return early
-        if isinstance(early, Doubt) and doubt is None:
-            doubt = early
+    early: Decision | None = _first(rule.decide(ctx) for rule in RULES)
+    if early is not None:
+        return early
     ranked: tuple[Scored, ...] | Decision | None = _first(rule.rank(ctx) for rule in RULES)
     assert ranked is not None, "the anchor rule ranks every block"
     if isinstance(ranked, Decision):
         return ranked
-    decision = _placed(replace(ctx, top=ranked))
-    if doubt is not None and not decision.conflict and decision.doubt is None:
-        return replace(decision, doubt=doubt)
-    return decision
+    return _placed(replace(ctx, top=ranked))
 
 
 def _placed(ctx: Context) -> Decision:
@@ -161,13 +153,9 @@ def _unsure(ctx: Context, reason: str) -> Decision:
 
 def _on_base(ctx: Context, best: Scored, clear: bool, narrowed: Narrowed | None) -> Decision:
     """The decision at ``best`` once it is known which release the edit was written
-    against (a doubt about that leaves it on the base, and says so)."""
-    found: Rebase | Doubt | None = _first(rule.rebase(ctx, best) for rule in RULES)
-    rebase = found if isinstance(found, Rebase) else None
-    decision = _on_release(ctx, best, clear, narrowed, rebase)
-    if isinstance(found, Doubt) and not decision.conflict:
-        return replace(decision, doubt=found)
-    return decision
+    against."""
+    rebase: Rebase | None = _first(rule.rebase(ctx, best) for rule in RULES)
+    return _on_release(ctx, best, clear, narrowed, rebase)
 
 
 def _on_release(
@@ -189,14 +177,24 @@ def _on_release(
 
 
 def _reconciled(ctx: Context, best: Scored, rebase: Rebase | None) -> Decision:
-    """The block's replaced statements changed upstream: what goes at ``best``."""
-    changed = "the statements it replaced changed upstream"
+    """The block's replaced statements changed upstream: what goes at ``best``.
+
+    The first rule that places the block has it; a rule that finds only a conflict leaves
+    the later ones room to decide with their own evidence (omni's intent over an edit the
+    statement merge cannot take), and its conflict stands when none does."""
+    found = conflict(ctx.block, best, ctx.top, "the statements it replaced changed upstream")
     if ctx.evidence.tree is None:
-        return conflict(ctx.block, best, ctx.top, changed)
-    answer: Answer | None = _first(rule.reconcile(ctx, best, rebase) for rule in RULES)
-    return (
-        _taken(ctx, answer) if answer is not None else conflict(ctx.block, best, ctx.top, changed)
-    )
+        return found
+    first: Decision | None = None
+    for rule in RULES:
+        answer = rule.reconcile(ctx, best, rebase)
+        if answer is None:
+            continue
+        decision = _taken(ctx, answer)
+        if not decision.conflict:
+            return decision
+        first = first or decision
+    return first or found
 
 
 def _tie(ctx: Context) -> Decision:
@@ -239,6 +237,8 @@ def _accept(ctx: Context, proposal: Proposal) -> Decision:
         decision = Decision(
             ctx.block, chosen.slot, chosen.score, False, ctx.top, reason, rules, dispute=dispute
         )
+    if not decision.conflict and proposal.review is not None:
+        decision = replace(decision, review=proposal.review)
     if decision.conflict or proposal.code is None:
         return decision
     return replace(decision, code=proposal.code, release=proposal.release, lag=proposal.lag)

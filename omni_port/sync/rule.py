@@ -18,7 +18,6 @@ from omni_port.sync.context import (
     Context,
     Decision,
     Dispute,
-    Doubt,
     Member,
     Narrowed,
     Tie,
@@ -33,8 +32,8 @@ class PlacementRule(Protocol):
     #: The rule's name, as ``decided_by`` records it.
     name: ClassVar[Rule]
 
-    def decide(self, ctx: Context) -> Decision | Doubt | None:
-        """Before any place is scored: the whole decision, or a doubt to carry along."""
+    def decide(self, ctx: Context) -> Decision | None:
+        """Before any place is scored: the whole decision."""
 
     def rank(self, ctx: Context) -> tuple[Scored, ...] | Decision | None:
         """The best candidate places, best first (or the conflict when there is none)."""
@@ -46,7 +45,7 @@ class PlacementRule(Protocol):
         """The best place scores too little on its own: another kind of evidence for one
         of the candidates."""
 
-    def rebase(self, ctx: Context, best: Scored) -> Rebase | Doubt | None:
+    def rebase(self, ctx: Context, best: Scored) -> Rebase | None:
         """The release the edit was written against, when not the base."""
 
     def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:
@@ -73,7 +72,7 @@ class Silent:
 
     name: ClassVar[Rule]
 
-    def decide(self, ctx: Context) -> Decision | Doubt | None:
+    def decide(self, ctx: Context) -> Decision | None:
         return None
 
     def rank(self, ctx: Context) -> tuple[Scored, ...] | Decision | None:
@@ -85,7 +84,7 @@ class Silent:
     def second(self, ctx: Context) -> Answer | None:
         return None
 
-    def rebase(self, ctx: Context, best: Scored) -> Rebase | Doubt | None:
+    def rebase(self, ctx: Context, best: Scored) -> Rebase | None:
         return None
 
     def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:

@@ -9,7 +9,7 @@ commented region that still parses.
 
 from __future__ import annotations
 
-import ast
+import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -30,12 +30,12 @@ from omni_port.model import (
     Severity,
     Status,
 )
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code, find_member, header_end, reindent
+from omni_port.pyast.syntax import Stmt, Tree, find_member, header_end, reindent
 from omni_port.report import shorten
 from omni_port.sources.upstream import Release, Upstream
 from omni_port.sync import imports, locate
 from omni_port.sync.evidence import catalog
-from omni_port.sync.evidence.history import MemberHistory, copy_release, member_history
+from omni_port.sync.evidence.history import MemberHistory, member_history
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -79,19 +79,10 @@ class _Assembly:
 class _Known:
     """Evidence for the whole module, beside each member's own."""
 
-    #: The release the module's copies are shown to date from (``history.copy_release``).
-    copied_from: str = ""
     #: Catalog constraints by block id.
     constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
-    #: For a module-level copy (a NamedTuple, a function), the release the code that uses
-    #: it is shown to date from: code that builds or unpacks a class was written against
-    #: the class as it was then, so the class copy dates from then too.
-    coupled: Mapping[str, str] = field(default_factory=dict)
     #: Each copy's member across upstream history, by copy id (worked out once).
     histories: Mapping[str, MemberHistory] = field(default_factory=dict)
-
-    def copied(self, copy: Copy) -> str:
-        return self.coupled.get(copy.name, self.copied_from) if not copy.owner else self.copied_from
 
 
 def build(
@@ -107,9 +98,7 @@ def build(
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
     constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-    histories = _histories(module, upstream)
-    copied_from, coupled = _copy_releases(module, histories)
-    known = _Known(copied_from, constraints, coupled, histories)
+    known = _Known(constraints, _histories(module, upstream))
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
@@ -211,7 +200,6 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
         upstream.tree,
         member_history,
         constraints,
-        copied_from=known.copied(copy),
         upgrade=module.base_sha256 != upstream.sha256,
     )
     decided = locate.decide(member, statements, evidence)
@@ -230,8 +218,10 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
         ident = decision.block.id
-        if not decision.conflict and (Rule.HISTORY in decision.rules or decision.doubt):
+        if not decision.conflict and Rule.HISTORY in decision.rules:
             assembly.notes.append((ident, _history_finding(module, decision, upstream)))
+        if decision.review is not None and not decision.conflict:
+            assembly.notes.append((ident, _review_finding(module, decision, upstream)))
         if decision.dispute is not None and not decision.conflict:
             assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
         if _breaks_location(decision, known, member):
@@ -255,41 +245,6 @@ def _histories(module: ModulePatches, upstream: Upstream) -> dict[str, MemberHis
             if member is not None:
                 found[piece.id] = member
     return found
-
-
-def _copy_releases(
-    module: ModulePatches, histories: Mapping[str, MemberHistory]
-) -> tuple[str, dict[str, str]]:
-    """The newest release the module's copies are shown, by non-empty code, to date from
-    (see ``history.copy_release``; "" without such evidence), and the same for the code
-    that names each module-level copy (``_Known.coupled``)."""
-    found: list[tuple[int, str, Block]] = []
-    for piece, blocks in _grouped(module.pieces):
-        member = histories.get(piece.id) if isinstance(piece, Copy) else None
-        if member is None:
-            continue
-        order = [v.label for v in member.versions]
-        for block in blocks:
-            label = copy_release(member, [block])
-            if label:
-                found.append((order.index(label), label, block))
-    if not found:
-        return "", {}
-    coupled = {}
-    for piece in module.pieces:
-        if isinstance(piece, Copy) and not piece.owner:
-            users = [(i, label) for i, label, b in found if piece.name in _names_read(b.code)]
-            if users:
-                coupled[piece.name] = max(users)[1]
-    return max((i, label) for i, label, _ in found)[1], coupled
-
-
-def _names_read(code: str) -> set[str]:
-    try:
-        tree = ast.parse(dedent_code(code))
-    except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def _member_history(
@@ -396,9 +351,9 @@ def _followed(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
         at = slot.line() or 1
         return _Edit(at, at - 1, "", decision.block.id, order)
     first, last = stmts[0], stmts[-1]
-    return _Edit(
-        first.start, last.full_end, tree.text(first.start, last.full_end), decision.block.id, order
-    )
+    # A compound header keeps its body out of the edit: edits of the body are other blocks'.
+    end = header_end(first) if decision.block.kind is BlockKind.HEADER else last.full_end
+    return _Edit(first.start, end, tree.text(first.start, end), decision.block.id, order)
 
 
 def _blank_prefix(tree: Tree, stmt: Stmt) -> int:
@@ -501,15 +456,45 @@ def _counterpart_finding(
     return Finding(Code.OP308, upstream.label, line, message, severity=Severity.NOTE)
 
 
+def _review_finding(
+    module: ModulePatches, decision: locate.Decision, upstream: Upstream
+) -> Finding:
+    """A note for omni's code winning over upstream's edit of the statements it replaces:
+    the edit, as a diff, is the maintainer's to review."""
+    review = decision.review
+    assert review is not None
+    line = decision.slot.line() if decision.slot is not None else 0
+    changed = shorten(" ".join(review.after.split()), 80) or "nothing"
+    deletion = decision.block.kind is BlockKind.DELETION
+    what, verb = ("deletion", "deletes") if deletion else ("code", "replaces")
+    message = (
+        f"{module.name}: {decision.block.id}: omni's {what} wins over upstream's edit of the "
+        f"statements it {verb} (upstream now has `{changed}`): review upstream's change"
+    )
+    if not review.before:
+        message = (
+            f"{module.name}: {decision.block.id}: omni's block stands for upstream's similar "
+            f"`{changed}` beside it: review upstream's version"
+        )
+    diff = "".join(
+        difflib.unified_diff(
+            review.before.splitlines(keepends=True),
+            review.after.splitlines(keepends=True),
+            module.base or "base",
+            upstream.label,
+        )
+    )
+    return Finding(Code.OP309, upstream.label, line, message, detail=diff, severity=Severity.NOTE)
+
+
 def _history_finding(
     module: ModulePatches, decision: locate.Decision, upstream: Upstream
 ) -> Finding:
     """A note for an edit upstream history explains: a lag, drift, or a merge against an
     older release (every part of it upstream changed since is such a lag too)."""
     line = decision.slot.line() if decision.slot is not None else 0
-    code = Code.OP306 if decision.lag or decision.doubt else Code.OP307
-    note = decision.doubt.text if decision.doubt is not None else decision.reason
-    message = f"{module.name}: edit {decision.block.id}: {note}"
+    code = Code.OP306 if decision.lag is not None else Code.OP307
+    message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
     return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
 
 
@@ -577,7 +562,7 @@ def _decision_rows(
     for block_id, decision, copy in assembly.decisions:
         block = decision.block
         start, end = ranges.get(block_id, (0, 0))
-        if not block.code and not decision.conflict:
+        if not block.code and not (decision.conflict or decision.follow):
             start, end = (start, start - 1) if start else (0, 0)
         status = Status.CONFLICT if decision.conflict else Status.PLACED
         if decision.follow and Rule.HISTORY in decision.rules:

@@ -3,7 +3,8 @@
 A markdown document for a pull request: every block accounted for (placed, and by which
 rule, or a conflict with its candidates and the command that resolves it), the upstream
 changes around each block, the upstream changes the runners never had (found in the
-releases between base and target), the copied methods upstream changed or removed, and
+releases between base and target), upstream's edits of code omni's code won over (for
+review), the copied methods upstream changed or removed, and
 the new upstream methods the runners may want to override.
 """
 
@@ -55,6 +56,7 @@ def summary(upgrade: Upgrade) -> str:
         *_conflicts(upgrade),
         *_blocks(upgrade),
         *_lags(upgrade),
+        *_reviews(upgrade),
         *_methods(upgrade),
         *_new_methods(upgrade),
         *_verification(upgrade),
@@ -150,6 +152,30 @@ def _lags(upgrade: Upgrade) -> Iterator[str]:
     yield ""
     for finding in lags:
         yield f"- line {finding.line}: {finding.message}"
+    yield ""
+
+
+def _reviews(upgrade: Upgrade) -> Iterator[str]:
+    """Omni's code won where upstream changed the statements it replaces or deletes
+    (OP309): upstream's change, as a diff, for a maintainer to read."""
+    reviews = [f for f in upgrade.findings if f.code is Code.OP309]
+    if not reviews:
+        return
+    yield "## Review: upstream changed code omni replaces"
+    yield ""
+    yield (
+        "Omni's code stands here (a marked block, or a deletion no upstream release "
+        "explains), and upstream edited the statements it replaces. The runner keeps omni's "
+        "code; upstream's change may need to be taken into it."
+    )
+    yield ""
+    for finding in reviews:
+        yield f"- line {finding.line}: {finding.message}"
+        if finding.detail:
+            yield ""
+            yield "  ```diff"
+            yield from (f"  {line}" for line in finding.detail.rstrip("\n").splitlines())
+            yield "  ```"
     yield ""
 
 
@@ -269,7 +295,7 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
     notes = [
         f
         for f in upgrade.findings
-        if f.severity is Severity.NOTE and f.code not in (Code.OP306, Code.OP307)
+        if f.severity is Severity.NOTE and f.code not in (Code.OP306, Code.OP307, Code.OP309)
     ]
     yield "## Verification of the generated runners"
     yield ""

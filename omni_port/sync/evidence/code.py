@@ -226,3 +226,8 @@ def _first_line(node: ast.stmt) -> str:
                 setattr(shallow, name, [])
         return " ".join(ast.unparse(shallow).split("\n"))
     return ast.unparse(node)
+
+
+def echo_reason(echoed: Stmt) -> str:
+    """Why a block next to upstream code that nearly repeats its own is not simply placed."""
+    return f"upstream added similar code next to its place: `{short(echoed.key)}`"

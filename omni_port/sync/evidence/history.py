@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
-from omni_port.model import Anchor, Block
+from omni_port.model import Anchor, Block, BlockKind
 from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.merge3 import written_against
@@ -42,6 +42,7 @@ from omni_port.pyast.syntax import (
     walk,
 )
 from omni_port.sources.upstream import Release
+from omni_port.sync.evidence.code import with_body
 from omni_port.sync.evidence.places import PATH_FUZZY, path_score
 
 
@@ -115,9 +116,6 @@ class Explained:
     #: Full keys of the new upstream's statements at the edit's place.
     target_span: tuple[str, ...]
     reason: str
-    #: The edit's text is empty (a deletion): that a release had nothing there is weak
-    #: evidence, which needs corroboration (see ``corroborated``).
-    weak: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +125,6 @@ class Rebase:
     label: str
     #: That release's code at the edit's place.
     text: str
-    #: The release has nothing there, or omni deleted the code: weak evidence, as for
-    #: ``Explained``.
-    weak: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +281,8 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
     target = history.versions[history.target]
     span = _keys_at(target, block.anchor) or ()
     if history.target in holders:
-        return Explained(target.label, False, "", span, "upstream made the same change", not mine)
+        return Explained(target.label, False, "", span, "upstream made the same change")
+    theirs = _quoted(tuple(split_full_key(k)[0] for k in block.anchor.replaced))
     older = [i for i in holders if i < history.base]
     if older:
         holder = older[-1]
@@ -295,17 +291,121 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
             history.versions[history.base].label,
         )
         held = history.versions[holder].label
-        reason = (
-            f"an upstream change the runners never had: this is the code of {held}, which "
-            f"{brought} changed; the new upstream is followed"
+        if mine:
+            what = f"`{_quoted(mine)}` is the code of {held}, which {brought} changed"
+            what += f" into `{theirs}`"
+            reason = f"an upstream change the runners never had: {what}"
+        else:
+            what = f"`{theirs}`, which {brought} brought ({held} had the runners' code here)"
+            reason = f"upstream code the runners never had: {what}"
+        return Explained(held, True, brought, span, f"{reason}; the new upstream is followed")
+    held = history.versions[holders[0]].label
+    code = f"`{_quoted(mine)}` is the code of {held}" if mine else f"{held} has no `{theirs}` here"
+    reason = f"upstream drift: {code}, newer than the base; the new upstream is followed"
+    return Explained(held, False, "", span, reason)
+
+
+def _quoted(keys: Sequence[str], limit: int = 80) -> str:
+    """Statements for a note, shortened: the code the reader looks for."""
+    text = "; ".join(split_full_key(k)[0] for k in keys)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@memo.memoized
+def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
+    """An unmarked edit whose code the base's member lacks and another release's member
+    holds, as a run of statements of one body wherever it stands there: that release's
+    upstream code (drift when newer than the base, a lag when older), not omni's.
+
+    A hand port copies a method from one revision and hunks of it from others: the place
+    a hunk had in its own revision is often gone from the base, so ``explain`` (which
+    looks at the edit's place) cannot see it. Code the base already holds elsewhere is a
+    move of omni's, never evidence."""
+    if block.marked or not block.code.strip():
+        return None
+    mine = _run_of(block)
+    header = block.kind is BlockKind.HEADER
+    base = history.versions[history.base]
+    if not mine or base.member is None or _holds_run(base.member, mine, header):
+        return None
+    holders = [
+        i
+        for i, v in enumerate(history.versions)
+        if i != history.base and v.member is not None and _holds_run(v.member, mine, header)
+    ]
+    if not holders:
+        return None
+    target = history.versions[history.target]
+    span = _keys_at(target, block.anchor) or ()
+    quoted = _quoted(mine)
+    if history.target in holders:
+        return Explained(target.label, False, "", span, "upstream made the same change")
+    older = [i for i in holders if i < history.base]
+    if older:
+        holder = older[-1]
+        brought = next(
+            (
+                v.label
+                for v in history.versions[holder + 1 :]
+                if v.member is None or not _holds_run(v.member, mine, header)
+            ),
+            base.label,
         )
-        return Explained(held, True, brought, span, reason, not mine)
+        held = history.versions[holder].label
+        reason = (
+            f"an upstream change the runners never had: `{quoted}` is the code of {held}, "
+            f"which {brought} changed; the new upstream is followed"
+        )
+        return Explained(held, True, brought, span, reason)
     held = history.versions[holders[0]].label
     reason = (
-        f"upstream drift: this is the code of {held}, newer than the base; "
+        f"upstream drift: `{quoted}` is the code of {held}, newer than the base; "
         "the new upstream is followed"
     )
-    return Explained(held, False, "", span, reason, not mine)
+    return Explained(held, False, "", span, reason)
+
+
+def _run_of(block: Block) -> tuple[str, ...]:
+    """The keys an edit's code is looked for by: its statements' full keys, or a
+    compound header's own key."""
+    if block.kind is BlockKind.HEADER:
+        keys = code_keys(with_body(block.code))
+        return tuple(split_full_key(k)[0] for k in keys) if keys else ()
+    return code_keys(block.code) or ()
+
+
+def _holds_run(member: Stmt, keys: tuple[str, ...], header: bool) -> bool:
+    """Whether one body of ``member`` holds ``keys`` as consecutive statements (compared by
+    full key; a header by its own key)."""
+    for _, suite in _bodies(member):
+        found = [s.key if header else full_key(s) for s in suite.stmts]
+        width = len(keys)
+        if any(tuple(found[i : i + width]) == keys for i in range(len(found) - width + 1)):
+            return True
+    return False
+
+
+def _bodies(member: Stmt) -> list[tuple[tuple[str, ...], Suite]]:
+    """Every body of ``member`` (kept for the run by the member's identity)."""
+    kept = memo.table("history.member-bodies")
+    key: Hashable = id(member)
+    found = kept.get(key) if kept is not None else None
+    if isinstance(found, tuple) and found[0] is member:
+        return found[1]  # type: ignore[no-any-return]
+    bodies = list(walk(member.clauses[0]))
+    if kept is not None:
+        kept[key] = (member, bodies)
+    return bodies
+
+
+def never_without(block: Block, history: MemberHistory) -> bool:
+    """Whether no release before the base had the runner's text where a deletion is: every
+    release that has the place holds statements there, so nothing shows the statements
+    to be a later arrival the copy missed. Omni deleted them."""
+    if not _verified(history, block):
+        return False
+    found = [_keys_at(v, block.anchor) for v in history.versions[: history.base]]
+    return all(keys for keys in found if keys is not None)
 
 
 def older_than_base(history: MemberHistory, label: str) -> bool:
@@ -354,40 +454,8 @@ def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
             continue
         text = _text(version.tree, at.stmts())
         if written_against(text, block.code, base_code):
-            # Absence on either side (omni deleted, the release had nothing) is weak.
-            return Rebase(version.label, text, not at.stmts() or not block.code.strip())
+            return Rebase(version.label, text)
     return None
-
-
-def corroborated(history: MemberHistory, weak: str, copied_from: str) -> bool:
-    """Whether weak evidence from release ``weak`` (it had nothing at a place) stands: the
-    module's copies are shown, by code they hold, to date from ``copied_from`` or earlier,
-    and ``weak`` is no older than that. Code that existed when the copy was made, and that
-    the copy lacks, was taken out by omni, not missed."""
-    order = [v.label for v in history.versions]
-    if not copied_from or weak not in order or copied_from not in order:
-        return False
-    return order.index(weak) >= order.index(copied_from)
-
-
-def copy_release(history: MemberHistory, blocks: Sequence[Block]) -> str:
-    """The newest release older than the base that holds (or was merged against) a
-    non-empty unmarked edit of ``blocks``: strong evidence of how old the copy is."""
-    best = -1
-    for block in blocks:
-        if block.marked:
-            continue
-        found = explain(block, history)
-        if found is not None and found.lag and not found.weak:
-            best = max(best, _position(history, found.release))
-        rebase = merge_base(block, history) if block.anchor.replaced else None
-        if rebase is not None and not rebase.weak and older_than_base(history, rebase.label):
-            best = max(best, _position(history, rebase.label))
-    return history.versions[best].label if best >= 0 else ""
-
-
-def _position(history: MemberHistory, label: str) -> int:
-    return [v.label for v in history.versions].index(label)
 
 
 def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:

@@ -17,7 +17,9 @@ The order, and why:
    nothing to carry, and code like the block's next to it is a conflict.
 5. ``order``: blocks of one member keep their order and never share statements, settled
    before moved statements take upstream's edits (``merge3``).
-6. ``merge3``: both sides edited one statement: the edits merge, or it is a conflict.
+6. ``merge3``: both sides edited one statement: the edits merge, or it is a conflict;
+   then ``intent``: where they do not merge, a marked block (or a deletion no release
+   explains) is omni's, and omni's code wins, with upstream's change left for review.
 7. ``dataflow``, then ``counterpart``, then ``layout``: decide between two places of one
    body with new upstream code between them (data flow also seconds a weak best place
    and checks every chosen place against the new code next to it). ``anchor`` sits among
@@ -40,6 +42,7 @@ from omni_port.sync.rules import (
     convergent,
     counterpart,
     dataflow,
+    intent,
     layout,
     merge3,
     order,
@@ -55,6 +58,7 @@ RULES: tuple[PlacementRule, ...] = (
     convergent.RULE,
     order.RULE,
     merge3.RULE,
+    intent.RULE,
     dataflow.RULE,
     anchor.RULE,
     counterpart.RULE,

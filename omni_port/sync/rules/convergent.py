@@ -23,7 +23,14 @@ from omni_port.sync.context import (
     conflict,
     followed,
 )
-from omni_port.sync.evidence.code import echo, same_code, short, source, statements, with_body
+from omni_port.sync.evidence.code import (
+    echo,
+    echo_reason,
+    same_code,
+    source,
+    statements,
+    with_body,
+)
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.rule import Silent
@@ -58,10 +65,11 @@ class Convergent(Silent):
         if block.kind is BlockKind.INSERTION and same_code(block.code, source(tree, tie.between)):
             here = Scored(Slot(first.suite, first.path, first.index, len(tie.between)), 1.0, 1.0)
             return followed(block, here, ctx.top, (self.name,), ADDED_THERE)
-        return _echoed(ctx, tie.between, ctx.top[0], tree)
+        return None if block.marked else _echoed(ctx, tie.between, ctx.top[0], tree)
 
     def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
-        """The block's statements are upstream's already at the place, or next to it."""
+        """The block's statements are upstream's already at the place, or next to it (a
+        marked block's twin next to it is the intent rule's to judge)."""
         block, tree = ctx.block, ctx.evidence.tree
         proposal = check.proposal
         chosen = proposal.chosen
@@ -73,6 +81,8 @@ class Convergent(Silent):
                 here = Scored(there, chosen.score, 1.0)
                 rules = (*proposal.rules, self.name)
                 return followed(block, here, ctx.top, rules, ADDED_THERE)
+        if block.marked:
+            return None
         return _echoed(ctx, (*check.before, *check.after), chosen, tree)
 
     def sign(self, ctx: Context) -> Decision | None:
@@ -91,8 +101,7 @@ def _echoed(ctx: Context, new: Sequence[Stmt], shown: Scored, tree: Tree) -> Dec
     echoed = echo(ctx.block.code, new, lambda s: source(tree, [s]))
     if echoed is None:
         return None
-    reason = f"upstream added similar code next to its place: `{short(echoed.key)}`"
-    return conflict(ctx.block, shown, ctx.top, reason)
+    return conflict(ctx.block, shown, ctx.top, echo_reason(echoed))
 
 
 def _already_there(code: str, slot: Slot, tree: Tree) -> Slot | None:

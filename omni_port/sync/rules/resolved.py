@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omni_port.model import Rule
-from omni_port.sync.context import Context, Decision, Doubt
+from omni_port.sync.context import Context, Decision
 from omni_port.sync.evidence.places import Scored, resolved_slot
 from omni_port.sync.rule import Silent
 
@@ -11,7 +11,7 @@ from omni_port.sync.rule import Silent
 class Resolved(Silent):
     name = Rule.RESOLVED
 
-    def decide(self, ctx: Context) -> Decision | Doubt | None:
+    def decide(self, ctx: Context) -> Decision | None:
         """The place the block's recorded resolution names, while it still exists."""
         resolved = resolved_slot(ctx.index, ctx.block)
         if resolved is None:

@@ -1,12 +1,14 @@
 """The upstream-history rule: what the releases around an upgrade say about an unmarked edit.
 
-An unmarked edit whose text some upstream release holds at its place is upstream code,
-not omni's (``evidence.history``): drift when that release is newer than the base, a lag
-when it is older. The output follows the new upstream there. An edit an older release
-explains better than the base is merged against that release's text (``rebase``). Weak
-evidence nothing corroborates (a release merely lacked code omni's copy lacks too) does
-not move an edit: it is carried as omni's, with a doubt that says so. And an edit
-followed as upstream code must leave omni's code working around it (``settle``).
+Lag before intent: a difference between the runner and its base is omni's only when no
+upstream revision explains it. An unmarked edit whose text some upstream release holds at
+its place is upstream code, not omni's (``evidence.history``): drift when that release is
+newer than the base, a lag when it is older. A deletion is no exception: when an older
+release had the runner's text there (without the statements), the statements came later
+and the runners never got them. The output follows the new upstream there, and the note
+names the statements and the release that brought them. An edit an older release
+explains better than the base is merged against that release's text (``rebase``). And an
+edit followed as upstream code must leave omni's code working around it (``settle``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from dataclasses import replace
 
 from omni_port.model import Block, BlockKind, Rule
 from omni_port.pyast.syntax import Stmt, Tree, full_key, walk
-from omni_port.sync.context import Context, Decision, Doubt, Lag, Member
+from omni_port.sync.context import Context, Decision, Lag, Member
 from omni_port.sync.evidence import history
 from omni_port.sync.evidence.code import bound_by, nested, source
-from omni_port.sync.evidence.flow import flow_of_code
+from omni_port.sync.evidence.flow import Flow, flow_of_code
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import ACCEPT, Index, Scored, Slot, score_all
 from omni_port.sync.rule import Silent
@@ -28,21 +30,16 @@ from omni_port.sync.rule import Silent
 class UpstreamHistory(Silent):
     name = Rule.HISTORY
 
-    def decide(self, ctx: Context) -> Decision | Doubt | None:
-        """An unmarked edit upstream history explains: the output follows the new upstream.
-
-        A doubt instead when the only evidence is weak and nothing corroborates it: history
-        cannot tell omni's choice from upstream code the copy never had."""
+    def decide(self, ctx: Context) -> Decision | None:
+        """An unmarked edit upstream history explains: the output follows the new upstream."""
         block, past = ctx.block, ctx.evidence.history
         if block.marked or past is None:
             return None
-        found = history.explain(block, past)
+        found = history.explain(block, past) or history.held_in_member(block, past)
         if found is None:
             return None
-        if found.weak and not history.corroborated(past, found.release, ctx.evidence.copied_from):
-            return _doubt(block, found.release)
         # When the new upstream has nothing at the place, following it leaves nothing there.
-        slot = _followed_slot(ctx.index, block, found.target_span) or Slot(
+        slot = _followed_slot(ctx.member, ctx.index, block, found.target_span) or Slot(
             ctx.member.clauses[0], (), 0, 0
         )
         here = (Scored(slot, 1.0, 1.0),)
@@ -64,18 +61,13 @@ class UpstreamHistory(Silent):
             lag=lag,
         )
 
-    def rebase(self, ctx: Context, best: Scored) -> Rebase | Doubt | None:
-        """The older release an edit was written against; weak, uncorroborated evidence of
-        one is only a doubt (the edit stays on the base)."""
+    def rebase(self, ctx: Context, best: Scored) -> Rebase | None:
+        """The older release an edit was written against (its text explains the edit better
+        than the base's)."""
         block, past = ctx.block, ctx.evidence.history
         if past is None or not block.anchor.replaced:
             return None
-        rebase = history.merge_base(block, past)
-        if rebase is None:
-            return None
-        if rebase.weak and not history.corroborated(past, rebase.label, ctx.evidence.copied_from):
-            return _doubt(block, rebase.label)
-        return rebase
+        return history.merge_base(block, past)
 
     def settle(self, ctx: Member, decisions: Sequence[Decision]) -> list[Decision] | None:
         """An edit followed as upstream code must leave omni's code working around it.
@@ -91,11 +83,16 @@ class UpstreamHistory(Silent):
         tree = ctx.evidence.tree
         alone = replace(ctx.evidence, history=None)
         for position, decision in enumerate(decisions):
-            if not decision.follow or self.name not in decision.rules or decision.slot is None:
+            if self.name not in decision.rules or decision.slot is None:
                 continue
-            why = _needed(decision, decisions, tree) or _unbound(
-                ctx.member, decision, decisions, tree
-            )
+            if decision.follow:
+                theirs = _at(decision.slot, tree)
+                why = _needed(decision, decisions, tree)
+            elif decision.code is not None:
+                theirs, why = flow_of_code(decision.code), ""
+            else:
+                continue
+            why = why or _unbound(ctx.member, decision, decisions, theirs)
             if not why:
                 continue
             kept = ctx.redecide(decision.block, alone)
@@ -105,19 +102,17 @@ class UpstreamHistory(Silent):
         return result
 
 
-def _doubt(block: Block, release: str) -> Doubt:
-    """What weak, uncorroborated history evidence leaves open."""
-    what = "removed" if not block.code.strip() else "replaced"
-    text = (
-        f"maybe an upstream change the runners never had: {release} had nothing here, so "
-        f"omni's copy may predate the code it {what}; nothing else shows the copy that old, "
-        f"so it is carried as omni's edit: check that omni {what} it on purpose"
-    )
-    return Doubt(release, text)
-
-
-def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:
-    """The place of the new upstream's own statements at a followed edit's place."""
+def _followed_slot(member: Stmt, index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:
+    """The place of the new upstream's own statements at a followed edit's place: where
+    the member holds them as one run, when it does once; else by the edit's anchor."""
+    runs = [
+        Slot(suite, path, start, len(span))
+        for path, suite in walk(member.clauses[0])
+        for start in range(len(suite.stmts) - len(span) + 1)
+        if span and tuple(full_key(s) for s in suite.stmts[start : start + len(span)]) == span
+    ]
+    if len(runs) == 1:
+        return runs[0]
     scored = sorted(
         score_all(index, replace(block, kind=BlockKind.INSERTION)), key=lambda s: -s.score
     )
@@ -146,14 +141,19 @@ def _needed(decision: Decision, decisions: Sequence[Decision], tree: Tree | None
     return ""
 
 
+def _at(slot: Slot, tree: Tree | None) -> Flow | None:
+    """The flow of the new upstream's statements at ``slot``."""
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    return flow_of_code(source(tree, stmts)) if tree is not None and stmts else None
+
+
 def _unbound(
-    method: Stmt, decision: Decision, decisions: Sequence[Decision], tree: Tree | None
+    method: Stmt, decision: Decision, decisions: Sequence[Decision], theirs: Flow | None
 ) -> str:
-    """Why upstream's code at the edit's place would read names omni's code lost ("")."""
+    """Why upstream's code at the edit's place (followed, or merged into the edit's) would
+    read names omni's code lost ("")."""
     slot = decision.slot
     assert slot is not None
-    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
-    theirs = flow_of_code(source(tree, stmts)) if tree is not None and stmts else None
     mine = flow_of_code(decision.block.code)
     if theirs is None or mine is None:
         return ""

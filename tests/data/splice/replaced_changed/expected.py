@@ -17,18 +17,10 @@ class R(NPUModelRunner):
             self._update_states(scheduler_output)
             inputs = self._prepare(scheduler_output, num_tokens)
         hidden = self._forward(inputs)
-        # >>>>>>> omni-port conflict: omni.R.execute_model.block-02 (try:)
-        # the statements it replaced changed upstream: omni replaced or removed `logits = self.model.compute_logits(hidden)`, which upstream edited.
-        #   candidate: upstream line 14 (score 0.97): logits = self.model.compute_logits(hidden, temperature=self.temperature)
-        #   candidate: upstream line 13 (score 0.57): hidden = self._forward(inputs)
-        #   candidate: upstream line 15 (score 0.57): return logits
-        # Place the block by hand, or record a choice with `omni-port resolve omni.R.execute_model.block-02`.
-        # | # ---------- Omni-new ----------
-        # | try:
-        # |     logits = self.model.compute_logits(hidden, meta=self.meta)
-        # | except TypeError:
-        # |     logits = self.model.compute_logits(hidden)
-        # | # ---------- Omni-new ----------
-        # <<<<<<< omni-port conflict end
-        logits = self.model.compute_logits(hidden, temperature=self.temperature)
+        # ---------- Omni-new ----------
+        try:
+            logits = self.model.compute_logits(hidden, meta=self.meta)
+        except TypeError:
+            logits = self.model.compute_logits(hidden)
+        # ---------- Omni-new ----------
         return logits
