@@ -205,6 +205,11 @@ class Code(enum.StrEnum):
         "vllm-mismatch",
         "The vllm-omni and vllm-ascend releases run on different vLLM releases.",
     )
+    OP512 = (
+        "OP512",
+        "repeated-call",
+        "A method runs a call more often than both the new upstream and the old runner do.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

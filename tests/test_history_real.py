@@ -123,3 +123,38 @@ def test_upstream_fixes_the_runners_never_had_are_followed_and_listed(
         assert listed in synced.stdout, piece.id
         line = next(line for line in synced.stdout.splitlines() if listed in line)
         assert " OP306 " in line and ", which vllm-ascend==0.2" in line, line
+
+
+def test_the_next_upgrade_keeps_upstream_fixes_and_catches_a_call_run_twice(
+    cli: Cli, cache_dir: Path, tmp_path: Path
+) -> None:
+    """vllm-omni 0.32.0rc1 onto vllm-ascend 0.30.0rc2 (sdist only), its base detected:
+    both runners' `execute_model` keep upstream's MTP sanitize call and DeepSeek-V4's
+    `use_compress` branch (lags followed and listed), and the AR runner's `handle_preemptions`,
+    run by omni's fenced old copy and by upstream's new one, is an OP512 error: the gate
+    does not pass the duplicate the placement cannot see."""
+    out, summary = tmp_path / "g", tmp_path / "up.md"
+    result = cli(
+        "--cache-dir", cache_dir, "upgrade", "vllm-omni==0.32.0rc1", "--base", "detect",
+        "--to", "vllm-ascend==0.30.0rc2", "--patches", tmp_path / "p", "--out", out,
+        "--summary", summary,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stdout + result.stderr
+    for runner in ("npu_ar_model_runner.py", "npu_generation_model_runner.py"):
+        tree = ast.parse((out / runner).read_text(encoding="utf-8"))
+        method = next(
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and node.name == "execute_model"
+        )
+        code = ast.unparse(method)
+        assert code.count("self._sanitize_placeholder_input_ids_for_forward(") == 1, runner
+        assert "if self.use_compress:" in code, runner
+    lags = summary.read_text().split("## Upstream changes the runners never had")[1]
+    assert "`self._sanitize_placeholder_input_ids_for_forward(" in lags.split("\n## ")[0]
+    twice = [
+        line
+        for line in result.stdout.splitlines()
+        if " OP512 " in line and "npu_ar_model_runner.py" in line and "handle_preemptions" in line
+    ]
+    assert len(twice) == 1 and "NPUARModelRunner.execute_model" in twice[0], result.stdout

@@ -1266,3 +1266,124 @@ def _lines_of(modules: Mapping[str, str], prefix: str, code: str) -> list[tuple[
         for number, line in enumerate(text.splitlines(), start=1)
         if line.startswith(prefix)
     ]
+
+
+# --- 7: a call run more often than both sources run it -------------------------------------
+
+REPEAT_UPSTREAM = """
+class NPUModelRunner:
+    def execute_model(self, scheduler_output):
+        self.prepare(scheduler_output)
+        if self.kv_transfer:
+            self.kv.handle_preemptions(scheduler_output.preempted)
+        {upstream_extra}
+        return self.run(scheduler_output)
+"""
+
+REPEAT_OLD = """
+class Runner(NPUModelRunner):
+    def execute_model(self, scheduler_output):
+        {old_extra}
+        self.prepare(scheduler_output)
+        self.kv.handle_preemptions(scheduler_output.preempted)
+        return self.run(scheduler_output)
+"""
+
+REPEAT_CASES = [
+    pytest.param(
+        "pass",
+        "pass",
+        """
+        class Runner(NPUModelRunner):
+            def execute_model(self, scheduler_output):
+                self.prepare(scheduler_output)
+                self.kv.handle_preemptions(scheduler_output.preempted)
+                if self.kv_transfer:
+                    self.kv.handle_preemptions(  # !OP512
+                        scheduler_output.preempted
+                    )
+                return self.run(scheduler_output)
+        """,
+        id="omni-s-old-copy-beside-upstream-s-new-one",
+    ),
+    pytest.param(
+        "self.kv.handle_preemptions(scheduler_output.preempted)",
+        "pass",
+        """
+        class Runner(NPUModelRunner):
+            def execute_model(self, scheduler_output):
+                self.prepare(scheduler_output)
+                self.kv.handle_preemptions(scheduler_output.preempted)
+                if self.kv_transfer:
+                    self.kv.handle_preemptions(scheduler_output.preempted)
+                return self.run(scheduler_output)
+        """,
+        id="ok-upstream-runs-it-twice",
+    ),
+    pytest.param(
+        "pass",
+        "self.kv.handle_preemptions(scheduler_output.preempted)",
+        """
+        class Runner(NPUModelRunner):
+            def execute_model(self, scheduler_output):
+                self.kv.handle_preemptions(scheduler_output.preempted)
+                self.prepare(scheduler_output)
+                self.kv.handle_preemptions(scheduler_output.preempted)
+                return self.run(scheduler_output)
+        """,
+        id="ok-the-old-runner-ran-it-twice",
+    ),
+    pytest.param(
+        "pass",
+        "pass",
+        """
+        class Runner(NPUModelRunner):
+            def execute_model(self, scheduler_output):
+                self.prepare(scheduler_output)
+                self.kv.handle_preemptions(scheduler_output.preempted)
+                if self.kv_transfer:
+                    self.kv.handle_preemptions(scheduler_output.preempted, all=True)
+                return self.run(scheduler_output)
+        """,
+        id="ok-other-arguments-are-another-call",
+    ),
+]
+
+
+def _repeat_context(upstream_extra: str, old_extra: str, old: bool = True) -> checks.Context:
+    upstream = _dedent(REPEAT_UPSTREAM.format(upstream_extra=upstream_extra))
+    modules = {"gen": _dedent(REPEAT_OLD.format(old_extra=old_extra))} if old else {}
+    return checks.Context(
+        upstream=api.parse_upstream(upstream, "u.py", UPSTREAM_MODULE),
+        sources=checks.PackageSources(modules, frozenset()),
+    )
+
+
+@pytest.mark.parametrize(("upstream_extra", "old_extra", "code"), REPEAT_CASES)
+def test_a_call_run_more_often_than_both_sources_run_it(
+    upstream_extra: str, old_extra: str, code: str
+) -> None:
+    text = _dedent(code)
+    context = _repeat_context(upstream_extra, old_extra)
+    findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
+    assert _found(findings, ["OP512"]) == _expected((GEN, text))
+
+
+def test_a_repeated_call_names_its_lines_and_both_counts() -> None:
+    text = _dedent(REPEAT_CASES[0].values[2])
+    findings = _verify(
+        text, _repeat_context("pass", "pass"), _copies(text, "Runner", "NPUModelRunner")
+    )
+    (found,) = [f for f in findings if f.code.value == "OP512"]
+    assert found.message == (
+        "`self.kv.handle_preemptions(scheduler_output.preempted)` runs 2 times in "
+        "Runner.execute_model (lines 4, 6), more often than in the new upstream method (1) "
+        "and in the old runner (1)"
+    )
+    # Without the old runner there is nothing to compare with: no finding.
+    alone = _repeat_context("pass", "pass", old=False)
+    assert not [
+        f
+        for f in _verify(text, alone, _copies(text, "Runner", "NPUModelRunner"))
+        if f.code.value == "OP512"
+    ]

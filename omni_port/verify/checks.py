@@ -13,10 +13,12 @@ checks, in the order ``verify`` runs them:
    ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509);
 6. every call whose definition can be read fits its parameters or fields, every unpacking
    of a NamedTuple-typed value fits its fields, and a copied NamedTuple or dataclass keeps
-   the fields of its upstream original (OP510).
+   the fields of its upstream original (OP510);
+7. a copied method runs no call statement more often than both the new upstream method and
+   the old runner's method do (OP512; only when the omni sources are given).
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
-``arguments``; ``context`` holds what they are checked against.
+``arguments``, ``repeats``; ``context`` holds what they are checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
 error. Known limits, all on the side of silence or of a note rather than a false error
@@ -64,6 +66,7 @@ from omni_port.verify.context import (
 from omni_port.verify.imports import import_findings
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
+from omni_port.verify.repeats import repeat_findings
 
 # Inputs are re-exported: callers build them from ``checks``.
 __all__ = [
@@ -105,6 +108,7 @@ def verify(
         findings.extend(name_findings(name, modules[name], allowed, covered))
         findings.extend(binding)
         findings.extend(attribute_findings(world, name, tree, blocks, mine, context))
+        findings.extend(repeat_findings(world, name, tree, mine, context))
     findings.extend(import_findings(world, trees, context))
     findings.extend(override_findings(world, trees, overrides, context.upstream))
     findings.extend(argument_findings(world, trees, overrides, context))
