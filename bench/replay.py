@@ -31,7 +31,7 @@ from omni_port import api
 from omni_port.model import PatchSet, Placement, Rule, Status
 from omni_port.sources.history import window
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Release, Upstream, default_cache
+from omni_port.sources.upstream import Release, Upstream, default_cache, version_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,7 @@ LONG_STEPS = (("0.14.0", "0.30.0"), ("0.16.0", "0.24.0"), ("0.20.0", "0.30.0"))
 COUNTED = (
     Rule.CONVERGENT,
     Rule.HISTORY,
+    Rule.INTENT,
     Rule.MERGE3,
     Rule.DATAFLOW,
     Rule.LAYOUT,
@@ -89,7 +90,8 @@ class Run:
 
     marked: Tally
     edits: Tally
-    #: Decisions by rule over every block and edit of N; ``followed`` and ``conflict`` too.
+    #: Decisions by rule over every block and edit of N; ``followed`` (``lags`` of them:
+    #: a release older than the base held the code) and ``conflict`` too.
     rules: Counter[str]
     elapsed: float
 
@@ -130,17 +132,21 @@ def run_omni_port(
     edits = score(
         every, result.placements, truth_edits, got_edits, upstream, marked=False, output=output
     )
-    return Run(marked, edits, rule_counts(result.placements), elapsed)
+    return Run(marked, edits, rule_counts(result.placements, step.old_base), elapsed)
 
 
-def rule_counts(placements: Sequence[Placement]) -> Counter[str]:
-    """How many decisions each rule took part in, beside the followed and the conflicts."""
+def rule_counts(placements: Sequence[Placement], base: str) -> Counter[str]:
+    """How many decisions each rule took part in, beside the followed (the lags among
+    them: code of a release older than ``base``) and the conflicts."""
     counts: Counter[str] = Counter()
     for placement in placements:
         if placement.status is Status.CONFLICT:
             counts["conflict"] += 1
         if placement.status is Status.FOLLOWED:
             counts["followed"] += 1
+            held = placement.release.partition("==")[2]
+            if held and version_key(held) < version_key(base):
+                counts["lags"] += 1
         for rule in placement.decided_by:
             if rule in COUNTED:
                 counts[rule.value] += 1
@@ -188,14 +194,14 @@ def print_rules(runs: list[tuple[Step, Run]]) -> None:
     """Per step: how many blocks and edits each rule decided (beyond the anchor alone)."""
     columns = [rule.value for rule in COUNTED]
     print("\n## Decided by rules beyond the anchor (blocks and edits of N)\n")
-    print("| step | " + " | ".join(columns) + " | followed | conflicts |")
-    print("| --- |" + " ---: |" * (len(columns) + 2))
+    print("| step | " + " | ".join(columns) + " | followed | lags followed | conflicts |")
+    print("| --- |" + " ---: |" * (len(columns) + 3))
     total: Counter[str] = Counter()
     for step, run in runs:
         total.update(run.rules)
-        cells = [str(run.rules[c]) for c in (*columns, "followed", "conflict")]
+        cells = [str(run.rules[c]) for c in (*columns, "followed", "lags", "conflict")]
         print(f"| {step.old} -> {step.new} | " + " | ".join(cells) + " |")
-    cells = [str(total[c]) for c in (*columns, "followed", "conflict")]
+    cells = [str(total[c]) for c in (*columns, "followed", "lags", "conflict")]
     print("| **total** | " + " | ".join(cells) + " |")
 
 
