@@ -321,7 +321,7 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
     a hunk had in its own revision is often gone from the base, so ``explain`` (which
     looks at the edit's place) cannot see it. Code the base already holds elsewhere is a
     move of omni's, never evidence."""
-    if block.marked or not block.code.strip():
+    if block.marked or not block.code.strip() or not _first_held(block, history):
         return None
     mine = _run_of(block)
     header = block.kind is BlockKind.HEADER
@@ -365,6 +365,42 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
     return Explained(held, False, "", span, reason)
 
 
+def _first_held(block: Block, history: MemberHistory) -> bool:
+    """A necessary condition for ``held_in_member`` read with ``ast`` alone: some release
+    other than the base holds the edit's statements as a run, compared by their own keys
+    (a compound statement by its header). It spares the full parse of the edit's code
+    (and loading libcst) for the many edits no release holds."""
+    own = _own_keys(block.code)
+    if own is None:
+        return True  # the full parse decides
+    width = len(own)
+    return bool(own) and any(
+        any(body[i : i + width] == own for i in range(len(body) - width + 1))
+        for i, version in enumerate(history.versions)
+        if i != history.base and version.member is not None
+        for body in _body_keys(version.member, True)
+    )
+
+
+@memo.memoized
+def _own_keys(code: str) -> tuple[str, ...] | None:
+    """The own keys of ``code``'s statements, as a statement tree gives them, read with
+    ``ast`` (None when ``ast`` cannot read it)."""
+    try:
+        nodes = ast.parse(dedent_code(code)).body
+    except (SyntaxError, ValueError):
+        return None
+    keys: list[str] = []
+    end = 0
+    for node in nodes:
+        if keys and node.lineno == end:  # `a; b`: one statement line
+            keys[-1] += "; " + node_key(node)
+        else:
+            keys.append(node_key(node))
+        end = node.end_lineno or node.lineno
+    return tuple(keys)
+
+
 def _run_of(block: Block) -> tuple[str, ...]:
     """The keys an edit's code is looked for by: its statements' full keys, or a
     compound header's own key."""
@@ -377,22 +413,28 @@ def _run_of(block: Block) -> tuple[str, ...]:
 def _holds_run(member: Stmt, keys: tuple[str, ...], header: bool) -> bool:
     """Whether one body of ``member`` holds ``keys`` as consecutive statements (compared by
     full key; a header by its own key)."""
-    for _, suite in _bodies(member):
-        found = [s.key if header else full_key(s) for s in suite.stmts]
-        width = len(keys)
-        if any(tuple(found[i : i + width]) == keys for i in range(len(found) - width + 1)):
+    width = len(keys)
+    for found in _body_keys(member, header):
+        if keys[0] in found and any(
+            found[i : i + width] == keys for i in range(len(found) - width + 1)
+        ):
             return True
     return False
 
 
-def _bodies(member: Stmt) -> list[tuple[tuple[str, ...], Suite]]:
-    """Every body of ``member`` (kept for the run by the member's identity)."""
+def _body_keys(member: Stmt, header: bool) -> list[tuple[str, ...]]:
+    """The keys of every body of ``member``, statement by statement (full keys, or each
+    statement's own key for ``header``), kept for the run by the member's identity: every
+    edit of a member asks them of every release."""
     kept = memo.table("history.member-bodies")
-    key: Hashable = id(member)
+    key: Hashable = (id(member), header)
     found = kept.get(key) if kept is not None else None
     if isinstance(found, tuple) and found[0] is member:
         return found[1]  # type: ignore[no-any-return]
-    bodies = list(walk(member.clauses[0]))
+    bodies = [
+        tuple(s.key if header else full_key(s) for s in suite.stmts)
+        for _, suite in walk(member.clauses[0])
+    ]
     if kept is not None:
         kept[key] = (member, bodies)
     return bodies
