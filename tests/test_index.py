@@ -321,3 +321,28 @@ def test_a_vllm_mismatch_between_omni_and_ascend_is_noted_once(
     assert [n.code.value for n in notes] == (["OP511"] if noted else [])
     if noted:
         assert "vLLM 3.1" in notes[0].message and "vLLM 2.0.0" in notes[0].message
+
+
+def test_a_diagnostic_in_a_release_names_its_copy_in_the_cache(
+    local_index: LocalIndex, cli: Cli, tmp_path: Path
+) -> None:
+    """A release's file is named `DIST==VERSION/member` in patches and JSON (the same on
+    every machine); a person reads it at its copy in the cache, which an editor opens."""
+    local_index.wheel("vllm-ascend", "3.0.0", {ASCEND_RUNNER: b"class Broken(:\n"})
+    cache = tmp_path / "cache"
+    result = cli("--cache-dir", cache, "sync", "--upstream", "vllm-ascend==3.0.0")
+    assert result.exit_code == 2
+    kept = cache / "src" / "vllm-ascend-3.0.0" / ASCEND_RUNNER
+    assert result.stderr.startswith(f"{kept}:1:"), result.stderr
+    assert kept.read_bytes() == b"class Broken(:\n"
+
+
+def test_only_a_kept_release_file_is_renamed(tmp_path: Path) -> None:
+    kept = tmp_path / "src" / "vllm-omni-1.0" / "pkg" / "m.py"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("x = 1\n")
+    assert upstream.cached_member("vllm-omni==1.0/pkg/m.py", tmp_path) == str(kept)
+    assert upstream.cached_member("vllm-omni==1.0/pkg/other.py", tmp_path) == (
+        "vllm-omni==1.0/pkg/other.py"
+    )
+    assert upstream.cached_member("generated/m.py", tmp_path) == "generated/m.py"

@@ -585,6 +585,13 @@ def test_bases_of_runners_with_no_copied_statement_is_exit_2(cli: Cli, work: Pat
         pytest.param(("bases", "/dev/null", "--candidates", "v1.py"), id="bases"),
         pytest.param(("extract", "--base", "/dev/null"), id="extract-base"),
         pytest.param(("sync", "--upstream", "/dev/null"), id="sync-upstream"),
+        pytest.param(("gpu-delta", "/dev/null"), id="gpu-delta"),
+        pytest.param(
+            ("upgrade", "/dev/null", "--base", "v1.py", "--to", "v2.py"), id="upgrade-source"
+        ),
+        pytest.param(
+            ("upgrade", "omni.py", "--base", "v1.py", "--to", "/dev/null"), id="upgrade-to"
+        ),
     ],
 )
 def test_a_device_is_not_called_a_missing_file(cli: Cli, work: Path, args: tuple[str, ...]) -> None:
@@ -595,3 +602,28 @@ def test_a_device_is_not_called_a_missing_file(cli: Cli, work: Path, args: tuple
     assert result.exit_code == 2
     assert _one_line(result.stderr).startswith("/dev/null:1:1: OP001 ")
     assert _tree(work) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "dist"),
+    [
+        pytest.param(("sync", "--upstream", "numpy==1.26.0"), "vllm-ascend", id="sync-upstream"),
+        pytest.param(("extract", "numpy==1.26.0", "--base", "v1.py"), "vllm-omni", id="extract"),
+        pytest.param(("extract", "omni.py", "--base", "torch==2.5.1"), "vllm-ascend", id="base"),
+    ],
+)
+def test_another_project_s_release_is_refused_before_any_download(
+    cli: Cli, work: Path, args: tuple[str, ...], dist: str, tmp_path: Path
+) -> None:
+    """`--upstream numpy==1.26.0` used to download numpy's wheel and then find no runner
+    in it: the project is checked first (names compared as the index does)."""
+    cache = tmp_path / "cache"
+    before = _tree(work)
+    result = cli("--cache-dir", cache, *args)
+    assert result.exit_code == 2
+    spec = next(a for a in args if "==" in a)
+    assert _one_line(result.stderr) == (
+        f"{spec}:0:1: OP003 not a {dist} release: give {dist}==VERSION, a version, a path "
+        "or installed"
+    )
+    assert _tree(work) == before and not cache.exists()

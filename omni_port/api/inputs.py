@@ -22,7 +22,7 @@ from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
-from omni_port.sources.textio import no_special_file, read_source
+from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     Located,
@@ -61,7 +61,6 @@ def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstre
 
     Raises BadInput (OP003) when it cannot be had, (OP002) when it does not parse.
     """
-    no_special_file(text)
     spec = parse_spec(text, "vllm-ascend")
     located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
     source = located.source
@@ -156,8 +155,6 @@ def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
     """The runner files each source argument names: a release, a checkout, a folder, files."""
-    for text in texts:
-        no_special_file(text)
     return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
 
 

@@ -134,7 +134,9 @@ def handle_errors(command: F) -> F:
             with memo.run():  # a command is one run: pure answers are kept until it ends
                 result = command(*args, **kwargs)
         except BadInput as error:
-            for finding in error.findings:
+            from omni_port.cli.output import openable
+
+            for finding in openable(error.findings):
                 click.echo(report.text_line(finding), err=True)
             sys.exit(2)
         except (KeyboardInterrupt, click.exceptions.Abort):

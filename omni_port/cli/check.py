@@ -30,7 +30,7 @@ from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.model import Finding, Report
 from omni_port.patches import lockfile
-from omni_port.sources.textio import no_special_file, sha256, write_atomic
+from omni_port.sources.textio import sha256, write_atomic
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
@@ -64,8 +64,6 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
     """The flags resolved against the configuration; runner files located, nothing parsed."""
     config = options.config
     progress = options.progress()
-    for text in (*flags.sources, *((flags.gpu,) if flags.gpu else ())):
-        no_special_file(text)
     located = tuple(
         r
         for text in (flags.sources or (config.source,))

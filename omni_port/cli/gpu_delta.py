@@ -32,7 +32,7 @@ from omni_port.model import Code, Finding, PatchSet, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
 from omni_port.pyast.syntax import Tree
-from omni_port.sources.textio import encode, no_special_file, read_source
+from omni_port.sources.textio import encode, read_source
 from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, Located, locate_runners
 
 
@@ -143,14 +143,11 @@ def _allow_list(path: Path) -> tuple[parity.AllowEntry, ...]:
 
 def _gpu_runners(texts: Sequence[str], options: Options) -> list[Located]:
     """The GPU runner files each source argument names."""
-    for text in texts:
-        no_special_file(text)
     progress = options.progress()
     return [r for t in texts for r in locate_runners(t, options.cache, progress, OMNI_GPU_RUNNERS)]
 
 
 def _npu_trees(text: str, options: Options) -> dict[str, Tree]:
-    no_special_file(text)
     located = locate_runners(text, options.cache, options.progress(), OMNI_RUNNERS)
     return {Path(r.member).name: api.parse_source(r) for r in located}
 

@@ -6,13 +6,16 @@ stdout carries one payload: the findings, or else a diff (``--diff``) or the JSO
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from omni_port import report
-from omni_port.model import Report
+from omni_port.model import Finding, Report
 from omni_port.sources.textio import write_atomic
+from omni_port.sources.upstream import cached_member
 
 
 def emit(
@@ -25,7 +28,8 @@ def emit(
     """Print the findings and write the JSON report (``document``, else the standard one
     of ``result``); one payload on stdout (see above). ``diff``: stdout carries another
     payload already (a diff, a summary), so the findings go to stderr."""
-    text = report.format_findings(result.findings, fmt)
+    shown = result.findings if fmt == "json" else openable(result.findings)
+    text = report.format_findings(shown, fmt)
     if text:
         payload_elsewhere = diff or (json_path is not None and str(json_path) == "-")
         click.echo(text, nl=False, err=payload_elsewhere)
@@ -37,3 +41,16 @@ def emit(
         click.echo(document, nl=False)
     else:
         write_atomic(json_path, document.encode("utf-8"))
+
+
+def openable(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings a person reads (text, GitHub annotations) name files they can open: a
+    release's file is shown as its copy in the cache. JSON keeps the release's name,
+    the same on every machine."""
+    from omni_port.cli import Options  # the group's object, set before any command runs
+
+    context = click.get_current_context(silent=True)
+    options = context.find_object(Options) if context is not None else None
+    if options is None:
+        return list(findings)
+    return [replace(f, path=cached_member(f.path, options.cache)) for f in findings]

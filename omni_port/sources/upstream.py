@@ -25,6 +25,7 @@ from omni_port.sources.textio import (
     SourceText,
     copy_atomic,
     decode,
+    no_special_file,
     read_source,
     sha256,
     write_atomic,
@@ -123,10 +124,20 @@ def parse_spec(text: str, dist: str) -> Spec:
         return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=git.group("rev"))
     pinned = _PIN.match(text)
     if pinned and not os.path.exists(text):
-        return Spec(SpecKind.PYPI, pinned.group("dist"), pinned.group("version"))
+        named = pinned.group("dist")
+        if dist and _normalized(named) != _normalized(dist):
+            # Refused before anything is downloaded: another project has no such module.
+            message = f"not a {dist} release: give {dist}==VERSION, a version, a path or installed"
+            raise BadInput.at(Code.OP003, text, 0, message)
+        return Spec(SpecKind.PYPI, named, pinned.group("version"))
     if _VERSION.match(text) and not os.path.exists(text):
         return Spec(SpecKind.PYPI, dist, text)
     return Spec(SpecKind.PATH, dist, path=text)
+
+
+def _normalized(dist: str) -> str:
+    """A distribution name as the index compares it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", dist).lower()
 
 
 def default_cache() -> Path:
@@ -259,6 +270,22 @@ def _kept(
     return data
 
 
+_RELEASE_PATH = re.compile(
+    r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[^/]+)/(?P<member>.+)$"
+)
+
+
+def cached_member(path: str, cache: Path) -> str:
+    """A finding's path as a file a person can open: ``DIST==VERSION/member`` (a release's
+    file, as findings and patches name it on every machine) becomes its copy in the
+    cache when one is kept there; any other path is returned as it is."""
+    found = _RELEASE_PATH.match(path)
+    if found is None:
+        return path
+    kept = cache / "src" / f"{found['dist']}-{found['version']}" / found["member"]
+    return str(kept) if kept.is_file() else path
+
+
 #: Suffix of the file recording the sha256 of a kept member or archive.
 DIGEST_SUFFIX = ".sha256"
 
@@ -282,6 +309,7 @@ def keep_member(kept: Path, data: bytes) -> None:
 
 
 def _from_path(spec: Spec, member: str) -> Located:
+    no_special_file(spec.path)
     root = Path(spec.path)
     path = root if root.is_file() else root / member
     if not path.is_file():
@@ -491,6 +519,7 @@ def locate_runners(
     if spec.kind is not SpecKind.PATH:
         found = [locate(spec, member, cache, progress) for member in members]
         return [_with_counterpart(r, spec, cache, progress) for r in found]
+    no_special_file(spec.path)
     root = Path(spec.path)
     if root.is_file():
         return [Located(spec.path, root.name, read_source(root))]
