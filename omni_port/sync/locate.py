@@ -10,8 +10,9 @@ rules that made it. For one block:
 3. A best place that scores too little is ``second``-ed by other evidence, or followed
    through history (``walk``), or it is a conflict.
 4. ``rebase``: the release the edit was written against. Replaced statements that
-   changed upstream are ``reconcile``-d at a clear best place; two places that score
-   alike go to ``break_tie``; otherwise the anchor's best place is taken.
+   changed upstream are ``reconcile``-d at a clear best place (the first answer that
+   places the block has it, else the first conflict: a merge before intent); two places
+   that score alike go to ``break_tie``; otherwise the anchor's best place is taken.
 5. Every place about to be taken is ``check``-ed by every rule: a conflict, another
    decision (upstream has the code already), or a note instead.
 
