@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from omni_port.model import Code, Finding
 from omni_port.pyast.packages import FUNCTIONS, Function, World, module_class
 from omni_port.pyast.syntax import find_def
+from omni_port.report import shorten
 from omni_port.verify.context import Context, Override, dotted_module
 
 
@@ -53,8 +54,7 @@ def _repeats(
     for key, stmts in seen.items():
         if len(stmts) < 2 or len(stmts) <= max(old[key], new[key]):
             continue
-        text = ast.unparse(stmts[0])
-        code = text if len(text) <= 80 else text[:77] + "..."
+        code = shorten(ast.unparse(stmts[0]))
         lines = ", ".join(str(s.lineno) for s in stmts)
         message = (
             f"`{code}` runs {len(stmts)} times in {where} (lines {lines}), more often than in "

@@ -37,12 +37,11 @@ from omni_port.pyast.syntax import (
     full_key,
     is_compound,
     node_key,
-    simple_key,
     split_full_key,
     walk,
 )
 from omni_port.sources.upstream import Release
-from omni_port.sync.evidence.code import with_body
+from omni_port.sync.evidence.code import short, with_body
 from omni_port.sync.evidence.places import PATH_FUZZY, path_score
 
 
@@ -212,13 +211,19 @@ def code_keys(code: str) -> tuple[str, ...] | None:
         except BadInput:
             return None
         return tuple(full_key(s) for s in tree.body.stmts)
+    return _line_keys(nodes)
+
+
+def _line_keys(nodes: Sequence[ast.stmt]) -> tuple[str, ...]:
+    """The keys a statement tree gives ``nodes``: a compound statement by its header, and
+    statements a ``;`` joins sharing one key."""
     keys: list[str] = []
     end = 0
     for node in nodes:
         if keys and node.lineno == end:  # `a; b`: one statement line
-            keys[-1] += "; " + simple_key(node)
+            keys[-1] += "; " + node_key(node)
         else:
-            keys.append(simple_key(node))
+            keys.append(node_key(node))
         end = node.end_lineno or node.lineno
     return tuple(keys)
 
@@ -307,8 +312,7 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
 
 def _quoted(keys: Sequence[str], limit: int = 80) -> str:
     """Statements for a note, shortened: the code the reader looks for."""
-    text = "; ".join(split_full_key(k)[0] for k in keys)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short("; ".join(split_full_key(k)[0] for k in keys), limit)
 
 
 @memo.memoized
@@ -373,9 +377,8 @@ def _first_held(block: Block, history: MemberHistory) -> bool:
     own = _own_keys(block.code)
     if own is None:
         return True  # the full parse decides
-    width = len(own)
     return bool(own) and any(
-        any(body[i : i + width] == own for i in range(len(body) - width + 1))
+        _has_run(body, own)
         for i, version in enumerate(history.versions)
         if i != history.base and version.member is not None
         for body in _body_keys(version.member, True)
@@ -387,18 +390,9 @@ def _own_keys(code: str) -> tuple[str, ...] | None:
     """The own keys of ``code``'s statements, as a statement tree gives them, read with
     ``ast`` (None when ``ast`` cannot read it)."""
     try:
-        nodes = ast.parse(dedent_code(code)).body
+        return _line_keys(ast.parse(dedent_code(code)).body)
     except (SyntaxError, ValueError):
         return None
-    keys: list[str] = []
-    end = 0
-    for node in nodes:
-        if keys and node.lineno == end:  # `a; b`: one statement line
-            keys[-1] += "; " + node_key(node)
-        else:
-            keys.append(node_key(node))
-        end = node.end_lineno or node.lineno
-    return tuple(keys)
 
 
 def _run_of(block: Block) -> tuple[str, ...]:
@@ -413,13 +407,15 @@ def _run_of(block: Block) -> tuple[str, ...]:
 def _holds_run(member: Stmt, keys: tuple[str, ...], header: bool) -> bool:
     """Whether one body of ``member`` holds ``keys`` as consecutive statements (compared by
     full key; a header by its own key)."""
+    return any(_has_run(found, keys) for found in _body_keys(member, header))
+
+
+def _has_run(body: tuple[str, ...], keys: tuple[str, ...]) -> bool:
+    """Whether ``body`` holds ``keys`` as consecutive entries."""
     width = len(keys)
-    for found in _body_keys(member, header):
-        if keys[0] in found and any(
-            found[i : i + width] == keys for i in range(len(found) - width + 1)
-        ):
-            return True
-    return False
+    return keys[0] in body and any(
+        body[i : i + width] == keys for i in range(len(body) - width + 1)
+    )
 
 
 def _body_keys(member: Stmt, header: bool) -> list[tuple[str, ...]]:
