@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
+from omni_port.catalog import describe, drift, markdown
 from omni_port.extract import extractor
-from omni_port.model import Anchor, Block, BlockKind, Chunk, Copy, Edge
+from omni_port.model import Anchor, Block, BlockKind, Chunk, Copy, Edge, PatchSet
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
@@ -158,3 +159,110 @@ def test_a_block_records_where_the_gpu_runner_has_its_code(
     module = api.extract_text(COUNTERPART_OMNI, "omni.py", counterpart=gpu).module
     (block,) = [p for p in module.pieces if isinstance(p, Block)]
     assert block.counterpart == expected
+
+
+_FENCING_BASE = """\
+class NPUModelRunner:
+    def execute_model(self, scheduler_output):
+        if self.execute_model_state is not None:
+            raise RuntimeError("sample_tokens() must follow execute_model()")
+        if self.use_ngram:
+            scheduler_output = replace(scheduler_output, tokens=scheduler_output.tokens.copy())
+        if has_kv_transfer_group():
+            get_kv_transfer_group().handle_preemptions(scheduler_output.kv_metadata)
+        total = scheduler_output.total_num_scheduled_tokens
+        return self.forward(total)
+"""
+
+#: The maintainers' markers fence upstream's ngram `if`, verbatim, with omni's edit of the
+#: kv `if` after it.
+_FENCING_RUNNER = """\
+class OmniRunner(NPUModelRunner):
+    def execute_model(self, scheduler_output):
+        if self.execute_model_state is not None:
+            raise RuntimeError("sample_tokens() must follow execute_model()")
+        self.omni_step_begin(scheduler_output)
+        #  -------------------------------------- Omni-new ----------------------------------
+        if self.use_ngram:
+            scheduler_output = replace(scheduler_output, tokens=scheduler_output.tokens.copy())
+
+        if has_kv_transfer_group():
+            metadata = scheduler_output.kv_metadata
+            if metadata is not None:
+                get_kv_transfer_group().handle_preemptions(metadata)
+        #  -------------------------------------- Omni-new ----------------------------------
+        total = scheduler_output.total_num_scheduled_tokens
+        return self.forward(total)
+"""
+
+
+def _fenced_blocks(tmp_path: Path, runner: str) -> list[Block]:
+    base_path, runner_path = tmp_path / "base.py", tmp_path / "runner.py"
+    base_path.write_text(_FENCING_BASE)
+    runner_path.write_text(runner)
+    source = read_source(base_path)
+    base = Upstream("v1", source.sha256, parse(source.text, source.path))
+    options = extractor.ExtractOptions()
+    module = extractor.extract_module(read_source(runner_path), "runner", base, options).module
+    return [p for p in module.pieces if isinstance(p, Block)]
+
+
+def test_upstream_code_a_marked_region_fences_verbatim_is_upstream_s(tmp_path: Path) -> None:
+    """A marked block owns only what it changed: the upstream statement it holds verbatim
+    stays upstream's (a sync takes the new upstream's text of it), and no block lists it
+    as replaced, so it can never run twice."""
+    blocks = _fenced_blocks(tmp_path, _FENCING_RUNNER)
+    by_kind = {(b.kind, b.marked): b for b in blocks}
+    assert len(blocks) == 2, [(b.id, b.kind, b.code) for b in blocks]
+    step = by_kind[(BlockKind.INSERTION, False)]
+    assert step.code.strip() == "self.omni_step_begin(scheduler_output)"
+    assert step.anchor.after[0] == "if self.use_ngram:"
+    kv = by_kind[(BlockKind.REPLACEMENT, True)]
+    assert kv.anchor.replaced[0].startswith("if has_kv_transfer_group():")
+    assert len(kv.anchor.replaced) == 1
+    assert kv.anchor.before[0] == "if self.use_ngram:"
+    # The part keeps its markers, so that the generated runner marks it too.
+    lines = kv.code.splitlines()
+    assert "Omni-new" in lines[0] and "Omni-new" in lines[-1]
+    assert "use_ngram" not in kv.code
+
+
+def test_a_region_of_upstream_code_only_is_a_block_as_it_stands(tmp_path: Path) -> None:
+    """Markers around upstream code alone say omni owns that code: nothing to split."""
+    runner = _FENCING_RUNNER.replace(
+        """            metadata = scheduler_output.kv_metadata
+            if metadata is not None:
+                get_kv_transfer_group().handle_preemptions(metadata)
+""",
+        """            get_kv_transfer_group().handle_preemptions(scheduler_output.kv_metadata)
+""",
+    )
+    blocks = _fenced_blocks(tmp_path, runner)
+    assert [(b.kind, b.marked) for b in blocks] == [
+        (BlockKind.INSERTION, False),
+        (BlockKind.REPLACEMENT, True),
+    ]
+    assert [k.split(":")[0] for k in blocks[1].anchor.replaced] == [
+        "if self.use_ngram",
+        "if has_kv_transfer_group()",
+    ]
+
+
+def test_the_catalog_of_a_split_region_matches_the_code(tmp_path: Path) -> None:
+    """`check` reads a region that fenced upstream code splits as its parts, as the
+    catalog rendered from the patches describes them: no drift."""
+    base_path, runner_path = tmp_path / "base.py", tmp_path / "runner.py"
+    base_path.write_text(_FENCING_BASE)
+    runner_path.write_text(_FENCING_RUNNER)
+    source = read_source(base_path)
+    base = Upstream("v1", source.sha256, parse(source.text, source.path))
+    runner = read_source(runner_path)
+    options = extractor.ExtractOptions()
+    module = extractor.extract_module(runner, "runner.py", base, options).module
+    patch_set = PatchSet((module,))
+    catalog = markdown.parse(markdown.render(describe.entries(patch_set)), "catalog.md")
+    code = [drift.Runner("runner.py", parse(runner.text, runner.path))]
+    marked = [p for p in module.pieces if isinstance(p, Block) and p.marked]
+    assert drift.catalog_findings(catalog, "catalog.md", code, marked) == []
+    # Read as one region, the code has grown around the entry.
+    assert [f.code.value for f in drift.catalog_findings(catalog, "catalog.md", code)] == ["OP404"]

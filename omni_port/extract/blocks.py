@@ -13,7 +13,7 @@ import re
 import tokenize
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from omni_port.extract.markers import Region
 from omni_port.model import Anchor, Block, BlockKind, Edge, Origin
@@ -54,6 +54,18 @@ class MarkedTree:
             lines.update(range(region.opener.line, region.closer.line + 1))
         return lines
 
+    def own_lines(self, stmt: Stmt, upstream: set[str]) -> set[int]:
+        """Lines of ``stmt`` inside marked regions that hold code of omni's own (a
+        statement ``upstream`` has not): upstream code such a region fences is upstream's.
+        A region of upstream code only is a block as it stands."""
+        lines: set[int] = set()
+        for region in self.regions_under(stmt):
+            held = [s for s in region.suite.stmts if region.opener.line < s.start]
+            held = [s for s in held if s.start < region.closer.line]
+            if any(full_key(s) not in upstream for s in held):
+                lines.update(range(region.opener.line, region.closer.line + 1))
+        return lines
+
     def origin(self, start: int, end: int) -> Origin:
         return Origin(self.tree.path, start, end)
 
@@ -72,6 +84,9 @@ class _Segment:
     last: int
     stmts: tuple[Stmt, ...]
     region: Region | None
+    #: Marker lines the code repeats (opener, closer): the part of a region that upstream
+    #: code it fences splits is marked on its own.
+    fence: tuple[bool, bool] = (False, False)
 
 
 def member_blocks(
@@ -88,7 +103,10 @@ def member_blocks(
     pinned = marked.pinned_lines(member)
     match = None
     if base is not None:
-        match = diff.align(base.clauses[0], body, lambda s: s.start in pinned)
+        own = marked.own_lines(member, _upstream_code(base))
+        match = diff.align(
+            base.clauses[0], body, lambda s: s.start in pinned, lambda s: s.start in own
+        )
     blocks = list(_suite_blocks(ctx, body, match, (), owner, member.name))
     if base is not None and implicit:
         line = marked.tree.lines[member.start - 1]
@@ -96,9 +114,17 @@ def member_blocks(
         blocks.extend([signature] if signature is not None else [])
     blocks.sort(key=lambda b: (b.origin.start, b.origin.end))
     for region in marked.regions_under(member):
-        if not any(b.origin.start <= region.opener.line <= b.origin.end for b in blocks):
+        if not any(
+            b.origin.start <= region.closer.line and region.opener.line <= b.origin.end
+            for b in blocks
+        ):
             raise AssertionError(f"marked region at line {region.opener.line} fell through")
     return blocks
+
+
+def _upstream_code(base: Stmt) -> set[str]:
+    """Full keys of every statement of the base member, at any depth."""
+    return {full_key(s) for _, suite in walk(base.clauses[0]) for s in suite.stmts}
 
 
 def _suite_blocks(
@@ -303,8 +329,8 @@ def _segments(ctx: _Scope, suite: Suite, gap: range, regions: list[Region]) -> l
     lo = suite.stmts[gap.start - 1].full_end if gap.start > 0 else 0
     hi = suite.stmts[gap.stop].start if gap.stop < len(suite.stmts) else suite.end + 1
     for region in regions:
-        if lo < region.opener.line < hi:
-            segment = _region_segment(ctx, suite, region)
+        segment = _region_segment(ctx, suite, gap, region, (lo, hi))
+        if segment is not None:
             segments.append(segment)
             taken.update(id(s) for s in segment.stmts)
     run: list[Stmt] = []
@@ -354,7 +380,7 @@ def _with_blank_lines(ctx: _Scope, suite: Suite, segments: list[_Segment]) -> li
         segment_follows = following is not None and following <= next_code
         if end > last and next_code <= suite.end and upstream_follows and not segment_follows:
             last = end
-        result.append(_Segment(first, last, segment.stmts, segment.region))
+        result.append(replace(segment, first=first, last=last))
     return result
 
 
@@ -365,9 +391,25 @@ def _run_segment(ctx: _Scope, run: list[Stmt]) -> _Segment:
     return _Segment(first, last, tuple(run), nested[0] if nested else None)
 
 
-def _region_segment(ctx: _Scope, suite: Suite, region: Region) -> _Segment:
-    inside = tuple(s for s in suite.stmts if region.opener.line < s.start < region.closer.line)
-    return _Segment(region.opener.line, region.closer.line, inside, region)
+def _region_segment(
+    ctx: _Scope, suite: Suite, gap: range, region: Region, bounds: tuple[int, int]
+) -> _Segment | None:
+    """The part of a marked region in one gap: all of it, unless upstream statements it
+    holds verbatim (paired with the base's, ``diff.align``) split it."""
+    inside = [i for i, s in enumerate(suite.stmts) if region.opener.line < s.start]
+    inside = [i for i in inside if suite.stmts[i].start < region.closer.line]
+    if not inside:  # comments only
+        lo, hi = bounds
+        whole = _Segment(region.opener.line, region.closer.line, (), region)
+        return whole if lo < region.opener.line < hi else None
+    part = [i for i in inside if i in gap]
+    if not part:
+        return None
+    stmts = tuple(suite.stmts[i] for i in part)
+    opens, closes = part[0] == inside[0], part[-1] == inside[-1]
+    first = region.opener.line if opens else _first_text_line(ctx, stmts[0])
+    last = region.closer.line if closes else stmts[-1].full_end
+    return _Segment(first, last, stmts, region, (not opens, not closes))
 
 
 def _first_text_line(ctx: _Scope, stmt: Stmt) -> int:
@@ -419,7 +461,12 @@ def _segment_block(
     member: str,
 ) -> Block:
     tree = ctx.marked.tree
-    code = reindent(tree.text(segment.first, segment.last), suite.indent or "", "")
+    text = tree.text(segment.first, segment.last)
+    if segment.region is not None and segment.fence[0]:
+        text = tree.text(segment.region.opener.line, segment.region.opener.line) + text
+    if segment.region is not None and segment.fence[1]:
+        text += tree.text(segment.region.closer.line, segment.region.closer.line)
+    code = reindent(text, suite.indent or "", "")
     heading = block_title(tree, segment.region) if segment.region else _implicit_title(segment)
     return Block(
         "",

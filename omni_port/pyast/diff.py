@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.pyast import memo
-from omni_port.pyast.syntax import Stmt, Suite
+from omni_port.pyast.syntax import Stmt, Suite, full_key
 
 #: Compound statements whose headers are at least this similar are the same statement
 #: edited, when exact keys do not pair them.
@@ -124,28 +124,63 @@ class SuiteMatch:
             previous = pair
 
 
-def align(old: Suite, new: Suite, pinned: Callable[[Stmt], bool] = lambda s: False) -> SuiteMatch:
+def align(
+    old: Suite,
+    new: Suite,
+    pinned: Callable[[Stmt], bool] = lambda s: False,
+    fences: Callable[[Stmt], bool] = lambda s: True,
+) -> SuiteMatch:
     """Pair statements of ``old`` and ``new`` bodies, recursively.
 
     Statements pair by equal normalized keys (longest matching runs first), then compound
     statements of one kind pair by similar headers inside the remaining gaps. A ``pinned``
-    new statement (part of a marked block) never pairs: it is omni code by declaration.
+    new statement (part of a marked block) is omni code by declaration; one that
+    ``fences`` may still pair with its verbatim twin (``_fenced``): maintainers' markers
+    often fence upstream code beside their own.
     """
+    fenced = _fenced(old, new, lambda s: pinned(s) and fences(s))
     old_keys = [s.key for s in old.stmts]
-    new_keys = [s.key if not pinned(s) else f"\0{i}" for i, s in enumerate(new.stmts)]
+    new_keys = [
+        s.key if n in fenced or not pinned(s) else f"\0{n}" for n, s in enumerate(new.stmts)
+    ]
 
     # A compound statement whose clauses were added, removed or relabelled is not the same
     # statement: pairing it would silently keep upstream's clause structure.
     def same(o: int, n: int) -> bool:
+        if n in fenced and fenced[n] != full_key(old.stmts[o]):
+            return False
         return same_clauses(old.stmts[o], new.stmts[n])
 
     exact = _matching(old_keys, new_keys, same)
     exact = _slide_repeats(exact, old_keys, new_keys, same)
     pairs = sorted(exact + list(_compound_pairs(old.stmts, new.stmts, exact, pinned)))
     children = tuple(
-        child for o, n in pairs for child in _align_clauses(old.stmts[o], new.stmts[n], pinned)
+        child
+        for o, n in pairs
+        for child in _align_clauses(old.stmts[o], new.stmts[n], pinned, fences, n in fenced)
     )
     return SuiteMatch(old, new, tuple(pairs), children)
+
+
+def _free(stmt: Stmt) -> bool:
+    """Nothing is pinned (inside a verbatim twin, every statement is upstream's)."""
+    return False
+
+
+def _fenced(old: Suite, new: Suite, pinned: Callable[[Stmt], bool]) -> dict[int, str]:
+    """Pinned new statements that are upstream code held verbatim, by index, with their
+    full keys: each the one statement of its full key in both bodies, so that pairing it
+    with its twin is no choice between copies."""
+    if not any(pinned(s) for s in new.stmts):
+        return {}
+    old_count = Counter(full_key(s) for s in old.stmts)
+    new_keys = [full_key(s) for s in new.stmts]
+    new_count = Counter(new_keys)
+    return {
+        n: key
+        for n, (stmt, key) in enumerate(zip(new.stmts, new_keys, strict=True))
+        if pinned(stmt) and old_count[key] == 1 and new_count[key] == 1
+    }
 
 
 #: Largest body pair (old x new statements) for an exact longest-common-subsequence pass.
@@ -317,13 +352,20 @@ def _best_compound(old: Sequence[Stmt], candidates: range, stmt: Stmt) -> int | 
     return max(good)[1] if good else None
 
 
-def _align_clauses(old: Stmt, new: Stmt, pinned: Callable[[Stmt], bool]) -> Iterator[SuiteMatch]:
+def _align_clauses(
+    old: Stmt,
+    new: Stmt,
+    pinned: Callable[[Stmt], bool],
+    fences: Callable[[Stmt], bool],
+    verbatim: bool,
+) -> Iterator[SuiteMatch]:
+    """The clauses' alignments; inside a verbatim twin nothing is pinned."""
     used: set[int] = set()
     for clause in new.clauses:
         index = _clause_index(old.clauses, clause, used)
         if index is not None:
             used.add(index)
-            yield align(old.clauses[index], clause, pinned)
+            yield align(old.clauses[index], clause, _free if verbatim else pinned, fences)
 
 
 def _clause_index(clauses: Sequence[Suite], clause: Suite, used: set[int]) -> int | None:
