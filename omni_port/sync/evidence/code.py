@@ -94,6 +94,19 @@ def parameters(header: str) -> set[str]:
     return {a.arg for a in every}
 
 
+def read_after(method: Stmt, slot: Slot) -> frozenset[str]:
+    """Names that statements of ``method`` after ``slot``'s statements read."""
+    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    end = stmts[-1].full_end if stmts else slot.line() - 1
+    return frozenset(
+        name
+        for _, suite in walk(method.clauses[0])
+        for stmt in suite.stmts
+        if stmt.start > end
+        for name in stmt.reads
+    )
+
+
 def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
     """Names bound in ``method`` by its parameters and by statements before ``slot``'s line."""
     names: set[str] = set()

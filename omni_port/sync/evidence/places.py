@@ -171,6 +171,7 @@ def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
     if anchor.replaced:
         for position, i in _matches(index, split_full_key(anchor.replaced[0])[0]):
             yield _slot(index, position, i, span)
+        yield from _between_neighbours(index, anchor, span)
     if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
         for position, (path, suite) in enumerate(index.suites):
             if path_score(anchor.path, path) >= FUZZY:
@@ -180,8 +181,23 @@ def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
                     yield _slot(index, position, len(suite.stmts) - span, span)
 
 
+def _between_neighbours(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
+    """Fewer statements than the block replaced, between both its nearest old neighbours
+    still standing in one body: upstream deleted some of the replaced statements."""
+    if not (anchor.before and anchor.after):
+        return
+    afters = index.by_key.get(anchor.after[0], [])
+    for position, i in index.by_key.get(anchor.before[0], []):
+        for other, j in afters:
+            if other == position and 0 < j - i - 1 < span:
+                path, suite = index.suites[position]
+                yield Slot(suite, path, i + 1, j - i - 1)
+
+
 def _slot(index: Index, position: int, at: int, span: int) -> Slot:
     path, suite = index.suites[position]
+    # A body shorter than the replaced statements holds all it can of them.
+    span = min(span, len(suite.stmts))
     at = max(0, min(at, len(suite.stmts) - span))
     return Slot(suite, path, at, span)
 
@@ -346,19 +362,59 @@ def _side(
 
 
 def replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
-    """How closely the statements at a slot are the ones the block replaced (1.0: unchanged)."""
+    """How closely the statements at a slot are the ones the block replaced (1.0: unchanged).
+
+    Fewer statements are the replaced ones less those upstream deleted: each must be one
+    of them, in order, and every deleted one counts as a change."""
+    if len(found) < len(replaced):
+        return _fewer_score(replaced, found)
     if len(found) != len(replaced):
         return 0.0
-    total = 0.0
-    for recorded, stmt in zip(replaced, found, strict=True):
-        head, digest = split_full_key(recorded)
-        # A header edit records the header alone: the bodies below it are spliced anyway.
-        if recorded == full_key(stmt) or (not digest and stmt.clauses and recorded == stmt.key):
-            total += 1.0
-            continue
-        # Same header, changed body: the same statement, changed upstream.
-        total += min(similarity(head, stmt.key), 0.95)
+    total = sum(
+        _same_statement(recorded, stmt) for recorded, stmt in zip(replaced, found, strict=True)
+    )
     return total / len(replaced)
+
+
+def edited_in_place(replaced: Sequence[str], found: Sequence[Stmt]) -> bool:
+    """Whether ``found`` are the replaced statements, each edited no further than the
+    anchor still calls it the same statement, less any that upstream deleted."""
+    if not found or len(found) > len(replaced):
+        return False
+    if len(found) < len(replaced):
+        return _fewer_score(replaced, found) > 0.0
+    pairs = zip(replaced, found, strict=True)
+    return all(_same_statement(recorded, stmt) >= FUZZY for recorded, stmt in pairs)
+
+
+def _same_statement(recorded: str, stmt: Stmt) -> float:
+    """How much ``stmt`` is the statement recorded as ``recorded`` (its full key)."""
+    head, digest = split_full_key(recorded)
+    # A header edit records the header alone: the bodies below it are spliced anyway.
+    if recorded == full_key(stmt) or (not digest and stmt.clauses and recorded == stmt.key):
+        return 1.0
+    # Same header, changed body: the same statement, changed upstream.
+    return min(similarity(head, stmt.key), 0.95)
+
+
+def _fewer_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+    """The best in-order pairing of every found statement with a replaced one (each pair
+    alike at least ``FUZZY``), as a share of the replaced statements; 0.0 without one."""
+    if not found:
+        return 0.0
+    # best[j]: the best total pairing found[:j] with the replaced statements seen so far.
+    best: list[float | None] = [0.0] + [None] * len(found)
+    for recorded in replaced:
+        for j in range(len(found), 0, -1):
+            previous = best[j - 1]
+            if previous is None:
+                continue
+            alike = _same_statement(recorded, found[j - 1])
+            current = best[j]
+            if alike >= FUZZY and (current is None or previous + alike > current):
+                best[j] = previous + alike
+    total = best[len(found)]
+    return total / len(replaced) if total is not None else 0.0
 
 
 def path_score(old: Sequence[str], new: Sequence[str]) -> float:

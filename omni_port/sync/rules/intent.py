@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omni_port.model import Block, BlockKind, Rule
-from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import Stmt, split_full_key
+from omni_port.pyast.syntax import Stmt
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -28,10 +27,17 @@ from omni_port.sync.context import (
     conflict,
 )
 from omni_port.sync.evidence import history
-from omni_port.sync.evidence.code import bound_by, echo, echo_reason, short, source
+from omni_port.sync.evidence.code import (
+    bound_by,
+    echo,
+    echo_reason,
+    read_after,
+    short,
+    source,
+)
 from omni_port.sync.evidence.flow import flow_of_code
 from omni_port.sync.evidence.history import Rebase
-from omni_port.sync.evidence.places import FUZZY, Scored, Slot, clear
+from omni_port.sync.evidence.places import Scored, Slot, clear, edited_in_place
 from omni_port.sync.rule import Silent
 
 
@@ -100,12 +106,12 @@ def _owned(ctx: Context, best: Scored) -> Proposal | None:
         return None
     slot = best.slot
     found = slot.suite.stmts[slot.index : slot.index + slot.span]
-    if not _edited_in_place(block.anchor.replaced, found):
+    if not edited_in_place(block.anchor.replaced, found):
         return None  # not the statements it replaced, edited: nothing to own there
     base = history.base_text(block, past) if past is not None else None
     before = base if base is not None else "\n".join(block.anchor.replaced) + "\n"
-    if _binds_anew(bound_by(slot, tree), before, block.code):
-        return None  # upstream code further on may read what only upstream's edit binds
+    if _binds_anew(bound_by(slot, tree) & read_after(ctx.member, slot), before, block.code):
+        return None  # upstream code further on reads what only upstream's edit binds
     what = "deletes" if block.kind is BlockKind.DELETION else "replaces"
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
     review = Review(before, source(tree, found))
@@ -144,25 +150,14 @@ def _taken(block: Block, proposal: Proposal, top: tuple[Scored, ...]) -> Decisio
 
 
 def _binds_anew(edited: frozenset[str], before: str, code: str) -> bool:
-    """Whether upstream's edit binds a name neither the base's statements nor omni's code
-    bind (a renamed variable): omni's code standing for the edit would leave it unbound."""
+    """Whether upstream's edit binds a name (``edited``: those code further on reads)
+    neither the base's statements nor omni's code bind (a renamed variable): omni's code
+    standing for the edit would leave it unbound."""
     kept: set[str] = set()
     for text in (before, code):
         found = flow_of_code(text) if text.strip() else None
         kept |= found.writes if found is not None else set()
     return bool(edited - kept)
-
-
-def _edited_in_place(replaced: tuple[str, ...], found: Sequence[Stmt]) -> bool:
-    """Whether ``found`` are the replaced statements one for one, each edited no further
-    than the anchor still calls the same statement (a statement upstream wrapped in a new
-    ``with`` is another statement: the block would take the wrapper with it)."""
-    if len(found) != len(replaced) or not found:
-        return False
-    return all(
-        similarity(split_full_key(key)[0], stmt.key) >= FUZZY
-        for key, stmt in zip(replaced, found, strict=True)
-    )
 
 
 def _standing_for(ctx: Context, place: Scored, echoed: Stmt, rules: tuple[Rule, ...]) -> Decision:
