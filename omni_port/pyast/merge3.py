@@ -186,6 +186,20 @@ class _Source:
         return self.starts[first - 1], end
 
 
+def _with_items(b: list[object], o: list[object], t: list[object]) -> bool:
+    """Whether three lists are ``with`` items, each calling something its list calls once."""
+    lists = (b, o, t)
+    if not all(isinstance(x, ast.withitem) for items in lists for x in items):
+        return False
+    return all(len({_callee(x) for x in items}) == len(items) for items in lists)  # type: ignore[arg-type]
+
+
+def _callee(item: ast.withitem) -> str:
+    """What a ``with`` item calls (its whole expression when it calls nothing)."""
+    expr = item.context_expr
+    return ast.dump(expr.func if isinstance(expr, ast.Call) else expr)
+
+
 def _positioned(node: object) -> bool:
     return isinstance(node, ast.AST) and getattr(node, "end_lineno", None) is not None
 
@@ -324,8 +338,34 @@ class _Context:
         if not all(_positioned(x) for x in (*b, *o, *t)):
             if _same(b, o) or _same(b, t) or _same(o, t):
                 return self.value(b, o, t, what)  # type: ignore[return-value]
+            if _with_items(b, o, t):
+                return self.with_items(b, o, t, what)  # type: ignore[arg-type]
             raise _Conflict(f"both sides changed {what}")
         return _Items(self, parent, name, b, o, t, what).merge()  # type: ignore[arg-type]
+
+    def with_items(
+        self, b: list[ast.withitem], o: list[ast.withitem], t: list[ast.withitem], what: str
+    ) -> list[ast.withitem]:
+        """A ``with`` statement's items, which have no place of their own to write
+        upstream's additions to: paired by what they call, when upstream added, removed
+        and reordered none; omni's own additions and removals stand."""
+        keys = [_callee(i) for i in b]
+        if [_callee(i) for i in t] != keys:
+            raise _Conflict(f"both sides changed {what}")
+        merged: list[ast.withitem] = []
+        for item in o:
+            key = _callee(item)
+            if key not in keys:
+                merged.append(item)
+                continue
+            at = keys.index(key)
+            merged.append(self.value(b[at], item, t[at], what))  # type: ignore[arg-type]
+        for at, key in enumerate(keys):
+            if key not in {_callee(i) for i in o} and not _same(b[at], t[at]):
+                raise _Conflict(
+                    f"omni removed {_describe(b[at].context_expr)}, which upstream edited"
+                )
+        return merged
 
     def stmts(
         self, b: list[ast.stmt], o: list[ast.stmt], t: list[ast.stmt], what: str

@@ -1,0 +1,2 @@
+with forward_context(metadata, num_tokens=padded, sinks=True):
+    hidden = self.model(input_ids)

@@ -1,0 +1,6 @@
+with (
+    record("forward"),
+    forward_context(metadata, config, num_tokens=padded, sinks=self.sinks),
+    self.connector_output(scheduler_output, defer=True) as output,
+):
+    hidden = self.model(input_ids)

@@ -1,0 +1,6 @@
+with (
+    record("forward"),
+    forward_context(metadata, config, num_tokens=padded, executor=executor, input_ids=input_ids, sinks=self.sinks),
+    self.connector_output(scheduler_output) as output,
+):
+    hidden = self.model(input_ids)
