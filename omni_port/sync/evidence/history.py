@@ -42,7 +42,7 @@ from omni_port.pyast.syntax import (
 )
 from omni_port.sources.upstream import Release
 from omni_port.sync.evidence.code import short, with_body
-from omni_port.sync.evidence.places import PATH_FUZZY, path_score
+from omni_port.sync.evidence.places import PATH_FUZZY, path_score, wrapped
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +158,17 @@ NEIGHBOUR = 0.9
 
 
 def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> list[_Place]:
+    """The places on a path close to the anchor's; only without any, those in the same
+    compound statement's body wrapped differently (``_rewrapped``)."""
+    found = _places_in(_bodies_along(member, anchor.path, False), anchor, same)
+    return found or _places_in(_bodies_along(member, anchor.path, True), anchor, same)
+
+
+def _places_in(
+    bodies: list[tuple[Suite, list[str]]], anchor: Anchor, same: Callable[[str, str], bool]
+) -> list[_Place]:
     found: list[_Place] = []
-    for suite, keys in _bodies_along(member, anchor.path):
+    for suite, keys in bodies:
         starts = (
             [i + 1 for i, k in enumerate(keys) if same(k, anchor.before[0])]
             if anchor.before
@@ -175,24 +184,36 @@ def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> l
     return found
 
 
-def _bodies_along(member: Stmt, path: tuple[str, ...]) -> list[tuple[Suite, list[str]]]:
-    """The bodies of ``member`` on a path close enough to ``path``, with their statement
-    keys. Kept for the run by the member's identity (the member is kept beside its id):
-    every block asks every release for its place, often twice, and walking the member and
-    scoring the paths each time cost more than the rest of the history rule."""
+def _bodies_along(
+    member: Stmt, path: tuple[str, ...], rewrapped: bool
+) -> list[tuple[Suite, list[str]]]:
+    """The bodies of ``member`` on a path close enough to ``path`` (``rewrapped``: the
+    bodies of its last compound statement wrapped differently instead), with their
+    statement keys. Kept for the run by the member's identity (the member is kept beside
+    its id): every block asks every release for its place, often twice, and walking the
+    member and scoring the paths each time cost more than the rest of the history rule."""
     kept = memo.table("history.bodies")
-    key: Hashable = (id(member), path)
+    key: Hashable = (id(member), path, rewrapped)
     found = kept.get(key) if kept is not None else None
     if isinstance(found, tuple) and found[0] is member:
         return found[1]  # type: ignore[no-any-return]
     along = [
         (suite, [s.key for s in suite.stmts])
         for inner, suite in walk(member.clauses[0])
-        if path_score(path, inner) >= PATH_FUZZY
+        if (_rewrapped(path, inner) if rewrapped else path_score(path, inner) >= PATH_FUZZY)
     ]
     if kept is not None:
         kept[key] = (member, along)
     return along
+
+
+def _rewrapped(path: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """Whether ``other`` is the body of the same compound statement as ``path``, with
+    compound statements wrapped around it on one side only: a release from before
+    upstream wrapped the code in a new ``with`` (or after it unwrapped one)."""
+    if not path or not other or path[-1] != other[-1]:
+        return False
+    return wrapped(other, path) or wrapped(path, other)
 
 
 def code_keys(code: str) -> tuple[str, ...] | None:

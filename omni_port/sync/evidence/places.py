@@ -244,7 +244,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     beside_before = bool(anchor.before and before and before[-1].key == anchor.before[0])
     beside_after = bool(anchor.after and after and after[0].key == anchor.after[0])
     if (beside_before or beside_after) and (
-        _wrapped(anchor.path, slot.path) or _wrapped(slot.path, anchor.path)
+        wrapped(anchor.path, slot.path) or wrapped(slot.path, anchor.path)
     ):
         path = max(path, PATH_INTACT)
     # A statement the method repeats tells little alone: its neighbour must agree too.
@@ -298,7 +298,7 @@ def _moved_around(
 _CLAUSE_LABELS = ("else:", "finally:", "except", "case ")
 
 
-def _wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
+def wrapped(short: Sequence[str], long: Sequence[str]) -> bool:
     """Whether ``long`` is ``short`` with whole compound statements wrapped around parts
     of it: its extra entries are headers, never a clause label (``else:``), which would
     put the body in another branch."""
