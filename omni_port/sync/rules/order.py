@@ -9,7 +9,8 @@ replace the same upstream statements: the weaker becomes a conflict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
+from dataclasses import replace
 
 from omni_port.model import Rule
 from omni_port.sync.context import Decision, Member
@@ -63,10 +64,12 @@ def _keeps_order(slot: Slot, position: int, decisions: Sequence[Decision]) -> bo
 
 
 def _one_owner_each(decisions: list[Decision]) -> list[Decision]:
-    """Two blocks may not replace the same upstream statements: the weaker becomes a conflict."""
+    """Two blocks may not replace the same upstream statements: the weaker becomes a
+    conflict. An edit followed as upstream code keeps upstream's statements and owns
+    none: it gives up those another block replaces (they claim first)."""
     claimed: dict[tuple[int, int], Decision] = {}
     result = list(decisions)
-    order = sorted(range(len(result)), key=lambda i: -result[i].score)
+    order = sorted(range(len(result)), key=lambda i: (result[i].follow, -result[i].score))
     for i in order:
         decision = result[i]
         if decision.conflict or decision.slot is None or not decision.slot.span:
@@ -78,11 +81,27 @@ def _one_owner_each(decisions: list[Decision]) -> list[Decision]:
         if owner is None:
             claimed.update((c, decision) for c in cells)
             continue
+        if decision.follow:
+            slot = _unclaimed(decision.slot, cells, claimed)
+            result[i] = replace(decision, slot=slot, rules=(*decision.rules, Rule.ORDER))
+            continue
         reason = f"the statements it replaced are already replaced by {owner.block.id}"
         result[i] = Decision(
             decision.block, decision.slot, decision.score, True, decision.candidates, reason
         )
     return result
+
+
+def _unclaimed(slot: Slot, cells: list[tuple[int, int]], claimed: Container[object]) -> Slot:
+    """``slot`` less the statements other blocks claimed: its first run of unclaimed
+    statements, or nothing right after the claimed ones."""
+    free = [k for k, cell in enumerate(cells) if cell not in claimed]
+    if not free:
+        return Slot(slot.suite, slot.path, slot.index + slot.span, 0)
+    run = 1
+    while run < len(free) and free[run] == free[0] + run:
+        run += 1
+    return Slot(slot.suite, slot.path, slot.index + free[0], run)
 
 
 RULE = Order()
