@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from omni_port.model import Anchor, Edge
+from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.syntax import Stmt, Tree, dedent_code, header_end, split_full_key, walk
 from omni_port.sync.evidence import flow
@@ -244,3 +245,79 @@ def _first_line(node: ast.stmt) -> str:
 def echo_reason(echoed: Stmt) -> str:
     """Why a block next to upstream code that nearly repeats its own is not simply placed."""
     return f"upstream added similar code next to its place: `{short(echoed.key)}`"
+
+
+# --- the same change in other words ----------------------------------------------------------
+
+
+def bridges(tree: Tree, member: Stmt) -> dict[str, str]:
+    """The methods of ``member``'s class in ``tree`` that only return an expression (no
+    parameter but ``self``, no decorator), by name, with that expression's code: a call
+    ``self.name()`` says the same as the expression. Kept for the run, per class."""
+    cls = next(
+        (s for s in tree.body.stmts if s.clauses and any(m is member for m in s.clauses[0].stmts)),
+        None,
+    )
+    if cls is None:
+        return {}
+    kept = memo.table("code.bridges")
+    found = kept.get(id(cls)) if kept is not None else None
+    if isinstance(found, tuple) and found[0] is cls:
+        return found[1]  # type: ignore[no-any-return]
+    result = {}
+    for stmt in cls.clauses[0].stmts:
+        returned = _only_returns(tree, stmt) if stmt.kind == "FunctionDef" else None
+        if returned is not None:
+            result[stmt.name] = returned
+    if kept is not None:
+        kept[id(cls)] = (cls, result)
+    return result
+
+
+def _only_returns(tree: Tree, stmt: Stmt) -> str | None:
+    try:
+        node = ast.parse(dedent_code(tree.text(stmt.start, stmt.end))).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        return None
+    params = node.args
+    plain = [a.arg for a in (*params.posonlyargs, *params.args)]
+    if plain != ["self"] or params.vararg or params.kwarg or params.kwonlyargs:
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    return ast.unparse(body[0].value)
+
+
+def through_bridges(code: str, known: dict[str, str]) -> str | None:
+    """``code`` with every call ``self.name()`` of a bridge (``bridges``) replaced by the
+    expression it returns; None when it calls none (or does not parse)."""
+    try:
+        tree = ast.parse(dedent_code(code))
+    except SyntaxError:
+        return None
+    changed = False
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            nonlocal changed
+            node = self.generic_visit(node)  # type: ignore[assignment]
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "self"
+                and func.attr in known
+                and not node.args
+                and not node.keywords
+            ):
+                changed = True
+                return ast.parse(known[func.attr], mode="eval").body
+            return node
+
+    inlined = _Inline().visit(tree)
+    return ast.unparse(inlined) if changed else None

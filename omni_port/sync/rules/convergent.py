@@ -24,11 +24,13 @@ from omni_port.sync.context import (
     followed,
 )
 from omni_port.sync.evidence.code import (
+    bridges,
     echo,
     echo_reason,
     same_code,
     source,
     statements,
+    through_bridges,
     with_body,
 )
 from omni_port.sync.evidence.history import Rebase
@@ -52,9 +54,16 @@ class Convergent(Silent):
         found = slot.suite.stmts[slot.index : slot.index + slot.span]
         theirs = source(tree, found, header=block.kind is BlockKind.HEADER)
         mine = with_body(block.code) if block.kind is BlockKind.HEADER else block.code
-        if not same_code(mine, theirs):
+        if same_code(mine, theirs):
+            return followed(block, best, ctx.top, (Rule.ANCHOR, self.name), SAME_CHANGE)
+        # Upstream may say it through a method of its own that only returns omni's code.
+        known = bridges(tree, ctx.member)
+        inlined = through_bridges(theirs, known) if known else None
+        if inlined is None or not same_code(mine, inlined):
             return None
-        return followed(block, best, ctx.top, (Rule.ANCHOR, self.name), SAME_CHANGE)
+        called = ", ".join(f"`self.{n}()`" for n in sorted(known) if f"self.{n}()" in theirs)
+        reason = f"{SAME_CHANGE}, through {called}, which only returns what omni's code calls"
+        return followed(block, best, ctx.top, (Rule.ANCHOR, self.name), reason)
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
         """Upstream inserted the block's own statements between the two places, or code
