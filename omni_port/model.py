@@ -439,6 +439,9 @@ class Block:
     #: Where omni's GPU runner of the same release has the same statements: a second
     #: anchor, written independently of the NPU copy.
     counterpart: Anchor | None = None
+    #: A part of a marked region that holds upstream code too: (the region has upstream
+    #: statements before this part, after it). Its code repeats the region's markers.
+    fenced: tuple[bool, bool] = (False, False)
 
 
 Piece = Chunk | ClassHeader | Copy | Block

@@ -65,6 +65,8 @@ def _block(**changes: object) -> Block:
             id="counterpart",
         ),
         pytest.param(_block(counterpart=Anchor((), (), (), (), Edge.ONLY)), id="bare-counterpart"),
+        pytest.param(_block(fenced=(True, True)), id="fenced-both"),
+        pytest.param(_block(fenced=(False, True)), id="fenced-after"),
     ],
 )
 def test_block_round_trip(block: Block) -> None:
@@ -92,6 +94,11 @@ CHUNK = "omni-port-patch: 1\nid: x\ntype: chunk\nowner:\nname:\n"
             "omni-port-patch: 1\nid: x\nid: y\ntype: chunk\n---\n", 3, id="duplicate-field"
         ),
         pytest.param('omni-port-patch: 1\ntitle:: "unterminated\n---\n', 2, id="bad-json"),
+        pytest.param(
+            render_piece(_block()).replace("\n---\n", "\nfenced: sideways\n---\n", 1),
+            14,
+            id="bad-fenced",
+        ),
     ],
 )
 def test_malformed_piece_is_located(text: str, line: int) -> None:

@@ -30,7 +30,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu import parity
-from omni_port.model import Block, Code, Finding, PatchSet
+from omni_port.model import Code, Finding, PatchSet
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
@@ -58,13 +58,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     if inputs.catalog_path is not None:
         source = read_source(inputs.catalog_path)
         parsed = markdown.parse(source.text, source.path)
-        marked = [
-            piece
-            for module in patch_set.modules
-            for piece in module.pieces
-            if isinstance(piece, Block) and piece.marked
-        ]
-        findings.extend(drift.catalog_findings(parsed, source.path, runners, marked))
+        findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
         # An edit a maintainer adopted is a marked block now, not an implicit edit.
         findings.extend(drift.divergence_findings(carry_edits(patch_set, inputs.patches).modules))

@@ -67,6 +67,14 @@ def _code(block: Block) -> str:
     code = block.code.strip("\n") + "\n"
     if not block.marked and block.kind is not BlockKind.SIGNATURE and not code.startswith("#"):
         code = "# [Omni] implicit edit\n" + code
+    before, after = block.fenced
+    if before or after:
+        # The upstream code the region holds beside this part, elided: the entry describes
+        # the region as the runner has it.
+        lines = code.splitlines(keepends=True)
+        opener, inner, closer = lines[:1], lines[1:-1], lines[-1:]
+        code = "".join([*opener, *(["# ...\n"] if before else []), *inner])
+        code += "".join([*(["# ...\n"] if after else []), *closer])
     return code
 
 

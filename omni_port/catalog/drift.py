@@ -45,30 +45,11 @@ class CodeBlock:
     line: int
 
 
-def code_blocks(runner: Runner, marked: Sequence[Block] = ()) -> list[CodeBlock]:
-    """Every marked region of a runner with its enclosing class and method.
-
-    A region that upstream code it fences splits (``marked``: the marked blocks extracted
-    from the runner) is its parts, as the catalog rendered from the patches shows them."""
+def code_blocks(runner: Runner) -> list[CodeBlock]:
+    """Every marked region of a runner with its enclosing class and method."""
     tree = runner.tree
-    blocks: list[CodeBlock] = []
+    blocks = []
     for region in scan(tree).regions:
-        parts = [
-            b
-            for b in marked
-            if b.origin.path == tree.path
-            and region.opener.line <= b.origin.start <= b.origin.end <= region.closer.line
-        ]
-        if parts and (parts[0].origin.start, parts[-1].origin.end) != (
-            region.opener.line,
-            region.closer.line,
-        ):
-            class_name, method = _enclosing(tree, region.opener.line)
-            blocks.extend(
-                CodeBlock(runner.name, class_name, method, b.code, tree.path, b.origin.start)
-                for b in parts
-            )
-            continue
         class_name, method = _enclosing(tree, region.opener.line)
         if not method:
             # A region around whole members is named after the first one, as in the catalog.
@@ -112,13 +93,10 @@ def _member(tree: Tree, class_name: str, method: str) -> Stmt | None:
 
 
 def catalog_findings(
-    catalog: markdown.Catalog,
-    catalog_path: str,
-    runners: Sequence[Runner],
-    marked: Sequence[Block] = (),
+    catalog: markdown.Catalog, catalog_path: str, runners: Sequence[Runner]
 ) -> list[Finding]:
     """Entries without code, code without entries, and everything in between."""
-    blocks = [b for runner in runners for b in code_blocks(runner, marked)]
+    blocks = [b for runner in runners for b in code_blocks(runner)]
     trees = {runner.name: runner.tree for runner in runners}
     described: set[int] = set()
     findings: list[Finding] = []

@@ -478,6 +478,7 @@ def _segment_block(
         anchor,
         ctx.marked.origin(segment.first, segment.last),
         heading,
+        fenced=segment.fence,
     )
 
 

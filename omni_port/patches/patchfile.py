@@ -115,6 +115,7 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
         fields += [("resolved-path", key) for key in anchor.resolution.path]
         fields.append(("resolved-after", anchor.resolution.after))
         fields += [("resolved-replaces", key) for key in anchor.resolution.replaces]
+    fields += [("fenced", side) for side, on in zip(_FENCED, block.fenced, strict=True) if on]
     counterpart = block.counterpart
     if counterpart is not None:
         fields.append(("counterpart-edge", counterpart.edge.value))
@@ -122,6 +123,20 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
         fields += [("counterpart-before", key) for key in counterpart.before]
         fields += [("counterpart-after", key) for key in counterpart.after]
     return fields
+
+
+#: The ``fenced`` values: the sides of a region's part that hold upstream code.
+_FENCED = ("before", "after")
+
+
+def _fenced(header: _Header) -> tuple[bool, bool]:
+    found = header.values.get("fenced", [])
+    for number, side in found:
+        if side not in _FENCED:
+            message = f"fenced must be one of: {', '.join(_FENCED)}"
+            raise BadInput.at(Code.OP201, header.path, number, message)
+    sides = {side for _, side in found}
+    return ("before" in sides, "after" in sides)
 
 
 def _yes(flag: bool) -> str:
@@ -349,6 +364,7 @@ def _block(header: _Header, code: str) -> Block:
         _origin(header),
         header.one("title", ""),
         _counterpart(header),
+        _fenced(header),
     )
 
 
