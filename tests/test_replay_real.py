@@ -33,9 +33,10 @@ pytestmark = pytest.mark.real
         pytest.param(
             Step("0.18.0", "0.20.0", "0.18.0", "0.19.1rc1"), 11, 13, ("merge3",), id="0.18-0.20"
         ),
-        # A long step that skips four releases: 15 of 17, 17 of 18 (the rest flagged).
+        # A long step that skips four releases: 16 of 17, 17 of 18 (the rest flagged);
+        # omni's marked code wins over upstream's edit of what it replaces twice (intent).
         pytest.param(
-            Step("0.20.0", "0.30.0", "0.19.1rc1", "0.26.0rc1"), 15, 17, ("merge3",),
+            Step("0.20.0", "0.30.0", "0.19.1rc1", "0.26.0rc1"), 16, 17, ("merge3", "intent"),
             id="0.20-0.30",
         ),
         # The longest step, across the rewrite of the post-process section: 2 of 7 marked
