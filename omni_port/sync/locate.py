@@ -173,7 +173,8 @@ def _on_release(
     if not clear:
         return _tie(ctx)
     if narrowed is not None:
-        return _accept(ctx, Proposal(best, (Rule.ANCHOR, narrowed.by), narrowed.reason))
+        rules = tuple(dict.fromkeys((Rule.ANCHOR, narrowed.by)))
+        return _accept(ctx, Proposal(best, rules, narrowed.reason))
     return _accept(ctx, Proposal(best, (Rule.ANCHOR,)))
 
 

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from omni_port.model import Anchor, Rule
+from omni_port.model import Anchor, BlockKind, Rule
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import split_full_key
-from omni_port.sync.context import Check, Context, Decision, Dispute, conflict
+from omni_port.pyast.syntax import Stmt, split_full_key
+from omni_port.sync.context import Check, Context, Decision, Dispute, Narrowed, conflict
 from omni_port.sync.evidence.code import short
-from omni_port.sync.evidence.places import FUZZY, PATH_CERTAIN, Scored, Slot, distinct, ranked
+from omni_port.sync.evidence.places import (
+    FUZZY,
+    PATH_CERTAIN,
+    Scored,
+    Slot,
+    clear,
+    distinct,
+    edited_in_place,
+    ranked,
+)
 from omni_port.sync.rule import Silent
 
 
@@ -42,10 +51,30 @@ class AnchorRule(Silent):
             return conflict(block, exact[0], tuple(exact[:3]), reason)
         return top
 
+    def narrow(self, ctx: Context) -> Narrowed | None:
+        """A header edit goes on the compound statement whose header it edits: when some
+        candidates hold that statement (edited or not), one holding another statement is
+        out (its header would be rewritten into omni's).
+
+        Only for header edits: a replacement's statements may have changed past
+        recognition upstream, and then the place holding look-alikes is the wrong one."""
+        if ctx.block.kind is not BlockKind.HEADER:
+            return None
+        replaced, top = ctx.block.anchor.replaced, ctx.top
+        holding = tuple(s for s in top if edited_in_place(replaced, _held(s.slot)))
+        if not holding or len(holding) == len(top):
+            return None
+        decisive = holding[0] is not top[0] or (not clear(top) and clear(holding))
+        return Narrowed(holding, decisive, self.name, "the one place that holds what it edits")
+
     def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
         chosen = check.proposal.chosen
         lost = _fewer_repeats(ctx.around or ctx.block.anchor, chosen.slot)
         return conflict(ctx.block, chosen, ctx.top, lost) if lost else None
+
+
+def _held(slot: Slot) -> tuple[Stmt, ...]:
+    return slot.suite.stmts[slot.index : slot.index + slot.span]
 
 
 def _fewer_repeats(anchor: Anchor, slot: Slot) -> str:
