@@ -1037,3 +1037,55 @@ def written_against(older: str, mine: str, base: str) -> bool:
         return False
     merged = merge(older, mine, base)
     return isinstance(merged, Merged) and bool(merged.taken)
+
+
+# --- one expression moved into upstream's rewrite --------------------------------------------
+
+
+@memo.memoized
+def transplant(base: str, omni: str, upstream: str) -> Merged | None:
+    """omni changed one expression of ``base`` and upstream rewrote the statements around
+    it, keeping that expression as it was (``return f(x)`` became ``y = f(x)``): omni's
+    expression in upstream's code. None when omni changed more than one expression, or
+    upstream's code does not hold the old one exactly once."""
+    try:
+        b, o, t = (_Source(dedent_code(code)) for code in (base, omni, upstream))
+    except SyntaxError:
+        return None
+    changed = _one_change(b.tree.body, o.tree.body)
+    if changed is None:
+        return None
+    old, new = changed
+    if not (isinstance(old, ast.expr) and isinstance(new, ast.expr) and _positioned(new)):
+        return None
+    held = [n for n in ast.walk(t.tree) if isinstance(n, ast.expr) and _same(n, old)]
+    if len(held) != 1:
+        return None
+    start, end = t.span(held[0])
+    text = t.text[:start] + o.segment(new) + t.text[end:]
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return None
+    taken = (f"upstream's code around {_describe(old)}, with omni's {_describe(new)}",)
+    return Merged(_indented_like(omni, text), taken)
+
+
+def _one_change(a: object, b: object) -> tuple[object, object] | None:
+    """The one smallest pair of differing subtrees of ``a`` and ``b``, descending while a
+    single field (or list item) differs; None when they are the same."""
+    if _same(a, b):
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return (a, b)
+        differing = [(x, y) for x, y in zip(a, b, strict=True) if not _same(x, y)]
+        return _one_change(*differing[0]) if len(differing) == 1 else (a, b)
+    if not (isinstance(a, ast.AST) and type(a) is type(b)):
+        return (a, b)
+    fields = [(x, getattr(b, name)) for name, x in ast.iter_fields(a) if name != "ctx"]
+    differing = [(x, y) for x, y in fields if not _same(x, y)]
+    if len(differing) == 1 and isinstance(differing[0][0], list | ast.AST):
+        inner = _one_change(*differing[0])
+        return inner if inner is not None and isinstance(inner[0], ast.AST) else (a, b)
+    return (a, b)

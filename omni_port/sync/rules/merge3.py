@@ -61,6 +61,10 @@ class Merge3(Silent):
         if base is None:
             return conflict(block, best, ctx.top, f"{CHANGED} inside compound statements")
         merged = merge3.merge(base, mine, theirs)
+        if isinstance(merged, merge3.Clash) and block.kind is BlockKind.REPLACEMENT:
+            # Upstream rewrote the statement around the one expression omni changed (an
+            # unmarked edit: a marked block's markers are in omni's text, not upstream's).
+            merged = (not block.marked and merge3.transplant(base, mine, theirs)) or merged
         if isinstance(merged, merge3.Clash):
             changed = CHANGED
             if rebase is not None:

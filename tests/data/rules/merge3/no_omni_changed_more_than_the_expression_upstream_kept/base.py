@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def update(self, scheduler_output):
+        for req_id in scheduler_output.finished_req_ids:
+            self.requests.pop(req_id, None)
+        self.input_batch.refresh(scheduler_output)
+        self.apply_sampled_tokens(scheduler_output)
+        return self.finish(super().update(scheduler_output), self.stats)
