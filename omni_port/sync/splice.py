@@ -346,7 +346,7 @@ def _followed(tree: Tree, decision: locate.Decision, order: int) -> _Edit:
     """Upstream's own statements at the slot, unchanged, tagged with the decided block."""
     slot = decision.slot
     assert slot is not None
-    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    stmts = slot.held()
     if not stmts:
         at = slot.line() or 1
         return _Edit(at, at - 1, "", decision.block.id, order)

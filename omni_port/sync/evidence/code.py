@@ -97,7 +97,7 @@ def parameters(header: str) -> set[str]:
 
 def read_after(method: Stmt, slot: Slot) -> frozenset[str]:
     """Names that statements of ``method`` after ``slot``'s statements read."""
-    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    stmts = slot.held()
     end = stmts[-1].full_end if stmts else slot.line() - 1
     return frozenset(
         name
@@ -171,7 +171,7 @@ def nested(stmts: Sequence[Stmt]) -> list[Stmt]:
 
 def bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:
     """Names the new upstream's statements at ``slot`` bind."""
-    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    stmts = slot.held()
     if tree is None or not stmts:
         return frozenset()
     found = flow.flow_of_code(source(tree, stmts))
@@ -293,18 +293,18 @@ def _only_returns(tree: Tree, stmt: Stmt) -> str | None:
     return ast.unparse(body[0].value)
 
 
-def through_bridges(code: str, known: dict[str, str]) -> str | None:
+def through_bridges(code: str, known: dict[str, str]) -> tuple[str, list[str]] | None:
     """``code`` with every call ``self.name()`` of a bridge (``bridges``) replaced by the
-    expression it returns; None when it calls none (or does not parse)."""
+    expression it returns, and the names of the bridges it called; None when it calls
+    none (or does not parse)."""
     try:
         tree = ast.parse(dedent_code(code))
     except SyntaxError:
         return None
-    changed = False
+    called: list[str] = []
 
     class _Inline(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
-            nonlocal changed
             node = self.generic_visit(node)  # type: ignore[assignment]
             func = node.func
             if (
@@ -315,9 +315,9 @@ def through_bridges(code: str, known: dict[str, str]) -> str | None:
                 and not node.args
                 and not node.keywords
             ):
-                changed = True
+                called.append(func.attr)
                 return ast.parse(known[func.attr], mode="eval").body
             return node
 
     inlined = _Inline().visit(tree)
-    return ast.unparse(inlined) if changed else None
+    return (ast.unparse(inlined), sorted(set(called))) if called else None

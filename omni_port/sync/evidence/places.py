@@ -55,6 +55,10 @@ class Slot:
     def key(self) -> tuple[int, int, int]:
         return (id(self.suite), self.index, self.span)
 
+    def held(self) -> tuple[Stmt, ...]:
+        """The upstream statements the slot spans (none for an insertion)."""
+        return self.suite.stmts[self.index : self.index + self.span]
+
     def line(self) -> int:
         """First line of the statement the slot is before (line after the body at its end)."""
         if self.index < len(self.suite.stmts):
@@ -226,7 +230,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     nxt = _side(anchor.after, anchor.before, after) * (1.0 if anchor.after else path)
     # The nearest old neighbour still present upstream, found only on the wrong side of
     # the place (nested statements count: upstream may have wrapped it), contradicts it.
-    ahead = (*stmts[slot.index : slot.index + slot.span], *after)
+    ahead = (*slot.held(), *after)
     # Both nearest old neighbours still stand in this body, yet neither beside the place:
     # upstream moved statements around the block, and a place found through farther
     # neighbours is a guess at which of them it went with.
@@ -253,7 +257,7 @@ def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Contai
     if _unconfirmed(anchor.after, after, repeated):
         nxt *= CONTRADICTED
     if anchor.replaced:
-        replaced = replaced_score(anchor.replaced, stmts[slot.index : slot.index + slot.span])
+        replaced = replaced_score(anchor.replaced, slot.held())
         score = 0.4 * replaced + 0.3 * path + 0.15 * prev + 0.15 * nxt
     else:
         replaced = 1.0
@@ -467,5 +471,5 @@ def resolution_at(slot: Slot) -> Resolution:
     """The record that puts a block at ``slot`` again on the next sync."""
     stmts = slot.suite.stmts
     after = stmts[slot.index - 1].key if slot.index else ""
-    replaces = tuple(full_key(s) for s in stmts[slot.index : slot.index + slot.span])
+    replaces = tuple(full_key(s) for s in slot.held())
     return Resolution(after, slot.path, replaces)

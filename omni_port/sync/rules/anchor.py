@@ -13,7 +13,7 @@ from collections import Counter
 
 from omni_port.model import Anchor, BlockKind, Rule
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import Stmt, split_full_key
+from omni_port.pyast.syntax import split_full_key
 from omni_port.sync.context import Check, Context, Decision, Dispute, Narrowed, conflict
 from omni_port.sync.evidence.code import short
 from omni_port.sync.evidence.places import (
@@ -61,7 +61,7 @@ class AnchorRule(Silent):
         if ctx.block.kind is not BlockKind.HEADER:
             return None
         replaced, top = ctx.block.anchor.replaced, ctx.top
-        holding = tuple(s for s in top if edited_in_place(replaced, _held(s.slot)))
+        holding = tuple(s for s in top if edited_in_place(replaced, s.slot.held()))
         if not holding or len(holding) == len(top):
             return None
         decisive = holding[0] is not top[0] or (not clear(top) and clear(holding))
@@ -71,10 +71,6 @@ class AnchorRule(Silent):
         chosen = check.proposal.chosen
         lost = _fewer_repeats(ctx.around or ctx.block.anchor, chosen.slot)
         return conflict(ctx.block, chosen, ctx.top, lost) if lost else None
-
-
-def _held(slot: Slot) -> tuple[Stmt, ...]:
-    return slot.suite.stmts[slot.index : slot.index + slot.span]
 
 
 def _fewer_repeats(anchor: Anchor, slot: Slot) -> str:

@@ -51,7 +51,7 @@ class Convergent(Silent):
         if tree is None or (block.kind is BlockKind.DELETION and rebase is None):
             return None
         slot = best.slot
-        found = slot.suite.stmts[slot.index : slot.index + slot.span]
+        found = slot.held()
         theirs = source(tree, found, header=block.kind is BlockKind.HEADER)
         mine = with_body(block.code) if block.kind is BlockKind.HEADER else block.code
         if same_code(mine, theirs):
@@ -59,9 +59,9 @@ class Convergent(Silent):
         # Upstream may say it through a method of its own that only returns omni's code.
         known = bridges(tree, ctx.member)
         inlined = through_bridges(theirs, known) if known else None
-        if inlined is None or not same_code(mine, inlined):
+        if inlined is None or not same_code(mine, inlined[0]):
             return None
-        called = ", ".join(f"`self.{n}()`" for n in sorted(known) if f"self.{n}()" in theirs)
+        called = ", ".join(f"`self.{name}()`" for name in inlined[1])
         reason = f"{SAME_CHANGE}, through {called}, which only returns what omni's code calls"
         return followed(block, best, ctx.top, (Rule.ANCHOR, self.name), reason)
 

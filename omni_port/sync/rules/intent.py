@@ -105,7 +105,7 @@ def _owned(ctx: Context, best: Scored) -> Proposal | None:
     if tree is None:
         return None
     slot = best.slot
-    found = slot.suite.stmts[slot.index : slot.index + slot.span]
+    found = slot.held()
     if not edited_in_place(block.anchor.replaced, found):
         return None  # not the statements it replaced, edited: nothing to own there
     base = history.base_text(block, past) if past is not None else None

@@ -54,7 +54,7 @@ class Merge3(Silent):
         if block.kind is BlockKind.DELETION and rebase is None:
             return conflict(block, best, ctx.top, "the statements it deleted changed upstream")
         slot = best.slot
-        found = slot.suite.stmts[slot.index : slot.index + slot.span]
+        found = slot.held()
         theirs = source(tree, found, header=block.kind is BlockKind.HEADER)
         mine = with_body(block.code) if block.kind is BlockKind.HEADER else block.code
         base = _base_text(ctx) if rebase is None else rebase.text
@@ -233,7 +233,7 @@ def _moved_away(decision: Decision, moved: set[str], base: Version, tree: Tree) 
     if found is None or found.keys() != block.anchor.replaced:
         return decision
     slot = decision.slot
-    now = slot.suite.stmts[slot.index : slot.index + slot.span]
+    now = slot.held()
     if tuple(full_key(s) for s in now) == found.keys():
         return decision  # upstream left them alone: the conflict is about something else
     headers = (_headers(found.stmts()), _headers(now))

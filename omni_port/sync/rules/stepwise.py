@@ -55,7 +55,7 @@ class Stepwise(Silent):
         if best.slot.key() != slot.key() or best.score < WEAK_ACCEPT or best.contradicted:
             return None
         # Whether upstream changed what the block replaced is judged against the base.
-        found = slot.suite.stmts[slot.index : slot.index + slot.span]
+        found = slot.held()
         replaced = ctx.block.anchor.replaced
         same = replaced_score(replaced, found) if replaced else 1.0
         chosen = Scored(slot, walked.scored.score, same, walked.scored.parts)
@@ -100,7 +100,7 @@ def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
     stmts = slot.suite.stmts
     before = tuple(s.key for s in stmts[: slot.index][::-1][:CONTEXT])
     after = tuple(s.key for s in stmts[slot.index + slot.span :][:CONTEXT])
-    span = stmts[slot.index : slot.index + slot.span]
+    span = slot.held()
     if kind is BlockKind.HEADER:
         replaced = tuple(s.key for s in span)
     else:

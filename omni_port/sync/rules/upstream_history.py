@@ -143,7 +143,7 @@ def _needed(decision: Decision, decisions: Sequence[Decision], tree: Tree | None
 
 def _at(slot: Slot, tree: Tree | None) -> Flow | None:
     """The flow of the new upstream's statements at ``slot``."""
-    stmts = slot.suite.stmts[slot.index : slot.index + slot.span]
+    stmts = slot.held()
     return flow_of_code(source(tree, stmts)) if tree is not None and stmts else None
 
 
@@ -164,7 +164,7 @@ def _unbound(
             continue
         flow = flow_of_code(other.code or other.block.code)
         written |= flow.writes if flow is not None else frozenset()
-        span = other.slot.suite.stmts[other.slot.index : other.slot.index + other.slot.span]
+        span = other.slot.held()
         gone |= {id(s) for s in nested(span)}
     line = slot.line()
     lost = []
