@@ -72,7 +72,7 @@ LONG_STEPS = (("0.14.0", "0.30.0"), ("0.16.0", "0.24.0"), ("0.20.0", "0.30.0"))
 #: Decision rules counted per step (the anchor alone is the rest).
 COUNTED = (
     Rule.CONVERGENT,
-    Rule.HISTORY,
+    Rule.UPSTREAM_HISTORY,
     Rule.INTENT,
     Rule.MERGE3,
     Rule.DATAFLOW,

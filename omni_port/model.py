@@ -502,7 +502,7 @@ class Rule(enum.StrEnum):
     """A maintainer's recorded resolution (``omni-port resolve``)."""
     CONVERGENT = "convergent"
     """Upstream made the same change: its code at the place is the block's."""
-    HISTORY = "upstream-history"
+    UPSTREAM_HISTORY = "upstream-history"
     """An upstream release holds the edit's text there: upstream code, not an omni edit."""
     MERGE3 = "merge3"
     """Both sides edited one statement; the edits touch different elements and merge."""

@@ -135,8 +135,9 @@ RULE_MODULES = sorted(m for m in MODULES if m.startswith(RULE_PACKAGE + "."))
 
 
 def test_every_rule_is_one_module_named_after_it() -> None:
-    """``rules/upstream_history.py`` holds ``upstream-history``: one module per rule, one
-    rule per module, and the ordered tuple holds each once."""
+    """One spelling per rule: ``rules/upstream_history.py`` holds ``Rule.UPSTREAM_HISTORY``,
+    whose value is ``upstream-history``. One module per rule, one rule per module, and the
+    ordered tuple holds each once."""
     from omni_port.sync.rules import RULES
 
     names = [rule.name.value for rule in RULES]
@@ -144,19 +145,45 @@ def test_every_rule_is_one_module_named_after_it() -> None:
     modules = {f"{RULE_PACKAGE}.{name.replace('-', '_')}" for name in names}
     assert modules == set(RULE_MODULES)
     for rule in RULES:
-        assert type(rule).__module__ == f"{RULE_PACKAGE}.{rule.name.value.replace('-', '_')}"
+        spelled = rule.name.value.replace("-", "_")
+        assert type(rule).__module__ == f"{RULE_PACKAGE}.{spelled}"
+        assert rule.name.name == spelled.upper()
+
+
+#: What a rule may not reach: the stages that read files or talk to users, the syntax
+#: trees below the facts, and the extraction. What it needs is a fact (``sync.facts``) or a
+#: pure helper of the engine's own (``sync.evidence``).
+BEYOND_THE_FACTS = (
+    RULE_PACKAGE,
+    "omni_port.pyast",
+    "omni_port.extract",
+    "omni_port.report",
+    "omni_port.sources",
+    "omni_port.api",
+    "omni_port.cli",
+)
 
 
 @pytest.mark.parametrize("module", RULE_MODULES)
-def test_a_rule_imports_no_other_rule_and_no_source(module: str) -> None:
-    """What several rules read is evidence (``sync.evidence``), worked out from what the
-    sources stage loaded: a rule reaches neither another rule nor a file."""
-    wrong = [
-        target
-        for target in GRAPH[module]
-        if target.startswith(RULE_PACKAGE) or target.startswith("omni_port.sources")
-    ]
+def test_a_rule_reads_only_facts(module: str) -> None:
+    """A rule reaches no other rule, no file, no syntax tree: only the facts the engine
+    worked out once, and the engine's own helpers."""
+    wrong = [target for target in GRAPH[module] if target.startswith(BEYOND_THE_FACTS)]
     assert not wrong, f"{module} imports {wrong}"
+
+
+@pytest.mark.parametrize("module", RULE_MODULES)
+def test_a_rule_names_no_other_rule(module: str) -> None:
+    """The engine stamps ``decided_by``: a rule module names its own rule, and no other."""
+    own = module.rpartition(".")[2].upper()
+    named = {
+        node.attr
+        for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "Rule"
+    }
+    assert named <= {own}, f"{module} names {sorted(named - {own})}"
 
 
 def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -7,30 +7,41 @@ base the omni module was ported from, the omni module, the new upstream, and opt
 other ``.py`` files of the case) and ``catalog.md`` (Location lines, by block id: ``id:
 location`` lines) and ``gpu.py`` (omni's GPU runner beside the omni module: the blocks'
 counterparts) and ``resolve`` (a maintainer's recorded choices: ``BLOCK #K [FILE]`` lines,
-the candidate as a sync onto FILE, by default ``upstream.py``, numbers it); expected are
+the candidate as a sync onto FILE, by default ``upstream.py``, numbers it) and ``with``
+(the other rules whose answers the case's rule needs on the way, by ``decided_by`` value:
+the statement merge after a header edit's place is found); expected are
 the generated module (``expected.py``) and every block's fate with the rules that
 decided it (``expected.txt``).
 
-A case named ``yes_*`` is one the rule decides (its name is among the ``decided_by`` of
-some block); ``no_*`` is one it must leave alone (no block is decided by it). Every rule
-has both. A ``failing_*`` case records a known gap: ``expected.*`` hold today's output and
-``ideal.py``/``ideal.txt`` the right one, which the test requires to differ (when a change
-makes them equal, the case becomes a ``yes_``/``no_`` one). The three-way statement merge
+A case named ``yes_*`` is one the rule decides (the engine stamps its name into the
+``decided_by`` of some block), both with every rule and with the rule alone (the engine's
+own steps, the rules ``with`` names, and no other: a case must not pass on another rule's
+answer); ``no_*`` is one it must leave alone (no block is decided by it, with every rule
+or alone). Every rule has both, and so do the engine's own steps that stamp a name no
+rule has (``stepwise``: its cases run alone with no rule at all). A ``failing_*`` case
+records a known gap: ``expected.*`` hold today's output and ``ideal.py``/``ideal.txt``
+the right one, which the test requires to differ (when a change makes them equal, the
+case becomes a ``yes_``/``no_`` one). The three-way statement merge
 below the engine has its own cases (tests/test_merge3.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from omni_port import api
 from omni_port.api import SyncResult, resolution
+from omni_port.api.inputs import with_members
 from omni_port.model import PatchSet, Rule, Status
 from omni_port.patches import edits
+from omni_port.patches.patchfile import render_patch_set
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release
+from omni_port.sync import pipeline
+from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA, check_file
 
@@ -55,7 +66,17 @@ def _text(folder: Path, name: str) -> str:
     return (folder / name).read_text(encoding="utf-8")
 
 
-def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
+def _words(folder: Path, name: str) -> list[str]:
+    """The words of an optional flags file of a case (none when it is absent)."""
+    return _text(folder, name).split() if (folder / name).exists() else []
+
+
+#: The names the engine's own steps stamp that no rule has (run with no rule at all).
+STEPS = {Rule.STEPWISE.value}
+
+
+def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[PatchSet, SyncResult]:
+    """The case's sync with every rule, or with the rules ``alone``."""
     base = api.parse_upstream(_text(folder, "base.py"), "base.py")
     upstream = api.parse_upstream(_text(folder, "upstream.py"), "upstream.py", "fakeacc.runner_v1")
     if (folder / "order").exists():
@@ -71,8 +92,11 @@ def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
     if (folder / "catalog.md").exists():
         rows = _text(folder, "catalog.md").splitlines()
         locations = dict(row.split(": ", 1) for row in rows if row.strip())
-    synced = api.sync_patches(patches, upstream, tool=TOOL, locations=locations)
-    return patches, synced.result
+    if alone is None:
+        return patches, api.sync_patches(patches, upstream, tool=TOOL, locations=locations).result
+    options = pipeline.Options(TOOL, TOOL, locations=locations, rules=tuple(alone))
+    files = render_patch_set(patches, TOOL)
+    return patches, pipeline.sync(patches, files, with_members(upstream, patches), options)
 
 
 def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
@@ -85,8 +109,7 @@ def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
         name = on[0] if on else "upstream.py"
         upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
         module, block = edits.find_block(patches, block_id)
-        member = resolution.member_of(module, block, upstream)
-        slot = resolution.unresolved(module, block, member).candidates[int(choice[1:]) - 1].slot
+        slot = resolution.unresolved(module, block, upstream).candidates[int(choice[1:]) - 1].slot
         patches = edits.resolve(patches, block_id, resolution.resolution_at(slot))
     return patches
 
@@ -115,6 +138,9 @@ def test_rule_case(case: str) -> None:
     directory, name = case.split("/")
     rule = Rule(directory)
     decided = [p.block_id for p in result.placements if rule in p.decided_by]
+    needed = {rule, *(Rule(n) for n in _words(folder, "with"))}
+    alone = _run(folder, [r for r in ENGINE if r.name in needed])[1]
+    by_itself = [p.block_id for p in alone.placements if rule in p.decided_by]
     if name.startswith("failing_"):
         # A known gap: expected.* hold today's output, ideal.* the right one.
         assert (_text(folder, "ideal.py"), _text(folder, "ideal.txt")) != (
@@ -123,13 +149,17 @@ def test_rule_case(case: str) -> None:
         ), f"{case} gives the ideal output now: make it a yes_ or no_ case"
     elif name.startswith("yes_"):
         assert decided, f"no block decided by {rule.value}"
+        assert by_itself, f"no block decided by {rule.value} alone"
     else:
         assert name.startswith("no_") and not decided, f"decided by {rule.value}: {decided}"
+        assert not by_itself, f"decided by {rule.value} alone: {by_itself}"
 
 
 def test_every_rule_has_its_folder_of_cases() -> None:
-    """One folder per placement rule, named after its ``decided_by`` value, and no other."""
-    assert {p.name for p in RULES.iterdir() if p.is_dir()} == {r.name.value for r in ENGINE}
+    """One folder per placement rule (and per name only an engine step stamps), named after
+    its ``decided_by`` value, and no other."""
+    names = {r.name.value for r in ENGINE} | STEPS
+    assert {p.name for p in RULES.iterdir() if p.is_dir()} == names
 
 
 @pytest.mark.parametrize("rule", sorted(p.name for p in RULES.iterdir() if p.is_dir()))

@@ -8,13 +8,15 @@ upstream, and a recorded resolution is tried the same way before it is kept.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches, Resolution
-from omni_port.pyast.syntax import Stmt, find_member, walk
+from omni_port.pyast.syntax import Stmt, walk
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import locate
+from omni_port.sync.facts import ModuleFacts, upstream_owner
 from omni_port.sync.locate import Decision, Scored, Slot
 
 __all__ = [
@@ -29,17 +31,33 @@ __all__ = [
 ]
 
 
-def unresolved(module: ModulePatches, block: Block, member: Stmt) -> Decision:
-    """Sync's decision on ``block`` without its recorded resolution, in ``member`` of the
-    upstream: its candidates, numbered as ``--at '#K'`` takes them."""
+def unresolved(
+    module: ModulePatches,
+    block: Block,
+    upstream: Upstream,
+    locations: Mapping[str, str] | None = None,
+) -> Decision:
+    """Sync's decision on ``block`` without its recorded resolution, on ``upstream`` (its
+    history and the catalog's ``locations`` included, as sync reads them): its
+    candidates, numbered as ``--at '#K'`` takes them."""
     plain = replace(block, anchor=replace(block.anchor, resolution=None))
-    return decided(module, plain, member)
+    return decided(module, plain, upstream, locations)
 
 
-def decided(module: ModulePatches, block: Block, member: Stmt) -> Decision:
-    """Sync's decision on ``block`` (as given, a resolution included) among its siblings."""
+def decided(
+    module: ModulePatches,
+    block: Block,
+    upstream: Upstream,
+    locations: Mapping[str, str] | None = None,
+) -> Decision:
+    """Sync's decision on ``block`` (as given, a resolution included) among its siblings,
+    from the same facts as sync's."""
     blocks = _siblings(module, block)
-    return next(d for d in locate.decide(member, blocks) if d.block.id == block.id)
+    copy = _copy_of(module, block)
+    facts = ModuleFacts.of(module, upstream, locations).member_facts(copy, blocks)
+    if facts is None:
+        raise _gone(block, copy, upstream)
+    return next(d for d in locate.decide(facts, blocks) if d.block.id == block.id)
 
 
 def resolution_at(slot: Slot) -> Resolution:
@@ -49,6 +67,15 @@ def resolution_at(slot: Slot) -> Resolution:
 
 def member_of(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
     """The upstream method ``block``'s copy comes from; BadInput when it is gone."""
+    copy = _copy_of(module, block)
+    member = ModuleFacts.of(module, upstream).member(copy)
+    if member is None:
+        raise _gone(block, copy, upstream)
+    return member
+
+
+def _copy_of(module: ModulePatches, block: Block) -> Copy:
+    """The copied member ``block`` belongs to; BadInput when none."""
     copy = next(
         (
             p
@@ -59,15 +86,12 @@ def member_of(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
     )
     if copy is None:
         raise BadInput.at(Code.OP004, block.id, 0, "the block belongs to no copied member")
-    owner = (
-        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
-    )
-    member = find_member(upstream.tree, owner, copy.upstream_name)
-    if member is None:
-        raise BadInput.at(
-            Code.OP302, block.id, 0, f"{owner}.{copy.upstream_name} is not in {upstream.label}"
-        )
-    return member
+    return copy
+
+
+def _gone(block: Block, copy: Copy, upstream: Upstream) -> BadInput:
+    where = f"{upstream_owner(copy, upstream)}.{copy.upstream_name}"
+    return BadInput.at(Code.OP302, block.id, 0, f"{where} is not in {upstream.label}")
 
 
 def slot_at_line(member: Stmt, line: int) -> Slot | None:

@@ -64,7 +64,7 @@ def resolve_command(
     chosen_upstream = upstream or sticky_upstream(options, target)
     loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
     member = resolution.member_of(module, block, loaded)
-    decision = resolution.unresolved(module, block, member)
+    decision = resolution.unresolved(module, block, loaded)
     row = _last_sync_row(options, target, loaded, block)
     refused = _not_a_conflict(block, decision, row, target, loaded.label)
     if refused:
@@ -73,7 +73,7 @@ def resolve_command(
     slot = _chosen(choice, candidates, member)
     record = resolution.resolution_at(slot)
     recorded = replace(block, anchor=replace(block.anchor, resolution=record))
-    again = resolution.decided(module, recorded, member)
+    again = resolution.decided(module, recorded, loaded)
     if again.conflict:
         message = f"that place would not hold on {loaded.label}: {again.reason}; nothing recorded"
         raise BadInput.at(Code.OP301, block_id, 0, message)

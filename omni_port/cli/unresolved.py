@@ -109,8 +109,7 @@ def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:
     if block.kind is BlockKind.SIGNATURE:
         return f"  {block_id}: a signature edit; edit its patch file by hand"
     try:
-        member = resolution.member_of(module, block, upstream)
-        decision = resolution.unresolved(module, block, member)
+        decision = resolution.unresolved(module, block, upstream)
     except BadInput:
         return f"  {block_id}: its upstream method is gone; edit the patches by hand"
     listed = "; ".join(

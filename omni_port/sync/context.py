@@ -1,38 +1,20 @@
-"""What the placement rules read (a block in its context) and what they answer.
+"""What the placement rules read (a block's facts) and what they answer.
 
-One ``Context`` holds everything a rule may read about one block: the new upstream
-member, its places (``Index``), the block, and the evidence worked out for the member
-once per run. A rule answers with a ``Decision`` (final: a place, a followed edit, or a
-conflict) or a ``Proposal`` (a place the engine still checks with every rule before it
-takes it). Notes a decision may carry are typed: ``Lag``, ``Dispute``, ``Review``.
+One ``Context`` is one block in its member: the facts worked out for both once per sync
+(``sync.facts``) and the candidate places the anchor ranked. A rule answers with a
+``Decision`` (final: a place, a followed edit, or a conflict) or a ``Proposal`` (a place
+the engine still checks with every rule before it takes it). Notes a decision may carry
+are typed: ``Lag``, ``Dispute``, ``Review``. A rule never says which rules decided: the
+engine stamps every decision with the rules whose answers it rests on (``rules``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from omni_port.model import Anchor, Block, Rule
-from omni_port.pyast.syntax import Stmt, Tree
-from omni_port.sync.evidence.catalog import Constraint
-from omni_port.sync.evidence.history import MemberHistory
 from omni_port.sync.evidence.places import Index, Scored, Slot
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What the engine knows about a member besides its new upstream code."""
-
-    #: The new upstream module, for the text of its statements (merges, layout).
-    tree: Tree | None = None
-    #: The member in upstream history, for the upstream-history rule.
-    history: MemberHistory | None = None
-    #: Catalog constraints, by block id.
-    constraints: Mapping[str, Constraint] = field(default_factory=dict)
-    #: The new upstream is not the base the patches were extracted against. Onto that
-    #: base, a sync reproduces the runner as it is: a disagreement between omni's records
-    #: that no upstream change brought is left to the next upgrade to raise.
-    upgrade: bool = True
+from omni_port.sync.facts import BlockFacts, MemberFacts, Stmt, Tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +59,15 @@ class Decision:
     #: Best candidates, best first.
     candidates: tuple[Scored, ...]
     reason: str = ""
-    #: The rules that decided the place (empty for a conflict).
+    #: The rules whose answers decided the place, stamped by the engine in the order it
+    #: asked them (for a conflict: the answers that led to it, never reported).
     rules: tuple[Rule, ...] = ()
     #: Code to put at the slot instead of the block's own (a merge); None for its own.
     code: str | None = None
     #: The output keeps upstream's statements at the slot: the edit is upstream's already.
     follow: bool = False
-    #: The upstream release behind an upstream-history decision.
+    #: The upstream release behind an upstream-history decision (the code was merged
+    #: against it, or it holds the edit's text).
     release: str = ""
     #: For an edit that is an older release's code: the release that changed it.
     lag: Lag | None = None
@@ -92,6 +76,8 @@ class Decision:
     dispute: Dispute | None = None
     #: Omni's code won over upstream's edit of what it replaces: upstream's change to review.
     review: Review | None = None
+    #: A conflict between two places that score alike (what the order of blocks may decide).
+    tied: bool = False
 
 
 def conflict(
@@ -102,11 +88,16 @@ def conflict(
     return Decision(block, slot, score, True, candidates, reason)
 
 
-def followed(
-    block: Block, chosen: Scored, top: tuple[Scored, ...], rules: tuple[Rule, ...], reason: str
+def placed(
+    block: Block, chosen: Scored, top: tuple[Scored, ...], reason: str, review: Review | None = None
 ) -> Decision:
+    """The block at ``chosen``, as final: the checks of a place are not asked again."""
+    return Decision(block, chosen.slot, chosen.score, False, top, reason, review=review)
+
+
+def followed(block: Block, chosen: Scored, top: tuple[Scored, ...], reason: str) -> Decision:
     """The edit is upstream's own code at ``chosen``: the output keeps upstream's."""
-    return Decision(block, chosen.slot, chosen.score, False, top, reason, rules, follow=True)
+    return Decision(block, chosen.slot, chosen.score, False, top, reason, follow=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +105,6 @@ class Proposal:
     """A place a rule proposes; the engine takes it unless a rule's check says otherwise."""
 
     chosen: Scored
-    rules: tuple[Rule, ...]
     reason: str = ""
     #: Code to put there instead of the block's own (a merge), once the place is taken.
     code: str | None = None
@@ -134,29 +124,36 @@ Answer = Decision | Proposal
 class Context:
     """One block in its member, with everything the rules may read about it."""
 
-    #: The member in the new upstream (a method, or a module-level class or function).
-    member: Stmt
-    #: Every body of the member and every statement's place in it.
-    index: Index
-    block: Block
-    evidence: Evidence
+    facts: BlockFacts
     #: The best candidate places, best first, once the anchor has ranked them.
     top: tuple[Scored, ...] = ()
     #: The anchor the places were found by, when not the block's own (a walk through
     #: upstream history re-anchors the block in each release).
     around: Anchor | None = None
-    #: Takes a proposal the way the engine takes every place (every rule's ``check``).
-    accept: Callable[[Context, Proposal], Decision] | None = field(default=None, compare=False)
-    #: The decision at a place found another way (``stepwise``): the engine's own path from
-    #: a chosen place (history's rebase, merges, checks), as for the anchor's best.
-    settle: Callable[[Context, Scored, Anchor], Decision] | None = field(
-        default=None, compare=False
-    )
 
-    def taken(self, proposal: Proposal) -> Decision:
-        """``proposal`` checked by every rule and taken, or the conflict a check found."""
-        assert self.accept is not None, "the engine gives every context its accept"
-        return self.accept(self, proposal)
+    @property
+    def block(self) -> Block:
+        return self.facts.block
+
+    @property
+    def of(self) -> MemberFacts:
+        """The facts of the block's member."""
+        return self.facts.member
+
+    @property
+    def member(self) -> Stmt:
+        """The member in the new upstream (a method, or a module-level class or function)."""
+        return self.facts.member.member
+
+    @property
+    def index(self) -> Index:
+        """Every body of the member and every statement's place in it."""
+        return self.facts.member.index
+
+    @property
+    def tree(self) -> Tree:
+        """The new upstream module, for the text of its statements."""
+        return self.facts.member.tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +164,6 @@ class Narrowed:
     #: The rule took away the anchor's best place, or the runner-up that kept it unclear:
     #: its best is taken on less of a score, for the reason given.
     decisive: bool
-    #: The rule that narrowed them.
-    by: Rule
     reason: str = ""
 
 
@@ -183,6 +178,15 @@ class Tie:
     #: The conflict's reason when nothing decides.
     ambiguous: str
 
+    def undecided(self, block: Block, top: tuple[Scored, ...], why: str = "") -> Decision:
+        """The conflict between the two places: nothing decides (``why``, when something
+        was found that points both ways)."""
+        reason = f"{self.ambiguous}; {why}" if why else self.ambiguous
+        found = conflict(block, top[0], top, reason)
+        return Decision(
+            found.block, found.slot, found.score, True, found.candidates, reason, tied=True
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -195,11 +199,16 @@ class Check:
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
-    """Every block of one member decided: what settling them together reads."""
+class Withdrawn:
+    """A settle answer: the decision rests on upstream history's evidence and does not
+    hold; the engine decides the block again without that evidence, saying why."""
 
-    member: Stmt
-    index: Index
-    evidence: Evidence
-    #: Decides one block again on other evidence (the engine's whole path).
-    redecide: Callable[[Block, Evidence], Decision] = field(compare=False)
+    #: The decision withdrawn.
+    decision: Decision
+    #: What the new decision's reason opens with: why the answer was refused.
+    note: str
+
+
+#: What a rule answers when settling a member: each decision (the same object when the
+#: rule leaves it alone), or withdrawn.
+Settled = Decision | Withdrawn

@@ -1,64 +1,70 @@
 """The placement engine: where each block of a copied member goes in the new upstream method.
 
-The engine asks the questions of ``sync.rule`` in a fixed path, and each question of the
-rules in ``rules.RULES`` order (the first answer has it); every decision records the
-rules that made it. For one block:
+The engine walks a fixed path of steps for each block, reading the block's facts
+(``sync.facts``). At some steps it asks a question of the rules in ``rules.RULES`` order
+(the first answer has it); the others are its own:
 
 1. ``decide``: a decision before any place is scored (a recorded resolution, an edit
    upstream history explains).
-2. ``rank``: the anchor's candidate places, best first; ``narrow``: fewer of them.
+2. The anchor ranks the candidate places (the engine's step); ``narrow``: fewer of them.
 3. A best place that scores too little is ``second``-ed by other evidence, or followed
-   through history (``walk``), or it is a conflict.
-4. ``rebase``: the release the edit was written against. Replaced statements that
-   changed upstream are ``reconcile``-d at a clear best place (the first answer that
-   places the block has it, else the first conflict: a merge before intent); two places
-   that score alike go to ``break_tie``; otherwise the anchor's best place is taken.
+   release by release through upstream history (the walk, the engine's step), or it is
+   a conflict.
+4. The release the edit was written against (the engine's step, from upstream history).
+   Replaced statements that changed upstream are ``reconcile``-d at a clear best place
+   (the first answer that places the block has it, else the first conflict: a merge
+   before intent); two places that score alike go to ``break_tie``; otherwise the
+   anchor's best place is taken.
 5. Every place about to be taken is ``check``-ed by every rule: a conflict, another
    decision (upstream has the code already), or a note instead.
 
-Then the decisions of a member are ``settle``-d together. Nothing here guesses: every
-doubt about a place is a conflict, with its candidates ranked.
+Then the decisions of a member are ``settle``-d together. The engine stamps each decision
+with the rules whose answers it rests on, in the order it asked them: ``anchor`` when the
+anchor's ranking chose the place, ``stepwise`` when the walk did, the rule that answered
+each question after that, and ``upstream-history`` where the code was merged against an
+upstream release other than the base. Nothing here guesses: every doubt about a place is
+a conflict, with its candidates ranked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from typing import TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from omni_port.model import Anchor, Block, Rule
-from omni_port.pyast.syntax import Stmt, Tree
+from omni_port.model import Block, Rule
 from omni_port.sync.context import (
     Answer,
     Check,
     Context,
     Decision,
     Dispute,
-    Evidence,
-    Member,
     Narrowed,
     Proposal,
+    Settled,
     Tie,
+    Withdrawn,
     conflict,
 )
 from omni_port.sync.evidence.code import new_code_around
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import (
     ACCEPT,
+    PATH_CERTAIN,
     WEAK_ACCEPT,
-    Index,
     Scored,
     Slot,
     clear,
-    index_of,
+    distinct,
+    replaced_score,
     resolution_at,
 )
+from omni_port.sync.facts import BlockFacts, MemberFacts
+from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
 
 __all__ = [
     "ACCEPT",
     "Decision",
-    "Evidence",
     "Scored",
     "Slot",
     "decide",
@@ -66,187 +72,270 @@ __all__ = [
     "signature",
 ]
 
-_T = TypeVar("_T")
+#: The path of a decision so far: the rules it rests on before the next answer.
+_Path = tuple[Rule, ...]
 
 
 def decide(
-    member: Stmt, blocks: Sequence[Block], evidence: Evidence | None = None
+    facts: MemberFacts, blocks: Sequence[Block], rules: Sequence[PlacementRule] = RULES
 ) -> list[Decision]:
-    """A decision for every block of one copied member, in block order."""
-    evidence = evidence or Evidence()
-    index = index_of(member)
-    decisions = [_decide(_context(member, index, block, evidence)) for block in blocks]
-
-    def redecide(block: Block, other: Evidence) -> Decision:
-        return _decide(_context(member, index, block, other))
-
-    together = Member(member, index, evidence, redecide)
-    for rule in RULES:
-        settled = rule.settle(together, decisions)
-        if settled is not None:
-            decisions = settled
-    return decisions
+    """A decision for every block of one copied member, in block order, asking ``rules``
+    (all of them by default; a golden case asks one rule alone)."""
+    return _Engine(tuple(rules)).member(facts, blocks)
 
 
-def signature(member: Stmt, block: Block, tree: Tree) -> Decision:
+def signature(facts: MemberFacts, block: Block, rules: Sequence[PlacementRule] = RULES) -> Decision:
     """A signature edit: carried when upstream kept the old signature, merged when both
     changed different parameters, a conflict otherwise."""
-    if member.key == block.anchor.replaced[0]:
-        return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
-    ctx = _context(member, index_of(member), block, Evidence(tree))
-    found: Decision | None = _first(rule.sign(ctx) for rule in RULES)
-    if found is not None:
-        return found
-    return Decision(block, None, 0.0, True, (), "the signature changed upstream")
+    return _Engine(tuple(rules)).signature(facts, block)
 
 
-def _context(member: Stmt, index: Index, block: Block, evidence: Evidence) -> Context:
-    return Context(member, index, block, evidence, accept=_accept, settle=_settle_found)
+def _stamped(decision: Decision, path: _Path, name: Rule) -> Decision:
+    """``decision`` as the answer of rule ``name`` on ``path``: a conflict keeps the path
+    (the answers that led to it), a placement rests on the rule too."""
+    stamps = path if decision.conflict else tuple(dict.fromkeys((*path, name)))
+    return replace(decision, rules=stamps)
 
 
-def _first(answers: Iterable[_T]) -> _T | None:
-    """The first answer that is not None (the rules asked in order, lazily)."""
-    return next((answer for answer in answers if answer is not None), None)
+@dataclass(frozen=True, slots=True)
+class _Engine:
+    """The path of steps, asking one set of rules."""
 
+    rules: tuple[PlacementRule, ...]
 
-def _decide(ctx: Context) -> Decision:
-    early: Decision | None = _first(rule.decide(ctx) for rule in RULES)
-    if early is not None:
-        return early
-    ranked: tuple[Scored, ...] | Decision | None = _first(rule.rank(ctx) for rule in RULES)
-    assert ranked is not None, "the anchor rule ranks every block"
-    if isinstance(ranked, Decision):
-        return ranked
-    return _placed(replace(ctx, top=ranked))
+    # --- a member -----------------------------------------------------------------------------
 
+    def member(self, facts: MemberFacts, blocks: Sequence[Block]) -> list[Decision]:
+        decisions = [self.block(facts.of(block)) for block in blocks]
+        for rule in self.rules:
+            settled = rule.settle(facts, decisions)
+            if settled is not None:
+                decisions = [
+                    self._settled(facts, old, new, rule.name)
+                    for old, new in zip(decisions, settled, strict=True)
+                ]
+        return decisions
 
-def _placed(ctx: Context) -> Decision:
-    """The decision from the anchor's candidates and the evidence beyond it."""
-    narrowed: Narrowed | None = _first(rule.narrow(ctx) for rule in RULES)
-    if narrowed is not None:
-        ctx = replace(ctx, top=narrowed.top)
-    decisive = narrowed if narrowed is not None and narrowed.decisive else None
-    best = ctx.top[0]
-    # Among places the anchor found plausible, a rule that narrowed them may pick one.
-    if best.score < (WEAK_ACCEPT if decisive else ACCEPT):
-        return _weak(ctx)
-    return _on_base(ctx, best, clear(ctx.top), decisive)
+    def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
+        """A decision as rule ``name`` settled it: withdrawn ones decided again without
+        upstream history's evidence, changed ones stamped."""
+        if new is old:
+            return old
+        if isinstance(new, Withdrawn):
+            kept = self.block(facts.without_history().of(new.decision.block))
+            reason = f"{new.note}; {kept.reason}" if kept.reason else new.note
+            # Decided again once history's answer was refused: a tie there is left to the
+            # maintainer with the note, never settled by the order of the member's blocks.
+            return replace(kept, reason=reason, tied=False)
+        if new.conflict:
+            return replace(new, rules=old.rules)
+        history = (Rule.UPSTREAM_HISTORY,) if new.release and not old.release else ()
+        return replace(new, rules=tuple(dict.fromkeys((*old.rules, name, *history))))
 
+    def signature(self, facts: MemberFacts, block: Block) -> Decision:
+        if facts.member.key == block.anchor.replaced[0]:
+            return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
+        ctx = Context(facts.of(block))
+        for rule in self.rules:
+            found = rule.sign(ctx)
+            if found is not None:
+                return _stamped(found, (), rule.name)
+        return Decision(block, None, 0.0, True, (), "the signature changed upstream")
 
-def _weak(ctx: Context) -> Decision:
-    """The best place scores too little: another kind of evidence seconds one, or the
-    block is followed through history, or it is a conflict."""
-    answer: Answer | None = _first(rule.second(ctx) for rule in RULES)
-    if answer is not None:
-        return _taken(ctx, answer)
-    best = ctx.top[0]
-    reason = f"best place scores {best.score:.2f}"
-    if ctx.block.anchor.replaced and best.replaced < 1.0:
-        reason = f"the statements it replaced changed upstream; {reason}"
-    return _unsure(ctx, reason)
+    # --- a block ------------------------------------------------------------------------------
 
+    def block(self, facts: BlockFacts) -> Decision:
+        ctx = Context(facts)
+        for rule in self.rules:
+            early = rule.decide(ctx)
+            if early is not None:
+                return _stamped(early, (), rule.name)
+        ranked = _rank(ctx)
+        if isinstance(ranked, Decision):
+            return ranked
+        return self._placed(replace(ctx, top=ranked))
 
-def _unsure(ctx: Context, reason: str) -> Decision:
-    """The anchor's best place if a rule finds it another way; else a conflict."""
-    walked: Decision | None = _first(rule.walk(ctx) for rule in RULES)
-    return walked if walked is not None else conflict(ctx.block, ctx.top[0], ctx.top, reason)
+    def _placed(self, ctx: Context) -> Decision:
+        """The decision from the anchor's candidates and the evidence beyond it."""
+        narrowed: Narrowed | None = None
+        path: _Path = (Rule.ANCHOR,)
+        for rule in self.rules:
+            narrowed = rule.narrow(ctx)
+            if narrowed is not None:
+                ctx = replace(ctx, top=narrowed.top)
+                if narrowed.decisive:
+                    path = tuple(dict.fromkeys((Rule.ANCHOR, rule.name)))
+                break
+        decisive = narrowed if narrowed is not None and narrowed.decisive else None
+        best = ctx.top[0]
+        # Among places the anchor found plausible, a rule that narrowed them may pick one.
+        if best.score < (WEAK_ACCEPT if decisive else ACCEPT):
+            return self._weak(ctx)
+        return self._on_base(ctx, best, clear(ctx.top), decisive, path)
 
+    def _weak(self, ctx: Context) -> Decision:
+        """The best place scores too little: another kind of evidence seconds one, or the
+        block is followed through history, or it is a conflict."""
+        path: _Path = (Rule.ANCHOR,)
+        for rule in self.rules:
+            answer = rule.second(ctx)
+            if answer is not None:
+                return self._taken(ctx, answer, path, rule.name)
+        best = ctx.top[0]
+        reason = f"best place scores {best.score:.2f}"
+        if ctx.block.anchor.replaced and best.replaced < 1.0:
+            reason = f"the statements it replaced changed upstream; {reason}"
+        return self._unsure(ctx, reason, path)
 
-def _on_base(ctx: Context, best: Scored, clear: bool, narrowed: Narrowed | None) -> Decision:
-    """The decision at ``best`` once it is known which release the edit was written
-    against."""
-    rebase: Rebase | None = _first(rule.rebase(ctx, best) for rule in RULES)
-    return _on_release(ctx, best, clear, narrowed, rebase)
+    def _unsure(self, ctx: Context, reason: str, path: _Path, tied: bool = False) -> Decision:
+        """The anchor's best place if the walk through history finds it too; else a
+        conflict."""
+        walked = self._walk(ctx)
+        if walked is not None:
+            return walked
+        found = conflict(ctx.block, ctx.top[0], ctx.top, reason)
+        return replace(found, rules=path, tied=tied)
 
+    def _walk(self, ctx: Context) -> Decision | None:
+        """The anchor's best place (``ctx.top[0]``) when the walk through upstream history
+        reaches it too; None when the walk finds no clear place, another one, or nothing
+        fits there."""
+        walked = ctx.facts.walked if ctx.top else None
+        if walked is None:
+            return None
+        slot = walked.scored.slot
+        # The walk only seconds the anchor's own best place: one step's choice becomes the
+        # next step's anchor, so a walk alone can drift (fuzzing found it taking a tie's
+        # runner-up after upstream moved a statement across the block in a later release).
+        best = ctx.top[0]
+        if best.slot.key() != slot.key() or best.score < WEAK_ACCEPT or best.contradicted:
+            return None
+        # Whether upstream changed what the block replaced is judged against the base.
+        replaced = ctx.block.anchor.replaced
+        same = replaced_score(replaced, slot.held()) if replaced else 1.0
+        chosen = Scored(slot, walked.scored.score, same, walked.scored.parts)
+        ranked = (chosen, *(s for s in ctx.top if s.slot.key() != slot.key()))[:3]
+        found = replace(ctx, top=ranked, around=walked.anchor)
+        decision = self._on_base(found, chosen, True, None, (Rule.STEPWISE,))
+        if decision.conflict:
+            return None
+        steps = ", ".join(walked.via) or "every release on the way"
+        why = f"followed step by step through {steps}"
+        return replace(decision, reason=f"{why}; {decision.reason}" if decision.reason else why)
 
-def _on_release(
-    ctx: Context, best: Scored, clear: bool, narrowed: Narrowed | None, rebase: Rebase | None
-) -> Decision:
-    """The decision once the release the edit was written against is known (``rebase``;
-    None: the base)."""
-    block = ctx.block
-    if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
+    def _on_base(
+        self, ctx: Context, best: Scored, clear: bool, narrowed: Narrowed | None, path: _Path
+    ) -> Decision:
+        """The decision at ``best`` once it is known which release the edit was written
+        against (the base unless upstream history shows an older one)."""
+        rebase = ctx.facts.rebase
+        block = ctx.block
+        if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
+            if not clear:
+                reason = "the statements it replaced changed upstream, and two places score alike"
+                return self._unsure(ctx, reason, path)
+            return self._reconciled(ctx, best, rebase, path)
         if not clear:
-            reason = "the statements it replaced changed upstream, and two places score alike"
-            return _unsure(ctx, reason)
-        return _reconciled(ctx, best, rebase)
-    if not clear:
-        return _tie(ctx)
-    if narrowed is not None:
-        rules = tuple(dict.fromkeys((Rule.ANCHOR, narrowed.by)))
-        return _accept(ctx, Proposal(best, rules, narrowed.reason))
-    return _accept(ctx, Proposal(best, (Rule.ANCHOR,)))
+            return self._tie(ctx)
+        reason = narrowed.reason if narrowed is not None else ""
+        return self._accept(ctx, Proposal(best, reason), path, path)
 
+    def _reconciled(
+        self, ctx: Context, best: Scored, rebase: Rebase | None, path: _Path
+    ) -> Decision:
+        """The block's replaced statements changed upstream: what goes at ``best``.
 
-def _reconciled(ctx: Context, best: Scored, rebase: Rebase | None) -> Decision:
-    """The block's replaced statements changed upstream: what goes at ``best``.
+        The first rule that places the block has it; a rule that finds only a conflict
+        leaves the later ones room to decide with their own evidence (omni's intent over an
+        edit the statement merge cannot take), and its conflict stands when none does."""
+        reason = "the statements it replaced changed upstream"
+        first: Decision | None = None
+        for rule in self.rules:
+            answer = rule.reconcile(ctx, best, rebase)
+            if answer is None:
+                continue
+            decision = self._taken(ctx, answer, path, rule.name)
+            if not decision.conflict:
+                return decision
+            first = first or decision
+        return first or replace(conflict(ctx.block, best, ctx.top, reason), rules=path)
 
-    The first rule that places the block has it; a rule that finds only a conflict leaves
-    the later ones room to decide with their own evidence (omni's intent over an edit the
-    statement merge cannot take), and its conflict stands when none does."""
-    found = conflict(ctx.block, best, ctx.top, "the statements it replaced changed upstream")
-    if ctx.evidence.tree is None:
-        return found
-    first: Decision | None = None
-    for rule in RULES:
-        answer = rule.reconcile(ctx, best, rebase)
-        if answer is None:
-            continue
-        decision = _taken(ctx, answer)
-        if not decision.conflict:
-            return decision
-        first = first or decision
-    return first or found
-
-
-def _tie(ctx: Context) -> Decision:
-    """Two places score alike: a rule decides between them, or it is a conflict."""
-    top = ctx.top
-    ambiguous = (
-        f"ambiguous: places at upstream lines {top[0].slot.line()} and {top[1].slot.line()} "
-        f"score {top[0].score:.2f} and {top[1].score:.2f}"
-    )
-    first, second = sorted(top[:2], key=lambda s: s.slot.index)
-    same_body = first.slot.suite is second.slot.suite
-    if ctx.evidence.tree is None or not same_body or first.slot.span or second.slot.span:
-        return conflict(ctx.block, top[0], top, ambiguous)
-    between = first.slot.suite.stmts[first.slot.index : second.slot.index]
-    tie = Tie(first, second, tuple(between), ambiguous)
-    answer: Answer | None = _first(rule.break_tie(ctx, tie) for rule in RULES)
-    return _taken(ctx, answer) if answer is not None else _unsure(ctx, ambiguous)
-
-
-def _taken(ctx: Context, answer: Answer) -> Decision:
-    return answer if isinstance(answer, Decision) else _accept(ctx, answer)
-
-
-def _accept(ctx: Context, proposal: Proposal) -> Decision:
-    """The decision for a proposed place, unless a rule's check says otherwise."""
-    chosen = proposal.chosen
-    before, after = new_code_around(ctx.around or ctx.block.anchor, chosen.slot)
-    check = Check(proposal, tuple(before), tuple(after))
-    dispute: Dispute | None = None
-    decision: Decision | None = None
-    for rule in RULES:
-        found = rule.check(ctx, check)
-        if isinstance(found, Decision):
-            decision = found
-            break
-        if isinstance(found, Dispute):
-            dispute = found
-    if decision is None:
-        rules, reason = proposal.rules, proposal.reason
-        decision = Decision(
-            ctx.block, chosen.slot, chosen.score, False, ctx.top, reason, rules, dispute=dispute
+    def _tie(self, ctx: Context) -> Decision:
+        """Two places score alike: a rule decides between them, or it is a conflict."""
+        top = ctx.top
+        ambiguous = (
+            f"ambiguous: places at upstream lines {top[0].slot.line()} and "
+            f"{top[1].slot.line()} score {top[0].score:.2f} and {top[1].score:.2f}"
         )
-    if not decision.conflict and proposal.review is not None:
-        decision = replace(decision, review=proposal.review)
-    if decision.conflict or proposal.code is None:
-        return decision
-    return replace(decision, code=proposal.code, release=proposal.release, lag=proposal.lag)
+        first, second = sorted(top[:2], key=lambda s: s.slot.index)
+        same_body = first.slot.suite is second.slot.suite
+        if not same_body or first.slot.span or second.slot.span:
+            return replace(conflict(ctx.block, top[0], top, ambiguous), tied=True)
+        between = first.slot.suite.stmts[first.slot.index : second.slot.index]
+        tie = Tie(first, second, tuple(between), ambiguous)
+        for rule in self.rules:
+            answer = rule.break_tie(ctx, tie)
+            if answer is not None:
+                return self._taken(ctx, answer, (), rule.name)
+        return self._unsure(ctx, ambiguous, (), tied=True)
+
+    def _taken(self, ctx: Context, answer: Answer, path: _Path, name: Rule) -> Decision:
+        """Rule ``name``'s answer on ``path``: a decision stamped, a proposal checked and
+        taken (resting on upstream history too when merged against an older release)."""
+        if isinstance(answer, Decision):
+            return _stamped(answer, path, name)
+        history = (Rule.UPSTREAM_HISTORY,) if answer.release else ()
+        return self._accept(ctx, answer, path, tuple(dict.fromkeys((*path, *history, name))))
+
+    def _accept(self, ctx: Context, proposal: Proposal, path: _Path, stamps: _Path) -> Decision:
+        """The decision for a proposed place, unless a rule's check says otherwise;
+        ``stamps`` are the rules it rests on, ``path`` those a conflict keeps."""
+        chosen = proposal.chosen
+        before, after = new_code_around(ctx.around or ctx.block.anchor, chosen.slot)
+        check = Check(proposal, tuple(before), tuple(after))
+        dispute: Dispute | None = None
+        decision: Decision | None = None
+        for rule in self.rules:
+            found = rule.check(ctx, check)
+            if isinstance(found, Decision):
+                decision = _stamped(found, stamps, rule.name)
+                decision = replace(decision, rules=path) if decision.conflict else decision
+                break
+            if isinstance(found, Dispute):
+                dispute = found
+        if decision is None:
+            decision = Decision(
+                ctx.block,
+                chosen.slot,
+                chosen.score,
+                False,
+                ctx.top,
+                proposal.reason,
+                stamps,
+                dispute=dispute,
+            )
+        if not decision.conflict and proposal.review is not None:
+            decision = replace(decision, review=proposal.review)
+        if decision.conflict or proposal.code is None:
+            return decision
+        return replace(decision, code=proposal.code, release=proposal.release, lag=proposal.lag)
 
 
-def _settle_found(ctx: Context, chosen: Scored, around: Anchor) -> Decision:
-    """The decision at a place found by re-anchoring the block (``around``), taken the way
-    the anchor's own clear best place is."""
-    return _on_base(replace(ctx, around=around), chosen, True, None)
+def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:
+    """The anchor's ranking: the best three distinct places; a conflict when there is none,
+    or when the replaced statements now stand in several bodies, none the block's old one."""
+    block = ctx.block
+    scored = ctx.facts.ranked
+    top = tuple(distinct(scored))[:3]
+    path: _Path = (Rule.ANCHOR,)
+    if not top:
+        found = conflict(block, None, (), "no place in the new method resembles the anchor")
+        return replace(found, rules=path)
+    exact = [s for s in distinct(scored) if block.anchor.replaced and s.replaced == 1.0]
+    if len(exact) > 1 and all(s.parts[1] < PATH_CERTAIN for s in exact):
+        # Upstream now has the replaced code in several bodies and none is the old one:
+        # the block may belong at each, which is the maintainer's call.
+        lines = ", ".join(str(s.slot.line()) for s in exact)
+        reason = f"the statements it replaced occur at upstream lines {lines}, none in its old body"
+        return replace(conflict(block, exact[0], tuple(exact[:3]), reason), rules=path)
+    return top

@@ -12,6 +12,8 @@ from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import splice
+from omni_port.sync.rule import PlacementRule
+from omni_port.sync.rules import RULES
 
 GENERATED = "@gen" + "erated"
 
@@ -70,6 +72,8 @@ class Options:
     locations: Mapping[str, str] = field(default_factory=dict)
     #: What the header tells a reader to change instead of the output.
     edit: str = "edit the patches and re-run sync"
+    #: The placement rules the engine asks (a golden case asks one rule alone).
+    rules: tuple[PlacementRule, ...] = RULES
 
 
 def sync(
@@ -87,7 +91,7 @@ def sync(
     placements: list[Placement] = []
     findings: list[Finding] = []
     for module in patches.modules:
-        built = splice.build(module, upstream, top, options.locations)
+        built = splice.build(module, upstream, top, options.locations, options.rules)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)

@@ -26,16 +26,17 @@ from omni_port.model import (
     Piece,
     Placement,
     RegionKind,
-    Rule,
     Severity,
     Status,
 )
-from omni_port.pyast.syntax import Stmt, Tree, find_member, header_end, reindent
+from omni_port.pyast.syntax import Stmt, Tree, header_end, reindent
 from omni_port.report import shorten
-from omni_port.sources.upstream import Release, Upstream
+from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 from omni_port.sync.evidence import catalog
-from omni_port.sync.evidence.history import MemberHistory, member_history
+from omni_port.sync.facts import MemberFacts, ModuleFacts
+from omni_port.sync.rule import PlacementRule
+from omni_port.sync.rules import RULES
 
 CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
@@ -75,36 +76,29 @@ class _Assembly:
     notes: list[tuple[str, Finding]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class _Known:
-    """Evidence for the whole module, beside each member's own."""
-
-    #: Catalog constraints by block id.
-    constraints: Mapping[str, catalog.Constraint] = field(default_factory=dict)
-    #: Each copy's member across upstream history, by copy id (worked out once).
-    histories: Mapping[str, MemberHistory] = field(default_factory=dict)
-
-
 def build(
     module: ModulePatches,
     upstream: Upstream,
     header: str,
     locations: Mapping[str, str] | None = None,
+    rules: Sequence[PlacementRule] = RULES,
 ) -> Built:
     """Generate one runner module from its patches and the new upstream.
 
-    ``locations`` are the catalog's ``Location:`` lines by block id (constraints).
+    ``locations`` are the catalog's ``Location:`` lines by block id (constraints);
+    ``rules`` the placement rules the engine asks (all of them, but in a golden case that
+    asks one rule alone).
     """
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    constraints = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-    known = _Known(constraints, _histories(module, upstream))
+    known = ModuleFacts.of(module, upstream, locations)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            _add_copy(assembly, _Copying(module, piece, blocks, upstream, indent), known)
+            job = _Copying(module, piece, blocks, upstream, indent, tuple(rules))
+            _add_copy(assembly, job, known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -176,37 +170,24 @@ class _Copying:
     upstream: Upstream
     #: Indentation of the member in the output.
     indent: str
+    #: The placement rules the engine asks.
+    rules: tuple[PlacementRule, ...]
 
 
-def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
+def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
     module, copy, blocks, upstream = job.module, job.copy, job.blocks, job.upstream
-    owner = _owner(copy, upstream)
-    member = find_member(upstream.tree, owner, copy.upstream_name)
-    if member is None:
+    facts = known.member_facts(copy, blocks)
+    if facts is None:
         _vanished(assembly, job)
         return
+    member = facts.member
     signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    member_history = known.histories.get(copy.id) or _member_history(module, copy, upstream, owner)
-    base = member_history.versions[member_history.base] if member_history else None
-    # A Location line the block's own release breaks is stale: it says nothing here.
-    constraints = {
-        b.id: known.constraints[b.id]
-        for b in blocks
-        if b.id in known.constraints
-        and catalog.held(known.constraints[b.id], b, base.member if base else None)
-    }
-    evidence = locate.Evidence(
-        upstream.tree,
-        member_history,
-        constraints,
-        upgrade=module.base_sha256 != upstream.sha256,
-    )
-    decided = locate.decide(member, statements, evidence)
+    decided = locate.decide(facts, statements, job.rules)
     decisions = [_with_fallback(d, member) for d in decided]
     edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
     for block in signatures:
-        decision, edit = _signature(upstream.tree, member, block, len(edits))
+        decision, edit = _signature(facts, block, len(edits), job.rules)
         decisions.append(decision)
         edits.append(edit)
     assembly.decisions.extend((d.block.id, d, copy) for d in decisions)
@@ -218,7 +199,7 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
         ident = decision.block.id
-        if not decision.conflict and Rule.HISTORY in decision.rules:
+        if not decision.conflict and decision.release:
             assembly.notes.append((ident, _history_finding(module, decision, upstream)))
         if decision.review is not None and not decision.conflict:
             assembly.notes.append((ident, _review_finding(module, decision, upstream)))
@@ -230,40 +211,14 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: _Known) -> None:
             assembly.notes.append((ident, finding))
 
 
-def _owner(copy: Copy, upstream: Upstream) -> str:
-    return (
-        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
-    )
-
-
-def _histories(module: ModulePatches, upstream: Upstream) -> dict[str, MemberHistory]:
-    """Each copy's member across upstream history (none without history)."""
-    found = {}
-    for piece in module.pieces:
-        if isinstance(piece, Copy):
-            member = _member_history(module, piece, upstream, _owner(piece, upstream))
-            if member is not None:
-                found[piece.id] = member
-    return found
-
-
-def _member_history(
-    module: ModulePatches, copy: Copy, upstream: Upstream, owner: str
-) -> MemberHistory | None:
-    """The copied member across upstream history, when the patches' base is part of it."""
-    if not upstream.history or not module.base:
-        return None
-    target = Release(upstream.label, "")
-    return member_history(
-        upstream.history, module.base, target, upstream.tree, (owner, copy.upstream_name)
-    )
-
-
-def _signature(tree: Tree, member: Stmt, block: Block, order: int) -> tuple[locate.Decision, _Edit]:
+def _signature(
+    facts: MemberFacts, block: Block, order: int, rules: Sequence[PlacementRule]
+) -> tuple[locate.Decision, _Edit]:
     """Carry a signature edit when upstream kept the signature the omni edit started from,
     merge it when both sides changed different parameters; a conflict otherwise."""
+    tree, member = facts.tree, facts.member
     indent = _indent_of(tree.lines[member.start - 1])
-    decision = locate.signature(member, block, tree)
+    decision = locate.signature(facts, block, rules)
     if decision.conflict:
         text = _conflict_lines(block, decision.reason, (), indent)
         return decision, _Edit(member.start, member.start - 1, text, block.id, order)
@@ -420,7 +375,7 @@ def _vanished(assembly: _Assembly, job: _Copying) -> None:
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
 
 
-def _breaks_location(decision: locate.Decision, known: _Known, member: Stmt) -> bool:
+def _breaks_location(decision: locate.Decision, known: ModuleFacts, member: Stmt) -> bool:
     constraint = known.constraints.get(decision.block.id)
     if decision.conflict or decision.slot is None or constraint is None:
         return False
@@ -565,7 +520,7 @@ def _decision_rows(
         if not block.code and not (decision.conflict or decision.follow):
             start, end = (start, start - 1) if start else (0, 0)
         status = Status.CONFLICT if decision.conflict else Status.PLACED
-        if decision.follow and Rule.HISTORY in decision.rules:
+        if decision.follow and decision.release:
             status = Status.FOLLOWED
         candidates = tuple(
             Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path)

@@ -30,6 +30,7 @@ from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import Stmt, Tree, find_def, find_member, split_full_key
 from omni_port.report import shorten
 from omni_port.sync import locate
+from omni_port.sync.facts import Inputs, MemberFacts
 
 #: Statements of context on each side of a block when showing upstream changes near it.
 NEAR = 3
@@ -131,7 +132,9 @@ def decided_by(placement: Placement) -> str:
     """The rules that decided a placement, the release beside upstream-history."""
     names = []
     for rule in placement.decided_by:
-        release = f" ({placement.release})" if rule is Rule.HISTORY and placement.release else ""
+        release = (
+            f" ({placement.release})" if rule is Rule.UPSTREAM_HISTORY and placement.release else ""
+        )
         names.append(f"{rule.value}{release}")
     return ", ".join(names)
 
@@ -196,8 +199,8 @@ def _near_changes(upgrade: Upgrade, block: Block) -> str:
     new_member = _member(upgrade.new, upgrade, block)
     if old_member is None or new_member is None:
         return "method missing upstream" if new_member is None else "method new upstream"
-    old_window = _window(old_member, block)
-    new_window = _window(new_member, block)
+    old_window = _window(upgrade.old, old_member, block)
+    new_window = _window(upgrade.new, new_member, block)
     if old_window == new_window:
         return "unchanged"
     changes = [
@@ -213,9 +216,9 @@ def _member(tree: Tree, upgrade: Upgrade, block: Block) -> Stmt | None:
     return find_member(tree, owner, block.member)
 
 
-def _window(member: Stmt, block: Block) -> list[str]:
+def _window(tree: Tree, member: Stmt, block: Block) -> list[str]:
     """Keys of the upstream statements around where the block's anchor points."""
-    decision = locate.decide(member, [block])[0]
+    decision = locate.decide(MemberFacts(member, Inputs(tree)), [block])[0]
     slot = decision.slot if not decision.conflict or decision.score >= 0.5 else None
     if slot is None:
         return []

@@ -89,19 +89,19 @@ def allows(constraint: Constraint, slot: Slot, method: Stmt) -> bool | None:
     return all(verdicts) if verdicts else None
 
 
-def held(constraint: Constraint, block: Block, old: Stmt | None) -> bool:
+def held(constraint: Constraint, block: Block, base: history.Version | None) -> bool:
     """Whether the block's old place satisfied the constraint: a Location line that the
     block's own release breaks is stale, and says nothing about the new one.
 
-    With the old method (``old``, the base's), the place is found in it and checked, and
-    names the old method lacks (code that came later) are left to the new one. Without
+    With the old method (the ``base`` release's), the place is found in it and checked,
+    and names the old method lacks (code that came later) are left to the new one. Without
     it, only the anchor's path and neighbours are checked.
     """
-    if old is not None:
-        found = history.place(old, block.anchor)
-        if found is not None:
-            slot = Slot(found.suite, _path_to(old, found.suite), found.start, 0)
-            return allows(constraint, slot, old) is not False
+    found = history.place(base, block.anchor) if base is not None else None
+    if found is not None and base is not None and base.member is not None:
+        old = base.member
+        slot = Slot(found.suite, _path_to(old, found.suite), found.start, 0)
+        return allows(constraint, slot, old) is not False
     # Without it, a name the anchor shows on the wrong side is a contradiction; a name it
     # does not show may be code that came later.
     anchor = block.anchor

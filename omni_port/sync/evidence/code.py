@@ -2,24 +2,24 @@
 
 Upstream's statements as source text, a compound header made parseable, the new
 upstream code between a place and a block's old neighbours, the names bound before a
-place, what data flow says about a block and a run of new code, and whether two pieces
-of code are the same statements (compared as syntax trees, so comments, quotes and
-wrapping do not matter: diff3's first rule, the same change on both sides is no
-conflict).
+place, code parsed into statements (two pieces of code are the same change when their
+statements are the same syntax trees, so comments, quotes and wrapping do not matter:
+diff3's first rule; ``MemberFacts.same_code``), an upstream statement that nearly repeats
+a block's, and upstream's methods that only return an expression.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from omni_port.model import Anchor, Edge
-from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.syntax import Stmt, Tree, dedent_code, header_end, split_full_key, walk
-from omni_port.sync.evidence import flow
-from omni_port.sync.evidence.places import Slot
+from omni_port.report import shorten
+from omni_port.sync.evidence.places import FUZZY, Slot
 
 
 def source(tree: Tree, stmts: Sequence[Stmt], header: bool = False) -> str:
@@ -49,7 +49,12 @@ def without_body(code: str) -> str:
 
 
 def short(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with "..." (``shorten`` also puts it on one
+    line)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+__all__ = ["shorten"]  # re-exported for the rules, which read no report
 
 
 def def_source(key: str) -> str | None:
@@ -108,15 +113,15 @@ def read_after(method: Stmt, slot: Slot) -> frozenset[str]:
     )
 
 
-def bound_before(method: Stmt, slot: Slot) -> frozenset[str]:
-    """Names bound in ``method`` by its parameters and by statements before ``slot``'s line."""
-    names: set[str] = set()
+def bound_before(method: Stmt, slot: Slot, params: frozenset[str]) -> frozenset[str]:
+    """Names bound in ``method`` by its parameters (``params``) and by statements before
+    ``slot``'s line."""
+    names: set[str] = set(params)
     line = slot.line()
     for _, suite in walk(method.clauses[0]):
         for stmt in suite.stmts:
             if stmt.full_end < line and not stmt.clauses:
                 names.update(stmt.writes)
-    names.update(parameters(method.key))
     return frozenset(names)
 
 
@@ -148,17 +153,6 @@ def new_code_around(anchor: Anchor, slot: Slot) -> tuple[list[Stmt], list[Stmt]]
     return before, after
 
 
-def verdict(
-    method: Stmt, mine: flow.Flow, new: Sequence[Stmt], start: Slot, tree: Tree
-) -> flow.Verdict | None:
-    """What data flow says about a block (``mine``) and the new code ``new`` from ``start``."""
-    try:
-        nodes = ast.parse(source(tree, new)).body
-    except SyntaxError:
-        return None
-    return flow.side(mine, flow.flow(nodes), bound_before(method, start))
-
-
 def nested(stmts: Sequence[Stmt]) -> list[Stmt]:
     """``stmts`` and every statement nested in them."""
     found: list[Stmt] = []
@@ -169,13 +163,23 @@ def nested(stmts: Sequence[Stmt]) -> list[Stmt]:
     return found
 
 
-def bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:
-    """Names the new upstream's statements at ``slot`` bind."""
-    stmts = slot.held()
-    if tree is None or not stmts:
-        return frozenset()
-    found = flow.flow_of_code(source(tree, stmts))
-    return found.writes if found is not None else frozenset()
+def fewer_repeats(anchor: Anchor, slot: Slot) -> str:
+    """Why a place beside a statement the block's old body repeated is no evidence ("" when
+    it is): upstream's body has fewer copies of it now, so which copy went, the one before
+    the block or one after it, cannot be told from the text."""
+    stmts = slot.suite.stmts
+    beside = [*stmts[max(slot.index - 1, 0) : slot.index], *stmts[slot.index + slot.span :][:1]]
+    seen = Counter(split_full_key(key)[0] for key in (*anchor.before, *anchor.after))
+    for key, count in seen.items():
+        if count < 2 or not any(similarity(s.key, key) >= FUZZY for s in beside):
+            continue
+        now = sum(similarity(s.key, key) >= FUZZY for s in stmts)
+        if now < count:
+            return (
+                f"`{short(key, 60)}` stood {count} times around it and its body has {now} now: "
+                "which of them upstream removed cannot be told"
+            )
+    return ""
 
 
 # --- the same statements ---------------------------------------------------------------------
@@ -184,34 +188,25 @@ def bound_by(slot: Slot, tree: Tree | None) -> frozenset[str]:
 ECHO = 0.9
 
 
-def statements(code: str) -> list[str] | None:
-    """The statements of ``code`` as comparable trees (None when it does not parse)."""
+def parsed(code: str) -> list[ast.stmt] | None:
+    """The statements of ``code`` as ``ast`` reads them (None when it does not parse)."""
     try:
-        tree = ast.parse(dedent_code(code))
+        return ast.parse(dedent_code(code)).body
     except SyntaxError:
         return None
-    return [ast.dump(node) for node in tree.body]
 
 
-def same_code(omni: str, upstream: str) -> bool:
-    """Whether ``omni`` and ``upstream`` are the same statements (an empty deletion
-    counts as the same as nothing)."""
-    mine, theirs = statements(omni), statements(upstream)
-    return mine is not None and mine == theirs
-
-
-def echo(code: str, new: Sequence[Stmt], source: Callable[[Stmt], str]) -> Stmt | None:
-    """A new upstream statement that nearly repeats one of the block's: both sides added
-    the same code in their own words, and placing the block next to it could run it twice.
+def echo(
+    mine: Sequence[ast.stmt], new: Sequence[Stmt], source: Callable[[Stmt], str]
+) -> Stmt | None:
+    """A new upstream statement that nearly repeats one of the block's (``mine``, parsed):
+    both sides added the same code in their own words, and placing the block next to it
+    could run it twice.
 
     Simple statements compare by their whole text; compound ones by their header
     (``if has_kv_transfer_group():``) or, when the header was reworded, by the whole
     statement (``source`` gives an upstream statement's code).
     """
-    try:
-        mine = ast.parse(dedent_code(code)).body
-    except SyntaxError:
-        return None
     for stmt in new:
         for node in mine:
             key = _first_line(node)
@@ -253,24 +248,18 @@ def echo_reason(echoed: Stmt) -> str:
 def bridges(tree: Tree, member: Stmt) -> dict[str, str]:
     """The methods of ``member``'s class in ``tree`` that only return an expression (no
     parameter but ``self``, no decorator), by name, with that expression's code: a call
-    ``self.name()`` says the same as the expression. Kept for the run, per class."""
+    ``self.name()`` says the same as the expression (the member's facts keep them)."""
     cls = next(
         (s for s in tree.body.stmts if s.clauses and any(m is member for m in s.clauses[0].stmts)),
         None,
     )
     if cls is None:
         return {}
-    kept = memo.table("code.bridges")
-    found = kept.get(id(cls)) if kept is not None else None
-    if isinstance(found, tuple) and found[0] is cls:
-        return found[1]  # type: ignore[no-any-return]
     result = {}
     for stmt in cls.clauses[0].stmts:
         returned = _only_returns(tree, stmt) if stmt.kind == "FunctionDef" else None
         if returned is not None:
             result[stmt.name] = returned
-    if kept is not None:
-        kept[id(cls)] = (cls, result)
     return result
 
 

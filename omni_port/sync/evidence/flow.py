@@ -14,8 +14,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from omni_port.pyast import memo
-from omni_port.pyast.syntax import dedent_code, names_of
+from omni_port.pyast.syntax import names_of
 
 
 class Side(enum.Enum):
@@ -41,17 +40,6 @@ class Verdict:
     side: Side | None
     #: Why, in a few words, for reports.
     why: str
-
-
-@memo.memoized
-def flow_of_code(code: str) -> Flow | None:
-    """The flow of a block's code (None when it does not parse). Kept per code: several
-    rules ask it of the same block, and of the same upstream statements, again."""
-    try:
-        nodes = ast.parse(dedent_code(code)).body
-    except SyntaxError:
-        return None
-    return flow(nodes)
 
 
 def flow(nodes: Sequence[ast.stmt], bound: Iterable[str] = ()) -> Flow:

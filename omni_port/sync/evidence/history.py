@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
+from omni_port.extract.blocks import CONTEXT, edge_of
 from omni_port.model import Anchor, Block, BlockKind
-from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.merge3 import written_against
 from omni_port.pyast.parser import parse
@@ -42,7 +42,15 @@ from omni_port.pyast.syntax import (
 )
 from omni_port.sources.upstream import Release
 from omni_port.sync.evidence.code import short, with_body
-from omni_port.sync.evidence.places import PATH_FUZZY, path_score, wrapped
+from omni_port.sync.evidence.places import (
+    PATH_FUZZY,
+    Scored,
+    Slot,
+    clear_place,
+    index_of,
+    path_score,
+    wrapped,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +62,17 @@ class Version:
     tree: Tree
     #: The member in this release (None when the release lacks it).
     member: Stmt | None
+    #: The member's bodies as the history evidence reads them, worked out once per version
+    #: (every block asks every release for its place, often twice).
+    bodies: dict[Hashable, list[tuple[Suite, list[str]]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    keys: dict[bool, list[tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class MemberHistory:
-    """One member across upstream history, oldest first (equal only to itself: what is
-    worked out from one is kept per object, see ``explain``)."""
+    """One member across upstream history, oldest first (equal only to itself)."""
 
     versions: tuple[Version, ...]
     #: Position of the release the blocks were extracted against.
@@ -127,7 +140,7 @@ class Rebase:
 
 
 @dataclass(frozen=True, slots=True)
-class _Place:
+class Place:
     """Statements of one version between an edit's old neighbours."""
 
     suite: Suite
@@ -141,15 +154,18 @@ class _Place:
         return tuple(full_key(s) for s in self.stmts())
 
 
-def place(member: Stmt, anchor: Anchor, fuzzy: bool = False) -> _Place | None:
-    """The statements between an anchor's nearest neighbours in ``member``, in the one
-    body that has them (None when no body or several bodies do).
+def place(version: Version, anchor: Anchor, fuzzy: bool = False) -> Place | None:
+    """The statements between an anchor's nearest neighbours in ``version``'s member, in
+    the one body that has them (None when no body or several bodies do, or the version
+    lacks the member).
 
     ``fuzzy``: when no body has the neighbours as they were, a neighbour upstream edited
     a little (``NEIGHBOUR`` alike) stands in for it, as long as one place is found."""
-    found = _places(member, anchor, lambda a, b: a == b)
+    if version.member is None:
+        return None
+    found = _places(version, anchor, lambda a, b: a == b)
     if not found and fuzzy:
-        found = _places(member, anchor, lambda a, b: similarity(a, b) >= NEIGHBOUR)
+        found = _places(version, anchor, lambda a, b: similarity(a, b) >= NEIGHBOUR)
     return found[0] if len(found) == 1 else None
 
 
@@ -157,17 +173,17 @@ def place(member: Stmt, anchor: Anchor, fuzzy: bool = False) -> _Place | None:
 NEIGHBOUR = 0.9
 
 
-def _places(member: Stmt, anchor: Anchor, same: Callable[[str, str], bool]) -> list[_Place]:
+def _places(version: Version, anchor: Anchor, same: Callable[[str, str], bool]) -> list[Place]:
     """The places on a path close to the anchor's; only without any, those in the same
     compound statement's body wrapped differently (``_rewrapped``)."""
-    found = _places_in(_bodies_along(member, anchor.path, False), anchor, same)
-    return found or _places_in(_bodies_along(member, anchor.path, True), anchor, same)
+    found = _places_in(_bodies_along(version, anchor.path, False), anchor, same)
+    return found or _places_in(_bodies_along(version, anchor.path, True), anchor, same)
 
 
 def _places_in(
     bodies: list[tuple[Suite, list[str]]], anchor: Anchor, same: Callable[[str, str], bool]
-) -> list[_Place]:
-    found: list[_Place] = []
+) -> list[Place]:
+    found: list[Place] = []
     for suite, keys in bodies:
         starts = (
             [i + 1 for i, k in enumerate(keys) if same(k, anchor.before[0])]
@@ -180,30 +196,29 @@ def _places_in(
             else [len(keys)]
         )
         pairs = [(a, b) for a in starts for b in stops if a <= b]
-        found.extend(_Place(suite, a, b) for a, b in pairs)
+        found.extend(Place(suite, a, b) for a, b in pairs)
     return found
 
 
 def _bodies_along(
-    member: Stmt, path: tuple[str, ...], rewrapped: bool
+    version: Version, path: tuple[str, ...], rewrapped: bool
 ) -> list[tuple[Suite, list[str]]]:
-    """The bodies of ``member`` on a path close enough to ``path`` (``rewrapped``: the
-    bodies of its last compound statement wrapped differently instead), with their
-    statement keys. Kept for the run by the member's identity (the member is kept beside
-    its id): every block asks every release for its place, often twice, and walking the
-    member and scoring the paths each time cost more than the rest of the history rule."""
-    kept = memo.table("history.bodies")
-    key: Hashable = (id(member), path, rewrapped)
-    found = kept.get(key) if kept is not None else None
-    if isinstance(found, tuple) and found[0] is member:
-        return found[1]  # type: ignore[no-any-return]
+    """The bodies of ``version``'s member on a path close enough to ``path``
+    (``rewrapped``: the bodies of its last compound statement wrapped differently
+    instead), with their statement keys. Kept in the version: every block asks every
+    release for its place, often twice, and walking the member and scoring the paths each
+    time cost more than the rest of the history evidence."""
+    key = (path, rewrapped)
+    found = version.bodies.get(key)
+    if found is not None:
+        return found
+    assert version.member is not None
     along = [
         (suite, [s.key for s in suite.stmts])
-        for inner, suite in walk(member.clauses[0])
+        for inner, suite in walk(version.member.clauses[0])
         if (_rewrapped(path, inner) if rewrapped else path_score(path, inner) >= PATH_FUZZY)
     ]
-    if kept is not None:
-        kept[key] = (member, along)
+    version.bodies[key] = along
     return along
 
 
@@ -251,20 +266,16 @@ def _line_keys(nodes: Sequence[ast.stmt]) -> tuple[str, ...]:
 
 def _verified(history: MemberHistory, block: Block) -> bool:
     """The base holds the edit's replaced statements at the place: the place is right."""
-    base = history.versions[history.base]
-    if base.member is None:
-        return False
-    found = place(base.member, block.anchor)
+    found = place(history.versions[history.base], block.anchor)
     return found is not None and found.keys() == block.anchor.replaced
 
 
-def _could_be(code: str, keys: tuple[str, ...] | None) -> bool:
-    """A necessary condition for ``code_keys(code) == keys`` read with ``ast`` alone: the
-    first statement's key starts the first key. It spares the full parse (and loading
-    libcst) for the many edits no release holds."""
+def _could_be(first: str | None, keys: tuple[str, ...] | None) -> bool:
+    """A necessary condition for ``code_keys(code) == keys`` read with ``ast`` alone:
+    ``first``, the first statement's key (``_first_key``), starts the first key. It spares
+    the full parse (and loading libcst) for the many edits no release holds."""
     if keys is None:
         return False
-    first = _first_key(code)
     if first is None:
         return True  # the full parse decides
     if not first or not keys:
@@ -273,10 +284,9 @@ def _could_be(code: str, keys: tuple[str, ...] | None) -> bool:
     return head == first or head.startswith(first + "; ")
 
 
-@memo.memoized
 def _first_key(code: str) -> str | None:
     """The key of the first statement of ``code`` as ``ast`` reads it ("" for none, None
-    when ``ast`` cannot read it); asked once per release."""
+    when ``ast`` cannot read it)."""
     try:
         nodes = ast.parse(dedent_code(code)).body
     except SyntaxError:
@@ -286,7 +296,6 @@ def _first_key(code: str) -> str | None:
     return node_key(nodes[0])
 
 
-@memo.memoized
 def explain(block: Block, history: MemberHistory) -> Explained | None:
     """The release whose text at the edit's place is the edit's own text, if one is."""
     if not _verified(history, block):
@@ -296,7 +305,8 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
         for i, version in enumerate(history.versions)
         if i != history.base
     ]
-    if not any(_could_be(block.code, keys) for _, keys in others):
+    first = _first_key(block.code)
+    if not any(_could_be(first, keys) for _, keys in others):
         return None
     mine = code_keys(block.code)
     if mine is None:
@@ -336,7 +346,6 @@ def _quoted(keys: Sequence[str], limit: int = 80) -> str:
     return short("; ".join(split_full_key(k)[0] for k in keys), limit)
 
 
-@memo.memoized
 def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
     """An unmarked edit whose code the base's member lacks and another release's member
     holds, as a run of statements of one body wherever it stands there: that release's
@@ -351,12 +360,12 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
     mine = _run_of(block)
     header = block.kind is BlockKind.HEADER
     base = history.versions[history.base]
-    if not mine or base.member is None or _holds_run(base.member, mine, header):
+    if not mine or base.member is None or _holds_run(base, mine, header):
         return None
     holders = [
         i
         for i, v in enumerate(history.versions)
-        if i != history.base and v.member is not None and _holds_run(v.member, mine, header)
+        if i != history.base and v.member is not None and _holds_run(v, mine, header)
     ]
     if not holders:
         return None
@@ -372,7 +381,7 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
             (
                 v.label
                 for v in history.versions[holder + 1 :]
-                if v.member is None or not _holds_run(v.member, mine, header)
+                if v.member is None or not _holds_run(v, mine, header)
             ),
             base.label,
         )
@@ -402,11 +411,10 @@ def _first_held(block: Block, history: MemberHistory) -> bool:
         _has_run(body, own)
         for i, version in enumerate(history.versions)
         if i != history.base and version.member is not None
-        for body in _body_keys(version.member, True)
+        for body in _body_keys(version, True)
     )
 
 
-@memo.memoized
 def _own_keys(code: str) -> tuple[str, ...] | None:
     """The own keys of ``code``'s statements, as a statement tree gives them, read with
     ``ast`` (None when ``ast`` cannot read it)."""
@@ -425,10 +433,10 @@ def _run_of(block: Block) -> tuple[str, ...]:
     return code_keys(block.code) or ()
 
 
-def _holds_run(member: Stmt, keys: tuple[str, ...], header: bool) -> bool:
-    """Whether one body of ``member`` holds ``keys`` as consecutive statements (compared by
-    full key; a header by its own key)."""
-    return any(_has_run(found, keys) for found in _body_keys(member, header))
+def _holds_run(version: Version, keys: tuple[str, ...], header: bool) -> bool:
+    """Whether one body of ``version``'s member holds ``keys`` as consecutive statements
+    (compared by full key; a header by its own key)."""
+    return any(_has_run(found, keys) for found in _body_keys(version, header))
 
 
 def _has_run(body: tuple[str, ...], keys: tuple[str, ...]) -> bool:
@@ -439,21 +447,19 @@ def _has_run(body: tuple[str, ...], keys: tuple[str, ...]) -> bool:
     )
 
 
-def _body_keys(member: Stmt, header: bool) -> list[tuple[str, ...]]:
-    """The keys of every body of ``member``, statement by statement (full keys, or each
-    statement's own key for ``header``), kept for the run by the member's identity: every
-    edit of a member asks them of every release."""
-    kept = memo.table("history.member-bodies")
-    key: Hashable = (id(member), header)
-    found = kept.get(key) if kept is not None else None
-    if isinstance(found, tuple) and found[0] is member:
-        return found[1]  # type: ignore[no-any-return]
+def _body_keys(version: Version, header: bool) -> list[tuple[str, ...]]:
+    """The keys of every body of ``version``'s member, statement by statement (full keys,
+    or each statement's own key for ``header``), kept in the version: every edit of a
+    member asks them of every release."""
+    found = version.keys.get(header)
+    if found is not None:
+        return found
+    assert version.member is not None
     bodies = [
         tuple(s.key if header else full_key(s) for s in suite.stmts)
-        for _, suite in walk(member.clauses[0])
+        for _, suite in walk(version.member.clauses[0])
     ]
-    if kept is not None:
-        kept[key] = (member, bodies)
+    version.keys[header] = bodies
     return bodies
 
 
@@ -474,9 +480,7 @@ def older_than_base(history: MemberHistory, label: str) -> bool:
 
 
 def _keys_at(version: Version, anchor: Anchor) -> tuple[str, ...] | None:
-    if version.member is None:
-        return None
-    found = place(version.member, anchor, fuzzy=True)
+    found = place(version, anchor, fuzzy=True)
     return found.keys() if found is not None else None
 
 
@@ -485,12 +489,10 @@ def base_text(block: Block, history: MemberHistory) -> str | None:
     if not _verified(history, block):
         return None
     base = history.versions[history.base]
-    assert base.member is not None
-    found = place(base.member, block.anchor)
+    found = place(base, block.anchor)
     return _text(base.tree, found.stmts()) if found is not None else None
 
 
-@memo.memoized
 def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
     """The older release (label, its code at the edit's place) an unmarked edit was
     written against, when that is not the base; None when the base explains it.
@@ -502,13 +504,12 @@ def merge_base(block: Block, history: MemberHistory) -> Rebase | None:
     if block.marked or not _verified(history, block):
         return None
     base = history.versions[history.base]
-    assert base.member is not None
-    base_place = place(base.member, block.anchor)
+    base_place = place(base, block.anchor)
     if base_place is None:
         return None
     base_code = _text(base.tree, base_place.stmts())
     for version in reversed(history.versions[: history.base]):
-        at = place(version.member, block.anchor) if version.member is not None else None
+        at = place(version, block.anchor)
         if at is None:
             continue
         text = _text(version.tree, at.stmts())
@@ -521,3 +522,60 @@ def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
     if not stmts:
         return ""
     return dedent_code(tree.text(stmts[0].start, stmts[-1].end))
+
+
+# --- a block followed release by release ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """Where a block followed through upstream history lands in the new upstream."""
+
+    #: The place in the new upstream, scored against ``anchor``.
+    scored: Scored
+    #: The block's anchor in the release before the new upstream (what it was placed by).
+    anchor: Anchor
+    #: Releases on the way whose change moved the statements around the block.
+    via: tuple[str, ...]
+
+
+def walked(block: Block, history: MemberHistory) -> Walked | None:
+    """The block's place in the new upstream, followed through every release between the
+    base and it; None without a release between them, or when a step is not clear.
+
+    A long upgrade can change the code around a block so much that nothing in the new
+    method resembles its anchor clearly, while each release on the way changed only a part
+    of it. Walked one release at a time, every step is a small change the anchor can
+    judge (its own floor and margin); at each step the statements around the chosen place
+    in that release become the anchor for the next."""
+    later = history.versions[history.base + 1 : history.target + 1]
+    steps = [v for v in later if v.member is not None]
+    if len(steps) < 2 or history.versions[history.target].member is None:
+        return None
+    current = block.anchor
+    via: list[str] = []
+    for version in steps:
+        assert version.member is not None
+        found = clear_place(index_of(version.member), replace(block, anchor=current))
+        if found is None:
+            return None
+        if version is steps[-1]:
+            return Walked(found, current, tuple(via))
+        moved = anchor_at(found.slot, block.kind)
+        if moved != replace(current, resolution=None):
+            via.append(version.label)
+        current = moved
+    return None
+
+
+def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
+    """The anchor a block of ``kind`` at ``slot`` has: the statements around it there."""
+    stmts = slot.suite.stmts
+    before = tuple(s.key for s in stmts[: slot.index][::-1][:CONTEXT])
+    after = tuple(s.key for s in stmts[slot.index + slot.span :][:CONTEXT])
+    span = slot.held()
+    if kind is BlockKind.HEADER:
+        replaced = tuple(s.key for s in span)
+    else:
+        replaced = tuple(full_key(s) for s in span)
+    return Anchor(slot.path, before, after, replaced, edge_of(bool(before), bool(after)))

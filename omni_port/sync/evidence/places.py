@@ -10,11 +10,10 @@ The best slot wins only with a clear margin over the runner-up (``clear_winner``
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution
-from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.syntax import Stmt, Suite, full_key, split_full_key, walk
 
@@ -99,6 +98,18 @@ class Index:
     by_key: dict[str, list[tuple[int, int]]]
     #: Keys the method has more than once.
     repeated: frozenset[str]
+    #: Path scores asked of this method, by (old path, new path): every slot of every body
+    #: is scored against every block's path, and the same pairs recur.
+    paths: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def path_score(self, old: tuple[str, ...], new: tuple[str, ...]) -> float:
+        """``path_score(old, new)``, kept for the method."""
+        found = self.paths.get((old, new))
+        if found is None:
+            found = self.paths[(old, new)] = path_score(old, new)
+        return found
 
 
 def index_of(method: Stmt) -> Index:
@@ -111,7 +122,13 @@ def index_of(method: Stmt) -> Index:
     return Index(suites, by_key, repeated)
 
 
-def distinct(scored: Iterator[Scored] | list[Scored]) -> Iterator[Scored]:
+def old_neighbours(anchor: Anchor) -> set[str]:
+    """The keys of the anchor's old neighbours, as statement keys (a neighbour another
+    block replaced is recorded with its body's fingerprint)."""
+    return {split_full_key(key)[0] for key in (*anchor.before, *anchor.after)}
+
+
+def distinct(scored: Iterable[Scored]) -> Iterator[Scored]:
     seen: set[tuple[int, int, int]] = set()
     for item in scored:
         if item.slot.key() not in seen:
@@ -133,10 +150,11 @@ def clear(top: Sequence[Scored]) -> bool:
     return len(top) == 1 or clear_winner(top[0], top[1])
 
 
-def clear_place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
-    """The best place of ``block`` in ``method`` when it scores at least ``floor`` and wins
-    clearly (None otherwise): the anchor rule's own test, for rules that re-anchor a block."""
-    top = list(distinct(ranked(index_of(method), block)))[:2]
+def clear_place(index: Index, block: Block, floor: float = ACCEPT) -> Scored | None:
+    """The best place of ``block`` in the method of ``index`` when it scores at least
+    ``floor`` and wins clearly (None otherwise): the anchor's own test, for evidence that
+    re-anchors a block."""
+    top = list(distinct(ranked(index, block)))[:2]
     if not top or top[0].score < floor:
         return None
     if len(top) > 1 and not clear_winner(top[0], top[1]):
@@ -158,7 +176,7 @@ def score_all(index: Index, block: Block) -> Iterator[Scored]:
     spanning = (BlockKind.REPLACEMENT, BlockKind.DELETION, BlockKind.HEADER)
     span = len(anchor.replaced) if block.kind in spanning else 0
     for slot in _candidate_slots(index, anchor, span):
-        yield _score(slot, anchor, index.repeated, index.by_key)
+        yield _score(slot, anchor, index)
 
 
 def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
@@ -178,7 +196,7 @@ def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
         yield from _between_neighbours(index, anchor, span)
     if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
         for position, (path, suite) in enumerate(index.suites):
-            if path_score(anchor.path, path) >= FUZZY:
+            if index.path_score(anchor.path, path) >= FUZZY:
                 if anchor.edge in (Edge.FIRST, Edge.ONLY):
                     yield _slot(index, position, 0, span)
                 if anchor.edge in (Edge.LAST, Edge.ONLY):
@@ -219,11 +237,12 @@ def _matches(index: Index, key: str) -> list[tuple[int, int]]:
     ]
 
 
-def _score(slot: Slot, anchor: Anchor, repeated: frozenset[str], present: Container[str]) -> Scored:
-    """Score a place; ``repeated`` are keys the new method has more than once, ``present``
-    every key it has (an old neighbour that is gone cannot contradict a place)."""
+def _score(slot: Slot, anchor: Anchor, index: Index) -> Scored:
+    """Score a place in the method of ``index`` (its keys: an old neighbour that is gone
+    cannot contradict a place; a key it repeats tells little alone)."""
+    repeated, present = index.repeated, index.by_key
     stmts = slot.suite.stmts
-    path = path_score(anchor.path, slot.path)
+    path = index.path_score(anchor.path, slot.path)
     # "First (last) in its body" is evidence only for the body the anchor names.
     before, after = stmts[: slot.index], stmts[slot.index + slot.span :]
     prev = _side(anchor.before, anchor.after, before[::-1]) * (1.0 if anchor.before else path)
@@ -423,12 +442,7 @@ def _fewer_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
 
 def path_score(old: Sequence[str], new: Sequence[str]) -> float:
     """Alignment score of two paths of headers in [0, 1] (1.0 only when equal)."""
-    return _path_score(tuple(old), tuple(new))
-
-
-@memo.memoized
-def _path_score(old: tuple[str, ...], new: tuple[str, ...]) -> float:
-    # Every slot of every body is scored against every block's path: the same pairs recur.
+    old, new = tuple(old), tuple(new)
     if old == new:
         return 1.0
     if not old or not new:

@@ -2,9 +2,9 @@
 
 ``RULES`` is the order in which the engine (``sync.locate``) asks them each question (see
 ``sync.rule``): where two rules could answer, the earlier one does. A rule module is
-named after the ``decided_by`` value it records (``upstream_history`` for
-``upstream-history``) and imports no other rule: what several rules read is evidence
-(``sync.evidence``), worked out once per run.
+named after the ``decided_by`` value the engine stamps for it (``upstream_history`` for
+``upstream-history``, ``Rule.UPSTREAM_HISTORY``), names no other rule and imports none:
+what several rules read is a fact (``sync.facts``), worked out once per sync.
 
 The order, and why:
 
@@ -26,11 +26,13 @@ The order, and why:
    them for its own check: a place beside a neighbour the old body repeated, which the
    new body has fewer of, is a conflict after data flow's verdict and before the
    counterpart's dispute.
-8. ``stepwise``: where nothing above decided, the block is followed release by release
-   through upstream history; the walk only seconds the anchor's own best place.
 
-The ``anchor`` ranks the candidates every rule works on (it alone does), and a place it
-finds clear is taken unless a check above says otherwise.
+Three steps are the engine's own, not questions (each would have one answerer): the
+anchor's ranking of the candidates every rule works on (a place it finds clear is taken
+unless a check above says otherwise; ``anchor``), the older release an edit was written
+against (``upstream-history``), and, where nothing above decided, the walk release by
+release through upstream history, which only seconds the anchor's own best place
+(``stepwise``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ from omni_port.sync.rules import (
     merge3,
     order,
     resolved,
-    stepwise,
     upstream_history,
 )
 
@@ -63,5 +64,4 @@ RULES: tuple[PlacementRule, ...] = (
     anchor.RULE,
     counterpart.RULE,
     layout.RULE,
-    stepwise.RULE,
 )

@@ -20,7 +20,7 @@ class Catalog(Silent):
     def narrow(self, ctx: Context) -> Narrowed | None:
         """The candidates the block's Location line allows, best first; all of them when it
         allows none or says nothing (then other evidence, or a conflict, decides)."""
-        constraint = ctx.evidence.constraints.get(ctx.block.id)
+        constraint = ctx.facts.constraint
         if constraint is None:
             return None
         top = ctx.top
@@ -29,7 +29,7 @@ class Catalog(Silent):
             len(top) > 1 and not clear_winner(top[0], top[1]) and clear(kept)
         )
         reason = f"the catalog says where it goes: {constraint.text}"
-        return Narrowed(kept, decisive, self.name, reason)
+        return Narrowed(kept, decisive, reason)
 
 
 RULE = Catalog()

@@ -12,11 +12,8 @@ NPU anchor alone found weak or tied, two records agree, and that decides it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from omni_port.model import Block, BlockKind, Rule
-from omni_port.pyast.syntax import Stmt, walk
-from omni_port.report import shorten
+from omni_port.model import Rule
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -27,8 +24,9 @@ from omni_port.sync.context import (
     Tie,
     conflict,
 )
-from omni_port.sync.evidence.flow import flow_of_code
-from omni_port.sync.evidence.places import ACCEPT, WEAK_ACCEPT, Scored, Slot, clear_place
+from omni_port.sync.evidence.code import shorten
+from omni_port.sync.evidence.places import ACCEPT, WEAK_ACCEPT, Index, Scored, Slot
+from omni_port.sync.facts import BlockFacts, Stmt
 from omni_port.sync.rule import Silent
 
 
@@ -37,28 +35,27 @@ class Counterpart(Silent):
 
     def second(self, ctx: Context) -> Answer | None:
         """The weak best place, or another candidate, where the GPU runner has the code."""
-        seconded = _seconded(ctx.member, ctx.block, ctx.top)
+        seconded = _seconded(ctx.facts, ctx.top)
         if seconded is None:
             return None
         best = ctx.top[0]
         reason = (
             f"best place scores {best.score:.2f}, and omni's GPU runner has the same code there"
         )
-        return Proposal(seconded, (Rule.ANCHOR, self.name), reason)
+        return Proposal(seconded, reason)
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
-        seconded = _seconded(ctx.member, ctx.block, (tie.first, tie.second))
+        seconded = _seconded(ctx.facts, (tie.first, tie.second))
         if seconded is None:
             return None
-        reason = "omni's GPU runner has the same code at one of the two places"
-        return Proposal(seconded, (self.name,), reason)
+        return Proposal(seconded, "omni's GPU runner has the same code at one of the two places")
 
     def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
         """The GPU runner has the block elsewhere, across code that reads what it binds: a
         conflict at an upgrade, a note onto the patches' own base (the runner is reproduced)."""
         chosen = check.proposal.chosen
-        disputed = _dispute(ctx.member, ctx.block, chosen.slot)
-        if disputed is None or not ctx.evidence.upgrade:
+        disputed = _dispute(ctx.facts, chosen.slot)
+        if disputed is None or not ctx.of.upgrade:
             return disputed
         # The two records' places first: one of them is the maintainers' answer.
         theirs = disputed.theirs
@@ -67,10 +64,10 @@ class Counterpart(Silent):
         return conflict(ctx.block, chosen, (chosen, theirs, *others[:1]), disputed.why)
 
 
-def _seconded(method: Stmt, block: Block, top: Sequence[Scored]) -> Scored | None:
+def _seconded(facts: BlockFacts, top: Sequence[Scored]) -> Scored | None:
     """The candidate at the counterpart's place, when it is a weak or tied one of ``top``
     and the block replaces nothing that changed: two records written apart agree there."""
-    theirs = _place(method, block)
+    theirs = facts.counterpart(ACCEPT)
     if theirs is None:
         return None
     for scored in top:
@@ -84,16 +81,7 @@ def _seconded(method: Stmt, block: Block, top: Sequence[Scored]) -> Scored | Non
 DISPUTE = 0.5
 
 
-def _place(method: Stmt, block: Block, floor: float = ACCEPT) -> Scored | None:
-    """The counterpart anchor's clear best place in ``method``, scoring at least ``floor``
-    (None when it has none)."""
-    if block.counterpart is None:
-        return None
-    ghost = replace(block, kind=BlockKind.INSERTION, anchor=block.counterpart)
-    return clear_place(method, ghost, floor)
-
-
-def _dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
+def _dispute(facts: BlockFacts, slot: Slot) -> Dispute | None:
     """Whether the counterpart puts the block elsewhere, with upstream code between the two
     places that reads a name the block binds: that code computes something else with the
     block on one side of it than on the other.
@@ -101,13 +89,13 @@ def _dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
     Only this kind of relation counts. Code between that binds a name the block reads
     either rebinds it (the block reads the same thing under either value, as often as
     not a copy) or introduces it (then the other place cannot work at all)."""
-    theirs = _place(method, block, DISPUTE)
-    mine = flow_of_code(block.code)
+    theirs = facts.counterpart(DISPUTE)
+    mine = facts.flow
     if theirs is None or mine is None:
         return None
-    other = block.counterpart
+    other = facts.block.counterpart
     known = frozenset((*other.before, *other.after)) if other is not None else frozenset()
-    for stmt in _between(method, slot, theirs.slot, known):
+    for stmt in _between(facts.member.index, slot, theirs.slot, known):
         read = sorted(mine.writes & stmt.reads)
         if read:
             side = "before" if theirs.slot.line() < slot.line() else "after"
@@ -120,8 +108,8 @@ def _dispute(method: Stmt, block: Block, slot: Slot) -> Dispute | None:
     return None
 
 
-def _between(method: Stmt, mine: Slot, theirs: Slot, known: frozenset[str]) -> Sequence[Stmt]:
-    """Simple statements of ``method`` between the two places, in order (empty when the
+def _between(index: Index, mine: Slot, theirs: Slot, known: frozenset[str]) -> Sequence[Stmt]:
+    """Simple statements of the method between the two places, in order (empty when the
     places coincide or the counterpart's lies inside the statements the block replaces).
 
     Statements in ``known`` (the counterpart's neighbours), or under them, are left out:
@@ -135,7 +123,7 @@ def _between(method: Stmt, mine: Slot, theirs: Slot, known: frozenset[str]) -> S
     low, high = (there, first) if there < first else (last, there)
     return [
         stmt
-        for path, suite in walk(method.clauses[0])
+        for path, suite in index.suites
         if not any(_defines(header) or header in known for header in path)
         for stmt in suite.stmts
         if not stmt.clauses and low <= stmt.start and stmt.full_end < high and stmt.key not in known

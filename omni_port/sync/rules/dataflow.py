@@ -11,7 +11,6 @@ own old neighbours stands between two places, it has nothing to say.
 from __future__ import annotations
 
 from omni_port.model import BlockKind, Rule
-from omni_port.pyast.syntax import split_full_key
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -22,9 +21,8 @@ from omni_port.sync.context import (
     Tie,
     conflict,
 )
-from omni_port.sync.evidence.code import verdict
-from omni_port.sync.evidence.flow import Side, flow_of_code
-from omni_port.sync.evidence.places import WEAK_ACCEPT, Slot
+from omni_port.sync.evidence.flow import Side
+from omni_port.sync.evidence.places import WEAK_ACCEPT, Slot, old_neighbours
 from omni_port.sync.rule import Silent
 
 
@@ -35,16 +33,16 @@ class Dataflow(Silent):
         """The weak best place of an insertion, when data flow through the new code between
         it and the runner-up in the same body points at it: two kinds of evidence agree.
         Data flow only seconds here; it never picks a place the anchor ranked lower."""
-        block, tree, top = ctx.block, ctx.evidence.tree, ctx.top
-        mine = flow_of_code(block.code)
-        if tree is None or mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
+        block, top = ctx.block, ctx.top
+        mine = ctx.facts.flow
+        if mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
             return None
         best, rival = top[0], top[1]
         if best.score < WEAK_ACCEPT or best.contradicted or rival.slot.suite is not best.slot.suite:
             return None
         first, second = sorted((best, rival), key=lambda s: s.slot.index)
         between = first.slot.suite.stmts[first.slot.index : second.slot.index]
-        found = verdict(ctx.member, mine, between, first.slot, tree) if between else None
+        found = ctx.of.verdict(mine, between, first.slot) if between else None
         if found is None or found.side is None:
             return None
         if (second if found.side is Side.AFTER else first) is not best:
@@ -53,32 +51,26 @@ class Dataflow(Silent):
             f"best place scores {best.score:.2f}, and data flow puts it {found.side.value} "
             f"the new upstream code there: {found.why}"
         )
-        return Proposal(best, (Rule.ANCHOR, self.name), reason)
+        return Proposal(best, reason)
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
         """The side of the new upstream code between the two places the block belongs on."""
-        block, tree = ctx.block, ctx.evidence.tree
-        assert tree is not None
-        old = {split_full_key(k)[0] for k in (*block.anchor.before, *block.anchor.after)}
+        block = ctx.block
+        old = old_neighbours(block.anchor)
         if any(stmt.key in old for stmt in tie.between):
             # What stands between the two places is the block's own old neighbour, not new
             # code: data flow (and layout after it) judge new code, so they have nothing
             # to say here.
-            return conflict(block, ctx.top[0], ctx.top, tie.ambiguous)
-        mine = flow_of_code(block.code)
-        found = (
-            verdict(ctx.member, mine, tie.between, tie.first.slot, tree)
-            if mine is not None
-            else None
-        )
+            return tie.undecided(block, ctx.top)
+        mine = ctx.facts.flow
+        found = ctx.of.verdict(mine, tie.between, tie.first.slot) if mine is not None else None
         if found is None:
             return None
         if found.side is None:
-            reason = f"{tie.ambiguous}; data flow points both ways: {found.why}"
-            return conflict(block, ctx.top[0], ctx.top, reason)
+            return tie.undecided(block, ctx.top, f"data flow points both ways: {found.why}")
         chosen = tie.second if found.side is Side.AFTER else tie.first
         reason = f"data flow puts it {found.side.value} the new upstream code: {found.why}"
-        return Proposal(chosen, (self.name,), reason)
+        return Proposal(chosen, reason)
 
     def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
         """New upstream code right next to the place that data flow says belongs on the
@@ -91,19 +83,18 @@ class Dataflow(Silent):
 
 def _interference(ctx: Context, check: Check) -> str:
     """Why data flow contradicts the chosen place ("" when it does not)."""
-    mine = flow_of_code(ctx.block.code)
-    tree = ctx.evidence.tree
-    if mine is None or tree is None:
+    mine = ctx.facts.flow
+    if mine is None:
         return ""
     slot = check.proposal.chosen.slot
     if check.before:
         start = Slot(slot.suite, slot.path, slot.index - len(check.before))
-        found = verdict(ctx.member, mine, check.before, start, tree)
+        found = ctx.of.verdict(mine, check.before, start)
         if found is not None and found.side is not Side.AFTER:
             return f"new upstream code right before its place: {found.why}"
     if check.after:
         start = Slot(slot.suite, slot.path, slot.index + slot.span)
-        found = verdict(ctx.member, mine, check.after, start, tree)
+        found = ctx.of.verdict(mine, check.after, start)
         if found is not None and found.side is not Side.BEFORE:
             return f"new upstream code right after its place: {found.why}"
     return ""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omni_port.model import Rule
-from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.sync.context import Answer, Context, Proposal, Tie
 from omni_port.sync.evidence.flow import Side
+from omni_port.sync.facts import Stmt, Tree
 from omni_port.sync.rule import Silent
 
 
@@ -24,8 +24,7 @@ class Layout(Silent):
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
         """The side of the new code the block's paragraph break keeps it on."""
-        tree = ctx.evidence.tree
-        assert tree is not None
+        tree = ctx.tree
         first, second = tie.first.slot, tie.second.slot
         stmts = first.suite.stmts
         before = stmts[first.index - 1] if first.index else None
@@ -35,7 +34,7 @@ class Layout(Silent):
             return None
         chosen = tie.second if side is Side.AFTER else tie.first
         reason = f"the blank lines keep it {side.value} the new upstream code"
-        return Proposal(chosen, (self.name,), reason)
+        return Proposal(chosen, reason)
 
 
 def _blank_between(tree: Tree, first: int, last: int) -> bool:

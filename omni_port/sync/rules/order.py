@@ -13,39 +13,31 @@ from collections.abc import Container, Sequence
 from dataclasses import replace
 
 from omni_port.model import Rule
-from omni_port.sync.context import Decision, Member
+from omni_port.sync.context import Decision, Settled, conflict, placed
 from omni_port.sync.evidence.places import ACCEPT, Slot, clear_winner
+from omni_port.sync.facts import MemberFacts
 from omni_port.sync.rule import Silent
 
 
 class Order(Silent):
     name = Rule.ORDER
 
-    def settle(self, ctx: Member, decisions: Sequence[Decision]) -> list[Decision] | None:
-        return _one_owner_each(_in_order(decisions))
+    def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
+        return list(_one_owner_each(_in_order(decisions)))
 
 
 def _in_order(decisions: Sequence[Decision]) -> list[Decision]:
     """An ambiguous block takes the best place that keeps the blocks' order, if clear."""
     result = list(decisions)
     for position, decision in enumerate(decisions):
-        if not decision.conflict or not decision.reason.startswith("ambiguous"):
+        if not decision.conflict or not decision.tied:
             continue
         kept = [c for c in decision.candidates if _keeps_order(c.slot, position, decisions)]
         if len(kept) == len(decision.candidates) or not kept or kept[0].score < ACCEPT:
             continue
         if len(kept) == 1 or clear_winner(kept[0], kept[1]):
             reason = "the best place that keeps the order of the member's blocks"
-            chosen = kept[0]
-            result[position] = Decision(
-                decision.block,
-                chosen.slot,
-                chosen.score,
-                False,
-                decision.candidates,
-                reason,
-                (Rule.ORDER,),
-            )
+            result[position] = placed(decision.block, kept[0], decision.candidates, reason)
     return result
 
 
@@ -83,11 +75,13 @@ def _one_owner_each(decisions: list[Decision]) -> list[Decision]:
             continue
         if decision.follow:
             slot = _unclaimed(decision.slot, cells, claimed)
-            result[i] = replace(decision, slot=slot, rules=(*decision.rules, Rule.ORDER))
+            result[i] = replace(decision, slot=slot)
             continue
         reason = f"the statements it replaced are already replaced by {owner.block.id}"
-        result[i] = Decision(
-            decision.block, decision.slot, decision.score, True, decision.candidates, reason
+        result[i] = replace(
+            conflict(decision.block, None, decision.candidates, reason),
+            slot=decision.slot,
+            score=decision.score,
         )
     return result
 

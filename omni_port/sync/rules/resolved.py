@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omni_port.model import Rule
-from omni_port.sync.context import Context, Decision
+from omni_port.sync.context import Context, Decision, placed
 from omni_port.sync.evidence.places import Scored, resolved_slot
 from omni_port.sync.rule import Silent
 
@@ -17,7 +17,7 @@ class Resolved(Silent):
         if resolved is None:
             return None
         here = Scored(resolved, 1.0, 1.0)
-        return Decision(ctx.block, resolved, 1.0, False, (here,), "resolved", (self.name,))
+        return placed(ctx.block, here, (here,), "resolved")
 
 
 RULE = Resolved()

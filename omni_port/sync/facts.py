@@ -1,0 +1,418 @@
+"""The facts the placement rules read: everything about a copied member and its blocks,
+worked out once per sync from the inputs.
+
+``MemberFacts`` is one copied member in the new upstream, with what is known about it
+besides its code: upstream history, the catalog's constraints, whether the sync is an
+upgrade. ``BlockFacts`` is one block in it: its code parsed once (flow, statements), its
+ranked places, its counterpart's place, and what upstream history says about it. Each
+fact is worked out the first time a rule asks and kept in the facts object, the explicit
+scope of one sync (as LibCST's metadata wrapper resolves each provider once): nothing is
+kept past the sync, and nothing is worked out that no rule asks for.
+
+sync, ``resolve`` and the upgrade summary build the same facts (``member_facts``), so a
+block is decided the same way by each of them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from omni_port.model import Block, BlockKind, Copy, ModulePatches
+from omni_port.pyast.syntax import (
+    Stmt,
+    Suite,
+    Tree,
+    dedent_code,
+    find_member,
+    full_key,
+    header_end,
+    split_full_key,
+)
+from omni_port.sources.upstream import Release, Upstream
+from omni_port.sync.evidence import catalog, code, flow, history, places
+from omni_port.sync.evidence.catalog import Constraint
+from omni_port.sync.evidence.flow import Flow
+from omni_port.sync.evidence.history import Explained, MemberHistory, Rebase, Version, Walked
+from omni_port.sync.evidence.places import Index, Scored, Slot
+
+__all__ = [
+    "BlockFacts",
+    "Inputs",
+    "MemberFacts",
+    "ModuleFacts",
+    "Stmt",
+    "Suite",
+    "Tree",
+    "keys_of",
+    "split_full_key",
+    "upstream_owner",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What the facts of a member are worked out from, besides the member itself."""
+
+    #: The new upstream module.
+    tree: Tree
+    #: The member across upstream history; None without history (or without the base in it).
+    history: MemberHistory | None = None
+    #: Catalog constraints, by block id.
+    constraints: Mapping[str, Constraint] = field(default_factory=dict)
+    #: The new upstream is not the base the patches were extracted against. Onto that
+    #: base, a sync reproduces the runner as it is: a disagreement between omni's records
+    #: that no upstream change brought is left to the next upgrade to raise.
+    upgrade: bool = True
+
+
+class MemberFacts:
+    """One copied member in the new upstream, and the facts of its blocks."""
+
+    def __init__(self, member: Stmt, inputs: Inputs) -> None:
+        #: The member in the new upstream (a method, or a module-level class or function).
+        self.member = member
+        self.inputs = inputs
+        #: Every body of the member and every statement's place in it.
+        self.index = places.index_of(member)
+        self._blocks: dict[int, tuple[Block, BlockFacts]] = {}
+        self._flows: dict[str, Flow | None] = {}
+        self._at: dict[tuple[int, int, int], Flow | None] = {}
+        self._parsed: dict[str, list[ast.stmt] | None] = {}
+        self._statements: dict[str, list[str] | None] = {}
+
+    @property
+    def tree(self) -> Tree:
+        """The new upstream module, for the text of its statements."""
+        return self.inputs.tree
+
+    @property
+    def upgrade(self) -> bool:
+        return self.inputs.upgrade
+
+    def of(self, block: Block) -> BlockFacts:
+        """The facts of ``block`` (worked out once per block object)."""
+        kept = self._blocks.get(id(block))
+        if kept is not None and kept[0] is block:
+            return kept[1]
+        found = BlockFacts(self, block)
+        self._blocks[id(block)] = (block, found)
+        return found
+
+    @cached_property
+    def _alone(self) -> MemberFacts:
+        return MemberFacts(self.member, replace(self.inputs, history=None))
+
+    def without_history(self) -> MemberFacts:
+        """The same member, as if upstream history said nothing (its facts worked out once)."""
+        return self._alone if self.inputs.history is not None else self
+
+    # --- the new upstream's code ------------------------------------------------------------
+
+    def source(self, stmts: Sequence[Stmt], header: bool = False) -> str:
+        """The dedented upstream code of ``stmts`` (a compound header alone with ``header``)."""
+        return code.source(self.tree, stmts, header)
+
+    def flow_of(self, text: str) -> Flow | None:
+        """The data flow of some code (None when it does not parse), kept per text."""
+        if text not in self._flows:
+            nodes = self.parsed(text)
+            self._flows[text] = flow.flow(nodes) if nodes is not None else None
+        return self._flows[text]
+
+    def flow_at(self, slot: Slot) -> Flow | None:
+        """The data flow of the upstream statements ``slot`` spans (None for none)."""
+        key = slot.key()
+        if key not in self._at:
+            stmts = slot.held()
+            self._at[key] = self.flow_of(self.source(stmts)) if stmts else None
+        return self._at[key]
+
+    def bound_by(self, slot: Slot) -> frozenset[str]:
+        """Names the upstream statements at ``slot`` bind."""
+        found = self.flow_at(slot)
+        return found.writes if found is not None else frozenset()
+
+    def read_after(self, slot: Slot) -> frozenset[str]:
+        """Names that statements after ``slot``'s statements read."""
+        return code.read_after(self.member, slot)
+
+    def verdict(self, mine: Flow, new: Sequence[Stmt], start: Slot) -> flow.Verdict | None:
+        """What data flow says about a block (``mine``) and new upstream code from ``start``."""
+        nodes = self.parsed(self.source(new))
+        if nodes is None:
+            return None
+        bound = code.bound_before(self.member, start, self._parameters)
+        return flow.side(mine, flow.flow(nodes), bound)
+
+    @cached_property
+    def _parameters(self) -> frozenset[str]:
+        return frozenset(code.parameters(self.member.key))
+
+    def parsed(self, text: str) -> list[ast.stmt] | None:
+        """The statements of some code as ``ast`` reads them (None when it does not
+        parse), kept per text."""
+        if text not in self._parsed:
+            self._parsed[text] = code.parsed(text)
+        return self._parsed[text]
+
+    def same_code(self, mine: str, theirs: str) -> bool:
+        """Whether two pieces of code are the same statements, compared as syntax trees
+        (an empty deletion is the same as nothing), each read once."""
+        found = self._dumps(mine)
+        return found is not None and found == self._dumps(theirs)
+
+    def _dumps(self, text: str) -> list[str] | None:
+        if text not in self._statements:
+            nodes = self.parsed(text)
+            self._statements[text] = [ast.dump(n) for n in nodes] if nodes is not None else None
+        return self._statements[text]
+
+    def echo(self, block: Block, new: Sequence[Stmt]) -> Stmt | None:
+        """A new upstream statement among ``new`` that nearly repeats one of the block's."""
+        mine = self.parsed(block.code)
+        return code.echo(mine, new, lambda s: self.source([s])) if mine is not None else None
+
+    @cached_property
+    def bridges(self) -> dict[str, str]:
+        """Methods of the member's class that only return an expression, by name."""
+        return code.bridges(self.tree, self.member)
+
+    @cached_property
+    def signature(self) -> str:
+        """The member's upstream signature, made parseable with a stand-in body."""
+        end = header_end(self.member)
+        return code.with_body(dedent_code(self.tree.text(self.member.start, end)))
+
+    # --- upstream history ---------------------------------------------------------------------
+
+    @property
+    def target(self) -> str:
+        """The new upstream's label in upstream history ("" without history)."""
+        past = self.inputs.history
+        return past.versions[past.target].label if past is not None else ""
+
+    @cached_property
+    def base(self) -> Version | None:
+        """The member in the release the blocks were extracted against (None without
+        history)."""
+        past = self.inputs.history
+        return past.versions[past.base] if past is not None else None
+
+    @cached_property
+    def older(self) -> tuple[Version, ...]:
+        """The releases before the base that hold the member, newest first."""
+        past = self.inputs.history
+        if past is None:
+            return ()
+        return tuple(v for v in reversed(past.versions[: past.base]) if v.member is not None)
+
+    def older_than_base(self, release: str) -> bool:
+        """Whether ``release`` comes before the base in upstream history."""
+        past = self.inputs.history
+        return past is not None and history.older_than_base(past, release)
+
+
+class BlockFacts:
+    """One block of a copied member, with what the rules read about it."""
+
+    def __init__(self, member: MemberFacts, block: Block) -> None:
+        self.member = member
+        self.block = block
+
+    @property
+    def constraint(self) -> Constraint | None:
+        """The catalog's constraint on the block's place (None when it has none)."""
+        return self.member.inputs.constraints.get(self.block.id)
+
+    @cached_property
+    def flow(self) -> Flow | None:
+        """The data flow of the block's code (None when it does not parse)."""
+        return self.member.flow_of(self.block.code)
+
+    @cached_property
+    def ranked(self) -> tuple[Scored, ...]:
+        """Every place of the block in the new member, best first (the anchor's ranking)."""
+        return tuple(places.ranked(self.member.index, self.block))
+
+    def counterpart(self, floor: float) -> Scored | None:
+        """The clear best place of the block's counterpart anchor (omni's GPU runner)
+        scoring at least ``floor``; None without a counterpart or a clear place."""
+        return self._counterparts.setdefault(floor, self._counterpart(floor))
+
+    @cached_property
+    def _counterparts(self) -> dict[float, Scored | None]:
+        return {}
+
+    def _counterpart(self, floor: float) -> Scored | None:
+        if self.block.counterpart is None:
+            return None
+        ghost = replace(self.block, kind=BlockKind.INSERTION, anchor=self.block.counterpart)
+        return places.clear_place(self.member.index, ghost, floor)
+
+    # --- upstream history ---------------------------------------------------------------------
+
+    @cached_property
+    def explained(self) -> Explained | None:
+        """Upstream history's explanation of an unmarked edit as upstream code (None when
+        there is none, or no history)."""
+        past = self.member.inputs.history
+        if self.block.marked or past is None:
+            return None
+        return history.explain(self.block, past) or history.held_in_member(self.block, past)
+
+    @cached_property
+    def explained_place(self) -> Scored:
+        """Where the new upstream holds its own statements at the place of the edit
+        upstream history explains (``explained``): one run of them the member holds once,
+        else the place the edit's anchor finds; the member's start when it has nothing
+        there (following it leaves nothing)."""
+        found = self.explained
+        span = found.target_span if found is not None else ()
+        slot = _followed_slot(self.member.index, self.block, span)
+        return Scored(slot or Slot(self.member.member.clauses[0], (), 0, 0), 1.0, 1.0)
+
+    @cached_property
+    def rebase(self) -> Rebase | None:
+        """The older release an edit was written against, when not the base."""
+        past = self.member.inputs.history
+        if past is None or not self.block.anchor.replaced:
+            return None
+        return history.merge_base(self.block, past)
+
+    @cached_property
+    def base_text(self) -> str | None:
+        """The base release's code of the statements the block replaced (None when
+        unknown, or without history)."""
+        past = self.member.inputs.history
+        return history.base_text(self.block, past) if past is not None else None
+
+    @cached_property
+    def replaced_text(self) -> str | None:
+        """The code the block replaced, as the old upstream wrote it (a header's with a
+        stand-in body): the base release's text, else the anchor's record of it; None
+        when neither tells (statements recorded with their bodies' fingerprint)."""
+        header = self.block.kind is BlockKind.HEADER
+        text = self.base_text
+        if text is None:
+            keys = []
+            for key in self.block.anchor.replaced:
+                head, digest = split_full_key(key)
+                if digest:
+                    return None
+                keys.append(head)
+            text = "\n".join(keys)
+        return code.with_body(text) if header else text
+
+    @cached_property
+    def never_without(self) -> bool:
+        """No release before the base had the runner's text where the deletion is."""
+        past = self.member.inputs.history
+        return past is not None and history.never_without(self.block, past)
+
+    @cached_property
+    def walked(self) -> Walked | None:
+        """The block's place followed release by release through upstream history."""
+        past = self.member.inputs.history
+        return history.walked(self.block, past) if past is not None else None
+
+    @cached_property
+    def base_place(self) -> history.Place | None:
+        """The statements the block replaced, where the base holds them (None when the
+        base lacks them there, or without history)."""
+        base = self.member.base
+        if base is None or base.member is None:
+            return None
+        found = history.place(base, self.block.anchor)
+        return found if found is not None and found.keys() == self.block.anchor.replaced else None
+
+
+def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:
+    """The place of the new upstream's own statements ``span`` at a followed edit's place:
+    where the member holds them as one run, when it does once; else by the edit's anchor."""
+    runs = [
+        Slot(suite, path, start, len(span))
+        for path, suite in index.suites
+        for start in range(len(suite.stmts) - len(span) + 1)
+        if span and keys_of(suite.stmts[start : start + len(span)]) == span
+    ]
+    if len(runs) == 1:
+        return runs[0]
+    scored = sorted(
+        places.score_all(index, replace(block, kind=BlockKind.INSERTION)), key=lambda s: -s.score
+    )
+    if not scored or scored[0].score < places.ACCEPT:
+        return None
+    slot = scored[0].slot
+    stmts = slot.suite.stmts
+    for start in (slot.index, slot.index - len(span)):
+        if start >= 0 and keys_of(stmts[start : start + len(span)]) == span:
+            return Slot(slot.suite, slot.path, start, len(span))
+    return Slot(slot.suite, slot.path, slot.index, 0)
+
+
+def keys_of(stmts: Sequence[Stmt]) -> tuple[str, ...]:
+    """The full keys of ``stmts`` (a compound statement with its body's fingerprint)."""
+    return tuple(full_key(s) for s in stmts)
+
+
+# --- building the facts of a module -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    """What the facts of every copied member of one runner module are built from."""
+
+    module: ModulePatches
+    upstream: Upstream
+    #: Catalog constraints by block id, as the catalog's Location lines state them.
+    constraints: Mapping[str, Constraint] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, module: ModulePatches, upstream: Upstream, locations: Mapping[str, str] | None = None
+    ) -> ModuleFacts:
+        """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id."""
+        parsed = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
+        return cls(module, upstream, parsed)
+
+    def member(self, copy: Copy) -> Stmt | None:
+        """``copy``'s member in the new upstream (None when it vanished)."""
+        owner = upstream_owner(copy, self.upstream)
+        return find_member(self.upstream.tree, owner, copy.upstream_name)
+
+    def member_facts(self, copy: Copy, blocks: Sequence[Block]) -> MemberFacts | None:
+        """The facts of ``copy``'s member and its ``blocks`` (None when it vanished): the
+        same for sync, ``resolve`` and the upgrade summary."""
+        member = self.member(copy)
+        if member is None:
+            return None
+        past = self.history(copy)
+        base = past.versions[past.base] if past is not None else None
+        # A Location line the block's own release breaks is stale: it says nothing here.
+        constraints = {
+            b.id: self.constraints[b.id]
+            for b in blocks
+            if b.id in self.constraints and catalog.held(self.constraints[b.id], b, base)
+        }
+        upgrade = self.module.base_sha256 != self.upstream.sha256
+        return MemberFacts(member, Inputs(self.upstream.tree, past, constraints, upgrade))
+
+    def history(self, copy: Copy) -> MemberHistory | None:
+        """The copied member across upstream history, when the patches' base is part of it."""
+        upstream, module = self.upstream, self.module
+        if not upstream.history or not module.base:
+            return None
+        target = Release(upstream.label, "")
+        member = (upstream_owner(copy, upstream), copy.upstream_name)
+        return history.member_history(upstream.history, module.base, target, upstream.tree, member)
+
+
+def upstream_owner(copy: Copy, upstream: Upstream) -> str:
+    """The upstream class ``copy`` comes from ("" at module level): the upstream's own
+    runner class when it names one (``--upstream-class``)."""
+    if copy.upstream_owner and upstream.class_name:
+        return upstream.class_name
+    return copy.upstream_owner
