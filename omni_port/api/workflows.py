@@ -23,6 +23,7 @@ from omni_port.api.inputs import (
     verification_context,
     vllm_pairing_notes,
     with_history,
+    with_members,
     with_unread_modules,
 )
 from omni_port.api.run import Synced, read_transplants, sync_patches, verify_files
@@ -195,6 +196,9 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     command = sync_command_line(config, request.patches, new.label, request.generated)
     catalog = config.path(config.catalog) if config.catalog else None
     locations = catalog_locations(patch_set, catalog)
+    # The summary decides every block again from the same facts as the sync: the same
+    # upstream, with the members of its history the sync reads.
+    new = with_members(new, patch_set)
     synced = sync_patches(patch_set, new, command, locations=locations)
     result = synced.result
     source = located[0].label if located else config.source
@@ -210,14 +214,13 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     )
     document = summaries.summary(
         summaries.Upgrade(
-            old.label,
-            new.label,
-            old.tree,
-            new.tree,
+            old,
+            new,
             config.upstream_class,
             patch_set,
             result.placements,
             tuple(findings),
+            locations,
         )
     )
     files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))

@@ -11,8 +11,8 @@ the new upstream methods the runners may want to override.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from omni_port.catalog.wording import describe_location
 from omni_port.model import (
@@ -20,6 +20,7 @@ from omni_port.model import (
     Code,
     Copy,
     Finding,
+    ModulePatches,
     PatchSet,
     Placement,
     Rule,
@@ -27,10 +28,11 @@ from omni_port.model import (
     Status,
 )
 from omni_port.pyast.diff import flat_keys
-from omni_port.pyast.syntax import Stmt, Tree, find_def, find_member, split_full_key
+from omni_port.pyast.syntax import find_def, find_member, split_full_key
 from omni_port.report import shorten
-from omni_port.sync import locate
-from omni_port.sync.facts import Inputs, MemberFacts
+from omni_port.sources.upstream import Upstream
+from omni_port.sync.evidence.places import Scored
+from omni_port.sync.facts import ModuleFacts
 
 #: Statements of context on each side of a block when showing upstream changes near it.
 NEAR = 3
@@ -40,14 +42,24 @@ NEAR = 3
 class Upgrade:
     """Everything the summary is made from."""
 
-    old_label: str
-    new_label: str
-    old: Tree
-    new: Tree
+    #: The base the patches were extracted against.
+    old: Upstream
+    #: The upstream synced onto, with the history and members the sync read.
+    new: Upstream
     upstream_class: str
     patches: PatchSet
     placements: tuple[Placement, ...]
     findings: tuple[Finding, ...]
+    #: The catalog's Location lines by block id, as the sync read them.
+    locations: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def old_label(self) -> str:
+        return self.old.label
+
+    @property
+    def new_label(self) -> str:
+        return self.new.label
 
 
 def summary(upgrade: Upgrade) -> str:
@@ -55,7 +67,7 @@ def summary(upgrade: Upgrade) -> str:
     parts = [
         *_heading(upgrade),
         *_conflicts(upgrade),
-        *_blocks(upgrade),
+        *_blocks(upgrade, _windows(upgrade, upgrade.old), _windows(upgrade, upgrade.new)),
         *_lags(upgrade),
         *_reviews(upgrade),
         *_methods(upgrade),
@@ -106,7 +118,7 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
     yield ""
 
 
-def _blocks(upgrade: Upgrade) -> Iterator[str]:
+def _blocks(upgrade: Upgrade, old: Windows, new: Windows) -> Iterator[str]:
     yield "## Every block"
     yield ""
     yield "| block | kind | status | decided by | where | upstream changes near it |"
@@ -118,7 +130,7 @@ def _blocks(upgrade: Upgrade) -> Iterator[str]:
         if placement and placement.start:
             state += f" (lines {placement.start}-{placement.end})"
         marked = "marked" if block.marked else "implicit"
-        near = _near_changes(upgrade, block)
+        near = _near_changes(block, old, new)
         where = _cell(describe_location(block.anchor))
         decided = _cell(decided_by(placement)) if placement else ""
         yield (
@@ -193,14 +205,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "<br>")
 
 
-def _near_changes(upgrade: Upgrade, block: Block) -> str:
+def _near_changes(block: Block, old: Windows, new: Windows) -> str:
     """Upstream statements around the block, old base against new, as +/- lines."""
-    old_member = _member(upgrade.old, upgrade, block)
-    new_member = _member(upgrade.new, upgrade, block)
-    if old_member is None or new_member is None:
-        return "method missing upstream" if new_member is None else "method new upstream"
-    old_window = _window(upgrade.old, old_member, block)
-    new_window = _window(upgrade.new, new_member, block)
+    if block.id not in old or block.id not in new:
+        return "method missing upstream" if block.id not in new else "method new upstream"
+    old_window, new_window = old[block.id], new[block.id]
     if old_window == new_window:
         return "unchanged"
     changes = [
@@ -211,17 +220,44 @@ def _near_changes(upgrade: Upgrade, block: Block) -> str:
     return "\n".join(f"`{line[0]} {line[1:][:80]}`" for line in changes[:6]) or "reordered"
 
 
-def _member(tree: Tree, upgrade: Upgrade, block: Block) -> Stmt | None:
-    owner = upgrade.upstream_class if block.owner else ""
-    return find_member(tree, owner, block.member)
+#: Keys of the upstream statements around each block's place, by block id (a block whose
+#: upstream method is missing has none).
+Windows = dict[str, list[str]]
 
 
-def _window(tree: Tree, member: Stmt, block: Block) -> list[str]:
-    """Keys of the upstream statements around where the block's anchor points."""
-    decision = locate.decide(MemberFacts(member, Inputs(tree)), [block])[0]
-    slot = decision.slot if not decision.conflict or decision.score >= 0.5 else None
-    if slot is None:
+def _windows(upgrade: Upgrade, upstream: Upstream) -> Windows:
+    """The upstream statements around where every block's anchor points in ``upstream``
+    (its best ranked place), read from the same facts as a sync onto it."""
+    found: Windows = {}
+    for module in upgrade.patches.modules:
+        known = ModuleFacts.of(module, upstream, upgrade.locations)
+        for copy, blocks in _copies(module):
+            facts = known.member_facts(copy, blocks)
+            if facts is not None:
+                found.update((b.id, _window(facts.of(b).ranked)) for b in blocks)
+    return found
+
+
+def _copies(module: ModulePatches) -> Iterator[tuple[Copy, list[Block]]]:
+    """Each copied member with its blocks (blocks follow their copy in the patches)."""
+    current: tuple[Copy, list[Block]] | None = None
+    for piece in module.pieces:
+        if isinstance(piece, Block) and current is not None:
+            current[1].append(piece)
+        elif isinstance(piece, Copy):
+            if current is not None:
+                yield current
+            current = (piece, [])
+    if current is not None:
+        yield current
+
+
+def _window(ranked: Sequence[Scored]) -> list[str]:
+    """Keys of the upstream statements around the best place (none when no place scores
+    at least half)."""
+    if not ranked or ranked[0].score < 0.5:
         return []
+    slot = ranked[0].slot
     stmts = slot.suite.stmts
     low = max(slot.index - NEAR, 0)
     high = min(slot.index + slot.span + NEAR, len(stmts))
@@ -253,8 +289,8 @@ def _method_rows(upgrade: Upgrade) -> Iterator[str]:
 
 
 def _method_change(upgrade: Upgrade, owner: str, name: str) -> str:
-    old = find_member(upgrade.old, owner, name)
-    new = find_member(upgrade.new, owner, name)
+    old = find_member(upgrade.old.tree, owner, name)
+    new = find_member(upgrade.new.tree, owner, name)
     if new is None:
         return "**vanished** upstream"
     if old is None:
@@ -275,8 +311,8 @@ def _method_change(upgrade: Upgrade, owner: str, name: str) -> str:
 
 
 def _new_methods(upgrade: Upgrade) -> Iterator[str]:
-    old_cls = find_def(upgrade.old.body, upgrade.upstream_class)
-    new_cls = find_def(upgrade.new.body, upgrade.upstream_class)
+    old_cls = find_def(upgrade.old.tree.body, upgrade.upstream_class)
+    new_cls = find_def(upgrade.new.tree.body, upgrade.upstream_class)
     if old_cls is None or new_cls is None:
         return
     old_names = {m.name for m in old_cls.clauses[0].stmts if m.name}
