@@ -114,6 +114,9 @@ class Proposal:
     lag: Lag | None = None
     #: Upstream's change omni's code won over, once the place is taken.
     review: Review | None = None
+    #: The anchor the place's surroundings are judged by, when the rule left statements
+    #: of what the block replaced to upstream: they stand beside it as old neighbours.
+    around: Anchor | None = None
 
 
 #: What a rule answers to a question: a final decision, or a place to check and take.

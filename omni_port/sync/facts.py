@@ -307,6 +307,25 @@ class BlockFacts:
         return code.with_body(text) if header else text
 
     @cached_property
+    def never_had(self) -> history.NeverHad | None:
+        """Statements the block replaces that the runners never had at its place (None
+        when none, or without history)."""
+        past = self.member.inputs.history
+        return history.never_had(self.block, past) if past is not None else None
+
+    def base_text_without(self, keys: frozenset[str]) -> str:
+        """The base's code of the statements the block replaced, less those keyed ``keys``
+        (the anchor's record of them when the base does not hold them there)."""
+        found, base = self.base_place, self.member.base
+        if not keys and self.base_text is not None:
+            return self.base_text
+        if found is None or base is None:
+            replaced = self.block.anchor.replaced
+            return "\n".join(k for k in replaced if split_full_key(k)[0] not in keys) + "\n"
+        stmts = [s for s in found.stmts() if s.key not in keys]
+        return "".join(code.source(base.tree, [s]) for s in stmts)
+
+    @cached_property
     def never_without(self) -> bool:
         """No release before the base had the runner's text where the deletion is."""
         past = self.member.inputs.history

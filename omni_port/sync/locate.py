@@ -291,7 +291,8 @@ class _Engine:
         """The decision for a proposed place, unless a rule's check says otherwise;
         ``stamps`` are the rules it rests on, ``path`` those a conflict keeps."""
         chosen = proposal.chosen
-        before, after = new_code_around(ctx.around or ctx.block.anchor, chosen.slot)
+        anchor = proposal.around or ctx.around or ctx.block.anchor
+        before, after = new_code_around(anchor, chosen.slot)
         check = Check(proposal, tuple(before), tuple(after))
         dispute: Dispute | None = None
         decision: Decision | None = None
@@ -314,11 +315,13 @@ class _Engine:
                 stamps,
                 dispute=dispute,
             )
-        if not decision.conflict and proposal.review is not None:
-            decision = replace(decision, review=proposal.review)
-        if decision.conflict or proposal.code is None:
+        if decision.conflict:
             return decision
-        return replace(decision, code=proposal.code, release=proposal.release, lag=proposal.lag)
+        if proposal.review is not None:
+            decision = replace(decision, review=proposal.review)
+        if proposal.release:
+            decision = replace(decision, release=proposal.release, lag=proposal.lag)
+        return decision if proposal.code is None else replace(decision, code=proposal.code)
 
 
 def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:

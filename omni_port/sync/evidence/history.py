@@ -524,6 +524,106 @@ def _text(tree: Tree, stmts: Sequence[Stmt]) -> str:
     return dedent_code(tree.text(stmts[0].start, stmts[-1].end))
 
 
+# --- what the runners had at a place ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NeverHad:
+    """Statements a block replaces or deletes that the runners never had at its place.
+
+    A hand port copies hunks of several upstream revisions: at one place the runner's text
+    dates from the change that brought the newest upstream statement the runner holds
+    there (in the block's code or right beside it). A replaced statement that arrived with
+    that change or after it was never the runners' to replace: upstream code they lack
+    (DESIGN, intent and lag, rules 4 and 5), kept as upstream has it."""
+
+    #: Their statement keys (a compound statement by its header).
+    keys: frozenset[str]
+    #: The release that brought the newest of them, and the one before it (without them).
+    brought_by: str
+    had: str
+    #: The runner's own statement that dates its text there, and the release it came in.
+    runners: str
+    since: str
+
+    def holds(self, key: str) -> bool:
+        """Whether the statement keyed ``key`` is one of them (upstream may have edited it
+        since, as the anchor tells one statement edited from another)."""
+        return key in self.keys or any(similarity(key, k) >= HAD for k in self.keys)
+
+    def quoted(self, replaced: Sequence[str]) -> str:
+        """The statements, in the order the block replaced them, for a note."""
+        return _quoted([k for k in replaced if split_full_key(k)[0] in self.keys])
+
+
+def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
+    """The statements ``block`` replaces that the runners never had at its place (None when
+    it replaces none, or nothing dates the runner's text there)."""
+    if not block.anchor.replaced or not _verified(history, block):
+        return None
+    mine = _every_key(block.code)
+    if mine is None:
+        return None
+    near = (*block.anchor.before[:1], *block.anchor.after[:1])
+    path = block.anchor.path
+    heads = (*mine, *(split_full_key(k)[0] for k in near))
+    runners = [(h, _arrival(history, h, path)) for h in heads]
+    dated = [(h, at) for h, at in runners if at is not None]
+    if not dated:
+        return None
+    runner, since = max(dated, key=lambda pair: pair[1])
+    arrived = [
+        (head, at)
+        for head in (split_full_key(k)[0] for k in block.anchor.replaced)
+        # A statement omni's code holds, edited or not, is one omni had and changed.
+        if not any(similarity(head, key) >= HAD for key in mine)
+        for at in [_arrival(history, head, path)]
+        if at is not None and at > 0 and at >= since
+    ]
+    if not arrived:
+        return None
+    newest = max(at for _, at in arrived)
+    versions = history.versions
+    return NeverHad(
+        frozenset(h for h, _ in arrived),
+        versions[newest].label,
+        versions[newest - 1].label,
+        runner,
+        versions[since].label,
+    )
+
+
+#: Least similarity of a statement of omni's code to a replaced one for omni to have had it.
+HAD = 0.6
+
+
+def _every_key(code: str) -> frozenset[str] | None:
+    """The keys of every statement of ``code``, nested ones included (a compound one by its
+    header); None when it does not parse."""
+    try:
+        tree = ast.parse(dedent_code(code))
+    except (SyntaxError, ValueError):
+        return None
+    return frozenset(node_key(n) for n in ast.walk(tree) if isinstance(n, ast.stmt))
+
+
+def _arrival(history: MemberHistory, head: str, path: tuple[str, ...]) -> int | None:
+    """The position of the oldest release from which on, up to the base, the body at
+    ``path`` holds the statement keyed ``head`` (a compound one by its header; edited a
+    little, as the anchor tells one statement edited from another) in every release that
+    has the member; None when the base lacks it there."""
+    found = None
+    for position in range(history.base, -1, -1):
+        version = history.versions[position]
+        if version.member is None:
+            continue
+        keys = {key for _, body in _bodies_along(version, path, False) for key in body}
+        if head not in keys and not any(similarity(head, key) >= HAD for key in keys):
+            break
+        found = position
+    return found
+
+
 # --- a block followed release by release ------------------------------------------------------
 
 

@@ -11,23 +11,26 @@ replacement both sides changed stays a conflict: nothing declares it omni's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from omni_port.model import BlockKind, Rule
+from omni_port.model import Anchor, BlockKind, Rule
 from omni_port.sync.context import (
     Answer,
     Check,
     Context,
     Decision,
     Dispute,
+    Lag,
     Proposal,
     Review,
     Settled,
     Tie,
     conflict,
+    followed,
     placed,
 )
 from omni_port.sync.evidence.code import echo_reason, short
-from omni_port.sync.evidence.history import Rebase
+from omni_port.sync.evidence.history import NeverHad, Rebase
 from omni_port.sync.evidence.places import Scored, Slot, clear, edited_in_place
 from omni_port.sync.facts import MemberFacts, Stmt
 from omni_port.sync.rule import Silent
@@ -89,22 +92,71 @@ class Intent(Silent):
         return _standing_for(ctx, Scored(twin, chosen.score, 1.0), echoed)
 
 
-def _owned(ctx: Context, best: Scored) -> Proposal | None:
+def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
     """Omni's code (or deletion) at ``best``, where the statements it replaces stand,
-    edited by upstream; None when ``best`` does not hold them."""
+    edited by upstream; None when ``best`` does not hold them.
+
+    Only what omni changed against the runners' lineage there is omni's: statements it
+    replaces that the runners never had (they came with or after the upstream change that
+    brought the runner's own code there) stay as upstream has them, beside omni's code;
+    among it, omni's code cannot stand for them (None)."""
     block, facts = ctx.block, ctx.of
     slot = best.slot
-    found = slot.held()
-    if not edited_in_place(block.anchor.replaced, found):
+    if not edited_in_place(block.anchor.replaced, slot.held()):
         return None  # not the statements it replaced, edited: nothing to own there
-    base = ctx.facts.base_text
-    before = base if base is not None else "\n".join(block.anchor.replaced) + "\n"
+    kept = ctx.facts.never_had if not (block.marked and block.kind is BlockKind.DELETION) else None
+    around = None
+    if kept is not None:
+        trimmed = _without(slot, kept)
+        if trimmed is None:
+            return None  # upstream code the runners never had stands among what it replaces
+        around = _kept_beside(block.anchor, slot, trimmed)
+        slot = trimmed
+    before = ctx.facts.base_text_without(kept.keys if kept is not None else frozenset())
     if _binds_anew(facts, facts.bound_by(slot) & facts.read_after(slot), (before, block.code)):
         return None  # upstream code further on reads what only upstream's edit binds
     what = "deletes" if block.kind is BlockKind.DELETION else "replaces"
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
-    review = Review(before, facts.source(found))
-    return Proposal(best, reason, review=review)
+    chosen = Scored(slot, best.score, best.replaced, best.parts, best.contradicted)
+    if kept is None:
+        return Proposal(chosen, reason, review=Review(before, facts.source(slot.held())))
+    lag = Lag(kept.brought_by)
+    note = (
+        f"upstream code the runners never had here stays: `{kept.quoted(block.anchor.replaced)}`, "
+        f"which {kept.brought_by} brought ({kept.had} had the runners' code here; the runners "
+        f"have `{short(kept.runners, 60)}` of {kept.since})"
+    )
+    if not slot.span and block.kind is BlockKind.DELETION:
+        # Nothing omni deletes is left upstream: upstream took it out too.
+        found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")
+        return replace(found, release=kept.had, lag=lag)
+    review = Review(before, facts.source(slot.held())) if slot.span else None
+    reason = f"{reason}; {note}"
+    return Proposal(chosen, reason, release=kept.had, lag=lag, review=review, around=around)
+
+
+def _kept_beside(anchor: Anchor, slot: Slot, trimmed: Slot) -> Anchor:
+    """``anchor`` with the statements ``trimmed`` leaves of ``slot`` as old neighbours."""
+    stmts = slot.suite.stmts
+    leading = stmts[slot.index : trimmed.index][::-1]
+    trailing = stmts[trimmed.index + trimmed.span : slot.index + slot.span]
+    before = (*(s.key for s in leading), *anchor.before)[: len(anchor.before) or 1]
+    after = (*(s.key for s in trailing), *anchor.after)[: len(anchor.after) or 1]
+    return replace(anchor, before=before, after=after)
+
+
+def _without(slot: Slot, kept: NeverHad) -> Slot | None:
+    """``slot`` less the statements ``kept`` names (as upstream may have edited them since)
+    at either end of it; None when one of them stands between statements it keeps."""
+    held = slot.held()
+    start, stop = 0, len(held)
+    while start < stop and kept.holds(held[start].key):
+        start += 1
+    while stop > start and kept.holds(held[stop - 1].key):
+        stop -= 1
+    if any(kept.holds(s.key) for s in held[start:stop]):
+        return None
+    return Slot(slot.suite, slot.path, slot.index + start, stop - start)
 
 
 def _owned_deletion(facts: MemberFacts, decision: Decision) -> Decision | None:
@@ -122,9 +174,10 @@ def _owned_deletion(facts: MemberFacts, decision: Decision) -> Decision | None:
     if not top or not clear(top) or (shown is not None and shown.key() != top[0].slot.key()):
         return None
     owned = _owned(one, top[0])
-    if owned is None:
-        return None
-    return placed(block, owned.chosen, top, owned.reason, owned.review)
+    if owned is None or isinstance(owned, Decision):
+        return owned
+    taken = placed(block, owned.chosen, top, owned.reason, owned.review)
+    return replace(taken, release=owned.release, lag=owned.lag)
 
 
 def _binds_anew(facts: MemberFacts, edited: frozenset[str], texts: tuple[str, str]) -> bool:
