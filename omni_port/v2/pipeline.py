@@ -20,9 +20,9 @@ from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
-from omni_port.sources.upstream import OMNI_V2_RUNNERS, Upstream
+from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER, Upstream
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, rows, substitute
+from omni_port.v2 import checks, compose, overrides, pins, rows, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
@@ -411,9 +411,28 @@ def _lock(
         command,
         placements,
         layout=Layout.V2,
-        sources=sources(inputs),
+        sources=[*sources(inputs), *pinned_sources(inputs, files)],
     )
     return lockfile.render(lock).encode("utf-8")
+
+
+def pinned_sources(inputs: Inputs, files: Mapping[str, bytes]) -> list[lockfile.Source]:
+    """A ``pinned`` row per file the tree relies on (``pins``): vllm-ascend's patch modules,
+    torch.cuda redirect and substitutes; omni's V2 runner modules, the modules its classes
+    are rebased from and the ones the generated modules import; vLLM's runner and the
+    modules of the classes it substitutes."""
+    texts = inputs.omni_texts or {}
+    runners = {
+        PACKAGE_DIR + name: texts.get(PACKAGE_DIR + name, s.text) for name, s in inputs.omni.items()
+    }
+    rebased = {path: texts[path] for path in rebasable(inputs)}
+    modules = {n: d.decode("utf-8", "replace") for n, d in files.items() if n.endswith(".py")}
+    imported = pins.imported_omni(modules, texts, rebased)
+    vllm = {VLLM_V2_RUNNER: inputs.base.text}
+    vllm.update({m: t for m, t in inputs.classes.items() if pins.distribution(m) == "vllm"})
+    found = [pins.Pin(member, sha) for member, sha in inputs.patches.read]
+    found += pins.pins({**runners, **rebased, **imported, **vllm})
+    return [lockfile.Source(pins.ROLE, pin.label, pin.sha256) for pin in found]
 
 
 def _counts(
