@@ -26,6 +26,7 @@ imports vLLM's ``CompilationTimes`` when it runs, in a worker.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import time
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from typing import Any
 ENV = "VLLM_USE_V2_MODEL_RUNNER"
 #: Marks a worker method the switch wrapped (so switching again does not wrap it twice).
 WRAPPED = "__omni_port_wrapped__"
+#: What a worker's warm-up returns: vLLM's module and record.
+COMPILATION_TIMES = ("vllm.v1.worker.worker_base", "CompilationTimes")
 
 
 class StageConflict(RuntimeError):
@@ -129,10 +132,11 @@ def generation_warm_up(original: Callable[..., Any]) -> Callable[..., Any]:
     def compile_or_warm_up_model(self: Any) -> Any:
         if not getattr(self, "use_v2_model_runner", False):
             return original(self)
-        from vllm.v1.worker.worker_base import CompilationTimes
-
+        # vLLM's record of the warm-up, from the worker process (where vLLM is installed).
+        times = importlib.import_module(COMPILATION_TIMES[0])
         start = time.perf_counter()
         self.model_runner.profile_run()
-        return CompilationTimes(language_model=time.perf_counter() - start, encoder=0.0)
+        elapsed = time.perf_counter() - start
+        return getattr(times, COMPILATION_TIMES[1])(language_model=elapsed, encoder=0.0)
 
     return compile_or_warm_up_model
