@@ -68,8 +68,11 @@ def _source_options(command: F) -> F:
 
 
 _ALLOW_HELP = (
-    "Reviewed methods whose NPU override omni's is meant to shadow, one per line: "
-    "'module.py:Class.method  reason' (default: `v2-allow`)."
+    "Reviewed decisions, one per line, two spaces before the reason: "
+    "'module.py:Class.method' keeps omni's override, ':npu_method' after it reviews an NPU "
+    "override omni's method skips, ':statement prefix' leaves that NPU wrapper step out of "
+    "the class's copy, 'module.py:Class.VllmClass' keeps a class on vLLM's class instead of "
+    "vllm-ascend's substitute (default: `v2-allow`)."
 )
 
 
