@@ -366,9 +366,12 @@ def unused_allow_notes(allowed: Sequence[AllowEntry], used: Sequence[AllowEntry]
 
 
 def _unused_allow(entry: AllowEntry) -> Finding:
+    selector = f":{entry.selector}" if entry.selector else ""
     message = (
-        f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no method "
-        "both runner families override"
+        f"allow-list entry {entry.module}:{entry.owner}.{entry.member}{selector} matches "
+        "nothing the composition decides (a method both sides override, an NPU override "
+        "omni's method skips, a step of a copied NPU wrapper, a class on a substituted vLLM "
+        "class)"
     )
     return Finding(Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -82,8 +82,8 @@ class Rebased:
     bypasses: tuple[Bypass, ...]
     #: Every method both omni's class and the substitute override, as composed (or not).
     composed: tuple[Composed, ...] = ()
+    #: The override report of each rebased class (for ``v2-report``).
     reports: tuple[overrides.OverrideReport, ...] = ()
-    findings: tuple[Finding, ...] = field(default=())
 
 
 # --- finding the classes --------------------------------------------------------------------
