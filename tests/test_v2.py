@@ -23,7 +23,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Rule, Severity, Status
 from omni_port.patches import lockfile
-from omni_port.v2 import compose, inputs, overrides, pipeline
+from omni_port.v2 import compose, inputs, overrides, pins, pipeline
 from tests.conftest import Cli
 from tests.golden import DATA, check_file, check_tree
 
@@ -277,10 +277,23 @@ def test_the_lock_records_the_v2_layout_and_every_input(case: Path, tmp_path: Pa
     text = result.files[lockfile.LOCK_NAME].decode()
     lock = lockfile.parse(text, "omni-port.lock")
     assert lock.layout is Layout.V2 and lock.upstream == "ascend"
-    assert [(s.role, s.label) for s in lock.sources] == [
+    assert [(s.role, s.label) for s in lock.sources if s.role != pins.ROLE] == [
         ("source", "omni"), ("vllm-base", "vllm"), ("vllm", "vllm_new"), ("vllm", "vllm"),
         ("allow", "allow.txt"),
     ]  # fmt: skip
+    # What the runtime switch compares with the installed packages: omni's runner modules
+    # and vLLM's runner, file by file (this vllm-ascend has no patch modules to pin).
+    pinned = {s.label: s.sha256 for s in lock.sources if s.role == pins.ROLE}
+    omni = (CASE / "omni/vllm_omni/worker_v2" / GPU).read_text()
+    assert pinned == {
+        "vllm-omni:vllm_omni/worker_v2/omni_generation_model_runner.py": pins.digest(
+            (CASE / "omni/vllm_omni/worker_v2" / GEN).read_text()
+        ),
+        f"vllm-omni:vllm_omni/worker_v2/{GPU}": pins.digest(omni),
+        "vllm:vllm/v1/worker/gpu/model_runner.py": pins.digest(
+            (CASE / "vllm/vllm/v1/worker/gpu/model_runner.py").read_text()
+        ),
+    }
     assert lockfile.render(lock) == text
     assert sorted(lock.outputs) == [GEN, GPU]
 
