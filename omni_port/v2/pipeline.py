@@ -22,7 +22,7 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
 from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER, Upstream
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, pins, rows, substitute
+from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
@@ -74,7 +74,7 @@ class Result:
     findings: tuple[Finding, ...]
     counts: dict[str, int]
     #: omni's modules generated with classes rebased onto vllm-ascend's substitutes.
-    rebased: tuple[substitute.Rebased, ...] = ()
+    rebased: tuple[rebase.Rebased, ...] = ()
 
     @property
     def composed(self) -> tuple[Composed, ...]:
@@ -194,13 +194,13 @@ def rebasable(inputs: Inputs) -> dict[str, list[substitute.Bypass]]:
     return found
 
 
-def rebase(inputs: Inputs, tool: str, command: str) -> list[substitute.Rebased]:
+def rebased_modules(inputs: Inputs, tool: str, command: str) -> list[rebase.Rebased]:
     """omni's modules whose classes are rebased onto vllm-ascend's substitutes."""
     sources = substitute_sources(inputs)
-    header = substitute.Header(tool, command, _edit(inputs), inputs.omni_label)
+    header = rebase.Header(tool, command, _edit(inputs), inputs.omni_label)
     texts = inputs.omni_texts or {}
     return [
-        substitute.rebase(path, texts[path], found, sources, header)
+        rebase.rebase(path, texts[path], found, sources, header)
         for path, found in sorted(rebasable(inputs).items())
     ]
 
@@ -249,7 +249,7 @@ def review(inputs: Inputs, tool: str) -> Reviewed:
     (OP320, OP323) a note where ``v2-sync`` composes them, and every class built on a
     substituted vLLM class (OP330) a note where it rebases or a reviewed entry keeps it."""
     runners = report(inputs)
-    rebased = rebase(inputs, tool, "omni-port v2-report")
+    rebased = rebased_modules(inputs, tool, "omni-port v2-report")
     composed = (*plan(inputs).composed, *(c for r in rebased for c in r.composed))
     reports = (runners, *(found for r in rebased for found in r.reports))
     findings = [f for r in reports for f in _reviewed_collisions(r, composed)]
@@ -306,7 +306,7 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
-    rebased = rebase(inputs, tool, command)
+    rebased = rebased_modules(inputs, tool, command)
     modules.update({r.module: r.text for r in rebased})
     every = (*composition.composed, *(c for r in rebased for c in r.composed))
     composed = [rows.composed_row(c, modules) for c in every]
@@ -442,7 +442,7 @@ def _counts(
     synced: Mapping[str, int],
     composition: compose.Composition,
     placements: Sequence[Placement],
-    rebased: Sequence[substitute.Rebased],
+    rebased: Sequence[rebase.Rebased],
 ) -> dict[str, int]:
     rules = [c.rule for c in (*composition.composed, *(c for r in rebased for c in r.composed))]
     return {
