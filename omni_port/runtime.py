@@ -121,10 +121,11 @@ def use_generated_runners(
     module names redirected.
 
     A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
-    a V2 tree (``omni_*_model_runner.py``) for ``vllm_omni.worker_v2``; ``package``
+    a V2 tree (``omni_*_model_runner.py``, and every other module its lock lists, such as
+    ``model_states/omni_model_state.py``) for ``vllm_omni.worker_v2``; ``package``
     overrides that. A V2 tree in a subdirectory (``generated/v2`` beside ``generated/``,
     as ``v2-generated`` places it) is served too, side by side, and the NPU workers then
-    build the V2 runners when ``use_v2_model_runner`` is set (``runner_selector``). Call
+    build the V2 runners where the stage selects Model Runner V2 (``runner_selector``). Call
     it before vLLM-Omni's workers are imported (for example first thing in the launcher).
     Workers imported earlier have their runner classes rebound to the generated ones. The
     choice is exported to the environment (``OMNI_PORT_GENERATED``) for the processes this
