@@ -147,6 +147,12 @@ class Code(enum.StrEnum):
         "In the generated V2 runner an NPU override runs more than once, or never without a "
         "marker saying why.",
     )
+    OP330 = (
+        "OP330",
+        "substitute",
+        "An omni class is built on a vLLM class vllm-ascend substitutes (through a patch or a "
+        "factory): rebased onto the substitute (a note), or still on vLLM's (an error).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -534,6 +540,12 @@ class Rule(enum.StrEnum):
     """V2: a vLLM name omni uses is the one a vllm-ascend patch module installs."""
     DEVICE_NEUTRAL = "device-neutral"
     """V2: a CUDA-only device check made device-neutral."""
+    SUBSTITUTE = "substitute"
+    """V2: an omni class built on a vLLM class vllm-ascend substitutes, rebased onto the
+    substitute (``DefaultModelState`` -> ``AscendModelState``)."""
+    GUARD = "npu-guard"
+    """V2: a step of a copied NPU wrapper the omni stage cannot serve, left out of that
+    class's copy by a reviewed allow-list entry that says why."""
 
 
 @dataclass(frozen=True, slots=True)

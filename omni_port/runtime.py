@@ -15,8 +15,11 @@ runners were generated from. An explicit override (``allow_unresolved=True``, or
 
 A V1 tree and a V2 tree are served side by side (``generated/`` and ``generated/v2``):
 the NPU workers keep building their V1 runner, and build the composed V2 runner instead
-when ``vllm_config.use_v2_model_runner`` is set (the flag vllm-ascend's own NPU worker
-reads), through a ``model_runner_cls`` that chooses (``runner_selector``).
+where vLLM-Omni asks for it (a stage whose deploy config says ``model_runner: v2``; see
+``omni_port.v2.stage`` for how that and vllm-ascend's ``VLLM_USE_V2_MODEL_RUNNER`` must
+agree), through a ``model_runner_cls`` that chooses (``runner_selector``). A V2 tree is
+deployable only while the installed vllm-ascend, vLLM-Omni and vLLM hold the files and
+releases its lock pins (``omni_port.v2.pins``).
 
 vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
 launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
@@ -43,6 +46,7 @@ from omni_port.errors import BadInput
 from omni_port.model import Layout
 from omni_port.patches import lockfile
 from omni_port.sources.upstream import ASCEND_RUNNER, ASCEND_V2_RUNNER
+from omni_port.v2 import pins, stage
 
 #: Package vLLM-Omni keeps its NPU runners in.
 PACKAGE = "vllm_omni.platforms.npu.worker"
@@ -117,10 +121,11 @@ def use_generated_runners(
     module names redirected.
 
     A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
-    a V2 tree (``omni_*_model_runner.py``) for ``vllm_omni.worker_v2``; ``package``
+    a V2 tree (``omni_*_model_runner.py``, and every other module its lock lists, such as
+    ``model_states/omni_model_state.py``) for ``vllm_omni.worker_v2``; ``package``
     overrides that. A V2 tree in a subdirectory (``generated/v2`` beside ``generated/``,
     as ``v2-generated`` places it) is served too, side by side, and the NPU workers then
-    build the V2 runners when ``use_v2_model_runner`` is set (``runner_selector``). Call
+    build the V2 runners where the stage selects Model Runner V2 (``runner_selector``). Call
     it before vLLM-Omni's workers are imported (for example first thing in the launcher).
     Workers imported earlier have their runner classes rebound to the generated ones. The
     choice is exported to the environment (``OMNI_PORT_GENERATED``) for the processes this
@@ -135,12 +140,7 @@ def use_generated_runners(
     default, _ = _layout(folder)
     package = package or os.environ.get(PACKAGE_ENV) or default
     trees = served_trees(folder, package)
-    files = {
-        f"{tree.package}.{module}": tree.folder / f"{module}.py"
-        for tree in trees
-        for module in tree.runners
-        if (tree.folder / f"{module}.py").is_file()
-    }
+    files = {name: path for tree in trees for name, path in served_modules(tree).items()}
     if not files:
         raise FileNotFoundError(f"no generated runner modules in {folder}: {MAKE_SYNC}")
     overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
@@ -205,6 +205,7 @@ def unresolved(directory: str | os.PathLike[str]) -> list[str]:
     reasons += _unlisted(folder, lock)
     reasons += _verdict(folder, lock_bytes)
     reasons += _installed_upstream(lock)
+    reasons += _installed_pins(lock)
     return reasons
 
 
@@ -281,6 +282,19 @@ def _installed_upstream(lock: lockfile.Lock) -> list[str]:
         f"the installed vllm-ascend ({_installed_version()}, {path}) is not the one the "
         f"runners were generated from ({lock.upstream}): sync onto `installed` or install that"
     ]
+
+
+def _installed_pins(lock: lockfile.Lock) -> list[str]:
+    """A V2 tree relies on more than the runner file: the files and releases its lock pins."""
+    if lock.layout is not Layout.V2:
+        return []
+    rows = [(s.label, s.sha256) for s in lock.sources if s.role == pins.ROLE]
+    releases = [lock.upstream, *(s.label for s in lock.sources if s.role in _RELEASES)]
+    return pins.differences(rows, releases)
+
+
+#: Lock roles whose label names a release the tree's code runs against.
+_RELEASES = ("source", "vllm-base")
 
 
 def _installed_version() -> str:
@@ -361,6 +375,8 @@ V2_FOR_V1: Mapping[str, tuple[str, str]] = {
     "NPUARModelRunner": ("omni_ar_model_runner", "OmniARModelRunner"),
     "NPUGenerationModelRunner": ("omni_generation_model_runner", "OmniGenerationModelRunner"),
 }
+#: The V2 module of the generation (Code2Wav) stage, whose worker warms up differently.
+GENERATION_V2 = "omni_generation_model_runner"
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +412,23 @@ def _root(package: str) -> str:
     return PACKAGE.removesuffix(V1_SUFFIX)
 
 
+def served_modules(tree: Served) -> dict[str, Path]:
+    """Full module name -> generated file, for every module a tree serves: its runner
+    modules, and for a V2 tree every module its lock lists (``model_states/omni_model_state.py``
+    is served as ``<package>.model_states.omni_model_state``)."""
+    found = {
+        f"{tree.package}.{module}": tree.folder / f"{module}.py"
+        for module in tree.runners
+        if (tree.folder / f"{module}.py").is_file()
+    }
+    lock = lockfile.read_or_none(tree.folder) if tree.layout is Layout.V2 else None
+    for name in sorted(lock.outputs) if lock is not None else ():
+        if name.endswith(".py") and (tree.folder / name).is_file():
+            dotted = name.removesuffix(".py").replace("/", ".")
+            found.setdefault(f"{tree.package}.{dotted}", tree.folder / name)
+    return found
+
+
 def _tree_reasons(folder: Path, trees: Sequence[Served]) -> list[str]:
     """Why any tree served is not deployable; a subtree's reasons name it."""
     reasons: list[str] = []
@@ -406,21 +439,22 @@ def _tree_reasons(folder: Path, trees: Sequence[Served]) -> list[str]:
 
 
 def uses_v2(vllm_config: object) -> bool:
-    """Whether a worker runs Model Runner V2: vllm-ascend's NPU worker reads the same
-    ``vllm_config.use_v2_model_runner`` (VLLM_USE_V2_MODEL_RUNNER on Ascend)."""
-    return bool(getattr(vllm_config, "use_v2_model_runner", False))
+    """Whether a worker runs Model Runner V2, the way vLLM-Omni decides it per stage
+    (``omni_port.v2.stage``); raises ``stage.StageConflict`` when vllm-ascend's
+    VLLM_USE_V2_MODEL_RUNNER says otherwise."""
+    return stage.selects_v2(vllm_config)
 
 
 def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
     """A drop-in for a worker's ``model_runner_cls``: ``cls(vllm_config, device, ...)``
-    builds the V2 runner ``v2_module.v2_class`` when ``use_v2_model_runner`` is set, the V1
-    runner ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend)."""
+    builds the V2 runner ``v2_module.v2_class`` where the stage selects Model Runner V2
+    (``uses_v2``; VLLM_USE_V2_MODEL_RUNNER is then set for vllm-ascend), the V1 runner
+    ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend)."""
 
     def __new__(cls: type, vllm_config: object, *args: object, **kwargs: object) -> object:
-        if uses_v2(vllm_config):
-            chosen = getattr(importlib.import_module(v2_module), v2_class)
-        else:
-            chosen = v1
+        v2 = uses_v2(vllm_config)
+        stage.agree(v2)
+        chosen = getattr(importlib.import_module(v2_module), v2_class) if v2 else v1
         return chosen(vllm_config, *args, **kwargs)
 
     namespace = {
@@ -469,15 +503,22 @@ class WorkerHook(importlib.abc.MetaPathFinder):
         return None
 
     def select(self, module: ModuleType) -> None:
+        """Each worker class of ``module`` builds the runner its stage selects, says which
+        (``use_v2_model_runner``), and a generation worker warms a V2 runner up as
+        vLLM-Omni's GPU generation worker does (``omni_port.v2.stage``)."""
         for value in list(vars(module).values()):
             current = getattr(value, "model_runner_cls", None)
             if not isinstance(value, type) or not isinstance(current, type):
                 continue
             v1 = getattr(current, "v1_runner", current)  # switched before: re-select
             target = V2_FOR_V1.get(v1.__name__)
-            if target is not None:
-                selector = runner_selector(v1, f"{self.v2_package}.{target[0]}", target[1])
-                value.model_runner_cls = selector  # type: ignore[attr-defined]
+            if target is None:
+                continue
+            selector = runner_selector(v1, f"{self.v2_package}.{target[0]}", target[1])
+            value.model_runner_cls = selector  # type: ignore[attr-defined]
+            stage.wrap_once(value, "init_device", stage.with_v2_flag)
+            if target[0] == GENERATION_V2:
+                stage.wrap_once(value, "compile_or_warm_up_model", stage.generation_warm_up)
 
 
 class _SelectingLoader(importlib.abc.Loader):

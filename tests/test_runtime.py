@@ -44,6 +44,12 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _installed(site: Path, dist: str, version: str) -> None:
+    """The metadata pip leaves for an installed distribution (read, never imported)."""
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    _write(info / "METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+
+
 def _deployable(
     generated: Path, conflicts: tuple[str, ...] = (), layout: Layout = Layout.V1
 ) -> None:
@@ -366,6 +372,7 @@ def test_a_v2_tree_stands_in_for_the_v2_package(
     upstream = site / "vllm_ascend" / "worker" / "v2" / "model_runner.py"
     upstream.parent.mkdir(parents=True)
     upstream.write_bytes(UPSTREAM)
+    _installed(site, "vllm-ascend", "9.9.9")
     _deployable(generated, layout=Layout.V2)
     monkeypatch.syspath_prepend(str(site))
     try:
@@ -445,6 +452,7 @@ def both(tree: Path) -> Path:
     upstream = site / "vllm_ascend" / "worker" / "v2" / "model_runner.py"
     upstream.parent.mkdir(parents=True)
     upstream.write_bytes(UPSTREAM)
+    _installed(site, "vllm-ascend", "9.9.9")
     _deployable(v2, layout=Layout.V2)
     return tree
 

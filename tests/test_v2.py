@@ -23,7 +23,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Rule, Severity, Status
 from omni_port.patches import lockfile
-from omni_port.v2 import compose, inputs, overrides, pipeline
+from omni_port.v2 import compose, inputs, overrides, pins, pipeline
 from tests.conftest import Cli
 from tests.golden import DATA, check_file, check_tree
 
@@ -124,13 +124,27 @@ def test_each_collision_once_with_both_locations(case: Path, tmp_path: Path) -> 
     assert "ascend/vllm_ascend/worker/v2/model_runner.py:33" in collisions[1].message
 
 
-def test_an_npu_override_omni_no_longer_calls_is_a_note(case: Path, tmp_path: Path) -> None:
+def test_an_npu_override_omni_no_longer_calls_is_an_error_until_reviewed(
+    case: Path, tmp_path: Path
+) -> None:
     report = pipeline.report(_load(tmp_path))
     (bypass,) = [f for f in report.findings if f.code is Code.OP321]
     assert (bypass.path, bypass.line, bypass.severity) == (
-        "omni/vllm_omni/worker_v2/omni_generation_model_runner.py", 18, Severity.NOTE,
+        "omni/vllm_omni/worker_v2/omni_generation_model_runner.py", 18, Severity.ERROR,
     )  # fmt: skip
     assert "self.prepare_inputs()" in bypass.message
+    entry = "omni_generation_model_runner.py:OmniGenerationModelRunner.execute_model:prepare_inputs"
+    assert f"`{entry}  REASON`" in bypass.message, "says which entry would review it"
+    allow = tmp_path / "allow.txt"
+    allow.write_text(f"{entry}  a vocoder reads its codes itself\n")
+    reviewed = pipeline.report(_load(tmp_path, replace(SETTINGS, allow=str(allow))))
+    (bypass,) = [f for f in reviewed.findings if f.code is Code.OP321]
+    assert bypass.severity is Severity.NOTE
+    assert f"a vocoder reads its codes itself ({allow}:1)" in bypass.message
+    other = tmp_path / "other.txt"
+    other.write_text(entry.replace("prepare_inputs", "profile_run") + "  another override\n")
+    unreviewed = pipeline.report(_load(tmp_path, replace(SETTINGS, allow=str(other))))
+    assert [f.severity for f in unreviewed.findings if f.code is Code.OP321] == [Severity.ERROR]
 
 
 def test_calls_the_composed_runner_cannot_take(case: Path, tmp_path: Path) -> None:
@@ -263,10 +277,23 @@ def test_the_lock_records_the_v2_layout_and_every_input(case: Path, tmp_path: Pa
     text = result.files[lockfile.LOCK_NAME].decode()
     lock = lockfile.parse(text, "omni-port.lock")
     assert lock.layout is Layout.V2 and lock.upstream == "ascend"
-    assert [(s.role, s.label) for s in lock.sources] == [
+    assert [(s.role, s.label) for s in lock.sources if s.role != pins.ROLE] == [
         ("source", "omni"), ("vllm-base", "vllm"), ("vllm", "vllm_new"), ("vllm", "vllm"),
         ("allow", "allow.txt"),
     ]  # fmt: skip
+    # What the runtime switch compares with the installed packages: omni's runner modules
+    # and vLLM's runner, file by file (this vllm-ascend has no patch modules to pin).
+    pinned = {s.label: s.sha256 for s in lock.sources if s.role == pins.ROLE}
+    omni = (CASE / "omni/vllm_omni/worker_v2" / GPU).read_text()
+    assert pinned == {
+        "vllm-omni:vllm_omni/worker_v2/omni_generation_model_runner.py": pins.digest(
+            (CASE / "omni/vllm_omni/worker_v2" / GEN).read_text()
+        ),
+        f"vllm-omni:vllm_omni/worker_v2/{GPU}": pins.digest(omni),
+        "vllm:vllm/v1/worker/gpu/model_runner.py": pins.digest(
+            (CASE / "vllm/vllm/v1/worker/gpu/model_runner.py").read_text()
+        ),
+    }
     assert lockfile.render(lock) == text
     assert sorted(lock.outputs) == [GEN, GPU]
 
@@ -452,8 +479,11 @@ def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path
     # arguments to the NPU postprocess_sampled, which takes two (v2-report's OP322 too).
     (misfit,) = [f for f in found if f["code"] == "OP510"]
     assert "`self.postprocess_sampled(...)` passes 3 positional arguments" in misfit["message"]
+    # The generation runner's execute_model skips the NPU prepare_inputs, unreviewed.
+    (bypass,) = [f for f in found if f["code"] == "OP321"]
+    assert "self.prepare_inputs()" in bypass["message"]
     # Besides, the tree holds the conflicts `v2-sync` left: nothing else is wrong with it.
-    errors = [f for f in found if f["code"] != "OP510"]
+    errors = [f for f in found if f["code"] not in ("OP510", "OP321")]
     assert {f["code"] for f in errors} == {"OP310"}, document["findings"]
     regions = [
         (name, n)

@@ -32,6 +32,8 @@ SETTINGS = inputs.Settings(
 GPU = "omni_model_runner.py"
 AR = "omni_ar_model_runner.py"
 GEN = "omni_generation_model_runner.py"
+#: omni's model state, rebased onto vllm-ascend's AscendModelState.
+STATE = "model_states/omni_model_state.py"
 RUNNERS = ("OmniGPUModelRunner", "OmniARModelRunner", "OmniGenerationModelRunner")
 ARGS = ("omni", "--upstream", "ascend", "--vllm-base", "vllm", "--vllm", "vllm")
 
@@ -71,7 +73,7 @@ def test_generated_modules_match_the_golden_files(case: Path, tmp_path: Path) ->
 
 def test_each_method_both_sides_override_has_its_rule(case: Path, tmp_path: Path) -> None:
     result = _generate(tmp_path)
-    rules = {(c.owner, c.name): c.rule for c in result.composition.composed}
+    rules = {(c.owner, c.name): c.rule for c in result.composed}
     assert rules == {
         ("OmniGPUModelRunner", "__init__"): Rule.OMNI_SUPER,
         ("OmniGPUModelRunner", "load_model"): Rule.OMNI_SUPER,
@@ -80,6 +82,8 @@ def test_each_method_both_sides_override_has_its_rule(case: Path, tmp_path: Path
         ("OmniGenerationModelRunner", "execute_model"): Rule.NPU_WRAPPER,
         ("OmniGenerationModelRunner", "sample_tokens"): Rule.NPU_WRAPPER,
         ("OmniGenerationModelRunner", "profile_run"): Rule.ALLOWED,
+        ("OmniModelState", "__init__"): Rule.OMNI_SUPER,
+        ("OmniModelState", "remove_request"): Rule.NPU_WRAPPER,
     }, "the AR execute_model calls the omni base's: composed there"
     rows = {(p.owner, p.member): p for p in result.placements if p.kind == pipeline.COMPOSED}
     assert {k: p.decided_by for k, p in rows.items()} == {k: (r,) for k, r in rules.items()}
@@ -87,7 +91,7 @@ def test_each_method_both_sides_override_has_its_rule(case: Path, tmp_path: Path
     lines = _modules(result)[GPU].splitlines()[wrapped.start - 1 : wrapped.end]
     assert lines[1].strip().startswith("def execute_model(")
     assert any(line.strip().startswith("def _omni_execute_model(") for line in lines)
-    assert result.counts["wrapped"] == 4 and result.counts["not_composed"] == 0
+    assert result.counts["wrapped"] == 5 and result.counts["not_composed"] == 0
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
@@ -207,10 +211,14 @@ def test_every_rewrite_is_a_lock_row_and_a_note(case: Path, tmp_path: Path) -> N
             (AR, Rule.DEVICE_NEUTRAL),
             (GEN, Rule.DEVICE_NEUTRAL),
             (GEN, Rule.DEVICE_NEUTRAL),
+            (GEN, Rule.GUARD),
             (GPU, Rule.ASCEND_PATCH),
             (GPU, Rule.ASCEND_PATCH),
             (GPU, Rule.ASCEND_PATCH),
             (GPU, Rule.ASCEND_PATCH),
+            (STATE, Rule.ASCEND_PATCH),
+            (STATE, Rule.SUBSTITUTE),
+            (STATE, Rule.SUBSTITUTE),
         ]
     )
     assert all(p.status is Status.PLACED and p.start == p.end > 0 for p in rows)
@@ -218,8 +226,13 @@ def test_every_rewrite_is_a_lock_row_and_a_note(case: Path, tmp_path: Path) -> N
     for row in rows:
         assert "# omni-port: " in modules[row.module].splitlines()[row.start - 1]
     notes = {(f.code, f.path, f.line) for f in result.findings if f.severity is Severity.NOTE}
-    assert {(Code.OP326 if r == Rule.DEVICE_NEUTRAL else Code.OP325, p.module, p.start)
-            for p in rows for r in p.decided_by} <= notes  # fmt: skip
+    code = {
+        Rule.DEVICE_NEUTRAL: Code.OP326,
+        Rule.ASCEND_PATCH: Code.OP325,
+        Rule.SUBSTITUTE: Code.OP330,
+        Rule.GUARD: Code.OP329,
+    }
+    assert {(code[r], p.module, p.start) for p in rows for r in p.decided_by} <= notes
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     assert errors == [], "composed, rewritten and checked: nothing left"
 
@@ -469,6 +482,7 @@ def test_v2_report_shows_wrapper_collisions_and_their_composition(cli: Cli, case
         "OmniGenerationModelRunner.execute_model",
         "OmniGenerationModelRunner.profile_run",
         "OmniGenerationModelRunner.sample_tokens",
+        "OmniModelState.remove_request",
     ], "the AR execute_model reaches the base's: its collision is the base's"
 
 

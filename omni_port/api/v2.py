@@ -21,7 +21,7 @@ from omni_port.sources.config import Config
 from omni_port.verify import checks
 
 if TYPE_CHECKING:
-    from omni_port.v2 import compose, overrides, pipeline
+    from omni_port.v2 import pipeline
     from omni_port.v2.inputs import Settings as Sources
 
 # The composition (and libcst with it) loads only for V2 work: a warm V1 sync, which
@@ -72,17 +72,16 @@ def sources_of(
     )
 
 
-def report(
-    sources: Sources, settings: Settings
-) -> tuple[pipeline.Inputs, overrides.OverrideReport, compose.Composition]:
-    """The inputs, loaded, who overrides every method of the composed runners, and how
-    ``v2-sync`` would compose them. A report never refuses a vLLM mismatch: it notes it."""
+def report(sources: Sources, settings: Settings) -> tuple[pipeline.Inputs, pipeline.Reviewed]:
+    """The inputs, loaded, who overrides every method of the composed runners (and of the
+    classes rebased onto vllm-ascend's substitutes), how ``v2-sync`` would compose them, and
+    the findings reviewed against that. A report never refuses a vLLM mismatch: it notes it."""
     from omni_port.v2 import inputs, pipeline
 
     loaded = inputs.load(
         replace(sources, force_vllm_mismatch=True), settings.cache, settings.progress
     )
-    return loaded, pipeline.report(loaded), pipeline.plan(loaded)
+    return loaded, pipeline.review(loaded, TOOL)
 
 
 def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:

@@ -26,7 +26,7 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
-from omni_port.model import Finding, Report, Status
+from omni_port.model import Finding, Report, Severity, Status
 from omni_port.patches.store import Changes
 from omni_port.report import shown
 from omni_port.v2 import overrides
@@ -68,8 +68,11 @@ def _source_options(command: F) -> F:
 
 
 _ALLOW_HELP = (
-    "Reviewed methods whose NPU override omni's is meant to shadow, one per line: "
-    "'module.py:Class.method  reason' (default: `v2-allow`)."
+    "Reviewed decisions, one per line, two spaces before the reason: "
+    "'module.py:Class.method' keeps omni's override, ':npu_method' after it reviews an NPU "
+    "override omni's method skips, ':statement prefix' leaves that NPU wrapper step out of "
+    "the class's copy, 'module.py:Class.VllmClass' keeps a class on vLLM's class instead of "
+    "vllm-ascend's substitute (default: `v2-allow`)."
 )
 
 
@@ -96,22 +99,30 @@ def v2_report_command(
     folder or a file (default: `v2-source`, else `source`). For every method of every omni
     V2 runner class, of NPUModelRunner and of vLLM's GPUModelRunner: omni, npu, both or
     neither; for both, which side calls the other through super(), and the rule v2-sync
-    composes it by (=> RULE, or NOT COMPOSED). Exit 0 when clean, 1 with collisions (OP320:
-    both replace the method; OP323: the NPU override wraps super() and omni's replaces it)
-    or calls the composed runner cannot take (OP322); bypassed NPU overrides (OP321) and a
-    vLLM mismatch (OP511, which v2-sync refuses) are notes. 2 on bad input. With --json -,
+    composes it by (=> RULE, or NOT COMPOSED). The same for each omni class built on a vLLM
+    class vllm-ascend substitutes (OmniModelState on DefaultModelState, rebased onto
+    AscendModelState). Every loss is an error unless v2-sync composes it or --v2-allow
+    reviews it (then a note): collisions (OP320: both replace the method; OP323: the NPU
+    override wraps super() and omni's replaces it), NPU overrides omni's replacement never
+    calls (OP321), classes left on a substituted vLLM class (OP330); calls the composed
+    runner cannot take (OP322) are errors. A vLLM mismatch (OP511, which v2-sync refuses) is
+    a note. Exit 0 when nothing is left, 1 otherwise, 2 on bad input. With --json -,
     stdout carries the JSON document only.
     """
     allowed = str(allow) if allow is not None else None
     sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
-    loaded, result, plan = v2.report(sources, options.settings)
-    counts = _report_counts(result)
-    findings = (*(loaded.pairing.findings() if loaded.pairing else ()), *result.findings)
+    loaded, reviewed = v2.report(sources, options.settings)
+    counts = _report_counts(reviewed)
+    findings = (*(loaded.pairing.findings() if loaded.pairing else ()), *reviewed.findings)
     outcome = Report(findings=findings, counts=counts)
-    decided = {(c.owner, c.name): c for c in plan.composed}
+    decided = {(c.owner, c.name): c for c in reviewed.composed}
     if json_path is None or str(json_path) != "-":
-        click.echo(_text_report(result, loaded.omni_label, loaded.npu.label, decided), nl=False)
-    emit(outcome, json_path, document=_json_report(result, findings, counts, decided))
+        text = "".join(
+            _text_report(r, loaded.omni_label, loaded.npu.label, decided) for r in reviewed.reports
+        )
+        click.echo(text, nl=False)
+    document = _json_report(reviewed.reports, findings, counts, decided)
+    emit(outcome, json_path, document=document)
     summary(options, _report_summary(counts))
     return outcome
 
@@ -127,7 +138,7 @@ def _text_report(
         chain = " < ".join(runner.chain)
         lines.append(
             f"{runner.module}: {chain} with {result.npu_class} ({npu_label}) on "
-            f"{overrides.BASE_CLASS} ({result.base_label}); omni from {label}"
+            f"{result.base_class} ({result.base_label}); omni from {label}"
         )
         for row in runner.rows:
             lines.append("  " + _row_text(row, _decision(row, decided)))
@@ -160,16 +171,21 @@ def _row_text(row: overrides.MethodRow, composed: Composed | None) -> str:
     return "  ".join(parts).rstrip()
 
 
-def _report_counts(result: overrides.OverrideReport) -> dict[str, int]:
-    counts: Counter[str] = Counter(row.who.value for r in result.runners for row in r.rows)
-    tally = finding_counts(result.findings)
+def _report_counts(reviewed: pipeline.Reviewed) -> dict[str, int]:
+    runners = reviewed.reports[0]
+    counts: Counter[str] = Counter(row.who.value for r in runners.runners for row in r.rows)
+    tally = finding_counts(reviewed.findings)
+    errors = finding_counts(f for f in reviewed.findings if f.severity is Severity.ERROR)
     return {
-        "runners": len(result.runners),
+        "runners": len(runners.runners),
         **dict(sorted(counts.items())),
         "collisions": tally.get("collision", 0),
         "wrapper_collisions": tally.get("wrapper-collision", 0),
         "bypassed": tally.get("bypass", 0),
         "calls": tally.get("call", 0),
+        "substitutes": tally.get("substitute", 0),
+        "rebased_classes": len(reviewed.reports) - 1,
+        "unresolved": sum(errors.values()),
     }
 
 
@@ -179,7 +195,9 @@ def _report_summary(counts: dict[str, int]) -> str:
         f"v2-report: {counts['runners']} runner classes; methods: {kinds}; "
         f"{counts['collisions']} collisions, {counts['wrapper_collisions']} wrapper "
         f"collisions, {counts['bypassed']} bypassed NPU overrides, "
-        f"{counts['calls']} calls the composed runner cannot take"
+        f"{counts['calls']} calls the composed runner cannot take, "
+        f"{counts['substitutes']} classes on a vLLM class vllm-ascend substitutes "
+        f"({counts['rebased_classes']} rebased); {counts['unresolved']} left unresolved"
     )
 
 
@@ -195,7 +213,7 @@ def _site(site: overrides.Site | None) -> dict[str, object] | None:
 
 
 def _json_report(
-    result: overrides.OverrideReport,
+    reports: Sequence[overrides.OverrideReport],
     findings: Sequence[Finding],
     counts: dict[str, int],
     decided: Decided,
@@ -208,6 +226,7 @@ def _json_report(
             "class": runner.runner,
             "chain": list(runner.chain),
             "npu_class": result.npu_class,
+            "base_class": result.base_class,
             "base": result.base_label,
             "methods": [
                 {
@@ -223,6 +242,7 @@ def _json_report(
                 for row in runner.rows
             ],
         }
+        for result in reports
         for runner in result.runners
     ]
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
@@ -301,7 +321,7 @@ def sync_tree(
 ) -> Report:
     """Generate (or, with ``check``, compare) one V2 tree and report it."""
     loaded, result = v2.generate(sources, options.settings, target)
-    for module in sorted(loaded.omni):
+    for module in sorted([*loaded.omni, *(r.module for r in result.rebased)]):
         summary(options, _module_line(module, result))
     changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
     counts = {
@@ -318,7 +338,7 @@ def sync_tree(
 def _module_line(module: str, result: pipeline.Result) -> str:
     from omni_port.v2 import pipeline
 
-    mine = [c for c in result.composition.composed if c.module == module]
+    mine = [c for c in result.composed if c.module == module]
     rules = Counter(c.rule.value if c.rule is not None else "not composed" for c in mine)
     composed = ", ".join(f"{n} {rule}" for rule, n in sorted(rules.items())) or "none"
     hunks = [
@@ -347,8 +367,9 @@ def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target:
         f"omni's methods, {counts['omni_super']} omni super() calls, "
         f"{counts['spliced_methods']} methods spliced into the NPU override ({hunks} omni "
         f"hunks placed, {conflicts} conflicts), {counts['allowed']} allowed, "
-        f"{counts['not_composed']} not composed; {counts['carried_functions']} functions "
-        f"carried, {counts['rewrites']} rewrites; {files}"
+        f"{counts['not_composed']} not composed; {counts['rebased']} classes rebased onto "
+        f"vllm-ascend's substitutes, {counts['not_rebased']} not; "
+        f"{counts['carried_functions']} functions carried, {counts['rewrites']} rewrites; {files}"
     )
 
 

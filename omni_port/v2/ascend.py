@@ -9,13 +9,20 @@ runner also redirects ``torch.cuda`` to ``torch.npu`` (``torch_cuda_wrapper``, e
 ``NPUModelRunner.__init__`` and never undone), which is what makes omni's ``torch.cuda``
 streams and events run on the NPU.
 
+Some of those patches substitute classes: a patched global is a vllm-ascend subclass of
+vLLM's class (``AscendInputBatch(InputBatch)``), or a factory whose returns are
+(``init_model_state = init_asecnd_model_state``, which builds ``AscendModelState`` where
+vLLM builds ``DefaultModelState``). A class of omni's built on the vLLM class runs without
+what the subclass adds (``ClassSubstitute``).
+
 Everything is read as text (``ast``); nothing is imported.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 #: The package whose modules are the V2 patches.
@@ -72,16 +79,62 @@ class CudaRedirect:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassSubstitute:
+    """A vLLM class whose instances vllm-ascend builds from its own subclass instead."""
+
+    #: vLLM's class and vllm-ascend's subclass, each as its defining module and name.
+    original: Ref
+    substitute: Ref
+    #: Member path of the substitute's module (``vllm_ascend/worker/v2/model_states/default.py``).
+    module_path: str
+    #: The patch module and line that install it.
+    path: str
+    line: int
+    #: The factory a patch installs that returns it (None: the patch assigns the class).
+    factory: Ref | None = None
+    #: Other classes the factory returns on other paths (hardware, model kinds) that also
+    #: derive from ``original``: a class rebased onto ``substitute`` is not one of them.
+    variants: tuple[Ref, ...] = ()
+    #: Why no class can be told to be the substitute ("" when one can): the factory returns
+    #: several classes built directly on ``original``.
+    doubt: str = ""
+
+    @property
+    def installed_by(self) -> str:
+        """How the substitute reaches vLLM's code, for messages."""
+        how = f"{self.path}:{self.line}"
+        if self.factory is None:
+            return f"assigned by {how}"
+        return f"returned by {self.factory[1]}, which {how} installs"
+
+
+@dataclass(frozen=True, slots=True)
 class AscendPatches:
     """Everything vllm-ascend installs that the composed runners rely on or must call."""
 
     substitutions: tuple[Substitution, ...] = ()
     class_patches: tuple[ClassPatch, ...] = ()
     cuda: CudaRedirect | None = None
+    substitutes: tuple[ClassSubstitute, ...] = ()
+    #: Member paths of every vllm-ascend file read, and the sha256 of its text: what the
+    #: installed vllm-ascend must still hold for the composition to hold.
+    read: tuple[tuple[str, str], ...] = ()
 
     def replacing(self, ref: Ref) -> Substitution | None:
         """The substitution whose original (or patched module global) ``ref`` is."""
         return next((s for s in self.substitutions if ref in (s.original, s.target)), None)
+
+    def substitute_of(self, ref: Ref) -> ClassSubstitute | None:
+        """The substitute of vLLM class ``ref``: named by its defining module, or re-exported
+        by a package above it (``vllm.v1.worker.gpu.model_states`` for ``...default``)."""
+        return next((s for s in self.substitutes if same_class(ref, s.original)), None)
+
+
+def same_class(ref: Ref, original: Ref) -> bool:
+    """Whether an import of ``ref`` reaches the class ``original`` defines."""
+    if ref == original:
+        return True
+    return ref[1] == original[1] and original[0].startswith(ref[0] + ".")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +157,11 @@ def read_patches(texts: Mapping[str, str], vllm: VllmRunner, npu_runner: str = "
     installed = _installed_modules(texts.get(PATCH_INDEX, ""))
     substitutions: list[Substitution] = []
     class_patches: list[ClassPatch] = []
+    read = [PATCH_INDEX] if PATCH_INDEX in texts else []
     for path in sorted(texts):
         if not path.startswith(PATCH_PACKAGE) or not path.endswith(".py"):
             continue
+        read.append(path)
         module = _parse(texts[path])
         if module is None:
             continue
@@ -118,7 +173,17 @@ def read_patches(texts: Mapping[str, str], vllm: VllmRunner, npu_runner: str = "
                 substitutions.append(_with_doubt(found, doubt))
             else:
                 substitutions.append(found)
-    return AscendPatches(tuple(substitutions), tuple(class_patches), _cuda(texts, npu_runner))
+    cuda = _cuda(texts, npu_runner)
+    substitutes = tuple(class_substitutes(texts, substitutions))
+    read += [cuda.path] if cuda is not None else []
+    read += [s.module_path for s in substitutes]
+    read += [_module_path(s.factory[0], texts) for s in substitutes if s.factory is not None]
+    digests = tuple(sorted({(p, _digest(texts[p])) for p in read if p in texts}))
+    return AscendPatches(tuple(substitutions), tuple(class_patches), cuda, substitutes, digests)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _with_doubt(found: Substitution, doubt: str) -> Substitution:
@@ -135,7 +200,7 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _dotted(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".")
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _installed_modules(index: str) -> dict[str, str]:
@@ -260,6 +325,158 @@ def vllm_runner(text: str, module: str) -> VllmRunner:
             if ref[1] and ref[0] != module:
                 found.setdefault(name, ref)
     return VllmRunner(module, found)
+
+
+# --- class substitutes -----------------------------------------------------------------------
+
+#: How many vllm-ascend base classes are followed up from a substitute to vLLM's class.
+_BASE_DEPTH = 6
+
+
+def class_substitutes(
+    texts: Mapping[str, str], substitutions: Sequence[Substitution]
+) -> Iterator[ClassSubstitute]:
+    """The vLLM classes the patches substitute: a patched global that is a vllm-ascend
+    subclass of the original, and every vLLM class a patched-in factory builds a subclass
+    of (one factory level; a substitution in doubt installs nothing for certain)."""
+    classes = _Classes(texts)
+    seen: set[Ref] = set()
+    for substitution in substitutions:
+        if substitution.doubt:
+            continue
+        found = list(_direct(classes, substitution))
+        found = found or list(_from_factory(classes, substitution))
+        for substitute in found:
+            if substitute.original not in seen:
+                seen.add(substitute.original)
+                yield substitute
+
+
+def _direct(classes: _Classes, substitution: Substitution) -> Iterator[ClassSubstitute]:
+    """``model_runner.InputBatch = AscendInputBatch``, a subclass of vLLM's InputBatch."""
+    bases = classes.vllm_bases(substitution.replacement)
+    if bases is None or not any(same_class(b, substitution.original) for b, _ in bases):
+        return
+    yield ClassSubstitute(
+        substitution.original,
+        substitution.replacement,
+        classes.path(substitution.replacement[0]),
+        substitution.path,
+        substitution.line,
+    )
+
+
+def _from_factory(classes: _Classes, substitution: Substitution) -> Iterator[ClassSubstitute]:
+    """The classes a patched-in factory returns, grouped by the vLLM class each derives from:
+    the one built directly on it is its substitute, the others (further down) variants."""
+    factory = substitution.replacement
+    returned = classes.returned(factory)
+    built: dict[Ref, list[tuple[Ref, bool]]] = {}
+    for cls in returned:
+        for base, direct in classes.vllm_bases(cls) or ():
+            built.setdefault(base, []).append((cls, direct))
+    for original, found in sorted(built.items()):
+        onto = [cls for cls, is_direct in found if is_direct]
+        if not onto:
+            continue
+        variants = tuple(cls for cls, _ in found if cls != onto[0])
+        doubt = ""
+        if len(onto) > 1:
+            names = ", ".join(cls[1] for cls in onto)
+            doubt = f"{factory[1]} builds {len(onto)} classes directly on it ({names})"
+        yield ClassSubstitute(
+            original,
+            onto[0],
+            classes.path(onto[0][0]),
+            substitution.path,
+            substitution.line,
+            factory,
+            variants,
+            doubt,
+        )
+
+
+def _module_path(dotted: str, texts: Mapping[str, str]) -> str:
+    base = dotted.replace(".", "/")
+    for path in (f"{base}.py", f"{base}/__init__.py"):
+        if path in texts:
+            return path
+    return ""
+
+
+class _Classes:
+    """vllm-ascend's modules as the substitute search reads them, each parsed once."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self.texts = texts
+        self.parsed: dict[str, ast.Module | None] = {}
+
+    def path(self, dotted: str) -> str:
+        return _module_path(dotted, self.texts)
+
+    def module(self, dotted: str) -> ast.Module | None:
+        if dotted not in self.parsed:
+            self.parsed[dotted] = _parse(self.texts.get(self.path(dotted), ""))
+        return self.parsed[dotted]
+
+    def definition(self, ref: Ref) -> ast.ClassDef | ast.FunctionDef | None:
+        module = self.module(ref[0])
+        for node in module.body if module is not None else ():
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == ref[1]:
+                return node
+        return None
+
+    def vllm_bases(self, ref: Ref, depth: int = 0) -> list[tuple[Ref, bool]] | None:
+        """The vLLM classes a vllm-ascend class derives from, each with whether it is a
+        direct base; None when ``ref`` is no class of vllm-ascend's sources."""
+        node = self.definition(ref)
+        if not isinstance(node, ast.ClassDef):
+            return None
+        module = self.module(ref[0])
+        assert module is not None
+        bindings = _bindings(module, self.path(ref[0]))
+        found: list[tuple[Ref, bool]] = []
+        for base in node.bases:
+            target = _resolved(base, bindings)
+            if target is None:
+                continue
+            if target[0].split(".")[0] == "vllm":
+                found.append((target, True))
+            elif depth < _BASE_DEPTH:
+                inner = self.vllm_bases(target, depth + 1) or []
+                found.extend((b, False) for b, _ in inner)
+        return found
+
+    def returned(self, ref: Ref) -> list[Ref]:
+        """The classes a factory function returns an instance of (``return Cls(...)``)."""
+        node = self.definition(ref)
+        module = self.module(ref[0])
+        if not isinstance(node, ast.FunctionDef) or module is None:
+            return []
+        bindings = _bindings(module, self.path(ref[0]))
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
+                for alias in inner.names:
+                    bindings[alias.asname or alias.name] = [(inner.module, alias.name)]
+        found: list[Ref] = []
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Call):
+                target = _resolved(inner.value.func, bindings)
+                if target is not None and target not in found:
+                    found.append(target)
+        return found
+
+
+def _resolved(node: ast.expr, bindings: Mapping[str, list[Ref]]) -> Ref | None:
+    """What a name (or ``module.Name``) refers to, when one binding says so."""
+    if isinstance(node, ast.Name):
+        refs = bindings.get(node.id, [])
+        return refs[0] if len(refs) == 1 and refs[0][1] else None
+    chain = _chain(node)
+    if chain is None or chain[0] not in bindings or len(bindings[chain[0]]) != 1:
+        return None
+    parts = [_module_of(bindings[chain[0]][0]), *chain[1:]]
+    return ".".join(parts[:-1]), parts[-1]
 
 
 # --- torch.cuda -> torch.npu --------------------------------------------------------------

@@ -78,7 +78,9 @@ def find(head: str, texts: Mapping[str, str], patches: AscendPatches) -> tuple[C
         and any(a.name == "annotations" for a in s.names)
         for s in parsed.body
     )
-    bound = _Bound(_bindings(parsed, ""), _bindings(_type_checking(parsed), ""), postponed)
+    bound = _Bound(
+        module_bindings(parsed, ""), module_bindings(_type_checking(parsed), ""), postponed
+    )
     found: list[Carried] = []
     for stmt in parsed.body:
         if not isinstance(stmt, ast.ImportFrom) or stmt.level or not stmt.module:
@@ -110,8 +112,8 @@ def _carried(
     )
     if function is None:
         return None
-    theirs = _bindings(parsed, module)
-    runtime = _free_names(function) & set(theirs)
+    theirs = module_bindings(parsed, module)
+    runtime = free_names(function) & set(theirs)
     if not bound.postponed:
         runtime |= _annotation_names(function) & set(theirs)
     free = sorted((runtime | _annotation_names(function)) & set(theirs))
@@ -157,7 +159,7 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def _bindings(module: ast.Module, dotted: str) -> dict[str, str]:
+def module_bindings(module: ast.Module, dotted: str) -> dict[str, str]:
     """Module-level names: ``source.name\\0statement``, the statement that binds each."""
     found: dict[str, str] = {}
     for stmt in module.body:
@@ -245,7 +247,7 @@ def _annotation_names(function: ast.FunctionDef) -> set[str]:
     return names
 
 
-def _free_names(function: ast.FunctionDef) -> set[str]:
+def free_names(function: ast.FunctionDef) -> set[str]:
     """Names a function reads at run time that it does not bind (parameters, assignments,
     imports); annotations of its signature are not read at run time."""
     loaded: set[str] = set()

@@ -14,7 +14,13 @@ edited by hand is judged the same way:
 - OP327: every runtime ``torch.cuda.X`` is one vllm-ascend's runner redirects to
   ``torch.npu`` (else an error); each reliance the file states is a note;
 - OP328: every class of omni's modules is there, and each of its methods keeps omni's
-  signature (parameters, annotations, defaults, return annotation).
+  signature (parameters, annotations, defaults, return annotation);
+- OP321: no generated runner replaces a vLLM method that calls an NPU override without
+  calling it too, unless the allow-list says why (``module.py:Class.method:npu_method``, or
+  the method itself is an ``allowed`` one): a bypassed NPU override is an error;
+- OP330: no class of the generated modules, nor of omni's modules they import (which the
+  installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
+  allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note.
 """
 
 from __future__ import annotations
@@ -25,11 +31,12 @@ import tokenize
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import rewrite
+from omni_port.v2 import overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
-from omni_port.v2.walk import World, runs, walk
+from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -46,13 +53,39 @@ class Against:
     #: vLLM's V2 runner module, text and path.
     base_text: str
     base_path: str
-    #: omni's V2 runner modules by file name.
+    #: omni's modules the generated ones stand in for, by output path (the runner modules
+    #: and the modules whose classes are rebased onto a substitute).
     omni: Mapping[str, str]
     patches: AscendPatches = field(default_factory=AscendPatches)
+    #: vllm-ascend's substitute modules and vLLM's original modules, by member path.
+    classes: Mapping[str, str] = field(default_factory=dict)
+    #: omni's package sources by member path (None: not at hand).
+    omni_texts: Mapping[str, str] | None = None
+    allowed: tuple[AllowEntry, ...] = ()
+    #: omni's V2 package directory, which output paths are relative to.
+    package_dir: str = "vllm_omni/worker_v2/"
+
+    def world(self, modules: Mapping[str, str]) -> World:
+        """The generated modules, the NPU runner, vLLM's runner and the substitutes' modules
+        (the generated definitions first)."""
+        return World(
+            {
+                **modules,
+                self.npu_path: self.npu_text,
+                self.base_path: self.base_text,
+                **self.classes,
+            }
+        )
+
+    def families(self) -> list[str]:
+        """The NPU classes whose overrides must run: the runner and every substitute."""
+        found = [self.npu_class]
+        found += [s.substitute[1] for s in self.patches.substitutes if not s.doubt]
+        return found
 
 
 def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
-    """Every V2 finding about the generated ``modules`` (file name -> text), sorted."""
+    """Every V2 finding about the generated ``modules`` (output path -> text), sorted."""
     parsed = {name: tree for name, text in modules.items() if (tree := _parse(text)) is not None}
     findings = [
         *tag_findings(modules),
@@ -60,6 +93,8 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *patched_methods(modules, against),
         *leftovers(parsed, against.patches),
         *api_findings(parsed, against.omni),
+        *bypassed_overrides(modules, against),
+        *substitute_findings(parsed, against),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -77,6 +112,8 @@ _NOTES = {
     str(Rule.ASCEND_PATCH): Code.OP325,
     str(Rule.DEVICE_NEUTRAL): Code.OP326,
     rewrite.TORCH_CUDA: Code.OP327,
+    str(Rule.SUBSTITUTE): Code.OP330,
+    str(Rule.GUARD): Code.OP329,
 }
 
 
@@ -108,28 +145,27 @@ def tag_findings(modules: Mapping[str, str]) -> Iterator[Finding]:
 
 
 def npu_runs(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
-    world = World(
-        {**modules, against.npu_path: against.npu_text, against.base_path: against.base_text}
-    )
-    npu = world.classes.get(against.npu_class)
-    if npu is None:
-        return
-    for runner in sorted(c for c in world.classes if c in modules_classes(world, modules)):
-        if against.npu_class not in world.mro(runner)[1:]:
+    """OP329 for the generated classes on the NPU runner and on each substitute."""
+    world = against.world(modules)
+    generated = modules_classes(world, modules)
+    for family in against.families():
+        npu = world.classes.get(family)
+        if npu is None:
             continue
-        for name in sorted(npu.methods):
-            entry = world.resolve(runner, name)
-            if entry is None or entry.module not in modules:
+        for runner in sorted(generated):
+            if family not in world.mro(runner)[1:]:
                 continue
-            yield from _runs(world, runner, name, modules, against.npu_class)
+            for name in sorted(npu.methods):
+                entry = world.resolve(runner, name)
+                if entry is None or entry.module not in modules:
+                    continue
+                yield from _runs(world, runner, name, modules, family)
 
 
 def patched_methods(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
     """OP325 where a generated runner overrides a method a vllm-ascend patch installs on
     vLLM's class (``GPUModelRunner.initialize_kv_cache = ...``) and never reaches it."""
-    world = World(
-        {**modules, against.npu_path: against.npu_text, against.base_path: against.base_text}
-    )
+    world = against.world(modules)
     seen: set[tuple[str, int]] = set()
     for patch in against.patches.class_patches:
         owner = patch.owner[1]
@@ -193,6 +229,128 @@ def _runs(
 
 def _def_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+# --- NPU overrides omni's replacements skip --------------------------------------------------
+
+
+def bypassed_overrides(modules: Mapping[str, str], against: Against) -> Iterator[Finding]:
+    """OP321 where a generated runner's method replaces a vLLM method that calls an NPU
+    override, and nothing the method runs calls it: an error unless reviewed. Only the
+    method's own definitions are read (what it delegates to through other methods is not:
+    a call made there is an entry to review, not a pass)."""
+    world = against.world(modules)
+    base = _class_node(against.base_text, _base_class(world, against.npu_class))
+    if base is None:
+        return
+    seen: set[tuple[str, str, str]] = set()
+    for runner in sorted(modules_classes(world, modules)):
+        if against.npu_class not in world.mro(runner)[1:]:
+            continue
+        for caller in base.body:
+            if not isinstance(caller, _FUNCTIONS):
+                continue
+            entry = world.resolve(runner, caller.name)
+            if entry is None or entry.module not in modules:
+                continue
+            visits = walk(world, runner, caller.name)
+            called = {name for visit in visits for name in _self_calls(visit.node)}
+            for name in sorted(_self_calls(caller) - called):
+                reached = world.resolve(runner, name)
+                if reached is None or reached.name != against.npu_class:
+                    continue
+                first = visits[0]
+                key = (first.owner, caller.name, name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield _bypassed(first, caller.name, name, modules, against)
+
+
+def _bypassed(
+    first: Visit, caller: str, name: str, modules: Mapping[str, str], against: Against
+) -> Finding:
+    message = (
+        f"{first.owner}.{caller} replaces vLLM's {caller}, which calls self.{name}(); "
+        f"{against.npu_class} overrides {name} and nothing {first.owner}.{caller} runs calls "
+        "it, so the NPU override does not run there"
+    )
+    finding = Finding(Code.OP321, first.module, _def_line(first.node), message)
+    key = (first.module, first.owner, caller, name)
+    return overrides.reviewed_bypass(finding, against.allowed, key)
+
+
+def _base_class(world: World, npu_class: str) -> str:
+    npu = world.classes.get(npu_class)
+    return npu.bases[0] if npu is not None and npu.bases else ""
+
+
+def _class_node(text: str, name: str) -> ast.ClassDef | None:
+    tree = _parse(text)
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    return None
+
+
+def _self_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names of the ``self.<name>(...)`` calls of a function's own body."""
+    return {
+        call.func.attr
+        for call in own_calls(node)
+        if isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "self"
+    }
+
+
+# --- classes built on what vllm-ascend substitutes --------------------------------------------
+
+
+def substitute_findings(parsed: Mapping[str, ast.Module], against: Against) -> Iterator[Finding]:
+    """OP330 for each class of the generated modules built on a substituted vLLM class, and
+    for each one of omni's modules the generated ones import (served by the installed
+    vLLM-Omni, not by this tree), reported at the import."""
+    patches = against.patches
+    for name, tree in sorted(parsed.items()):
+        for bypass in substitute.bypasses_of(tree, name, patches):
+            allow = substitute.kept(bypass, against.allowed, against.package_dir)
+            yield substitute.bypass_finding(bypass, "", allow)
+    texts = against.omni_texts
+    if texts is None:
+        return
+    for name, tree in sorted(parsed.items()):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("vllm_omni."):
+                yield from _imported_bypasses(name, node, parsed, against, texts)
+
+
+def _imported_bypasses(
+    name: str,
+    node: ast.ImportFrom,
+    parsed: Mapping[str, ast.Module],
+    against: Against,
+    texts: Mapping[str, str],
+) -> Iterator[Finding]:
+    path = substitute.module_path(node.module or "", texts)
+    if not path or substitute.output_path(path, against.package_dir) in parsed:
+        return  # not omni's, or generated here (and checked as such)
+    tree = _parse(texts[path])
+    if tree is None:
+        return
+    imported = {alias.name for alias in node.names}
+    for bypass in substitute.bypasses_of(tree, path, against.patches):
+        if bypass.owner not in imported:
+            continue
+        allow = substitute.kept(bypass, against.allowed, against.package_dir)
+        why = (
+            f"{name} imports it from the installed vLLM-Omni ({path}), which this tree does "
+            "not rebase"
+        )
+        found = substitute.bypass_finding(bypass, why, allow)
+        yield Finding(
+            found.code, name, node.lineno, found.message, node.col_offset + 1, found.severity
+        )
 
 
 def _marked(text: str, line: int) -> bool:

@@ -161,14 +161,16 @@ def _compose_methods(
     body: list[cst.BaseStatement] = []
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef) and stmt.name.value == owner:
-            stmt = _compose_class(stmt, edits, context)
+            stmt = compose_class(stmt, edits, context)
         body.append(stmt)
     return module.with_changes(body=body)
 
 
-def _compose_class(
+def compose_class(
     cls: cst.ClassDef, edits: Mapping[str, Composed], context: Context
 ) -> cst.ClassDef:
+    """A class with each method of ``edits`` replaced as decided (the NPU wrapper around
+    omni's renamed override, the allow-list comment, the conflict region)."""
     block = cls.body
     if not isinstance(block, cst.IndentedBlock):
         return cls
@@ -209,13 +211,40 @@ def _composed(
                 rewrite.tag(Rule.NPU_WRAPPER, f"omni's {row.name}, run by the NPU wrapper"),
             ),
         )
-        return list(wrap.wrapped(wrapping, function))
+        wrapper, body = wrap.wrapped(wrapping, function)
+        return [guarded(wrapper, composed, context), body]
     if composed.rule is Rule.ALLOWED and composed.allow is not None:
         what = f"{npu.class_name}.{row.name} ({where}) does not run here: {composed.reason}"
         return [_with_comments(function, [rewrite.tag(Rule.ALLOWED, what)])]
     if composed.rule is None:
         return [_with_comments(function, conflict_lines(composed, npu, where))]
     return [function]
+
+
+def guards(allowed: Sequence[AllowEntry], composed: Composed) -> list[AllowEntry]:
+    """The reviewed entries that leave a step out of a class's copy of the NPU wrapper: a
+    selector that is a statement prefix (a bare name selects a bypassed NPU override)."""
+    key = (composed.module, composed.owner, composed.name)
+    return [
+        a
+        for a in allowed
+        if (a.module, a.owner, a.member) == key and a.selector and not a.selector.isidentifier()
+    ]
+
+
+def guarded(wrapper: cst.FunctionDef, composed: Composed, context: Context) -> cst.FunctionDef:
+    """The wrapper copy without the NPU steps reviewed entries say the class cannot serve.
+    An entry that selects no statement leaves the copy as it is (and is noted unused)."""
+    npu = context.npu
+    for entry in guards(context.allowed, composed):
+        what = (
+            f"`{entry.selector} ...` of {npu.class_name}.{composed.name} left out here: "
+            f"{entry.reason} ({entry.path}:{entry.line})"
+        )
+        found = wrap.left_out(wrapper, entry.selector, rewrite.tag(Rule.GUARD, what))
+        if found is not None:
+            wrapper = found[0]
+    return wrapper
 
 
 def conflict_lines(composed: Composed, npu: Npu, where: str) -> list[str]:

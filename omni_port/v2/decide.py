@@ -81,7 +81,7 @@ def decide(
         if (owner, row.name) in decided or owner not in modules:
             continue
         module = modules[owner]
-        allow = _allow(allowed, module, owner, row.name)
+        allow = allow_of(allowed, module, owner, row.name)
         rule, reason = _rule(
             row, allow, _Sides(functions.get(module, owner, row.name), npu, npu_methods)
         )
@@ -89,6 +89,14 @@ def decide(
             rule, reason = _splice(copies.get((owner, row.name)), delta.trees[module], reason)
         decided[(owner, row.name)] = Composed(module, owner, row, rule, reason, allow)
     return decided
+
+
+def rule_for(
+    row: MethodRow, allow: AllowEntry | None, omni: cst.FunctionDef | None, npu: Npu
+) -> tuple[Rule | None, str]:
+    """The rule that composes one method both sides override (``npu-splice`` is only a
+    candidate: it holds when omni's override is a copy the sync engine can move), and why."""
+    return _rule(row, allow, _Sides(omni, npu, wrap.npu_methods(npu.text, npu.class_name)))
 
 
 def _rows(report: OverrideReport) -> Iterator[MethodRow]:
@@ -180,9 +188,18 @@ def _flat(stmt: Stmt) -> Iterator[str]:
             yield from _flat(inner)
 
 
-def _allow(allowed: Sequence[AllowEntry], module: str, owner: str, name: str) -> AllowEntry | None:
+def allow_of(
+    allowed: Sequence[AllowEntry], module: str, owner: str, name: str, selector: str = ""
+) -> AllowEntry | None:
+    """The entry that keeps omni's ``owner.name`` of ``module``; with ``selector``, the one
+    that also names that part of it (a bypassed NPU override, a guarded NPU step)."""
     return next(
-        (a for a in allowed if (a.module, a.owner, a.member) == (module, owner, name)), None
+        (
+            a
+            for a in allowed
+            if (a.module, a.owner, a.member, a.selector) == (module, owner, name, selector)
+        ),
+        None,
     )
 
 

@@ -8,7 +8,7 @@ pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +30,9 @@ from omni_port.sources.upstream import (
     package_texts,
     parse_spec,
 )
-from omni_port.v2 import ascend, overrides, pairing
-from omni_port.v2.pipeline import Inputs
+from omni_port.v2 import ascend, overrides, pairing, substitute
+from omni_port.v2.ascend import AscendPatches
+from omni_port.v2.pipeline import PACKAGE_DIR, Inputs
 
 #: Dotted module of the NPU V2 runner (copies of its methods import its names from here).
 ASCEND_V2_MODULE = ASCEND_V2_RUNNER.removesuffix(".py").replace("/", ".")
@@ -75,6 +76,9 @@ def load(settings: Settings, cache: Path, progress: Progress | None = None) -> I
     vllm_runner = ascend.vllm_runner(base.text, VLLM_V2_MODULE)
     patches = ascend.read_patches(texts or {}, vllm_runner, npu.text)
     omni_texts = _package(settings.source, "vllm-omni", "vllm_omni", cache, progress)
+    classes = class_texts(
+        _Classes(texts or {}, omni_texts or {}, omni, base_spec, patches), cache, progress
+    )
     return Inputs(
         omni,
         label,
@@ -86,7 +90,48 @@ def load(settings: Settings, cache: Path, progress: Progress | None = None) -> I
         patches=patches,
         omni_texts=omni_texts,
         pairing=found,
+        classes=classes,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Classes:
+    """Where the modules of substituted classes are read from."""
+
+    ascend: Mapping[str, str]
+    omni: Mapping[str, str]
+    runners: Mapping[str, SourceText]
+    #: The vLLM release the NPU runner runs on (``vllm==0.30.0`` or a path).
+    vllm: str
+    patches: AscendPatches
+
+
+def class_texts(where: _Classes, cache: Path, progress: Progress | None = None) -> dict[str, str]:
+    """The substitute's module (vllm-ascend) and vLLM's module of the class it substitutes,
+    by member path, for every omni class built on a substituted class. A vLLM module that
+    cannot be had is left out (the class is then not rebased, and says why)."""
+    texts = dict(where.omni)
+    texts.update({PACKAGE_DIR + name: source.text for name, source in where.runners.items()})
+    found: dict[str, str] = {}
+    for bypass in substitute.find(
+        texts, substitute.package_paths(texts, PACKAGE_DIR), where.patches
+    ):
+        module = bypass.substitute.module_path
+        if module in where.ascend:
+            found[module] = where.ascend[module]
+        found.update(_vllm_module(where.vllm, bypass.substitute.original[0], cache, progress))
+    return found
+
+
+def _vllm_module(spec: str, dotted: str, cache: Path, progress: Progress | None) -> dict[str, str]:
+    base = dotted.replace(".", "/")
+    for member in (f"{base}.py", f"{base}/__init__.py"):
+        try:
+            located = vllm_delta.locate_vllm(parse_spec(spec, "vllm"), cache, progress, member)
+        except BadInput:
+            continue
+        return {member: located.source.text}
+    return {}
 
 
 #: How far above a path its package root may be (``vllm_ascend/worker/v2/model_runner.py``).

@@ -10,20 +10,25 @@ override too. A method both sides override where neither delegates is a collisio
 wraps ``super()`` and omni's replaces the method is a wrapper collision (OP323): with
 omni's classes on top the NPU wrapper never runs (``v2-sync`` composes the two).
 
-A second, quieter loss is reported as a note (OP321): omni replaces a vLLM method that
-calls a method the NPU runner overrides, and omni's replacement no longer calls it, so the
-NPU override never runs on that path.
+A second, quieter loss (OP321): omni replaces a vLLM method that calls a method the NPU
+runner overrides, and omni's replacement no longer calls it, so the NPU override never runs
+on that path. It is an error unless a reviewed entry says why (``module.py:Class.method:
+npu_method  reason``, or the method itself is allow-listed): then a note.
+
+The same report serves any pair of an NPU class and the vLLM class it extends: the model
+state an omni class is rebased onto (``AscendModelState`` on ``DefaultModelState``) too.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
 from omni_port.gpu.counterparts import ClassIndex, calls_super, index_classes, mro, resolve
+from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast import diff
 from omni_port.pyast.syntax import Stmt, Tree, find_def
@@ -53,6 +58,8 @@ class Sides:
     #: vLLM releases omni's code may be written against, by label (for OP322: a method
     #: omni calls that only they define).
     candidates: Mapping[str, Tree] = field(default_factory=dict)
+    #: Reviewed entries: a bypassed NPU override they name is a note, not an error.
+    allowed: tuple[AllowEntry, ...] = ()
 
 
 class Who(enum.StrEnum):
@@ -144,6 +151,7 @@ class OverrideReport:
     #: Path of the NPU runner module, for reports.
     npu_path: str
     base_label: str
+    base_class: str = BASE_CLASS
 
     def row(self, owner: str, name: str) -> MethodRow | None:
         """The row of a method as omni class ``owner`` defines it."""
@@ -189,7 +197,12 @@ def override_report(sides: Sides) -> OverrideReport:
         *_calls_into(sides, index),
     ]
     return OverrideReport(
-        tuple(runners), tuple(findings), sides.npu_class, sides.npu.path, sides.base_label
+        tuple(runners),
+        tuple(findings),
+        sides.npu_class,
+        sides.npu.path,
+        sides.base_label,
+        sides.base_class,
     )
 
 
@@ -314,6 +327,12 @@ def _bypasses(
 ) -> Iterator[Finding]:
     """NPU-only overrides that omni's replacement of every calling vLLM method skips."""
     seen: set[tuple[str, str, str]] = set()
+    modules = {
+        stmt.name: module
+        for module, tree in sides.omni.items()
+        for stmt in tree.body.stmts
+        if stmt.kind == "ClassDef"
+    }
     for runner in runners:
         rows = {row.name: row for row in runner.rows}
         for name, row in rows.items():
@@ -329,7 +348,9 @@ def _bypasses(
                 if any(_calls(m, name) for _, m in ran) or key in seen:
                     continue
                 seen.add(key)
-                yield _bypass(site, caller, caller_method, name, row.npu, sides)
+                module = modules.get(site.owner, runner.module)
+                finding = _bypass(site, caller, caller_method, name, row.npu, sides)
+                yield reviewed_bypass(finding, sides.allowed, (module, site.owner, caller, name))
 
 
 def _bypass(
@@ -341,7 +362,27 @@ def _bypass(
         f"{sides.npu_class} overrides {name} ({npu.path}:{npu.line}) and omni's {caller} "
         "never calls it, so the NPU override does not run there"
     )
-    return Finding(Code.OP321, site.path, site.line, message, severity=Severity.NOTE)
+    return Finding(Code.OP321, site.path, site.line, message)
+
+
+def reviewed_bypass(
+    finding: Finding, allowed: Sequence[AllowEntry], key: tuple[str, str, str, str]
+) -> Finding:
+    """A bypass (OP321) a reviewed entry explains as a note citing it; else the error with
+    the entry that would review it. ``key`` is (module, class, method, bypassed override):
+    an entry naming the override, or one that keeps the method itself, reviews it."""
+    module, owner, caller, name = key
+    for entry in allowed:
+        if (entry.module, entry.owner, entry.member) == (module, owner, caller) and (
+            entry.selector in (name, "")
+        ):
+            message = f"{finding.message}; reviewed: {entry.reason} ({entry.path}:{entry.line})"
+            return replace(finding, message=message, severity=Severity.NOTE)
+    message = (
+        f"{finding.message}: compose it by hand in vLLM-Omni, or review it with "
+        f"`{module}:{owner}.{caller}:{name}  REASON` in --v2-allow"
+    )
+    return replace(finding, message=message, severity=Severity.ERROR)
 
 
 def _calls_into(sides: Sides, index: ClassIndex) -> Iterator[Finding]:

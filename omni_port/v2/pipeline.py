@@ -10,25 +10,27 @@ rule that made it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Layout, Placement, Rule, Severity
+from omni_port.model import Code, Finding, Layout, Placement, RegionKind, Rule, Severity, Status
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, sha256
-from omni_port.sources.upstream import Upstream
+from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER, Upstream
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, rows
+from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
 
 #: The package the generated V2 modules are served as (they import each other under it).
 PACKAGE = "vllm_omni.worker_v2"
+#: Its directory in vLLM-Omni's sources: output paths of other modules are relative to it.
+PACKAGE_DIR = OMNI_V2_RUNNERS[0].rpartition("/")[0] + "/"
 #: Placement kinds of the composition's own lock rows (``rows``).
 COMPOSED = rows.COMPOSED
 REWRITTEN = rows.REWRITTEN
@@ -57,6 +59,9 @@ class Inputs:
     omni_texts: Mapping[str, str] | None = None
     #: Which vLLM each side targets (None: not compared).
     pairing: Pairing | None = None
+    #: vllm-ascend's substitute modules and vLLM's modules of the classes they substitute,
+    #: by member path (what a class rebased onto a substitute is composed from).
+    classes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,13 @@ class Result:
     placements: tuple[Placement, ...]
     findings: tuple[Finding, ...]
     counts: dict[str, int]
+    #: omni's modules generated with classes rebased onto vllm-ascend's substitutes.
+    rebased: tuple[rebase.Rebased, ...] = ()
+
+    @property
+    def composed(self) -> tuple[Composed, ...]:
+        """Every method both sides override: the runners' and the rebased classes'."""
+        return (*self.composition.composed, *(c for r in self.rebased for c in r.composed))
 
 
 def parse_sides(
@@ -75,10 +87,11 @@ def parse_sides(
     npu: Upstream,
     base: Upstream,
     candidates: Mapping[str, Upstream] | None = None,
+    allowed: Sequence[AllowEntry] = (),
 ) -> overrides.Sides:
     """The parties of the override report, the omni modules parsed."""
     trees = {name: parse(source.text, source.path) for name, source in omni.items()}
-    return _sides(trees, npu, base, candidates)
+    return _sides(trees, npu, base, candidates, allowed)
 
 
 def _sides(
@@ -86,11 +99,18 @@ def _sides(
     npu: Upstream,
     base: Upstream,
     candidates: Mapping[str, Upstream] | None = None,
+    allowed: Sequence[AllowEntry] = (),
 ) -> overrides.Sides:
     npu_class = npu.class_name or overrides.NPU_CLASS
     others = {label: b.tree for label, b in (candidates or {}).items()}
     return overrides.Sides(
-        trees, npu.tree, base.tree, base.label, npu_class=npu_class, candidates=others
+        trees,
+        npu.tree,
+        base.tree,
+        base.label,
+        npu_class=npu_class,
+        candidates=others,
+        allowed=tuple(allowed),
     )
 
 
@@ -103,7 +123,7 @@ def delta(inputs: Inputs) -> vllm_delta.Delta:
 
 def report(inputs: Inputs) -> overrides.OverrideReport:
     """The override report alone."""
-    sides = parse_sides(inputs.omni, inputs.npu, inputs.base, inputs.candidates)
+    sides = parse_sides(inputs.omni, inputs.npu, inputs.base, inputs.candidates, inputs.allowed)
     return overrides.override_report(sides)
 
 
@@ -123,23 +143,161 @@ def against(inputs: Inputs) -> checks.Against:
     """What the generated modules are checked against."""
     npu = npu_of(inputs)
     omni = {name: source.text for name, source in inputs.omni.items()}
+    texts = inputs.omni_texts or {}
+    omni.update(
+        {substitute.output_path(path, PACKAGE_DIR): texts[path] for path in rebasable(inputs)}
+    )
     base = inputs.base
     return checks.Against(
-        npu.text, npu.path, npu.class_name, base.text, base.tree.path, omni, inputs.patches
+        npu.text,
+        npu.path,
+        npu.class_name,
+        base.text,
+        base.tree.path,
+        omni,
+        inputs.patches,
+        inputs.classes,
+        inputs.omni_texts,
+        inputs.allowed,
+        PACKAGE_DIR,
     )
+
+
+def bypasses(inputs: Inputs) -> list[substitute.Bypass]:
+    """omni's classes built on a vLLM class vllm-ascend substitutes: in the runner modules
+    and, when omni's package is at hand, in every module of its V2 package."""
+    texts = dict(inputs.omni_texts or {})
+    texts.update({PACKAGE_DIR + name: source.text for name, source in inputs.omni.items()})
+    paths = substitute.package_paths(texts, PACKAGE_DIR)
+    return substitute.find(texts, paths, inputs.patches)
+
+
+def substitute_sources(inputs: Inputs) -> substitute.Sources:
+    return substitute.Sources(
+        inputs.patches,
+        inputs.classes,
+        inputs.npu.label,
+        inputs.base.label,
+        inputs.allowed,
+        PACKAGE_DIR,
+    )
+
+
+def rebasable(inputs: Inputs) -> dict[str, list[substitute.Bypass]]:
+    """The bypassing classes that can be rebased, by omni's module (member path)."""
+    sources = substitute_sources(inputs)
+    found: dict[str, list[substitute.Bypass]] = {}
+    for bypass in bypasses(inputs):
+        allowed = substitute.kept(bypass, inputs.allowed, PACKAGE_DIR)
+        if allowed is None and not substitute.obstacle(bypass, sources, inputs.omni):
+            found.setdefault(bypass.path, []).append(bypass)
+    return found
+
+
+def rebased_modules(inputs: Inputs, tool: str, command: str) -> list[rebase.Rebased]:
+    """omni's modules whose classes are rebased onto vllm-ascend's substitutes."""
+    sources = substitute_sources(inputs)
+    header = rebase.Header(tool, command, _edit(inputs), inputs.omni_label)
+    texts = inputs.omni_texts or {}
+    return [
+        rebase.rebase(path, texts[path], found, sources, header)
+        for path, found in sorted(rebasable(inputs).items())
+    ]
+
+
+def _unrebased_rows(inputs: Inputs) -> list[Placement]:
+    """A conflict row per class left on a substituted vLLM class without review."""
+    sources = substitute_sources(inputs)
+    found = []
+    for bypass in bypasses(inputs):
+        why = substitute.obstacle(bypass, sources, inputs.omni)
+        if not why or substitute.kept(bypass, inputs.allowed, PACKAGE_DIR) is not None:
+            continue
+        module = substitute.output_path(bypass.path, PACKAGE_DIR) or bypass.path
+        found.append(
+            Placement(
+                f"{module.removesuffix('.py')}.{bypass.owner}.{bypass.original[1]}",
+                module,
+                bypass.owner,
+                "",
+                RegionKind.REWRITE,
+                False,
+                Status.CONFLICT,
+                0.0,
+                0,
+                0,
+                (),
+                f"not rebased onto {bypass.substitute.substitute[1]}: {why}",
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Reviewed:
+    """What ``v2-report`` says: who overrides what, how ``v2-sync`` composes it, and every
+    finding reviewed against that (a composed or allow-listed loss is a note)."""
+
+    #: The runners' report, then one per class rebased onto a substitute.
+    reports: tuple[overrides.OverrideReport, ...]
+    composed: tuple[Composed, ...]
+    findings: tuple[Finding, ...]
+
+
+def review(inputs: Inputs, tool: str) -> Reviewed:
+    """The override reports of the runners and of each rebasable class, with collisions
+    (OP320, OP323) a note where ``v2-sync`` composes them, and every class built on a
+    substituted vLLM class (OP330) a note where it rebases or a reviewed entry keeps it."""
+    runners = report(inputs)
+    rebased = rebased_modules(inputs, tool, "omni-port v2-report")
+    composed = (*plan(inputs).composed, *(c for r in rebased for c in r.composed))
+    reports = (runners, *(found for r in rebased for found in r.reports))
+    findings = [f for r in reports for f in _reviewed_collisions(r, composed)]
+    findings += [_reviewed_substitute(inputs, bypass) for bypass in bypasses(inputs)]
+    return Reviewed(reports, composed, tuple(findings))
+
+
+def _reviewed_collisions(
+    found: overrides.OverrideReport, composed: Sequence[Composed]
+) -> Iterator[Finding]:
+    decided = {(c.owner, c.name): c for c in composed}
+    sites = {
+        (row.omni.last[1], row.omni.last[2]): decided.get((row.omni.last[0], row.name))
+        for runner in found.runners
+        for row in runner.rows
+        if row.omni is not None and (row.collision or row.wrapper_collision)
+    }
+    for finding in found.findings:
+        done = sites.get((finding.path, finding.line))
+        if finding.code not in (Code.OP320, Code.OP323) or done is None or done.rule is None:
+            yield finding
+            continue
+        message = f"{finding.message}; v2-sync composes it: {done.rule.value} ({done.reason})"
+        yield Finding(finding.code, finding.path, finding.line, message, finding.col, Severity.NOTE)
+
+
+def _reviewed_substitute(inputs: Inputs, bypass: substitute.Bypass) -> Finding:
+    allow = substitute.kept(bypass, inputs.allowed, PACKAGE_DIR)
+    why = substitute.obstacle(bypass, substitute_sources(inputs), inputs.omni)
+    found = substitute.bypass_finding(bypass, why, allow)
+    if allow is None and not why:
+        rebased = bypass.substitute.substitute[1]
+        message = f"{found.message}; v2-sync rebases it onto {rebased}"
+        return Finding(found.code, found.path, found.line, message, severity=Severity.NOTE)
+    return found
 
 
 def plan(inputs: Inputs) -> compose.Composition:
     """The composition alone (what ``v2-report`` says v2-sync would do)."""
     found = delta(inputs)
-    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates)
+    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates, inputs.allowed)
     return compose.compose(found, overrides.override_report(sides), context(inputs))
 
 
 def generate(inputs: Inputs, tool: str, command: str) -> Result:
     """The composed modules, their lock, and what happened to every method and rewrite."""
     found = delta(inputs)
-    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates)
+    sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates, inputs.allowed)
     override_report = overrides.override_report(sides)
     composition = compose.compose(found, override_report, context(inputs))
     patch_files = render_patch_set(composition.patches, tool)
@@ -148,24 +306,38 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     modules = {
         name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
     }
-    composed = [rows.composed_row(c, modules) for c in composition.composed]
-    placements = (*synced.placements, *composed, *rows.rewrite_rows(modules))
+    rebased = rebased_modules(inputs, tool, command)
+    modules.update({r.module: r.text for r in rebased})
+    every = (*composition.composed, *(c for r in rebased for c in r.composed))
+    composed = [rows.composed_row(c, modules) for c in every]
+    placements = (
+        *synced.placements,
+        *composed,
+        *rows.rewrite_rows(modules),
+        *_unrebased_rows(inputs),
+    )
+    checked = checks.check(modules, against(inputs))
     findings = (
         *(inputs.pairing.findings() if inputs.pairing is not None else ()),
         *_extraction_notes(found, composition),
         *synced.findings,
-        *(
-            f
-            for c, row in zip(composition.composed, composed, strict=True)
-            for f in _conflict_finding(c, row)
+        *(f for c, row in zip(every, composed, strict=True) for f in _conflict_finding(c, row)),
+        *unused_allow_notes(
+            inputs.allowed, [*(c.allow for c in every if c.allow), *_cited(inputs.allowed, checked)]
         ),
-        *unused_allow_notes(inputs.allowed, [c.allow for c in composition.composed if c.allow]),
-        *checks.check(modules, against(inputs)),
+        *checked,
     )
     files = dict(synced.files)
+    files.update({r.module: r.text.encode("utf-8") for r in rebased})
     files[lockfile.LOCK_NAME] = _lock(inputs, tool, command, files, placements, patch_files)
-    counts = _counts(synced.counts, composition, placements)
-    return Result(override_report, composition, files, placements, tuple(findings), counts)
+    counts = _counts(synced.counts, composition, placements, rebased)
+    result = Result(override_report, composition, files, placements, tuple(findings), counts)
+    return replace(result, rebased=tuple(rebased))
+
+
+def _cited(allowed: Sequence[AllowEntry], findings: Sequence[Finding]) -> list[AllowEntry]:
+    """The entries a finding says it was reviewed by (a bypass, a class kept, a guard)."""
+    return [a for a in allowed if any(f"({a.path}:{a.line})" in f.message for f in findings)]
 
 
 def _edit(inputs: Inputs) -> str:
@@ -194,9 +366,12 @@ def unused_allow_notes(allowed: Sequence[AllowEntry], used: Sequence[AllowEntry]
 
 
 def _unused_allow(entry: AllowEntry) -> Finding:
+    selector = f":{entry.selector}" if entry.selector else ""
     message = (
-        f"allow-list entry {entry.module}:{entry.owner}.{entry.member} matches no method "
-        "both runner families override"
+        f"allow-list entry {entry.module}:{entry.owner}.{entry.member}{selector} matches "
+        "nothing the composition decides (a method both sides override, an NPU override "
+        "omni's method skips, a step of a copied NPU wrapper, a class on a substituted vLLM "
+        "class)"
     )
     return Finding(Code.OP005, entry.path, entry.line, message, severity=Severity.NOTE)
 
@@ -239,22 +414,51 @@ def _lock(
         command,
         placements,
         layout=Layout.V2,
-        sources=sources(inputs),
+        sources=[*sources(inputs), *pinned_sources(inputs, files)],
     )
     return lockfile.render(lock).encode("utf-8")
 
 
+def pinned_sources(inputs: Inputs, files: Mapping[str, bytes]) -> list[lockfile.Source]:
+    """A ``pinned`` row per file the tree relies on (``pins``): vllm-ascend's patch modules,
+    torch.cuda redirect and substitutes; omni's V2 runner modules, the modules its classes
+    are rebased from and the ones the generated modules import; vLLM's runner and the
+    modules of the classes it substitutes."""
+    texts = inputs.omni_texts or {}
+    runners = {
+        PACKAGE_DIR + name: texts.get(PACKAGE_DIR + name, s.text) for name, s in inputs.omni.items()
+    }
+    rebased = {path: texts[path] for path in rebasable(inputs)}
+    modules = {n: d.decode("utf-8", "replace") for n, d in files.items() if n.endswith(".py")}
+    imported = pins.imported_omni(modules, texts, rebased)
+    vllm = {VLLM_V2_RUNNER: inputs.base.text}
+    vllm.update({m: t for m, t in inputs.classes.items() if pins.distribution(m) == "vllm"})
+    found = [pins.Pin(member, sha) for member, sha in inputs.patches.read]
+    found += pins.pins({**runners, **rebased, **imported, **vllm})
+    return [lockfile.Source(pins.ROLE, pin.label, pin.sha256) for pin in found]
+
+
 def _counts(
-    synced: Mapping[str, int], composition: compose.Composition, placements: Sequence[Placement]
+    synced: Mapping[str, int],
+    composition: compose.Composition,
+    placements: Sequence[Placement],
+    rebased: Sequence[rebase.Rebased],
 ) -> dict[str, int]:
-    rules = [c.rule for c in composition.composed]
+    rules = [c.rule for c in (*composition.composed, *(c for r in rebased for c in r.composed))]
     return {
         **synced,
+        "modules": synced.get("modules", 0) + len(rebased),
         "spliced_methods": len(composition.spliced),
         "wrapped": rules.count(Rule.NPU_WRAPPER),
         "omni_super": rules.count(Rule.OMNI_SUPER),
         "allowed": rules.count(Rule.ALLOWED),
         "not_composed": rules.count(None),
         "carried_functions": len(composition.carried),
-        "rewrites": sum(1 for p in placements if p.kind == REWRITTEN),
+        "rebased": sum(len(r.bypasses) for r in rebased),
+        "not_rebased": sum(
+            1 for p in placements if p.kind == REWRITTEN and p.status is Status.CONFLICT
+        ),
+        "rewrites": sum(
+            1 for p in placements if p.kind == REWRITTEN and p.status is not Status.CONFLICT
+        ),
     }

@@ -133,9 +133,9 @@ class _Rewriter(cst.CSTTransformer):
             tags = self.frames.pop()
             if tags and isinstance(result, cst.FlattenSentinel):
                 first, *rest = list(result)
-                return cst.FlattenSentinel([_tagged(first, _merged(tags)), *rest])
+                return cst.FlattenSentinel([tagged(first, _merged(tags)), *rest])
             if tags and isinstance(result, cst.CSTNode):
-                return _tagged(result, _merged(tags))
+                return tagged(result, _merged(tags))
         return result
 
     def _note(self, text: str) -> None:
@@ -215,7 +215,9 @@ def _merged(tags: Sequence[str]) -> str:
     return "  ".join(tags)
 
 
-def _tagged(node: cst.CSTNode, text: str) -> cst.CSTNode:
+def tagged(node: cst.CSTNode, text: str) -> cst.CSTNode:
+    """``node`` with ``text`` as the trailing comment of its line (its header's, for a
+    compound statement), after any comment already there."""
     if isinstance(node, cst.SimpleStatementLine):
         return node.with_changes(trailing_whitespace=_comment(node.trailing_whitespace, text))
     body = getattr(node, "body", None)

@@ -53,10 +53,13 @@ def composed_row(composed: Composed, modules: Mapping[str, str]) -> Placement:
 
 
 def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
-    """One row per rewrite a generated module records (``ascend-patch``, ``device-neutral``)."""
+    """One row per rewrite a generated module records (``ascend-patch``, ``device-neutral``,
+    a class rebased onto its ``substitute``, an ``npu-guard`` step left out)."""
     rules = {
         str(Rule.ASCEND_PATCH): Rule.ASCEND_PATCH,
         str(Rule.DEVICE_NEUTRAL): Rule.DEVICE_NEUTRAL,
+        str(Rule.SUBSTITUTE): Rule.SUBSTITUTE,
+        str(Rule.GUARD): Rule.GUARD,
     }
     rows: list[Placement] = []
     for name in sorted(modules):

@@ -123,6 +123,59 @@ def wrapped(wrapping: Wrapping, omni: cst.FunctionDef) -> tuple[cst.FunctionDef,
     return wrapper, moved
 
 
+def left_out(
+    wrapper: cst.FunctionDef, selector: str, tag: str
+) -> tuple[cst.FunctionDef, str] | None:
+    """``wrapper`` with its first statement whose code starts with ``selector`` (whitespace
+    aside) replaced by ``pass`` under the comment ``tag``, and that statement's first line;
+    None when no statement of its own body (nested functions aside) matches."""
+    leaver = _LeaveOut(" ".join(selector.split()), tag)
+    changed = wrapper.visit(leaver)
+    if not leaver.found or not isinstance(changed, cst.FunctionDef):
+        return None
+    return changed, leaver.found
+
+
+class _LeaveOut(cst.CSTTransformer):
+    def __init__(self, selector: str, tag: str) -> None:
+        super().__init__()
+        self.selector = selector
+        self.tag = tag
+        self.found = ""
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated_node
+
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
+        result = super().on_leave(original_node, updated_node)
+        if self.found or not isinstance(original_node, cst.BaseStatement) or self.depth != 1:
+            return result
+        if isinstance(original_node, cst.FunctionDef):
+            return result
+        code = cst.Module([]).code_for_node(original_node)
+        code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("#"))
+        if not " ".join(code.split()).startswith(self.selector):
+            return result
+        self.found = code.strip().splitlines()[0]
+        comment = cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(self.tag)
+        )
+        leading = getattr(original_node, "leading_lines", ())
+        return cst.SimpleStatementLine(
+            body=[cst.Pass()], leading_lines=leading, trailing_whitespace=comment
+        )
+
+
 def _comments(lines: Sequence[str]) -> list[cst.EmptyLine]:
     return [cst.EmptyLine(indent=True, comment=cst.Comment(line)) for line in lines]
 

@@ -69,7 +69,9 @@ def is_placed_block(placement: Placement) -> bool:
 
 
 def dotted_module(package: str, file_name: str) -> str:
-    stem = file_name.removesuffix(".py")
+    """The module a generated file stands in for; a path below the tree's root is a
+    subpackage (``model_states/omni_model_state.py`` of a V2 tree)."""
+    stem = file_name.removesuffix(".py").replace("/", ".")
     return f"{package}.{stem}" if package else stem
 
 

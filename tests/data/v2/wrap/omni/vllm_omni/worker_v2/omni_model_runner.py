@@ -11,12 +11,15 @@ from vllm.v1.worker.gpu.model_runner import GPUModelRunner
 
 from vllm_omni.outputs import make_omni_output
 from vllm_omni.worker_v2.model_states import init_omni_model_state
+from vllm_omni.worker_v2.model_states.omni_model_state import OmniModelState
 
 _model_state_lock = threading.RLock()
 
 
 class OmniGPUModelRunner(GPUModelRunner):
     """Omni hooks on Model Runner V2."""
+
+    model_state: OmniModelState
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

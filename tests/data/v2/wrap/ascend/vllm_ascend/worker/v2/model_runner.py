@@ -40,6 +40,9 @@ class NPUModelRunner(GPUModelRunner):
                 intermediate_tensors=intermediate_tensors,
                 dummy_run=dummy_run,
             )
+        if dummy_run and self.lmhead_tp:
+            # The LM-head ranks join the dummy step with a logits computation of their own.
+            self.model.compute_logits(self.execute_model_state[1])
         self.kvpp.complete_forward()
         return output
 

@@ -2,4 +2,6 @@
 
 
 def init_model_state(vllm_config, model, encoder_cache, device):
-    return object()
+    from vllm.v1.worker.gpu.model_states.default import DefaultModelState
+
+    return DefaultModelState(vllm_config, model, encoder_cache, device)

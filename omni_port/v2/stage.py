@@ -1,0 +1,142 @@
+"""How a vLLM-Omni stage asks for Model Runner V2 on the NPU, and what its worker does then.
+
+vLLM-Omni selects the runner per stage: a deploy config's ``model_runner: v2`` becomes the
+stage's ``model_config.use_v2_model_runner``, which its workers, schedulers and models read
+(its schedulers ignore vLLM's own ``use_v2_model_runner``). vllm-ascend runs Model Runner V2
+only with ``VLLM_USE_V2_MODEL_RUNNER=1`` in the process: its ``use_v2_model_runner`` reads
+that variable alone, and its forward context keeps V2's extra attributes elsewhere when it
+is set. The two must agree in a worker:
+
+- the stage asks for V2 and the variable is unset: V2, and the variable is set in the
+  worker before the runner is built (vLLM caches its variables only after the model loads);
+- the stage asks for V2 and the variable says 0, or the stage asks for V1 and the variable
+  says 1: refused (``StageConflict``), naming both. A V2 runner behind V1-mode schedulers,
+  or a V1 runner under vllm-ascend's V2 forward context, breaks at the first step.
+
+A config without vLLM-Omni's stage field (plain vLLM) selects by ``use_v2_model_runner``.
+
+The worker then says what it runs (``use_v2_model_runner``, which vllm-ascend's worker reads
+to pool, to stop pipeline-parallel sends and to zero KV blocks), and a generation worker
+warms up as vLLM-Omni's GPU generation worker does for V2: ``profile_run`` alone (the NPU
+worker's warm-up runs ``_dummy_run(size)``, whose sampler step indexes the generation
+runner's one-element placeholder hidden states). Nothing here imports vLLM; the warm-up
+imports vLLM's ``CompilationTimes`` when it runs, in a worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: The variable vllm-ascend reads to run Model Runner V2.
+ENV = "VLLM_USE_V2_MODEL_RUNNER"
+#: Marks a worker method the switch wrapped (so switching again does not wrap it twice).
+WRAPPED = "__omni_port_wrapped__"
+#: What a worker's warm-up returns: vLLM's module and record.
+COMPILATION_TIMES = ("vllm.v1.worker.worker_base", "CompilationTimes")
+
+
+class StageConflict(RuntimeError):
+    """A stage's runner choice and the process's VLLM_USE_V2_MODEL_RUNNER disagree."""
+
+
+def process_flag() -> bool | None:
+    """``VLLM_USE_V2_MODEL_RUNNER`` as vLLM reads it (None when unset)."""
+    value = os.environ.get(ENV)
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return bool(int(value))
+    except ValueError:
+        return value.strip().lower() in ("true", "yes", "on")
+
+
+def stage_flag(vllm_config: object) -> bool | None:
+    """The stage's own choice (``model_config.use_v2_model_runner``), None when the config
+    has no such field (not vLLM-Omni's)."""
+    model_config = getattr(vllm_config, "model_config", None)
+    value = getattr(model_config, "use_v2_model_runner", None)
+    return None if value is None else bool(value)
+
+
+def selects_v2(vllm_config: object) -> bool:
+    """Whether a worker of this stage builds the V2 runner; raises StageConflict when the
+    stage and VLLM_USE_V2_MODEL_RUNNER disagree."""
+    stage = stage_flag(vllm_config)
+    if stage is None:
+        return bool(getattr(vllm_config, "use_v2_model_runner", False))
+    process = process_flag()
+    if stage and process is False:
+        raise StageConflict(
+            f"{_stage(vllm_config)} selects model_runner v2 (its deploy config), but "
+            f"{ENV}={os.environ.get(ENV)} keeps vllm-ascend on Model Runner V1: unset {ENV} "
+            "(the stage sets it), or select model_runner v1"
+        )
+    if not stage and process is True:
+        raise StageConflict(
+            f"{ENV}={os.environ.get(ENV)} puts vllm-ascend on Model Runner V2, but "
+            f"{_stage(vllm_config)} selects model_runner v1 (its deploy config), which "
+            "vLLM-Omni's schedulers follow: select `model_runner: v2` in the deploy config, "
+            f"or unset {ENV}"
+        )
+    return stage
+
+
+def agree(v2: bool) -> None:
+    """Make vllm-ascend run the runner the stage selected: set the variable when unset."""
+    if v2 and process_flag() is None:
+        os.environ[ENV] = "1"
+
+
+def _stage(vllm_config: object) -> str:
+    model_config = getattr(vllm_config, "model_config", None)
+    stage = getattr(model_config, "stage_id", None)
+    return f"stage {stage}" if stage is not None else "this stage"
+
+
+# --- the worker -----------------------------------------------------------------------------
+
+
+def wrap_once(
+    cls: type, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> None:
+    """Replace ``cls.name`` by ``make(original)``, unless the switch already did."""
+    original = getattr(cls, name, None)
+    if original is None or getattr(original, WRAPPED, False):
+        return
+    wrapped = functools.wraps(original)(make(original))
+    setattr(wrapped, WRAPPED, True)
+    setattr(cls, name, wrapped)
+
+
+def with_v2_flag(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``init_device`` that leaves the worker's ``use_v2_model_runner`` saying which runner
+    it built (vllm-ascend's worker set it from the variable alone, before the stage chose)."""
+
+    def init_device(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        self.use_v2_model_runner = selects_v2(self.vllm_config)
+        return result
+
+    return init_device
+
+
+def generation_warm_up(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``compile_or_warm_up_model`` of a generation worker: with the V2 runner, only its
+    ``profile_run`` (vLLM-Omni's GPU generation worker does the same), else the worker's."""
+
+    def compile_or_warm_up_model(self: Any) -> Any:
+        if not getattr(self, "use_v2_model_runner", False):
+            return original(self)
+        # vLLM's record of the warm-up, from the worker process (where vLLM is installed).
+        times = importlib.import_module(COMPILATION_TIMES[0])
+        start = time.perf_counter()
+        self.model_runner.profile_run()
+        elapsed = time.perf_counter() - start
+        return getattr(times, COMPILATION_TIMES[1])(language_model=elapsed, encoder=0.0)
+
+    return compile_or_warm_up_model

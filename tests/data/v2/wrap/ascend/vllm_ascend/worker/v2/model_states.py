@@ -1,5 +1,0 @@
-# Stand-ins of vllm-ascend's V2 helpers, written for omni-port's tests.
-
-
-def init_ascend_model_state(vllm_config, model, encoder_cache, device):
-    return object()
