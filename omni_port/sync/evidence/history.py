@@ -42,6 +42,7 @@ from omni_port.pyast.syntax import (
 )
 from omni_port.sources.upstream import Release
 from omni_port.sync.evidence.code import short, with_body
+from omni_port.sync.evidence.flow import flow
 from omni_port.sync.evidence.places import (
     PATH_FUZZY,
     Scored,
@@ -562,22 +563,26 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
     if not block.anchor.replaced or not _verified(history, block):
         return None
     mine = _every_key(block.code)
-    if mine is None:
+    found = place(history.versions[history.base], block.anchor)
+    if mine is None or found is None:
         return None
+    binds = _binds(block.code)
     near = (*block.anchor.before[:1], *block.anchor.after[:1])
     path = block.anchor.path
-    heads = (*mine, *(split_full_key(k)[0] for k in near))
+    heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
     runners = [(h, _arrival(history, h, path)) for h in heads]
     dated = [(h, at) for h, at in runners if at is not None]
     if not dated:
         return None
     runner, since = max(dated, key=lambda pair: pair[1])
     arrived = [
-        (head, at)
-        for head in (split_full_key(k)[0] for k in block.anchor.replaced)
-        # A statement omni's code holds, edited or not, is one omni had and changed.
-        if not any(similarity(head, key) >= HAD for key in mine)
-        for at in [_arrival(history, head, path)]
+        (stmt.key, at)
+        for stmt in found.stmts()
+        # A statement omni's code holds, edited or not, or binds the names of, is one omni
+        # had and changed.
+        if not any(similarity(stmt.key, key) >= HAD for key in mine)
+        and not stmt.writes & binds
+        for at in [_arrival(history, stmt.key, path)]
         if at is not None and at > 0 and at >= since
     ]
     if not arrived:
@@ -605,6 +610,14 @@ def _every_key(code: str) -> frozenset[str] | None:
     except (SyntaxError, ValueError):
         return None
     return frozenset(node_key(n) for n in ast.walk(tree) if isinstance(n, ast.stmt))
+
+
+def _binds(code: str) -> frozenset[str]:
+    """The names ``code`` binds (none when it does not parse)."""
+    try:
+        return flow(ast.parse(dedent_code(code)).body).writes
+    except (SyntaxError, ValueError):
+        return frozenset()
 
 
 def _arrival(history: MemberHistory, head: str, path: tuple[str, ...]) -> int | None:
