@@ -152,12 +152,26 @@ def test_make_sync_succeeds_and_ends_by_saying_what_is_unresolved(work: Path) ->
 # --- the upgrade target sticks (point 2) -----------------------------------------------------
 
 
-def test_an_upgrade_target_sticks_for_resolve_and_sync(cli: Cli, work: Path) -> None:
-    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
-    result = cli("upgrade", "--to", "v2.py", "--summary", "up.md")
+def test_an_upgrade_moves_the_workspace_for_resolve_and_sync(cli: Cli, work: Path) -> None:
+    config = "# Our runners.\n" + CONFIG.format(upstream="v1.py").replace(
+        'base = "v1.py"', 'base = "v1.py"  # ported from'
+    )
+    (work / "pyproject.toml").write_text(config)
+    result = cli.loud("upgrade", "--to", "v2.py", "--summary", "up.md")
     assert result.exit_code == 1, result.stderr
+    # The configuration names the target now, edited in place: comments and layout kept.
+    assert (work / "pyproject.toml").read_text() == config.replace(
+        'upstream = "v1.py"', 'upstream = "v2.py"'
+    )
+    assert 'pinned in pyproject.toml [tool.omni-port]: base = "v1.py", upstream = "v2.py"' in (
+        result.stderr
+    )
     lock = lockfile.read_or_none(work / "g")
-    assert lock is not None and (lock.upstream, lock.configured) == ("v2.py", "v1.py")
+    assert lock is not None and (lock.upstream, lock.configured) == ("v2.py", "")
+    # Every command agrees with what the upgrade wrote, byte for byte.
+    assert cli("extract", "--check").exit_code == 0
+    assert cli("sync", "--check").exit_code == 1, "a conflict is a finding; nothing would change"
+    assert "OP304" not in cli("sync", "--check").stdout
     # The summary's command names its target and works as written, from any later state.
     summary = (work / "up.md").read_text()
     command = next(
@@ -167,10 +181,9 @@ def test_an_upgrade_target_sticks_for_resolve_and_sync(cli: Cli, work: Path) -> 
     words = shlex.split(command.replace("'#1'", "'#2'"))
     assert words[:2] == ["omni-port", "resolve"]
     assert cli(*words[1:]).exit_code == 0
-    # A plain sync keeps the upgrade's target (it said so) and replays the choice.
+    # A plain sync takes the upgrade's target and replays the choice.
     again = cli.loud("sync")
     assert again.exit_code == 0, again.stdout + again.stderr
-    assert "upstream v2.py: the last sync's" in again.stderr
     assert lockfile.read_or_none(work / "g").upstream == "v2.py"  # type: ignore[union-attr]
     assert cli("verify").exit_code == 0
     assert cli("check", "--no-cache").exit_code == 0
@@ -485,3 +498,33 @@ def test_a_place_the_gpu_runner_disputes_is_a_note_in_sync_and_check(
         path, line = row.split(":")[:2]
         text = Path(path).read_text().splitlines()
         assert Path(path).parent.name == "g" and "self.split_outputs" in text[int(line)], row
+
+
+# --- bad values in the lock are bad input, never an internal error ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "bad"),
+    [
+        pytest.param("status", '"placed"', '"half-placed"', id="status"),
+        pytest.param("kind", '"insertion"', '"sideways"', id="kind"),
+        pytest.param("decided_by", '[\n        "anchor"\n      ]', '["guess"]', id="rule"),
+        pytest.param("lines", "[", '"7-9", "x": [', id="lines"),
+    ],
+)
+def test_a_lock_value_out_of_its_set_is_bad_input_at_its_line(
+    cli: Cli, work: Path, key: str, value: str, bad: str
+) -> None:
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 0
+    lock = work / "g" / lockfile.LOCK_NAME
+    text = lock.read_text()
+    assert f'"{key}": {value}' in text
+    lock.write_text(text.replace(f'"{key}": {value}', f'"{key}": {bad}', 1))
+    line = next(n for n, row in enumerate(lock.read_text().splitlines(), 1) if f'"{key}":' in row)
+    for command in (("verify",), ("check", "--no-cache")):
+        result = cli(*command)
+        assert result.exit_code == 2, (command, result.stdout, result.stderr)
+        assert f"g/omni-port.lock:{line}:1: OP201" in result.stderr, (command, result.stderr)
+        assert "Traceback" not in result.stderr

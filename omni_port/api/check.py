@@ -18,6 +18,7 @@ from omni_port.api.inputs import (
     extract_all,
     load_upstream,
     load_vllm_bases,
+    lost_decisions,
     read_bytes_or_none,
     read_patches,
     recorded_sources,
@@ -30,7 +31,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu import parity
-from omni_port.model import Code, Finding, PatchSet
+from omni_port.model import Code, Finding, PatchSet, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
@@ -49,7 +50,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     ]
     findings: list[Finding] = []
     for runner in runners:
-        findings.extend(scan(runner.tree).findings)
+        findings.extend(_markers(scan(runner.tree).findings, settings.config.lenient))
     base_tree = load_upstream(inputs.base, settings) if inputs.base else None
     ext_options = extractor.ExtractOptions(
         upstream_class=settings.config.upstream_class, lenient=True
@@ -61,7 +62,8 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
         findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
         # An edit a maintainer adopted is a marked block now, not an implicit edit.
-        findings.extend(drift.divergence_findings(carry_edits(patch_set, inputs.patches).modules))
+        carried = carry_edits(patch_set, inputs.patches, discard=True)
+        findings.extend(drift.divergence_findings(carried.modules))
     findings.extend(_stale_patches(inputs, settings, patch_set, base_tree))
     findings.extend(_stale_generated(inputs, settings))
     if inputs.gpu:
@@ -69,6 +71,14 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     if v2.configured(settings.config):
         findings.extend(v2.check_tree(settings))
     return findings
+
+
+def _markers(found: Sequence[Finding], lenient: bool) -> list[Finding]:
+    """Malformed markers: problems, or notes where the configuration says the sources are
+    files this workspace does not own (``lenient``: a release, whose markers it cannot fix)."""
+    if not lenient:
+        return list(found)
+    return [replace(f, severity=Severity.NOTE) for f in found]
 
 
 def _stale_patches(
@@ -88,10 +98,16 @@ def _stale_patches(
     patch_set = recorded_sources(patch_set, inputs.sources, base, config)
     files = {
         rel: encode(text)
-        for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
+        for rel, text in render_patch_set(
+            carry_edits(patch_set, directory, discard=True), TOOL
+        ).items()
     }
     actual = {rel: read_bytes_or_none(directory / rel) for rel in files}
     stale = existing(directory, "*/*.patch")
+    # A decision the sources no longer have an edit for: extract would refuse to drop it.
+    findings = lost_decisions(patch_set, directory)
+    if findings:
+        return findings
     findings = drift.stale_findings(files, actual, shown(directory), "omni-port extract")
     for rel in sorted(set(stale) - set(files)):
         message = f"{rel} is no longer extracted from the sources; run `omni-port extract`"

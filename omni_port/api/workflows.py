@@ -7,7 +7,7 @@ line writes the files and prints. Nothing here prints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omni_port.api.inputs import (
@@ -159,6 +159,10 @@ class UpgradeRequest:
     generated: Path
     #: With ``detect``: the releases to rank (none: every release since ``FLOOR``).
     candidates: tuple[str, ...] = ()
+    #: Extract despite malformed markers (listed as findings), as ``extract --lenient``.
+    lenient: bool = False
+    #: Drop recorded decisions the new extraction has no edit for (refused without it).
+    discard: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +179,10 @@ class Upgraded:
     findings: tuple[Finding, ...]
     #: The markdown summary for the pull request.
     summary: str
+    #: What the configuration must name so that every later command agrees with this
+    #: upgrade (``[tool.omni-port]`` keys): the source, the base, the target, and
+    #: ``lenient`` when the markers needed it.
+    pins: dict[str, str | bool] = field(default_factory=dict)
 
 
 def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
@@ -220,8 +228,23 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             tuple(findings),
         )
     )
-    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
-    return Upgraded(patch_set, detected, synced, files, findings, document)
+    pins = _pins(request, old.label, new.label, config)
+    # The configuration will name the target: the lock records it as the configured one.
+    files = lockfile.configured_files(result.files, str(pins["upstream"]))
+    return Upgraded(patch_set, detected, synced, files, findings, document, pins)
+
+
+def _pins(request: UpgradeRequest, base: str, target: str, config: Config) -> dict[str, str | bool]:
+    """The configuration an upgrade leaves (recorded specs, relative to the repository
+    root): one source named on the command line becomes ``source`` (several leave it)."""
+    pins: dict[str, str | bool] = {}
+    if len(request.sources) == 1:
+        pins["source"] = config.recorded_spec(request.sources[0])
+    pins["base"] = base
+    pins["upstream"] = target
+    if request.lenient and not config.lenient:
+        pins["lenient"] = True
+    return pins
 
 
 def _extracted(
@@ -229,12 +252,14 @@ def _extracted(
 ) -> tuple[PatchSet, list[Finding]]:
     """The runners extracted against ``old``, keeping what the previous patches recorded."""
     config = settings.config
-    options = ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+    # Malformed markers stop an upgrade as they stop `extract`: its patches are what a
+    # later `extract` must reproduce.
+    options = ExtractOptions(upstream_class=config.upstream_class, lenient=request.lenient)
     patch_set, findings = extract_all(located, old, options)
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.
-    patch_set = carry_edits(patch_set, request.patches)
+    patch_set = carry_edits(patch_set, request.patches, discard=request.discard)
     if request.sources:
         patch_set, _ = with_unread_modules(patch_set, request.patches)
     return patch_set, findings

@@ -191,6 +191,17 @@ def patches_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+def discard_option(command: F) -> F:
+    """``--discard-decisions``: a command that would drop a recorded decision refuses
+    without it (exit 2, OP205 naming each)."""
+    return click.option(
+        "--discard-decisions",
+        is_flag=True,
+        help="Write even when recorded resolutions or adoptions would be dropped "
+        "(refused, exit 2, without it).",
+    )(command)
+
+
 def one_payload(json_path: Path | None, diff: bool) -> None:
     """``--diff`` and ``--json -`` would both take stdout: a usage error (exit 2)."""
     if diff and json_path is not None and str(json_path) == "-":

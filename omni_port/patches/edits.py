@@ -111,15 +111,23 @@ def _same_edits(new: list[Block], old: list[Block]) -> dict[int, Block]:
         found = olds.get(_identity(block, new))
         if found is not None:
             matches[id(block)] = found
-    # An edit whose code changed where it stands: the one old edit with its whole anchor.
-    taken = {id(b) for b in matches.values()}
-    spare_old = [b for b in old if id(b) not in taken]
-    spare_new = [b for b in new if id(b) not in matches]
-    for block in spare_new:
-        same = [b for b in spare_old if _spot(b) == _spot(block)]
-        if len(same) == 1 and sum(_spot(b) == _spot(block) for b in spare_new) == 1:
-            matches[id(block)] = same[0]
+    # An edit whose code changed where it stands: the one old edit with its whole anchor;
+    # then an edit whose anchor changed (another base: other replaced statements or
+    # neighbours) with the same code: the one old edit of its method with that code.
+    for key in (_spot, _code_key):
+        taken = {id(b) for b in matches.values()}
+        spare_old = [b for b in old if id(b) not in taken]
+        spare_new = [b for b in new if id(b) not in matches]
+        for block in spare_new:
+            same = [b for b in spare_old if key(b) == key(block)]
+            if len(same) == 1 and sum(key(b) == key(block) for b in spare_new) == 1:
+                matches[id(block)] = same[0]
     return matches
+
+
+def _code_key(block: Block) -> tuple[object, ...]:
+    """What an edit is wherever it stands: its method, kind and code."""
+    return (block.owner, block.member, block.kind, block.marked, block.code)
 
 
 def _identity(block: Block, blocks: list[Block]) -> tuple[object, ...]:
@@ -171,6 +179,30 @@ def _first_free(ident: str, taken: set[str]) -> str:
     while f"{prefix}-{count:02d}" in taken:
         count += 1
     return f"{prefix}-{count:02d}"
+
+
+def lost(new: PatchSet, old: PatchSet) -> list[tuple[ModulePatches, Block]]:
+    """The blocks of ``old`` holding a maintainer's decision (a recorded resolution, an
+    adoption) that ``new`` (``old`` carried into a re-extraction) no longer holds: writing
+    ``new`` would drop them."""
+    kept = {
+        (piece.id, piece.anchor.resolution, piece.marked)
+        for module in new.modules
+        for piece in module.pieces
+        if isinstance(piece, Block)
+    }
+    found = []
+    for module in old.modules:
+        for piece in module.pieces:
+            if not isinstance(piece, Block) or not _decided(piece):
+                continue
+            if (piece.id, piece.anchor.resolution, piece.marked) not in kept:
+                found.append((module, piece))
+    return found
+
+
+def _decided(block: Block) -> bool:
+    return block.anchor.resolution is not None or _adopted_from(block) is not None
 
 
 def _carry(piece: Piece, old: Piece | None) -> Piece:
