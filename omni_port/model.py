@@ -54,8 +54,7 @@ class Code(enum.StrEnum):
     OP205 = (
         "OP205",
         "lost-decision",
-        "A command would drop a decision recorded in the patches (a resolution or an "
-        "adoption): it refuses unless told to.",
+        "A command would drop a resolution recorded in the patches: it refuses unless told to.",
     )
     # Sync
     OP301 = ("OP301", "conflict", "Block conflict: no certain place for it in the new upstream.")

@@ -107,6 +107,10 @@ def _one_line(stderr: str) -> str:
         pytest.param(CONFIG + 'patches = ""\n', ":7:1: OP005", id="empty-patches"),
         pytest.param(CONFIG + 'upstream-class = "a.b"\n', ":7:1: OP005", id="class-not-a-name"),
         pytest.param(CONFIG.replace("upstream =", "upstraem ="), ":6:1: OP005", id="unknown-key"),
+        pytest.param(
+            CONFIG + 'base = "vllm-ascend==notaversion"\n', ":7:1: OP005", id="pin-of-no-version"
+        ),
+        pytest.param(CONFIG + "lenient = 1\n", ":7:1: OP005", id="lenient-not-a-boolean"),
     ],
 )
 @pytest.mark.parametrize("command", ["extract", "check", "sync", "catalog"])

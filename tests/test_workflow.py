@@ -528,3 +528,124 @@ def test_a_lock_value_out_of_its_set_is_bad_input_at_its_line(
         assert result.exit_code == 2, (command, result.stdout, result.stderr)
         assert f"g/omni-port.lock:{line}:1: OP201" in result.stderr, (command, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+# --- nothing a maintainer decided is dropped silently ----------------------------------------
+
+RUNNER = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def sample(self, logits):
+        self.prepare_sampler()
+        # ---------- Omni-new ----------
+        self.sampler.reset(logits)
+        # ---------- Omni-new ----------
+        return self.sampler(logits)
+"""
+
+
+def _base(reset: str) -> str:
+    return (
+        RUNNER.replace("from fakeacc.runner_v1 import NPUModelRunner", "class G: ...")
+        .replace("class R(NPUModelRunner)", "class NPUModelRunner(G)")
+        .replace(
+            "        # ---------- Omni-new ----------\n        self.sampler.reset(logits)\n"
+            "        # ---------- Omni-new ----------\n",
+            f"        {reset}\n",
+        )
+    )
+
+
+def _resolved_by_hand(patch: Path) -> str:
+    text = patch.read_text().replace(
+        "\n---\n", "\nresolved-after: self.prepare_sampler()\nresolved-by: M\n---\n", 1
+    )
+    patch.write_text(text)
+    return text
+
+
+def test_a_resolution_stays_when_another_base_changes_what_its_block_replaces(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "omni.py").write_text(RUNNER)
+    (tmp_path / "a.py").write_text(_base("self.sampler.reset()"))
+    (tmp_path / "b.py").write_text(_base("self.sampler.reset(True)"))
+    (tmp_path / "pyproject.toml").write_text(
+        CONFIG.format(upstream="a.py").replace('base = "v1.py"', 'base = "a.py"')
+    )
+    assert cli("extract").exit_code == 0
+    patch = tmp_path / "p" / "omni" / "R.sample.block-01.patch"
+    assert "replaces: self.sampler.reset()" in patch.read_text()
+    _resolved_by_hand(patch)
+    assert cli("extract", "--base", "b.py").exit_code == 0
+    text = patch.read_text()
+    assert "replaces: self.sampler.reset(True)" in text
+    assert "resolved-after: self.prepare_sampler()" in text and "resolved-by: M" in text
+
+
+def test_an_extraction_that_would_drop_a_resolution_refuses_unless_told(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "omni.py").write_text(RUNNER)
+    (tmp_path / "a.py").write_text(_base("self.sampler.reset()"))
+    (tmp_path / "pyproject.toml").write_text(
+        CONFIG.format(upstream="a.py").replace('base = "v1.py"', 'base = "a.py"')
+    )
+    assert cli("extract").exit_code == 0
+    patch = tmp_path / "p" / "omni" / "R.sample.block-01.patch"
+    resolved = _resolved_by_hand(patch)
+    line = resolved.splitlines().index("resolved-after: self.prepare_sampler()") + 1
+    # Another release of the runners: the resolved block is gone.
+    block = "\n".join(RUNNER.splitlines()[6:9]) + "\n"
+    assert block.count("Omni-new") == 2
+    (tmp_path / "omni.py").write_text(RUNNER.replace(block, "        self.sampler.reset()\n"))
+    for command in (("extract",), ("extract", "--check"), ("upgrade", "--to", "a.py")):
+        refused = cli(*command)
+        assert refused.exit_code == 2, (command, refused.stderr)
+        assert refused.stderr.startswith(f"p/omni/R.sample.block-01.patch:{line}:1: OP205 ")
+        assert "by M" in refused.stderr and "--discard-decisions" in refused.stderr
+        assert patch.read_text() == resolved, "nothing written"
+    # The gate says so too, without touching anything.
+    checked = cli("check", "--no-cache")
+    assert (f"p/omni/R.sample.block-01.patch:{line}", "OP205") in _codes(checked.stdout)
+    assert cli("extract", "--discard-decisions").exit_code == 0
+    assert not patch.exists() or "resolved-after" not in patch.read_text()
+
+
+def test_two_sources_of_one_runner_module_are_refused(cli: Cli, work: Path) -> None:
+    (work / "other").mkdir()
+    shutil.copy(work / "omni.py", work / "other" / "omni.py")
+    result = cli("extract", "omni.py", "other/omni.py")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("other/omni.py:1:1: OP005 ")
+    assert not (work / "p").exists()
+
+
+def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path) -> None:
+    """A release whose marker lost its partner (vllm-omni 0.30.0 and 0.32.0rc1 have one)."""
+    runner = work / "omni.py"
+    runner.write_text(runner.read_text() + "        # ---------- Omni-new ----------\n")
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py"))
+    config = (work / "pyproject.toml").read_text()
+    for command in (("extract",), ("upgrade", "--to", "v2.py")):
+        refused = cli(*command)
+        assert refused.exit_code == 2, (command, refused.stderr)
+        assert refused.stderr.startswith("omni.py:18:9: OP102 ")
+        assert not (work / "p").exists() and not (work / "g").exists()
+    assert (work / "pyproject.toml").read_text() == config
+    # --lenient takes everything else, and the workspace says so from then on.
+    upgraded = cli("upgrade", "--lenient", "--to", "v2.py", "--summary", "up.md")
+    assert upgraded.exit_code == 1
+    assert ("omni.py:18", "OP102") in _codes(upgraded.stdout)
+    assert "lenient = true\n" in (work / "pyproject.toml").read_text()
+    # Later commands agree with the upgrade; the reviewed marker is a note, not a failure.
+    extracted = cli("extract", "--check", "--json", "-")
+    assert extracted.exit_code == 0, extracted.stderr
+    notes = json.loads(extracted.stdout)["findings"]
+    assert ("OP102", "note") in [(f["code"], f["severity"]) for f in notes]
+    assert {f["severity"] for f in notes} == {"note"}
+    assert "OP304" not in cli("sync", "--check").stdout

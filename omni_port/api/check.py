@@ -22,6 +22,7 @@ from omni_port.api.inputs import (
     read_bytes_or_none,
     read_patches,
     recorded_sources,
+    reviewed_markers,
     verification_context,
     with_history,
 )
@@ -31,7 +32,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu import parity
-from omni_port.model import Code, Finding, PatchSet, Severity
+from omni_port.model import Code, Finding, PatchSet
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
@@ -50,7 +51,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     ]
     findings: list[Finding] = []
     for runner in runners:
-        findings.extend(_markers(scan(runner.tree).findings, settings.config.lenient))
+        findings.extend(reviewed_markers(scan(runner.tree).findings, settings.config))
     base_tree = load_upstream(inputs.base, settings) if inputs.base else None
     ext_options = extractor.ExtractOptions(
         upstream_class=settings.config.upstream_class, lenient=True
@@ -71,14 +72,6 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     if v2.configured(settings.config):
         findings.extend(v2.check_tree(settings))
     return findings
-
-
-def _markers(found: Sequence[Finding], lenient: bool) -> list[Finding]:
-    """Malformed markers: problems, or notes where the configuration says the sources are
-    files this workspace does not own (``lenient``: a release, whose markers it cannot fix)."""
-    if not lenient:
-        return list(found)
-    return [replace(f, severity=Severity.NOTE) for f in found]
 
 
 def _stale_patches(

@@ -248,7 +248,7 @@ def carry_edits(new: PatchSet, directory: Path, discard: bool = False) -> PatchS
     Raises BadInput when there are previous patches whose headers cannot be read: writing
     over them would lose what a maintainer decided there (their code is read again from
     the sources, so code that does not parse is no obstacle). Raises BadInput (OP205, one
-    per patch file) when a recorded resolution or adoption has no edit to go with in
+    per patch file) when a recorded resolution has no edit to go with in
     ``new``, unless ``discard``: like git refusing to lose uncommitted work."""
     if not (directory / INDEX_NAME).is_file():
         return new
@@ -274,19 +274,15 @@ def _lost_finding(directory: Path, module: ModulePatches, block: Block) -> Findi
     """OP205 at the line of the patch file that records the decision ``block`` holds."""
     path = directory / piece_filename(module, block)
     resolution = block.anchor.resolution
-    key = "resolved-after" if resolution is not None else "marked"
     try:
-        line = header_line(path.read_text(encoding="utf-8"), key)
+        line = header_line(path.read_text(encoding="utf-8"), "resolved-after")
     except (OSError, UnicodeDecodeError):
         line = 1
-    if resolution is not None:
-        who = f" by {resolution.by}" if resolution.by else ""
-        why = f" ({resolution.why})" if resolution.why else ""
-        what = f"the resolution of {block.id} recorded{who}{why}"
-    else:
-        what = f"the adoption of {block.id} as a marked block"
+    who = f" by {resolution.by}" if resolution is not None and resolution.by else ""
+    why = f" ({resolution.why})" if resolution is not None and resolution.why else ""
     message = (
-        f"{what} would be dropped: the sources extracted now have no such edit. Extract "
+        f"the resolution of {block.id} recorded{who}{why} would be dropped: the sources "
+        "extracted now have no such edit. Extract "
         "the sources it was made for (see `source` and `base`), or pass "
         "--discard-decisions to drop it"
     )
@@ -426,3 +422,16 @@ def _same_module(sources: Sequence[Located]) -> list[Finding]:
             )
             found.append(Finding(Code.OP005, located.source.path, 1, message))
     return found
+
+
+#: Diagnostics of malformed markers.
+MARKER_CODES = frozenset({Code.OP101, Code.OP102, Code.OP103, Code.OP104, Code.OP105})
+
+
+def reviewed_markers(findings: Sequence[Finding], config: Config) -> list[Finding]:
+    """``findings`` with malformed markers as notes where the configuration says the sources
+    are files this workspace does not own (``lenient = true``: a release, whose markers it
+    cannot fix; a reviewed decision, as an allow-list is). Without it they stay problems."""
+    if not config.lenient:
+        return list(findings)
+    return [replace(f, severity=Severity.NOTE) if f.code in MARKER_CODES else f for f in findings]

@@ -20,6 +20,7 @@ from omni_port.api.inputs import (
     patches_source,
     read_patches,
     recorded_sources,
+    reviewed_markers,
     verification_context,
     vllm_pairing_notes,
     with_history,
@@ -255,7 +256,8 @@ def _extracted(
     # Malformed markers stop an upgrade as they stop `extract`: its patches are what a
     # later `extract` must reproduce.
     options = ExtractOptions(upstream_class=config.upstream_class, lenient=request.lenient)
-    patch_set, findings = extract_all(located, old, options)
+    patch_set, extracted = extract_all(located, old, options)
+    findings = reviewed_markers(extracted, config)
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.

@@ -197,8 +197,7 @@ def discard_option(command: F) -> F:
     return click.option(
         "--discard-decisions",
         is_flag=True,
-        help="Write even when recorded resolutions or adoptions would be dropped "
-        "(refused, exit 2, without it).",
+        help="Write even when recorded resolutions would be dropped (refused, exit 2, without it).",
     )(command)
 
 

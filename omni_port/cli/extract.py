@@ -75,8 +75,8 @@ def extract_command(
     changed outside markers is carried as implicit edits.
 
     Titles, recorded resolutions and adoptions in the patches stay with their edits. An
-    extraction that would drop one (its edit is gone from the sources) is refused, exit 2,
-    naming each, unless --discard-decisions.
+    extraction that would drop a resolution (its edit is gone from the sources) is refused,
+    exit 2, naming each, unless --discard-decisions.
     """
     one_payload(json_path, diff)
     config = options.config
@@ -89,7 +89,9 @@ def extract_command(
         lenient=lenient or config.lenient,
         implicit=implicit,
     )
-    patch_set, findings = api.extract(located, base_module, ext_options)
+    patch_set, extracted = api.extract(located, base_module, ext_options)
+    # `lenient = true` in the configuration is a reviewed decision: its markers are notes.
+    findings = extracted if lenient else api.reviewed_markers(extracted, config)
     patch_set = api.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
     patch_set = api.carry_edits(patch_set, directory, discard=discard_decisions)

@@ -126,8 +126,9 @@ def _same_edits(new: list[Block], old: list[Block]) -> dict[int, Block]:
 
 
 def _code_key(block: Block) -> tuple[object, ...]:
-    """What an edit is wherever it stands: its method, kind and code."""
-    return (block.owner, block.member, block.kind, block.marked, block.code)
+    """What an edit is wherever it stands and whatever it replaced: its method and code
+    (against another base a replacement may read as an insertion)."""
+    return (block.owner, block.member, block.marked, block.code)
 
 
 def _identity(block: Block, blocks: list[Block]) -> tuple[object, ...]:
@@ -182,27 +183,25 @@ def _first_free(ident: str, taken: set[str]) -> str:
 
 
 def lost(new: PatchSet, old: PatchSet) -> list[tuple[ModulePatches, Block]]:
-    """The blocks of ``old`` holding a maintainer's decision (a recorded resolution, an
-    adoption) that ``new`` (``old`` carried into a re-extraction) no longer holds: writing
-    ``new`` would drop them."""
+    """The blocks of ``old`` with a recorded resolution that ``new`` (``old`` carried into
+    a re-extraction of some of its modules) no longer holds: writing ``new`` would drop
+    them. Modules ``new`` does not hold are not rewritten, so nothing of theirs is lost."""
     kept = {
-        (piece.id, piece.anchor.resolution, piece.marked)
+        (piece.id, piece.anchor.resolution)
         for module in new.modules
         for piece in module.pieces
         if isinstance(piece, Block)
     }
-    found = []
-    for module in old.modules:
-        for piece in module.pieces:
-            if not isinstance(piece, Block) or not _decided(piece):
-                continue
-            if (piece.id, piece.anchor.resolution, piece.marked) not in kept:
-                found.append((module, piece))
-    return found
-
-
-def _decided(block: Block) -> bool:
-    return block.anchor.resolution is not None or _adopted_from(block) is not None
+    read = {module.name for module in new.modules}
+    return [
+        (module, piece)
+        for module in old.modules
+        if module.name in read
+        for piece in module.pieces
+        if isinstance(piece, Block)
+        and piece.anchor.resolution is not None
+        and (piece.id, piece.anchor.resolution) not in kept
+    ]
 
 
 def _carry(piece: Piece, old: Piece | None) -> Piece:

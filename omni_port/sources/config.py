@@ -241,36 +241,25 @@ _SPEC_KEYS = ("source", "base", "upstream", "v2_source", "v2_upstream", "v2_vllm
 
 
 def _check_spec(path: Path, text: str, key: str, value: str) -> None:
-    """BadInput (OP005, at the key's line) for a spec that names nothing: a release pin
-    whose version is not a version (``vllm-ascend==notaversion``), or a path that does not
-    exist. Read as a path, either would fail later with no line of this file to fix."""
+    """BadInput (OP005, at the key's line) for a release pin that is none: ``==`` with a
+    version that is not a version (``vllm-ascend==notaversion``) and no such path. Read as
+    a path, it would fail later with no line of this file to fix."""
     from omni_port.sources.upstream import SpecKind, parse_spec
 
-    if value.endswith(INSTALLED_SUFFIX) or value == "detect":
+    if "==" not in value or value.endswith(INSTALLED_SUFFIX):
         return
     try:
         kind = parse_spec(value, "").kind
     except BadInput:
         return  # a release of another project: the command that reads it says so
-    if kind is not SpecKind.PATH:
-        return
     located = Path(value) if Path(value).is_absolute() else path.parent / value
-    git = _GIT_TAIL.match(value)
-    if located.exists() or (git is not None and (path.parent / git["path"]).exists()):
+    if kind is not SpecKind.PATH or located.exists():
         return
-    line = _line_of(text, key)
-    if "==" in value:
-        message = (
-            f"{TABLE} {key} is {value!r}: not a release (NAME==VERSION, a version such as "
-            "0.30.0rc2) and no such file or directory"
-        )
-    else:
-        message = f"{TABLE} {key} is {value!r}: no such file or directory"
-    raise BadInput.at(Code.OP005, str(path), line, message)
-
-
-#: ``PATH@REV`` whose path exists but is no git clone: the command says what is wrong.
-_GIT_TAIL = re.compile(r"^(?P<path>.+)@[^@\s/]+$")
+    message = (
+        f"{TABLE} {key} is {value!r}: not a release (NAME==VERSION, with a version such as "
+        "0.30.0rc2) and no such file or directory"
+    )
+    raise BadInput.at(Code.OP005, str(path), _line_of(text, key), message)
 
 
 #: How the label of an installed package ends (``Located.label``).
