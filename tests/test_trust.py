@@ -369,7 +369,8 @@ def test_check_with_nothing_generated_fails_in_one_line(
     result = cli("check", "--no-cache", "--generated", generated)
     assert result.exit_code == 1
     gate = [d for d in _diagnostics(result.stdout) if d[1] == "OP311"]
-    assert gate == [(f"{generated.rstrip('/')}/omni-port.lock:1", "OP311")]
+    # The folder as the flag gave it: the missing lock is no file an editor could open.
+    assert gate == [(f"{generated.rstrip('/')}/:0", "OP311")]
 
 
 def test_check_with_nothing_extracted_fails_and_keeps_the_locks_conflicts(
@@ -382,7 +383,7 @@ def test_check_with_nothing_extracted_fails_and_keeps_the_locks_conflicts(
     result = cli("check", "--no-cache")
     assert result.exit_code == 1
     assert _diagnostics(result.stdout) == [
-        ("p/omni-port.index:1", "OP311"),
+        ("pyproject.toml:5", "OP311"),  # patches = "p"
         (f"g/omni-port.lock:{_lock_line(lock, CONFLICT)}", "OP310"),
     ]
 
@@ -396,10 +397,13 @@ def test_check_in_an_empty_workspace_fails(
     monkeypatch.chdir(tmp_path)
     result = cli("check", "--no-cache")
     assert result.exit_code == 1
+    # Each at the line of the configuration that names the empty folder: nothing else
+    # there is a file to open (OP311 pointed at the index and the lock, which do not exist).
     assert _diagnostics(result.stdout) == [
-        ("p/omni-port.index:1", "OP311"),
-        ("g/omni-port.lock:1", "OP311"),
+        ("pyproject.toml:5", "OP311"),
+        ("pyproject.toml:6", "OP311"),
     ]
+    assert "nothing extracted in p/ (no omni-port.index)" in result.stdout
     assert cli("extract").exit_code == 0
     assert cli("sync").exit_code == 1
     assert cli("resolve", CONFLICT, "--at", "#2").exit_code == 0

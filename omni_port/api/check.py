@@ -5,6 +5,7 @@ Everything here parses; the command answers from its cache first when no input c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.report import shown
+from omni_port.sources.config import Config, key_line
 from omni_port.sources.textio import encode, read_source
 from omni_port.sources.upstream import Upstream
 from omni_port.sources.workspace import CheckInputs
@@ -80,7 +82,7 @@ def _stale_patches(
     """Patch files that differ from what extract would write now, with their recorded base."""
     directory = inputs.patches
     if not (directory / INDEX_NAME).is_file():
-        return [_nothing(directory / INDEX_NAME, "extracted", "patch index")]
+        return [_nothing(settings.config, directory, "patches", INDEX_NAME)]
     config = settings.config
     recorded = _recorded_base(directory)
     if recorded != (config.recorded_spec(base.label) if base is not None else ""):
@@ -121,10 +123,21 @@ def _recorded_base(directory: Path) -> str:
 MAKE_SYNC = "run `make sync` (omni-port extract, sync and verify)"
 
 
-def _nothing(path: Path, what: str, missing: str) -> Finding:
-    """The gate cannot check: ``path`` (a patch index or a lock) is not there."""
-    message = f"nothing {what} here (no {missing}), so the runners cannot be checked; {MAKE_SYNC}"
-    return Finding(Code.OP311, shown(path), 1, message)
+def _nothing(config: Config, folder: Path, key: str, missing: str) -> Finding:
+    """The gate cannot check: ``folder`` (the configuration's ``key``: ``patches`` or
+    ``generated``) holds no ``missing`` file. Said at the configuration's line that names the
+    folder, a file one can open (the missing file is not one); a folder given as a flag is
+    named as it was given."""
+    what = "extracted" if key == "patches" else "generated"
+    shown_folder = shown(folder).rstrip("/") + "/"
+    message = (
+        f"nothing {what} in {shown_folder} (no {missing}), so the runners cannot be "
+        f"checked; {MAKE_SYNC}"
+    )
+    configured = config.path(str(getattr(config, key)))
+    if config.file and os.path.abspath(configured) == os.path.abspath(folder):
+        return Finding(Code.OP311, shown(Path(config.file)), key_line(config, key), message)
+    return Finding(Code.OP311, shown_folder, 0, message)
 
 
 def _locked_conflicts(lock: lockfile.Lock, lock_path: Path) -> list[Finding]:
@@ -143,7 +156,7 @@ def _locked_conflicts(lock: lockfile.Lock, lock_path: Path) -> list[Finding]:
 def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     lock_path = inputs.generated / lockfile.LOCK_NAME
     if not lock_path.is_file():
-        return [_nothing(lock_path, "generated", lockfile.LOCK_NAME)]
+        return [_nothing(settings.config, inputs.generated, "generated", lockfile.LOCK_NAME)]
     lock = lockfile.read(inputs.generated)
     if not (inputs.patches / INDEX_NAME).is_file():
         return _locked_conflicts(lock, lock_path)

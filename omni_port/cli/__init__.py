@@ -212,8 +212,21 @@ def json_option(command: F) -> F:
         "--json",
         "json_path",
         type=click.Path(dir_okay=False, path_type=Path),
+        callback=in_existing_folder,
         help="Write a JSON report ('-' for stdout).",
     )(command)
+
+
+def in_existing_folder(
+    ctx: click.Context, param: click.Parameter, value: Path | None
+) -> Path | None:
+    """A file the user names (``--json``, ``--summary``) goes into a folder that exists:
+    a usage error (exit 2) before any work otherwise, never a folder made from a typo."""
+    if value is None or str(value) == "-":
+        return value
+    if not value.absolute().parent.is_dir():
+        raise click.BadParameter(f"{value.parent}/ is no directory; create it first", ctx, param)
+    return value
 
 
 def generated_option(help_text: str) -> Callable[[F], F]:

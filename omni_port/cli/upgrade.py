@@ -14,6 +14,7 @@ from omni_port.cli import (
     discard_option,
     generated_option,
     handle_errors,
+    in_existing_folder,
     json_option,
     patches_option,
     summary,
@@ -62,6 +63,7 @@ class UpgradeFlags:
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("omni-port-upgrade.md"),
     show_default=True,
+    callback=in_existing_folder,
     help="Markdown summary for the pull request ('-' for stdout).",
 )
 @json_option

@@ -329,6 +329,16 @@ def pinned(text: str, values: Mapping[str, str | bool]) -> str:
     return tomlkit.dumps(document)
 
 
+def key_line(config: Config, key: str) -> int:
+    """The line of ``key`` in the configuration file (of its table's header when the key
+    is not set there); 0 without a file or when it cannot be read."""
+    try:
+        text = Path(config.file).read_text(encoding="utf-8") if config.file else ""
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return _line_of(text, key) if text else 0
+
+
 def config_file(config: Config) -> Path:
     """The file a configuration was read from; ``pyproject.toml`` here without one."""
     return Path(config.file) if config.file else Path("pyproject.toml")
