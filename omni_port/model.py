@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -309,6 +310,11 @@ class Resolution:
     by: str = ""
     #: Why, in the maintainer's words (or what the command recorded it from).
     why: str = ""
+
+
+def code_digest(code: str) -> str:
+    """sha256 of a block's code, as ``Resolution.made_for`` records it."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

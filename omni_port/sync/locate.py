@@ -91,7 +91,10 @@ def decide(
 def signature(member: Stmt, block: Block, tree: Tree) -> Decision:
     """A signature edit: carried when upstream kept the old signature, merged when both
     changed different parameters, a conflict otherwise."""
-    if member.key == block.anchor.replaced[0]:
+    # A recorded resolution is asked first: it may hold the signature to write even where
+    # upstream kept the old one.
+    resolution = block.anchor.resolution
+    if (resolution is None or resolution.code is None) and member.key == block.anchor.replaced[0]:
         return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
     ctx = _context(member, index_of(member), block, Evidence(tree))
     found: Decision | None = _first(rule.sign(ctx) for rule in RULES)
