@@ -575,6 +575,9 @@ class Candidate:
     text: str
     #: Path of the body the candidate is in.
     path: tuple[str, ...] = ()
+    #: Upstream statements the block would replace there, from ``line`` on (0: inserted
+    #: before it). Two candidates at one line differ by it.
+    span: int = 0
 
 
 @dataclass(frozen=True, slots=True)
