@@ -57,6 +57,12 @@ class Code(enum.StrEnum):
         "lost-decision",
         "A command would drop a resolution recorded in the patches: it refuses unless told to.",
     )
+    OP206 = (
+        "OP206",
+        "unrecorded-edit",
+        "An edit of a generated runner that `continue` cannot record as a block's place and "
+        "code (it is in code no block owns).",
+    )
     # Sync
     OP301 = ("OP301", "conflict", "Block conflict: no certain place for it in the new upstream.")
     OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")

@@ -117,7 +117,7 @@ def test_make_sync_succeeds_and_ends_by_saying_what_is_unresolved(work: Path) ->
     (work / "pyproject.toml").write_text(CONFIG.format(upstream="v2.py"))
     made = _make(work, "sync")
     assert made.returncode == 0, made.stderr
-    last = [line.removeprefix("omni-port: ") for line in made.stderr.splitlines()[-4:]]
+    last = [line.removeprefix("omni-port: ") for line in made.stderr.splitlines()[-5:]]
     assert last[0].startswith(
         "1 conflicts and 0 verify problems: these runners are not deployable until resolved"
     )
@@ -126,7 +126,8 @@ def test_make_sync_succeeds_and_ends_by_saying_what_is_unresolved(work: Path) ->
         f"  omni-port resolve {BLOCK} --at '#K'    # #1 line 7 (0.70); #2 line 8 (0.70); "
         "#3 line 9 (0.52)"
     )
-    assert last[3].startswith("then run `make sync`")
+    assert last[3].startswith("or edit a conflict region in place")
+    assert last[4].startswith("then run `make sync`")
     assert _make(work, "check").returncode != 0, "the gate refuses the same"
     verdict = lockfile.read_verdict(work / "g")
     assert verdict is not None and [p.split(": ")[1][:5] for p in verdict.problems] == ["OP310"]
@@ -649,3 +650,13 @@ def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path
     assert ("OP102", "note") in [(f["code"], f["severity"]) for f in notes]
     assert {f["severity"] for f in notes} == {"note"}
     assert "OP304" not in cli("sync", "--check").stdout
+
+
+def test_an_upgrade_into_other_folders_leaves_the_configuration_be(cli: Cli, work: Path) -> None:
+    """Only an upgrade of the workspace moves it: one that writes its patches and runners
+    elsewhere (an experiment, a test run from a repository's root) pins nothing."""
+    config = (work / "pyproject.toml").read_text()
+    result = cli("upgrade", "--to", "v3.py", "--patches", "p2", "--generated", "g2")
+    assert result.exit_code in (0, 1), result.stderr
+    assert (work / "g2" / lockfile.LOCK_NAME).is_file()
+    assert (work / "pyproject.toml").read_text() == config

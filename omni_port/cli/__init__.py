@@ -45,6 +45,7 @@ COMMANDS = {
     "codes": "omni_port.cli.codes:codes_command",
     "gpu-delta": "omni_port.cli.gpu_delta:gpu_delta_command",
     "resolve": "omni_port.cli.resolve:resolve_command",
+    "continue": "omni_port.cli.resume:continue_command",
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",
     "upgrade": "omni_port.cli.upgrade:upgrade_command",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,15 +100,24 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         raise click.UsageError("--summary - and --json - cannot both take stdout")
     config = options.config
     base = flags.base if flags.base is not None else config.base
+    patches = flags.patches_dir or config.path(config.patches)
+    generated = flags.generated or config.path(config.generated)
+    # Only an upgrade of the workspace moves it: one into other folders (an experiment, a
+    # test run from a repository's root) leaves the configuration be.
+    workspace = [config.path(config.patches), config.path(config.generated)]
+    pin = [os.path.abspath(p) for p in (patches, generated)] == [
+        os.path.abspath(p) for p in workspace
+    ]
     request = api.UpgradeRequest(
         flags.sources,
         flags.target,
         base,
-        flags.patches_dir or config.path(config.patches),
-        flags.generated or config.path(config.generated),
+        patches,
+        generated,
         tuple(c.strip() for c in flags.candidates.split(",")) if flags.candidates else (),
         lenient=flags.lenient or config.lenient,
         discard=flags.discard_decisions,
+        pin=pin,
     )
     done = api.upgrade(request, options.settings)
     if done.detected is not None:
@@ -119,7 +129,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         click.echo(done.summary, nl=False)
     else:
         write_atomic(summary_path, encode(done.summary))
-    _pin(options, flags, done.pins)
+    _pin(options, done.pins)
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
@@ -130,14 +140,13 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     return outcome
 
 
-def _pin(options: Options, flags: UpgradeFlags, pins: dict[str, str | bool]) -> None:
-    """Edit the configuration in place to name what the upgrade used (and the folders it
-    wrote, when given as flags); says on stderr which keys changed."""
+def _pin(options: Options, pins: dict[str, str | bool]) -> None:
+    """Edit the configuration in place to name what the upgrade used (``pins``, none for
+    an upgrade into other folders); says on stderr which keys changed."""
+    if not pins:
+        return
     config = options.config
     wanted = dict(pins)
-    for key, folder in (("patches", flags.patches_dir), ("generated", flags.generated)):
-        if folder is not None:
-            wanted[key] = config.recorded_path(folder)
     target = config_file(config)
     old = target.read_text(encoding="utf-8") if target.is_file() else ""
     new = pinned(old, wanted)

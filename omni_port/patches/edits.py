@@ -42,6 +42,11 @@ def resolve(patches: PatchSet, block_id: str, resolution: Resolution) -> PatchSe
     return _replace_piece(patches, block, updated)
 
 
+def unresolved(block: Block) -> Block:
+    """``block`` without its recorded resolution: what the engine decides on its own."""
+    return replace(block, anchor=replace(block.anchor, resolution=None))
+
+
 def adopt(patches: PatchSet, block_id: str, title: str) -> tuple[PatchSet, str]:
     """Turn an implicit edit into a titled, marked block; returns the patch set and its new id.
 
