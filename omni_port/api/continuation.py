@@ -217,7 +217,14 @@ def _conflicts_left(text: str) -> set[str]:
 
 
 def _key(block: Block) -> tuple[object, ...]:
-    return (block.kind, block.marked, block.code, replace(block.anchor, resolution=None))
+    """An edit as its statements make it: comment and blank lines apart (a conflict region
+    beside a block's statements is comments; deleting it changes none of that block)."""
+    statements = tuple(
+        line
+        for line in block.code.split("\n")
+        if line.strip() and not line.lstrip().startswith("#")
+    )
+    return (block.kind, statements, replace(block.anchor, resolution=None))
 
 
 def _difference(before: Sequence[Block], after: Sequence[Block]) -> tuple[list[Block], list[Block]]:
