@@ -86,7 +86,9 @@ def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
         upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
         module, block = edits.find_block(patches, block_id)
         member = resolution.member_of(module, block, upstream)
-        slot = resolution.unresolved(module, block, member).candidates[int(choice[1:]) - 1].slot
+        placed = resolution.decided_on(upstream, module, edits.unresolved(block))
+        slot = resolution.slot_of(member, placed.candidates[int(choice[1:]) - 1])
+        assert slot is not None, f"{block_id}: no place at candidate {choice}"
         patches = edits.resolve(patches, block_id, resolution.resolution_at(slot))
     return patches
 

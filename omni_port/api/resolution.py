@@ -8,11 +8,13 @@ candidates exactly as the sync listed them and refuses a place the next sync wou
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from omni_port.api.run import sync_patches
 from omni_port.api.workflows import Loaded
 from omni_port.errors import BadInput
+from omni_port.gpu import transplant
 from omni_port.model import (
     Block,
     BlockKind,
@@ -33,6 +35,7 @@ from omni_port.sync.locate import resolution_at as _resolution_at
 __all__ = [
     "Slot",
     "decided",
+    "decided_on",
     "member_of",
     "placements",
     "resolution_at",
@@ -44,12 +47,21 @@ __all__ = [
 
 def decided(workspace: Loaded, module: ModulePatches, block: Block) -> Placement:
     """The sync's outcome for ``block`` (as given, a resolution included) among the pieces
-    of its module: the placement, with the candidates sync lists."""
+    of its module, on the loaded workspace: the placement, with the candidates sync lists."""
+    return decided_on(workspace.upstream, module, block, workspace.transplants, workspace.locations)
+
+
+def decided_on(
+    upstream: Upstream,
+    module: ModulePatches,
+    block: Block,
+    transplants: Sequence[transplant.Extra] = (),
+    locations: Mapping[str, str] | None = None,
+) -> Placement:
+    """``decided`` on an upstream given as a value (with its history, if any)."""
     pieces = tuple(block if p.id == block.id else p for p in module.pieces)
     alone = PatchSet((replace(module, pieces=pieces),))
-    synced = sync_patches(
-        alone, workspace.upstream, transplants=workspace.transplants, locations=workspace.locations
-    )
+    synced = sync_patches(alone, upstream, transplants=transplants, locations=locations)
     return next(p for p in synced.placements if p.block_id == block.id)
 
 
