@@ -25,6 +25,7 @@ from omni_port.model import (
     PatchSet,
     Placement,
     Resolution,
+    Status,
 )
 from omni_port.patches import edits
 from omni_port.pyast.syntax import Stmt, find_member, walk
@@ -41,13 +42,15 @@ __all__ = [
     "resolution_at",
     "slot_at_line",
     "slot_of",
+    "taken_from",
     "unresolved",
 ]
 
 
-def decided(workspace: Loaded, module: ModulePatches, block: Block) -> Placement:
-    """The sync's outcome for ``block`` (as given, a resolution included) among the pieces
-    of its module, on the loaded workspace: the placement, with the candidates sync lists."""
+def decided(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
+    """The sync's outcome for the blocks of ``block``'s module, ``block`` as given (a
+    resolution included), on the loaded workspace: placements by id, with the candidates
+    sync lists."""
     return decided_on(workspace.upstream, module, block, workspace.transplants, workspace.locations)
 
 
@@ -57,12 +60,12 @@ def decided_on(
     block: Block,
     transplants: Sequence[transplant.Extra] = (),
     locations: Mapping[str, str] | None = None,
-) -> Placement:
+) -> dict[str, Placement]:
     """``decided`` on an upstream given as a value (with its history, if any)."""
     pieces = tuple(block if p.id == block.id else p for p in module.pieces)
     alone = PatchSet((replace(module, pieces=pieces),))
     synced = sync_patches(alone, upstream, transplants=transplants, locations=locations)
-    return next(p for p in synced.placements if p.block_id == block.id)
+    return {p.block_id: p for p in synced.placements}
 
 
 def placements(workspace: Loaded) -> dict[str, Placement]:
@@ -76,10 +79,22 @@ def placements(workspace: Loaded) -> dict[str, Placement]:
     return {p.block_id: p for p in synced.placements}
 
 
-def unresolved(workspace: Loaded, module: ModulePatches, block: Block) -> Placement:
-    """The sync's outcome for ``block`` without its recorded resolution: its candidates,
-    numbered as ``--at '#K'`` takes them."""
+def unresolved(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
+    """The sync's outcome for ``block``'s module without its recorded resolution: its
+    candidates, numbered as ``--at #K`` takes them."""
     return decided(workspace, module, edits.unresolved(block))
+
+
+def taken_from(before: Mapping[str, Placement], after: Mapping[str, Placement]) -> list[str]:
+    """Blocks placed in ``before`` that are conflicts in ``after``: a resolution that took
+    their statements (two blocks never replace one statement) would make them conflicts."""
+    return [
+        ident
+        for ident, placed in before.items()
+        if placed.status is not Status.CONFLICT
+        and ident in after
+        and after[ident].status is Status.CONFLICT
+    ]
 
 
 def resolution_at(slot: Slot) -> Resolution:

@@ -83,7 +83,8 @@ def resolve_command(
     workspace = api.load_workspace(request, options.settings)
     label = workspace.upstream.label
     member = resolution.member_of(module, block, workspace.upstream)
-    plain = resolution.unresolved(workspace, module, block)
+    before = resolution.unresolved(workspace, module, block)
+    plain = before[block.id]
     if plain.status is not Status.CONFLICT and block.anchor.resolution is None:
         raise BadInput.at(Code.OP005, where, 2, _placed(block, plain, target, label))
     rank, slot = _chosen(choice, plain.candidates, member, block)
@@ -93,18 +94,27 @@ def resolve_command(
         why=why or (f"candidate #{rank} on {label}" if rank else f"line {slot.line()} of {label}"),
     )
     recorded = replace(block, anchor=replace(block.anchor, resolution=record))
-    again = resolution.decided(workspace, module, recorded)
+    after = resolution.decided(workspace, module, recorded)
+    again = after[block.id]
     if again.status is Status.CONFLICT or Rule.RESOLVED not in again.decided_by:
         reason = again.reason or "sync places it elsewhere"
         message = f"that place would not hold on {label}: {reason}; nothing recorded"
         raise BadInput.at(Code.OP301, where, 1, message)
+    taken = resolution.taken_from(before, after)
+    if taken:
+        message = (
+            f"that place would not hold on {label}: it takes statements that "
+            f"{', '.join(taken)} replaces, which sync would make a conflict; nothing recorded"
+        )
+        raise BadInput.at(Code.OP301, where, 1, message)
     save_patches(directory, edits.resolve(patch_set, block_id, record))
     body = " > ".join(slot.path) or "the method body"
-    after = f"after `{shorten(record.after, 60)}`" if record.after else "first"
-    replaced = f", replacing {len(record.replaces)} statements" if record.replaces else ""
+    follows = f"after `{shorten(record.after, 60)}`" if record.after else "first"
+    count = len(record.replaces)
+    replaced = f", replacing {count} statement{'s' if count > 1 else ''}" if count else ""
     summary(
         options,
-        f"recorded: {block_id} goes {after} in {body}{replaced}; run `omni-port sync`",
+        f"recorded: {block_id} goes {follows} in {body}{replaced}; run `omni-port sync`",
     )
 
 
