@@ -19,11 +19,11 @@ class Config:
     """Defaults for every command; a CLI flag of the same name wins."""
 
     #: Where the omni runners come from: ``vllm-omni==X``, a directory, or files.
-    source: str = "vllm-omni==0.24.0"
+    source: str = "vllm-omni==0.30.0"
     #: Upstream the runners were ported from (``vllm-ascend==X``, a path, ``installed``).
     base: str = ""
     #: Upstream to port onto.
-    upstream: str = "vllm-ascend==0.23.0"
+    upstream: str = "vllm-ascend==0.30.0rc2"
     #: Patches directory.
     patches: str = "patches"
     #: Output directory of sync.
