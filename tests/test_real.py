@@ -232,7 +232,8 @@ def test_rendered_catalog_passes_check_on_0_30_0(
 
 def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
     """vLLM is checked too (no 'unverified' note), and every error left sits in a method
-    where sync left a conflict for the maintainer: anything else would be a false positive."""
+    where sync left a conflict for the maintainer, or is one of the two true problems of
+    these inputs the README's upgrade day fixes: anything else would be a false positive."""
     patches, out = tmp_path / "p", tmp_path / "g"
     common = ("--cache-dir", cache_dir, "--config", ROOT / "pyproject.toml")
     assert cli(*common, "extract", "--patches", patches).exit_code == 0
@@ -246,14 +247,36 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
     # Conflicts left for the maintainer fail verify (OP310, one per conflict of the lock),
     # and so do the problems that follow from them, in the methods they sit in (a call
     # both the conflict's old place and upstream's new one run twice: OP512).
-    allowed = {"OP310", "OP502", "OP507", "OP510", "OP512"}
+    allowed = {"OP310", "OP502", "OP507", "OP508", "OP510", "OP512"}
     assert {f["code"] for f in errors} <= allowed, errors
     lock = lockfile.read_or_none(out)
     assert lock is not None
     assert sum(1 for f in errors if f["code"] == "OP310") == len(lock.conflicts)
     for error in (e for e in errors if e["code"] != "OP310"):
-        assert _in_conflicted_method(out / Path(error["path"]).name, error["line"]), error
+        path = out / Path(error["path"]).name
+        if _in_conflicted_method(path, error["line"]):
+            continue
+        # Two true problems of these inputs outside any conflict, both in `_dummy_run`,
+        # which the README's upgrade day fixes in place: omni's signature puts
+        # `randomize_inputs` where vllm-ascend 0.30 has `skip_gdn_state_update` (OP508),
+        # and omni's input block took upstream's mrope `positions` with it (OP502/OP507).
+        assert _method_at(path, error["line"]) == "_dummy_run", error
+        assert error["code"] in {"OP502", "OP507", "OP508"}, error
     assert result.exit_code == (1 if errors else 0)
+
+
+def _method_at(path: Path, line: int) -> str:
+    """The innermost def holding ``line`` (its signature included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and (node.decorator_list[0].lineno if node.decorator_list else node.lineno)
+        <= line
+        <= (node.end_lineno or 0)
+    ]
+    return max(found, key=lambda node: node.lineno).name if found else ""
 
 
 def _in_conflicted_method(path: Path, line: int) -> bool:
