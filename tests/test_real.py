@@ -366,3 +366,45 @@ def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_p
     ids = {row["id"] for row in lock["placements"]}
     for block_id in ids:
         assert block_id in text, f"{block_id} is not accounted for in the summary"
+
+
+def test_the_default_inputs_run_on_one_vllm(cache_dir: Path) -> None:
+    """`make sync` pairs the newest vllm-omni with the vllm-ascend release that runs on the
+    same vLLM: no OP511 note (0.24.0 on 0.23.0 had one), and the base is the one `bases`
+    ranks first."""
+    from omni_port.sources.config import load
+
+    config = load(ROOT / "pyproject.toml")
+    settings = api.Settings(config, cache_dir)
+    assert api.vllm_pairing_notes(config.source, config.upstream, settings) == []
+    located = api.load_runners([config.source], settings)
+    candidates = ("0.25.1rc1", "0.26.0rc1", "0.27.1rc1", "0.30.0rc2")
+    ranked = api.rank_bases(located, settings, candidates)
+    assert ranked[0].label == config.base
+
+
+def test_resolve_records_the_statements_of_the_syncs_own_candidate(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the next real upgrade, the sample_tokens block of the generation runner: sync's
+    candidate #1 replaces 8 statements. `resolve --at '#1'` asked an engine without the
+    sync's evidence, whose #1 was an insertion there: omni's block beside upstream's
+    sampling code, which then read names nothing bound (OP502)."""
+    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    common = ("--cache-dir", cache_dir)
+    upgraded = cli(
+        *common, "upgrade", "vllm-omni==0.32.0rc1", "--base", "vllm-ascend==0.26.0rc1",
+        "--to", "vllm-ascend==0.30.0rc2", "--summary", "up.md",
+    )  # fmt: skip
+    assert upgraded.exit_code == 1
+    block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.block-01"
+    listed = next(line for line in upgraded.stdout.splitlines() if f"OP301 block {block}" in line)
+    assert "#1 line 2804, replacing 8 statements" in listed
+    assert cli(*common, "resolve", block, "--at", "#1").exit_code == 0
+    patch = (tmp_path / "patches" / "npu_generation_model_runner").glob("*.block-01.patch")
+    text = next(p for p in patch if "sample_tokens" in p.name).read_text()
+    assert text.count("\nresolved-replaces: ") == 8
+    # A place sync would not take is refused: #1 of edit-15 takes what edit-13 deletes.
+    refused = cli(*common, "resolve", block.replace("block-01", "edit-15"), "--at", "#1")
+    assert refused.exit_code == 2 and "would not hold" in refused.stderr
