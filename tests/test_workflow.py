@@ -662,3 +662,16 @@ def test_an_upgrade_into_other_folders_leaves_the_configuration_be(cli: Cli, wor
     assert result.exit_code in (0, 1), result.stderr
     assert (work / "g2" / lockfile.LOCK_NAME).is_file()
     assert (work / "pyproject.toml").read_text() == config
+
+
+def test_resolve_refuses_a_block_the_sync_places(cli: Cli, work: Path) -> None:
+    """The implicit edit of `forward` is placed on v2: nothing to resolve, nothing written."""
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    patch = work / "p" / "omni" / "R.forward.edit-01.patch"
+    before = patch.read_bytes()
+    refused = cli("resolve", EDIT, "--at", "#1")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith("p/omni/R.forward.edit-01.patch:2:1: OP005 ")
+    assert f"{EDIT} is not a conflict: it is placed at g/omni.py:" in refused.stderr
+    assert patch.read_bytes() == before
