@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                 config.base,
                 "--patches",
                 str(patches),
+                # The default source has a marker whose partner was lost (`lenient`).
+                *(["--lenient"] if config.lenient else []),
             ],
             cwd=work,
             capture_output=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,6 +52,17 @@ class Code(enum.StrEnum):
     OP202 = ("OP202", "bad-patch", "Patch index names a file that does not exist.")
     OP203 = ("OP203", "bad-patch", "Patch file name escapes the patches directory.")
     OP204 = ("OP204", "bad-patch", "Patch set is empty or missing its index.")
+    OP205 = (
+        "OP205",
+        "lost-decision",
+        "A command would drop a resolution recorded in the patches: it refuses unless told to.",
+    )
+    OP206 = (
+        "OP206",
+        "unrecorded-edit",
+        "An edit of a generated runner that `continue` cannot record as a block's place and "
+        "code (it is in code no block owns).",
+    )
     # Sync
     OP301 = ("OP301", "conflict", "Block conflict: no certain place for it in the new upstream.")
     OP302 = ("OP302", "vanished-method", "A copied upstream method no longer exists upstream.")
@@ -286,14 +298,35 @@ class Edge(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """A maintainer's recorded answer to a conflict (replayed like git rerere)."""
+    """A maintainer's recorded answer to a conflict (replayed like git rerere).
+
+    It holds while upstream still has what it was recorded against (``after`` in the body
+    ``path``, then ``replaces``) and, when it carries ``code``, while the block's own code is
+    the one it was recorded for; otherwise sync turns the block back into a conflict that
+    says why.
+    """
 
     #: Normalized statement the block goes after ("" = first in its body).
     after: str
     #: Path of the body the block goes into.
     path: tuple[str, ...]
     #: Upstream statements (full keys) the block replaces there; they must still be there.
+    #: A signature edit's resolution holds the upstream signature it was made against.
     replaces: tuple[str, ...] = ()
+    #: The code that goes there instead of the block's own (None: the block's own); ""
+    #: puts nothing there: the maintainer dropped the block on this upstream.
+    code: str | None = None
+    #: sha256 of the block's own code when ``code`` was recorded ("" without ``code``).
+    made_for: str = ""
+    #: Who recorded it (git's author identity, else the login name).
+    by: str = ""
+    #: Why, in the maintainer's words (or what the command recorded it from).
+    why: str = ""
+
+
+def code_digest(code: str) -> str:
+    """sha256 of a block's code, as ``Resolution.made_for`` records it."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -560,6 +593,9 @@ class Candidate:
     text: str
     #: Path of the body the candidate is in.
     path: tuple[str, ...] = ()
+    #: Upstream statements the block would replace there, from ``line`` on (0: inserted
+    #: before it). Two candidates at one line differ by it.
+    span: int = 0
 
 
 @dataclass(frozen=True, slots=True)

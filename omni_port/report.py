@@ -35,6 +35,14 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def candidate_place(line: int, span: int) -> str:
+    """Where a candidate puts a block, told apart from another at the same line:
+    ``line 2872`` (inserted before it) or ``line 2872, replacing 2 statements``."""
+    if not span:
+        return f"line {line}"
+    return f"line {line}, replacing {span} statement{'s' if span > 1 else ''}"
+
+
 def shown(path: Path) -> str:
     """A path as the user should see it: relative to the working directory when below it."""
     return display_path(str(path.resolve())) if path.is_absolute() else str(path)
@@ -148,6 +156,7 @@ def _candidate_dict(candidate: Candidate) -> dict[str, object]:
         "score": round(candidate.score, 3),
         "text": candidate.text,
         "path": list(candidate.path),
+        "span": candidate.span,
     }
 
 

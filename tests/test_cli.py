@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,93 @@ def test_sync_never_touches_files_it_does_not_own(cli: Cli, in_data: Path, tmp_p
 
 def test_data_dir_untouched_by_cli_tests() -> None:
     assert not (DATA / "patches").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("check", "--no-cache"), id="check"),
+        pytest.param(("extract", "omni"), id="extract"),
+        pytest.param(
+            ("upgrade", "omni", "--to", BASE, "--summary", "{missing}/up.md"), id="summary"
+        ),
+    ],
+)
+def test_a_report_into_a_folder_that_does_not_exist_is_a_usage_error(
+    cli: Cli, in_data: Path, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    args = [arg.format(missing=missing) for arg in command]
+    if "--summary" not in args:
+        args += ["--json", str(missing / "x.json")]
+    if args[0] != "extract":
+        args += ["--generated", str(tmp_path / "g")]
+    result = cli(*args, "--patches", tmp_path / "p")
+    assert result.exit_code == 2, result.stderr
+    assert "is no directory" in result.stderr
+    assert not (tmp_path / "nonexistent").exists()
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_patch_file_that_is_a_symlink_stays_one(cli: Cli, in_data: Path, tmp_path: Path) -> None:
+    """A maintainer who keeps a reviewed patch elsewhere and links it: a rewrite goes
+    through the link, which stays a link."""
+    patches = tmp_path / "p"
+    assert cli("extract", "omni", "--base", BASE, "--patches", patches).exit_code == 0
+    linked = next(patches.rglob("*.block-01.patch"))
+    kept = tmp_path / "reviewed.patch"
+    right = linked.read_text().replace("title: ", "title: Reviewed ", 1)
+    # Stale lines extract rewrites: the origin of the block, the hash of the source.
+    kept.write_text(right.replace("origin: ", "origin: x", 1))
+    linked.unlink()
+    linked.symlink_to(kept)
+    index = patches / "omni-port.index"
+    index_kept = patches / "index.reviewed"
+    index_kept.write_text(index.read_text().replace("source-sha256: ", "source-sha256: stale", 1))
+    index.unlink()
+    index.symlink_to(index_kept.name)
+    changed = cli.loud("extract", "omni", "--base", BASE, "--patches", patches)
+    assert changed.exit_code == 0, changed.stderr
+    assert "wrote 2 files" in changed.stderr
+    assert linked.is_symlink() and index.is_symlink()
+    assert kept.read_text() == right, "rewritten through the link, the title kept"
+    assert "source-sha256: stale" not in index_kept.read_text()
+    assert cli("extract", "omni", "--base", BASE, "--patches", patches, "--check").exit_code == 0
+
+
+SIGINT_WHILE_IMPORTING = """
+import os, signal, sys
+
+class CtrlC:
+    '''A real Ctrl-C while the command line's modules are imported (click first).'''
+    def find_spec(self, name, path, target=None):
+        if name == "click":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["omni-port", "codes"]
+from omni_port.__main__ import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_loads_exits_130(tmp_path: Path) -> None:
+    """The first ~0.15 s of every run import click and the commands: a Ctrl-C there was a
+    traceback and exit 1 (read by `make sync` as findings)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGINT_WHILE_IMPORTING],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "interrupted" in done.stderr
+
+
+def test_the_console_script_is_the_entry_that_handles_ctrl_c() -> None:
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "omni-port"]
+    assert script.value == "omni_port.__main__:main"

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from omni_port import api
+from omni_port.sync.splice import CONFLICT_CLOSE, CONFLICT_OPEN
 from tests.golden import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,29 +162,127 @@ def test_the_catalog_hook_checks_the_configured_catalog_and_says_when_there_is_n
     assert unset.returncode == 1 and "pyproject.toml:1:1: OP005" in unset.stdout, unset.stdout
 
 
+#: The in-place edits the README's upgrade day describes, on the generated runners.
+_MROPE = (
+    "            if self.uses_mrope:\n"
+    "                positions = self.mrope_positions.gpu[:, :num_tokens_padded]\n"
+    "            else:\n"
+    "                positions = self.positions[:num_tokens_padded]\n\n"
+)
+_COS_SIN = "            # update global cos, sin\n            update_cos_sin(positions)\n"
+_SIGNATURE = (
+    "        randomize_inputs: bool = False,\n        skip_gdn_state_update: bool = False,\n"
+)
+
+
+def _edit_in_place(generated: Path) -> None:
+    """What the README says a maintainer edits: both `_dummy_run` signatures, upstream's
+    mrope positions put back after omni's input block, the timer's conflict region gone."""
+    for name in ("npu_model_runner.py", "npu_generation_model_runner.py"):
+        runner = generated / name
+        text = runner.read_text()
+        assert text.count(_SIGNATURE) == 1, name
+        text = text.replace(_SIGNATURE, "".join(reversed(_SIGNATURE.splitlines(True))))
+        at = text.rindex(_COS_SIN)  # the _dummy_run one, after execute_model's
+        text = text[:at] + _MROPE + text[at:]
+        if name == "npu_generation_model_runner.py":
+            block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.edit-11"
+            start = text.rindex("\n", 0, text.index(f"{CONFLICT_OPEN} {block}")) + 1
+            end = text.index("\n", text.index(CONFLICT_CLOSE, start)) + 1
+            text = text[:start] + text[end:]
+        runner.write_text(text)
+
+
+def _commands(section: str) -> list[list[str]]:
+    """The shell lines of a README section's sample (comments and blank lines left out)."""
+    block = README.split(section, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [
+        shlex.split(line, comments=True)
+        for line in block.splitlines()
+        if line and not line.startswith("#")
+    ]
+
+
 @pytest.mark.real
-def test_the_upgrade_day_sample_resolves_a_block_that_is_a_conflict(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    """The README's commands, as written, on the default inputs: the block it resolves is a
-    conflict on the upgrade target (resolve refuses a placed one), and sync replays it."""
-    block = README.split("### Upgrade day", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
-    commands = [shlex.split(line.split("  #", 1)[0]) for line in block.splitlines() if line]
-    assert [words[1] for words in commands] == ["upgrade", "resolve", "sync"]
+def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path) -> None:
+    """The README's upgrade day, as written, in a fresh clone (its configuration and its
+    committed lock): the upgrade moves the workspace (extract --check and sync --check
+    agree with it, make sync ends with its conflicts), three resolves, the edits in place,
+    one continue, and make check is green; a second make sync replays it all."""
+    commands = _commands("### Upgrade day")
+    assert [words[1] for words in commands[:-1]] == [
+        "upgrade", "resolve", "resolve", "resolve", "sync", "continue"
+    ]  # fmt: skip
+    assert commands[-1] == ["make", "sync", "&&", "make", "check"]
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(ROOT / "generated", tmp_path / "generated")
     env = {**os.environ, "OMNI_PORT_CACHE": str(cache_dir)}
 
-    def run(words: list[str]) -> int:
+    def run(words: list[str]) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [str(BIN / "omni-port"), "-q", *words[1:]], cwd=tmp_path, env=env, capture_output=True
-        )
-        assert b"Traceback" not in done.stderr, done.stderr
-        return done.returncode
+            [str(BIN / "omni-port"), *words[1:]], cwd=tmp_path, env=env, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
 
-    assert run(["omni-port", "extract"]) == 0
-    assert run(commands[0]) == 1, "conflicts listed"
-    assert run(commands[1]) == 0, "the sample resolves a conflict"
-    assert run(commands[2]) in (0, 1)
+    upgraded = run(commands[0])
+    assert upgraded.returncode == 1, upgraded.stderr
+    for said in (
+        "detected base vllm-ascend==0.26.0rc1 (82.4% of copied statements)",
+        'pinned in pyproject.toml [tool.omni-port]: source = "vllm-omni==0.32.0rc1", base = '
+        '"vllm-ascend==0.26.0rc1", upstream = "vllm-ascend==0.30.0rc2"',
+        "94 placed, 4 conflicts; summary in upgrade.md",
+    ):
+        assert said in upgraded.stderr, upgraded.stderr
+    assert upgraded.stdout.startswith("vllm-ascend==0.30.0rc2:0:1: OP511 ")
+    assert run(["omni-port", "extract", "--check"]).returncode == 0
+    assert run(["omni-port", "sync", "--check"]).returncode == 0
+    made = _make(tmp_path, "sync", env)
+    assert made.returncode == 0, made.stderr
+    assert "4 conflicts and 10 verify problems" in made.stderr
+    for words in commands[1:4]:
+        assert run(words).returncode == 0, words
+    synced = run(commands[4])
+    assert synced.returncode == 1 and "0 conflicts; 74 implicit edits placed, 1 conflicts" in (
+        synced.stderr
+    )
+    _edit_in_place(tmp_path / "generated")
+    continued = run(commands[5])
+    assert continued.returncode == 0, continued.stdout + continued.stderr
+    assert "took the edits of 2 runners: 6 resolutions recorded in the patches" in (
+        continued.stderr
+    )
+    assert run(["omni-port", "verify"]).returncode == 0
+    made = _make(tmp_path, "sync", env)
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.splitlines()[-1].endswith("these runners are deployable")
+    checked = _make(tmp_path, "check", env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
-    row = next(r for r in lock["placements"] if r["id"] == commands[1][2])
-    assert (row["status"], row["decided_by"]) == ("placed", ["resolved"])
+    resolved = [r["id"] for r in lock["placements"] if r.get("decided_by") == ["resolved"]]
+    assert len(resolved) == 9, resolved
+    assert not any(r["status"] == "conflict" for r in lock["placements"])
+
+
+def _make(work: Path, target: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The repository's Makefile target in ``work`` with this environment's omni-port."""
+    stamp = work / "installed-stamp"
+    stamp.touch()  # newer than pyproject.toml: make installs nothing
+    command = ["make", "-s", "-f", str(ROOT / "Makefile"), target]
+    overrides = [f"BIN={BIN}", f"STAMP={stamp}"]
+    return subprocess.run([*command, *overrides], cwd=work, capture_output=True, text=True, env=env)
+
+
+def test_the_readme_says_how_long_make_test_takes_and_what_its_skipped_tests_need() -> None:
+    """The set-up section gives the run time and names what each skip waits for: the seed
+    files the skipping tests look for, and the variables that point at them."""
+    from tests import test_catalog, test_real, test_v2_real
+
+    setup = README.split("## Set up", 1)[1].split("### The default inputs", 1)[0]
+    assert re.search(r"`make test` ran \d+ tests in \d+ minutes", setup), setup
+    assert "It skips 3 tests" in setup
+    wanted = {test_real.REAL_CATALOG.name, test_v2_real.SEED_PAGE.name}
+    assert all(name in setup for name in wanted), wanted
+    assert "OMNI_PORT_REAL_CATALOG" in setup and "OMNI_PORT_SEED_PAGE" in setup
+    assert "OMNI_PORT_REAL_CATALOG" in Path(test_catalog.__file__).read_text()

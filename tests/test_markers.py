@@ -76,3 +76,25 @@ def test_findings_name_both_lines_at_different_levels() -> None:
     result = scan(parse((DATA / "scan/different_levels/input.py").read_text(), "x.py"))
     assert [f.code.value for f in result.findings] == ["OP103"]
     assert "line 6" in result.findings[0].message
+
+
+def test_markers_in_two_bodies_at_one_column_say_which_bodies() -> None:
+    """An ``if`` body and its ``else:`` sit at the same column: a message that gives the
+    columns ("21 and 21") tells the reader nothing."""
+    source = dedent(
+        """\
+        def f(a):
+            if a:
+                # ---------- Omni-new ----------
+                b = 1
+            else:
+                b = 2
+                # ---------- Omni-new ----------
+            return b
+        """
+    )
+    result = scan(parse(source, "x.py"))
+    assert [(f.code.value, f.line) for f in result.findings] == [("OP103", 3)]
+    message = result.findings[0].message
+    assert "line 7" in message and "columns" not in message
+    assert "`if a:`" in message and "`else:`" in message

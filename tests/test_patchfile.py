@@ -65,6 +65,33 @@ def _block(**changes: object) -> Block:
             id="counterpart",
         ),
         pytest.param(_block(counterpart=Anchor((), (), (), (), Edge.ONLY)), id="bare-counterpart"),
+        pytest.param(
+            _block(
+                anchor=Anchor(
+                    ("if a:",),
+                    ("y = 2",),
+                    (),
+                    ("x = 0",),
+                    Edge.NONE,
+                    Resolution(
+                        "y = 2",
+                        ("if a:",),
+                        ("x = 0",),
+                        "x = 2\n\nz = 3\n",
+                        "ab" * 32,
+                        "A Maintainer <a@example.org>",
+                        "upstream renamed x; see PR 12",
+                    ),
+                )
+            ),
+            id="resolution-with-code-and-author",
+        ),
+        pytest.param(
+            _block(
+                anchor=Anchor((), (), (), (), Edge.ONLY, Resolution("y = 2", (), (), "", "cd" * 32))
+            ),
+            id="dropped",
+        ),
         pytest.param(_block(fenced=(True, True)), id="fenced-both"),
         pytest.param(_block(fenced=(False, True)), id="fenced-after"),
     ],
@@ -99,6 +126,22 @@ CHUNK = "omni-port-patch: 1\nid: x\ntype: chunk\nowner:\nname:\n"
             14,
             id="bad-fenced",
         ),
+        pytest.param(
+            render_piece(_block(anchor=Anchor(resolution=Resolution("y = 2", ("if a:",))))).replace(
+                "resolved-after:", "resolved-aftr:"
+            ),
+            12,
+            id="typo-in-a-resolution-field",
+        ),
+        pytest.param(
+            render_piece(_block()).replace("\n---\n", "\nresolved-path: if a:\n---\n", 1),
+            14,
+            id="resolution-without-its-statement",
+        ),
+        pytest.param(
+            render_piece(_block()).replace("title:", "titel:"), 6, id="typo-in-a-block-field"
+        ),
+        pytest.param(CHUNK + "member: f\n---\n", 6, id="field-of-another-type"),
     ],
 )
 def test_malformed_piece_is_located(text: str, line: int) -> None:
@@ -138,6 +181,9 @@ def _patches(tmp_path: Path, index: str, pieces: dict[str, str] | None = None) -
             "omni-port-index: 1\npiece: m/a.patch\n", "OP204", 2, id="piece-before-module"
         ),
         pytest.param("something else\n", "OP204", 1, id="not-an-index"),
+        pytest.param(
+            "omni-port-index: 1\nmodule: m.py\nsourse: m.py\n", "OP204", 3, id="unknown-field"
+        ),
         pytest.param("omni-port-index: 1\n", "OP204", 1, id="empty"),
     ],
 )

@@ -109,7 +109,10 @@ def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
         name = on[0] if on else "upstream.py"
         upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
         module, block = edits.find_block(patches, block_id)
-        slot = resolution.unresolved(module, block, upstream).candidates[int(choice[1:]) - 1].slot
+        member = resolution.member_of(module, block, upstream)
+        placed = resolution.decided_on(upstream, module, edits.unresolved(block))[block_id]
+        slot = resolution.slot_of(member, placed.candidates[int(choice[1:]) - 1])
+        assert slot is not None, f"{block_id}: no place at candidate {choice}"
         patches = edits.resolve(patches, block_id, resolution.resolution_at(slot))
     return patches
 

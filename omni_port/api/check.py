@@ -5,6 +5,7 @@ Everything here parses; the command answers from its cache first when no input c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,9 +19,11 @@ from omni_port.api.inputs import (
     extract_all,
     load_upstream,
     load_vllm_bases,
+    lost_decisions,
     read_bytes_or_none,
     read_patches,
     recorded_sources,
+    reviewed_markers,
     verification_context,
     with_history,
 )
@@ -36,6 +39,7 @@ from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.report import shown
+from omni_port.sources.config import Config, key_line
 from omni_port.sources.textio import encode, read_source
 from omni_port.sources.upstream import Upstream
 from omni_port.sources.workspace import CheckInputs
@@ -49,7 +53,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     ]
     findings: list[Finding] = []
     for runner in runners:
-        findings.extend(scan(runner.tree).findings)
+        findings.extend(reviewed_markers(scan(runner.tree).findings, settings.config))
     base_tree = load_upstream(inputs.base, settings) if inputs.base else None
     ext_options = extractor.ExtractOptions(
         upstream_class=settings.config.upstream_class, lenient=True
@@ -61,7 +65,8 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
         findings.extend(drift.catalog_findings(parsed, source.path, runners))
     if base_tree is not None:
         # An edit a maintainer adopted is a marked block now, not an implicit edit.
-        findings.extend(drift.divergence_findings(carry_edits(patch_set, inputs.patches).modules))
+        carried = carry_edits(patch_set, inputs.patches, discard=True)
+        findings.extend(drift.divergence_findings(carried.modules))
     findings.extend(_stale_patches(inputs, settings, patch_set, base_tree))
     findings.extend(_stale_generated(inputs, settings))
     if inputs.gpu:
@@ -77,7 +82,7 @@ def _stale_patches(
     """Patch files that differ from what extract would write now, with their recorded base."""
     directory = inputs.patches
     if not (directory / INDEX_NAME).is_file():
-        return [_nothing(directory / INDEX_NAME, "extracted", "patch index")]
+        return [_nothing(settings.config, directory, "patches", INDEX_NAME)]
     config = settings.config
     recorded = _recorded_base(directory)
     if recorded != (config.recorded_spec(base.label) if base is not None else ""):
@@ -88,10 +93,16 @@ def _stale_patches(
     patch_set = recorded_sources(patch_set, inputs.sources, base, config)
     files = {
         rel: encode(text)
-        for rel, text in render_patch_set(carry_edits(patch_set, directory), TOOL).items()
+        for rel, text in render_patch_set(
+            carry_edits(patch_set, directory, discard=True), TOOL
+        ).items()
     }
     actual = {rel: read_bytes_or_none(directory / rel) for rel in files}
     stale = existing(directory, "*/*.patch")
+    # A decision the sources no longer have an edit for: extract would refuse to drop it.
+    findings = lost_decisions(patch_set, directory)
+    if findings:
+        return findings
     findings = drift.stale_findings(files, actual, shown(directory), "omni-port extract")
     for rel in sorted(set(stale) - set(files)):
         message = f"{rel} is no longer extracted from the sources; run `omni-port extract`"
@@ -112,10 +123,21 @@ def _recorded_base(directory: Path) -> str:
 MAKE_SYNC = "run `make sync` (omni-port extract, sync and verify)"
 
 
-def _nothing(path: Path, what: str, missing: str) -> Finding:
-    """The gate cannot check: ``path`` (a patch index or a lock) is not there."""
-    message = f"nothing {what} here (no {missing}), so the runners cannot be checked; {MAKE_SYNC}"
-    return Finding(Code.OP311, shown(path), 1, message)
+def _nothing(config: Config, folder: Path, key: str, missing: str) -> Finding:
+    """The gate cannot check: ``folder`` (the configuration's ``key``: ``patches`` or
+    ``generated``) holds no ``missing`` file. Said at the configuration's line that names the
+    folder, a file one can open (the missing file is not one); a folder given as a flag is
+    named as it was given."""
+    what = "extracted" if key == "patches" else "generated"
+    shown_folder = shown(folder).rstrip("/") + "/"
+    message = (
+        f"nothing {what} in {shown_folder} (no {missing}), so the runners cannot be "
+        f"checked; {MAKE_SYNC}"
+    )
+    configured = config.path(str(getattr(config, key)))
+    if config.file and os.path.abspath(configured) == os.path.abspath(folder):
+        return Finding(Code.OP311, shown(Path(config.file)), key_line(config, key), message)
+    return Finding(Code.OP311, shown_folder, 0, message)
 
 
 def _locked_conflicts(lock: lockfile.Lock, lock_path: Path) -> list[Finding]:
@@ -134,7 +156,7 @@ def _locked_conflicts(lock: lockfile.Lock, lock_path: Path) -> list[Finding]:
 def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     lock_path = inputs.generated / lockfile.LOCK_NAME
     if not lock_path.is_file():
-        return [_nothing(lock_path, "generated", lockfile.LOCK_NAME)]
+        return [_nothing(settings.config, inputs.generated, "generated", lockfile.LOCK_NAME)]
     lock = lockfile.read(inputs.generated)
     if not (inputs.patches / INDEX_NAME).is_file():
         return _locked_conflicts(lock, lock_path)

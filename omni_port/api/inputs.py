@@ -14,12 +14,14 @@ from omni_port import TOOL
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
-from omni_port.model import Code, Copy, Finding, ModulePatches, PatchSet, Severity
+from omni_port.model import Block, Code, Copy, Finding, ModulePatches, PatchSet, Severity
 from omni_port.patches import edits, lockfile
-from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
+from omni_port.patches.patchfile import INDEX_NAME, piece_filename, render_patch_set
 from omni_port.patches.store import read_patch_set
+from omni_port.patches.validate import header_line
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree
+from omni_port.report import shown
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
 from omni_port.sources.textio import read_source
@@ -239,16 +241,52 @@ def read_patches(directory: Path) -> tuple[PatchSet, dict[str, str]]:
     return patch_set, render_patch_set(patch_set, TOOL)
 
 
-def carry_edits(new: PatchSet, directory: Path) -> PatchSet:
+def carry_edits(new: PatchSet, directory: Path, discard: bool = False) -> PatchSet:
     """Keep titles, conflict resolutions and adoptions a maintainer wrote into the previous
     patches (``edits.carried``).
 
     Raises BadInput when there are previous patches whose headers cannot be read: writing
     over them would lose what a maintainer decided there (their code is read again from
-    the sources, so code that does not parse is no obstacle)."""
+    the sources, so code that does not parse is no obstacle). Raises BadInput (OP205, one
+    per patch file) when a recorded resolution has no edit to go with in
+    ``new``, unless ``discard``: like git refusing to lose uncommitted work."""
     if not (directory / INDEX_NAME).is_file():
         return new
-    return edits.carried(new, read_patch_set(directory, strict=False))
+    old = read_patch_set(directory, strict=False)
+    carried = edits.carried(new, old)
+    dropped = [_lost_finding(directory, m, b) for m, b in edits.lost(carried, old)]
+    if dropped and not discard:
+        raise BadInput(dropped)
+    return carried
+
+
+def lost_decisions(new: PatchSet, directory: Path) -> list[Finding]:
+    """OP205 for each decision recorded in ``directory`` that writing ``new`` (a fresh
+    extraction) would drop; what ``carry_edits`` refuses, as findings (for ``check``)."""
+    if not (directory / INDEX_NAME).is_file():
+        return []
+    old = read_patch_set(directory, strict=False)
+    carried = edits.carried(new, old)
+    return [_lost_finding(directory, m, b) for m, b in edits.lost(carried, old)]
+
+
+def _lost_finding(directory: Path, module: ModulePatches, block: Block) -> Finding:
+    """OP205 at the line of the patch file that records the decision ``block`` holds."""
+    path = directory / piece_filename(module, block)
+    resolution = block.anchor.resolution
+    try:
+        line = header_line(path.read_text(encoding="utf-8"), "resolved-after")
+    except (OSError, UnicodeDecodeError):
+        line = 1
+    who = f" by {resolution.by}" if resolution is not None and resolution.by else ""
+    why = f" ({resolution.why})" if resolution is not None and resolution.why else ""
+    message = (
+        f"the resolution of {block.id} recorded{who}{why} would be dropped: the sources "
+        "extracted now have no such edit. Extract "
+        "the sources it was made for (see `source` and `base`), or pass "
+        "--discard-decisions to drop it"
+    )
+    return Finding(Code.OP205, shown(path), line, message)
 
 
 def with_unread_modules(new: PatchSet, directory: Path) -> tuple[PatchSet, tuple[str, ...]]:
@@ -342,10 +380,14 @@ def patches_source(patch_set: PatchSet, default: str) -> str:
 def extract_all(
     sources: Sequence[Located], base: Upstream | None, options: extractor.ExtractOptions
 ) -> tuple[PatchSet, list[Finding]]:
-    """Extract every source; all bad inputs are reported together (BadInput), none is kept."""
+    """Extract every source; all bad inputs are reported together (BadInput), none is kept.
+
+    Two sources of one runner module (``a/npu_ar_model_runner.py`` and a release's) are bad
+    input (OP005 at the second): both would be extracted into one module's patches and
+    sync would place their blocks twice."""
     modules: list[ModulePatches] = []
     findings: list[Finding] = []
-    failures: list[Finding] = []
+    failures: list[Finding] = _same_module(sources)
     for located in sources:
         name = Path(located.member).name
         try:
@@ -363,3 +405,33 @@ def extract_all(
     if failures:
         raise BadInput(failures)
     return PatchSet(tuple(modules)), findings
+
+
+def _same_module(sources: Sequence[Located]) -> list[Finding]:
+    """OP005 for each source whose runner module an earlier source holds already."""
+    first: dict[str, str] = {}
+    found = []
+    for located in sources:
+        name = Path(located.member).name
+        other = first.get(name)
+        first.setdefault(name, located.source.path)
+        if other is not None:
+            message = (
+                f"a second source of the runner module {name} (the first is {other}): "
+                "give one source per runner module"
+            )
+            found.append(Finding(Code.OP005, located.source.path, 1, message))
+    return found
+
+
+#: Diagnostics of malformed markers.
+MARKER_CODES = frozenset({Code.OP101, Code.OP102, Code.OP103, Code.OP104, Code.OP105})
+
+
+def reviewed_markers(findings: Sequence[Finding], config: Config) -> list[Finding]:
+    """``findings`` with malformed markers as notes where the configuration says the sources
+    are files this workspace does not own (``lenient = true``: a release, whose markers it
+    cannot fix; a reviewed decision, as an allow-list is). Without it they stay problems."""
+    if not config.lenient:
+        return list(findings)
+    return [replace(f, severity=Severity.NOTE) if f.code in MARKER_CODES else f for f in findings]

@@ -1,81 +1,110 @@
-"""What `resolve` reads of the engine: a conflict's candidates, and whether a chosen place
-holds once it is recorded.
+"""What `resolve` reads of the engine, and how a chosen place is proved before it is kept.
 
-The engine decides a block among its siblings (the statement-level blocks of the same
-copied member), so the candidates are numbered exactly as a sync lists them on that
-upstream, and a recorded resolution is tried the same way before it is kept.
+A conflict's candidates and the check of a recorded place both come from the real sync of
+the block's module, in memory, on the workspace `sync` loads (``api.load_workspace``: the
+same upstream with its history, catalog and transplant inputs), so `resolve` numbers
+candidates exactly as the sync listed them and refuses a place the next sync would reject.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from omni_port.api.run import sync_patches
+from omni_port.api.workflows import Loaded
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, Copy, ModulePatches, Resolution
-from omni_port.pyast.syntax import Stmt, walk
+from omni_port.gpu import transplant
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Candidate,
+    Code,
+    Copy,
+    ModulePatches,
+    PatchSet,
+    Placement,
+    Resolution,
+    Status,
+)
+from omni_port.patches import edits
+from omni_port.pyast.syntax import Stmt, find_member, walk
 from omni_port.sources.upstream import Upstream
-from omni_port.sync import locate
-from omni_port.sync.facts import ModuleFacts, upstream_owner
-from omni_port.sync.locate import Decision, Scored, Slot
+from omni_port.sync.evidence.places import Slot
+from omni_port.sync.locate import resolution_at as _resolution_at
 
 __all__ = [
-    "Decision",
-    "Scored",
     "Slot",
     "decided",
+    "decided_on",
     "member_of",
+    "placements",
     "resolution_at",
     "slot_at_line",
+    "slot_of",
+    "taken_from",
     "unresolved",
 ]
 
 
-def unresolved(
-    module: ModulePatches,
-    block: Block,
-    upstream: Upstream,
-    locations: Mapping[str, str] | None = None,
-) -> Decision:
-    """Sync's decision on ``block`` without its recorded resolution, on ``upstream`` (its
-    history and the catalog's ``locations`` included, as sync reads them): its
-    candidates, numbered as ``--at '#K'`` takes them."""
-    plain = replace(block, anchor=replace(block.anchor, resolution=None))
-    return decided(module, plain, upstream, locations)
+def decided(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
+    """The sync's outcome for the blocks of ``block``'s module, ``block`` as given (a
+    resolution included), on the loaded workspace: placements by id, with the candidates
+    sync lists."""
+    return decided_on(workspace.upstream, module, block, workspace.transplants, workspace.locations)
 
 
-def decided(
+def decided_on(
+    upstream: Upstream,
     module: ModulePatches,
     block: Block,
-    upstream: Upstream,
+    transplants: Sequence[transplant.Extra] = (),
     locations: Mapping[str, str] | None = None,
-) -> Decision:
-    """Sync's decision on ``block`` (as given, a resolution included) among its siblings,
-    from the same facts as sync's."""
-    blocks = _siblings(module, block)
-    copy = _copy_of(module, block)
-    facts = ModuleFacts.of(module, upstream, locations).member_facts(copy, blocks)
-    if facts is None:
-        raise _gone(block, copy, upstream)
-    return next(d for d in locate.decide(facts, blocks) if d.block.id == block.id)
+) -> dict[str, Placement]:
+    """``decided`` on an upstream given as a value (with its history, if any)."""
+    pieces = tuple(block if p.id == block.id else p for p in module.pieces)
+    alone = PatchSet((replace(module, pieces=pieces),))
+    synced = sync_patches(alone, upstream, transplants=transplants, locations=locations)
+    return {p.block_id: p for p in synced.placements}
+
+
+def placements(workspace: Loaded) -> dict[str, Placement]:
+    """Every block's outcome in the sync of the whole workspace, by block id."""
+    synced = sync_patches(
+        workspace.patch_set,
+        workspace.upstream,
+        transplants=workspace.transplants,
+        locations=workspace.locations,
+    )
+    return {p.block_id: p for p in synced.placements}
+
+
+def unresolved(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
+    """The sync's outcome for ``block``'s module without its recorded resolution: its
+    candidates, numbered as ``--at #K`` takes them."""
+    return decided(workspace, module, edits.unresolved(block))
+
+
+def taken_from(before: Mapping[str, Placement], after: Mapping[str, Placement]) -> list[str]:
+    """Blocks placed in ``before`` that are conflicts in ``after``: a resolution that took
+    their statements (two blocks never replace one statement) would make them conflicts."""
+    return [
+        ident
+        for ident, placed in before.items()
+        if placed.status is not Status.CONFLICT
+        and ident in after
+        and after[ident].status is Status.CONFLICT
+    ]
 
 
 def resolution_at(slot: Slot) -> Resolution:
-    """The record that puts a block at ``slot`` again on every later sync."""
-    return locate.resolution_at(slot)
+    """The record that puts a block at ``slot`` again on every later sync: the statement
+    it follows in that body and the upstream statements it replaces there."""
+    return _resolution_at(slot)
 
 
 def member_of(module: ModulePatches, block: Block, upstream: Upstream) -> Stmt:
     """The upstream method ``block``'s copy comes from; BadInput when it is gone."""
-    copy = _copy_of(module, block)
-    member = ModuleFacts.of(module, upstream).member(copy)
-    if member is None:
-        raise _gone(block, copy, upstream)
-    return member
-
-
-def _copy_of(module: ModulePatches, block: Block) -> Copy:
-    """The copied member ``block`` belongs to; BadInput when none."""
     copy = next(
         (
             p
@@ -86,30 +115,40 @@ def _copy_of(module: ModulePatches, block: Block) -> Copy:
     )
     if copy is None:
         raise BadInput.at(Code.OP004, block.id, 0, "the block belongs to no copied member")
-    return copy
+    owner = (
+        upstream.class_name if copy.upstream_owner and upstream.class_name else copy.upstream_owner
+    )
+    member = find_member(upstream.tree, owner, copy.upstream_name)
+    if member is None:
+        raise BadInput.at(
+            Code.OP302, block.id, 0, f"{owner}.{copy.upstream_name} is not in {upstream.label}"
+        )
+    return member
 
 
-def _gone(block: Block, copy: Copy, upstream: Upstream) -> BadInput:
-    where = f"{upstream_owner(copy, upstream)}.{copy.upstream_name}"
-    return BadInput.at(Code.OP302, block.id, 0, f"{where} is not in {upstream.label}")
-
-
-def slot_at_line(member: Stmt, line: int) -> Slot | None:
-    """The place before the statement starting at ``line`` anywhere in the method."""
+def slot_of(member: Stmt, candidate: Candidate) -> Slot | None:
+    """The place a listed candidate names: its body, the statement at its line (the end
+    of the body past the last one), and the statements it replaces from there."""
     for path, suite in walk(member.clauses[0]):
+        if path != candidate.path:
+            continue
         for index, stmt in enumerate(suite.stmts):
-            if stmt.lead <= line <= stmt.start:
-                return Slot(suite, path, index)
+            if stmt.start == candidate.line:
+                return Slot(suite, path, index, candidate.span)
+        if suite.stmts and candidate.line == suite.stmts[-1].full_end + 1:
+            return Slot(suite, path, len(suite.stmts), 0)
     return None
 
 
-def _siblings(module: ModulePatches, block: Block) -> list[Block]:
-    """The statement-level blocks of ``block``'s copy, ``block`` in its own place: sync
-    decides them together, and so must the candidates ``--at '#K'`` counts."""
-    return [
-        block if piece.id == block.id else piece
-        for piece in module.pieces
-        if isinstance(piece, Block)
-        and (piece.owner, piece.member) == (block.owner, block.member)
-        and piece.kind is not BlockKind.SIGNATURE
-    ]
+def slot_at_line(member: Stmt, line: int, block: Block) -> Slot | None:
+    """The place before the statement starting at ``line`` anywhere in the method. A
+    replacement (or deletion) there replaces as many statements as it replaced in its
+    base, from that one on: a place that replaces nothing would leave omni's code beside
+    upstream's, the old statements still running."""
+    replaces = block.kind in (BlockKind.REPLACEMENT, BlockKind.DELETION)
+    for path, suite in walk(member.clauses[0]):
+        for index, stmt in enumerate(suite.stmts):
+            if stmt.lead <= line <= stmt.start:
+                span = min(len(block.anchor.replaced), len(suite.stmts) - index) if replaces else 0
+                return Slot(suite, path, index, span)
+    return None

@@ -6,10 +6,11 @@ line writes the files and prints. Nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from omni_port import TOOL
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
@@ -20,6 +21,7 @@ from omni_port.api.inputs import (
     patches_source,
     read_patches,
     recorded_sources,
+    reviewed_markers,
     verification_context,
     vllm_pairing_notes,
     with_history,
@@ -30,8 +32,10 @@ from omni_port.api.run import Synced, read_transplants, sync_patches, verify_fil
 from omni_port.errors import BadInput
 from omni_port.extract import basedetect
 from omni_port.extract.extractor import ExtractOptions
+from omni_port.gpu import transplant
 from omni_port.model import Code, Finding, PatchSet
 from omni_port.patches import lockfile
+from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.report import in_directory
 from omni_port.sources.config import Config
@@ -90,8 +94,29 @@ class WorkspaceSync:
     notes: tuple[Finding, ...]
 
 
-def sync_workspace(request: SyncRequest, settings: Settings) -> WorkspaceSync:
-    """Load the upstream (and its history) and sync the patches onto it; writes nothing."""
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What the sync of a workspace reads, loaded: the patches and their files, the
+    upstream (with the history the sync weighs, labels as outputs record them), the
+    catalog's Location lines and the transplant inputs. `sync`, `resolve` and `continue`
+    sync the same."""
+
+    request: SyncRequest
+    patch_set: PatchSet
+    #: The patch files as read, by relative path (their digest goes into the lock).
+    patch_files: Mapping[str, str]
+    upstream: Upstream
+    #: The catalog's Location lines by block id.
+    locations: Mapping[str, str]
+    transplants: tuple[transplant.Extra, ...]
+    #: Notes about the inputs: history that could not be had, a vLLM mismatch.
+    notes: tuple[Finding, ...]
+    #: The command the headers and the lock name.
+    command: str
+
+
+def load_workspace(request: SyncRequest, settings: Settings) -> Loaded:
+    """Load what `sync` reads for ``request``; writes nothing."""
     config = settings.config
     loaded = load_upstream(request.upstream, settings, request.upstream_class)
     patch_set, patch_files = read_patches(request.patches)
@@ -102,11 +127,31 @@ def sync_workspace(request: SyncRequest, settings: Settings) -> WorkspaceSync:
     command = sync_command_line(config, request.patches, loaded.label, request.generated)
     command += "".join(f" --transplant {label}" for label in labels)
     catalog = config.path(config.catalog) if config.catalog else None
-    extras = read_transplants(request.transplants, labels)
+    extras = tuple(read_transplants(request.transplants, labels))
     locations = catalog_locations(patch_set, catalog)
-    synced = sync_patches(patch_set, loaded, command, patch_files, extras, locations=locations)
-    files = lockfile.configured_files(synced.result.files, config.recorded_spec(config.upstream))
-    return WorkspaceSync(patch_set, synced, files, tuple(notes))
+    return Loaded(request, patch_set, patch_files, loaded, locations, extras, tuple(notes), command)
+
+
+def sync_loaded(loaded: Loaded, config: Config, patch_set: PatchSet | None = None) -> WorkspaceSync:
+    """Sync the loaded workspace, or ``patch_set`` (its patches edited in memory) on the
+    same inputs; writes nothing."""
+    patches = loaded.patch_set if patch_set is None else patch_set
+    files = loaded.patch_files if patch_set is None else render_patch_set(patch_set, TOOL)
+    synced = sync_patches(
+        patches,
+        loaded.upstream,
+        loaded.command,
+        files,
+        loaded.transplants,
+        locations=loaded.locations,
+    )
+    outputs = lockfile.configured_files(synced.result.files, config.recorded_spec(config.upstream))
+    return WorkspaceSync(patches, synced, outputs, loaded.notes)
+
+
+def sync_workspace(request: SyncRequest, settings: Settings) -> WorkspaceSync:
+    """Load the upstream (and its history) and sync the patches onto it; writes nothing."""
+    return sync_loaded(load_workspace(request, settings), settings.config)
 
 
 # --- bases ------------------------------------------------------------------------------------
@@ -160,6 +205,13 @@ class UpgradeRequest:
     generated: Path
     #: With ``detect``: the releases to rank (none: every release since ``FLOOR``).
     candidates: tuple[str, ...] = ()
+    #: Extract despite malformed markers (listed as findings), as ``extract --lenient``.
+    lenient: bool = False
+    #: Drop recorded decisions the new extraction has no edit for (refused without it).
+    discard: bool = False
+    #: The upgrade moves the workspace (its patches and generated folders are the
+    #: configured ones): the configuration will name what it used (``Upgraded.pins``).
+    pin: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +228,10 @@ class Upgraded:
     findings: tuple[Finding, ...]
     #: The markdown summary for the pull request.
     summary: str
+    #: What the configuration must name so that every later command agrees with this
+    #: upgrade (``[tool.omni-port]`` keys): the source, the base, the target, and
+    #: ``lenient`` when the markers needed it; none unless ``UpgradeRequest.pin``.
+    pins: dict[str, str | bool] = field(default_factory=dict)
 
 
 def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
@@ -223,8 +279,24 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             locations,
         )
     )
-    files = lockfile.configured_files(result.files, config.recorded_spec(config.upstream))
-    return Upgraded(patch_set, detected, synced, files, findings, document)
+    pins = _pins(request, old.label, new.label, config) if request.pin else {}
+    # The lock records the configured upstream: the target, once the configuration names it.
+    configured = str(pins.get("upstream", config.recorded_spec(config.upstream)))
+    files = lockfile.configured_files(result.files, configured)
+    return Upgraded(patch_set, detected, synced, files, findings, document, pins)
+
+
+def _pins(request: UpgradeRequest, base: str, target: str, config: Config) -> dict[str, str | bool]:
+    """The configuration an upgrade leaves (recorded specs, relative to the repository
+    root): one source named on the command line becomes ``source`` (several leave it)."""
+    pins: dict[str, str | bool] = {}
+    if len(request.sources) == 1:
+        pins["source"] = config.recorded_spec(request.sources[0])
+    pins["base"] = base
+    pins["upstream"] = target
+    if request.lenient and not config.lenient:
+        pins["lenient"] = True
+    return pins
 
 
 def _extracted(
@@ -232,12 +304,15 @@ def _extracted(
 ) -> tuple[PatchSet, list[Finding]]:
     """The runners extracted against ``old``, keeping what the previous patches recorded."""
     config = settings.config
-    options = ExtractOptions(upstream_class=config.upstream_class, lenient=True)
-    patch_set, findings = extract_all(located, old, options)
+    # Malformed markers stop an upgrade as they stop `extract`: its patches are what a
+    # later `extract` must reproduce.
+    options = ExtractOptions(upstream_class=config.upstream_class, lenient=request.lenient)
+    patch_set, extracted = extract_all(located, old, options)
+    findings = reviewed_markers(extracted, config)
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.
-    patch_set = carry_edits(patch_set, request.patches)
+    patch_set = carry_edits(patch_set, request.patches, discard=request.discard)
     if request.sources:
         patch_set, _ = with_unread_modules(patch_set, request.patches)
     return patch_set, findings

@@ -45,6 +45,7 @@ COMMANDS = {
     "codes": "omni_port.cli.codes:codes_command",
     "gpu-delta": "omni_port.cli.gpu_delta:gpu_delta_command",
     "resolve": "omni_port.cli.resolve:resolve_command",
+    "continue": "omni_port.cli.resume:continue_command",
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",
     "upgrade": "omni_port.cli.upgrade:upgrade_command",
@@ -191,6 +192,16 @@ def patches_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+def discard_option(command: F) -> F:
+    """``--discard-decisions``: a command that would drop a recorded decision refuses
+    without it (exit 2, OP205 naming each)."""
+    return click.option(
+        "--discard-decisions",
+        is_flag=True,
+        help="Write even when recorded resolutions would be dropped (refused, exit 2, without it).",
+    )(command)
+
+
 def one_payload(json_path: Path | None, diff: bool) -> None:
     """``--diff`` and ``--json -`` would both take stdout: a usage error (exit 2)."""
     if diff and json_path is not None and str(json_path) == "-":
@@ -202,8 +213,21 @@ def json_option(command: F) -> F:
         "--json",
         "json_path",
         type=click.Path(dir_okay=False, path_type=Path),
+        callback=in_existing_folder,
         help="Write a JSON report ('-' for stdout).",
     )(command)
+
+
+def in_existing_folder(
+    ctx: click.Context, param: click.Parameter, value: Path | None
+) -> Path | None:
+    """A file the user names (``--json``, ``--summary``) goes into a folder that exists:
+    a usage error (exit 2) before any work otherwise, never a folder made from a typo."""
+    if value is None or str(value) == "-":
+        return value
+    if not value.absolute().parent.is_dir():
+        raise click.BadParameter(f"{value.parent}/ is no directory; create it first", ctx, param)
+    return value
 
 
 def generated_option(help_text: str) -> Callable[[F], F]:

@@ -10,6 +10,7 @@ import click
 from omni_port import TOOL, api
 from omni_port.cli import (
     Options,
+    discard_option,
     handle_errors,
     json_option,
     one_payload,
@@ -37,7 +38,9 @@ from omni_port.sources.textio import encode
     "--upstream-class", help="Upstream class the runner classes copy (default NPUModelRunner)."
 )
 @click.option(
-    "--lenient", is_flag=True, help="Extract despite malformed markers; list them as findings."
+    "--lenient",
+    is_flag=True,
+    help="Extract despite malformed markers; list them as findings (default: `lenient`).",
 )
 @click.option(
     "--implicit/--no-implicit",
@@ -45,6 +48,7 @@ from omni_port.sources.textio import encode
     show_default=True,
     help="Record implicit edits (code changed outside markers) against the base.",
 )
+@discard_option
 @json_option
 @write_options("the patches")
 @click.pass_obj
@@ -57,6 +61,7 @@ def extract_command(
     upstream_class: str | None,
     lenient: bool,
     implicit: bool,
+    discard_decisions: bool,
     json_path: Path | None,
     check: bool,
     diff: bool,
@@ -68,6 +73,10 @@ def extract_command(
     SOURCES, only their modules' patches are rewritten; the other modules' stay. With
     --base, blocks that replaced upstream statements are recorded as replacements, and code
     changed outside markers is carried as implicit edits.
+
+    Titles, recorded resolutions and adoptions in the patches stay with their edits. An
+    extraction that would drop a resolution (its edit is gone from the sources) is refused,
+    exit 2, naming each, unless --discard-decisions.
     """
     one_payload(json_path, diff)
     config = options.config
@@ -76,12 +85,16 @@ def extract_command(
     base_text = base if base is not None else config.base
     base_module = api.load_upstream(base_text, settings) if base_text else None
     ext_options = api.ExtractOptions(
-        upstream_class=upstream_class or config.upstream_class, lenient=lenient, implicit=implicit
+        upstream_class=upstream_class or config.upstream_class,
+        lenient=lenient or config.lenient,
+        implicit=implicit,
     )
-    patch_set, findings = api.extract(located, base_module, ext_options)
+    patch_set, extracted = api.extract(located, base_module, ext_options)
+    # `lenient = true` in the configuration is a reviewed decision: its markers are notes.
+    findings = extracted if lenient else api.reviewed_markers(extracted, config)
     patch_set = api.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
-    patch_set = api.carry_edits(patch_set, directory)
+    patch_set = api.carry_edits(patch_set, directory, discard=discard_decisions)
     # Runners named on the command line: the other modules' patches stay as they are (the
     # configured source, the default, is the whole workspace).
     kept: tuple[str, ...] = ()

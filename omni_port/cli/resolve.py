@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,22 +11,28 @@ import click
 from omni_port import api
 from omni_port.api import resolution
 from omni_port.cli import Options, generated_option, handle_errors, patches_option, summary
+from omni_port.cli.author import author
 from omni_port.cli.files import save_patches
 from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Code, Status
+from omni_port.model import Block, BlockKind, Candidate, Code, Placement, Rule, Status
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import piece_filename
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.syntax import Stmt
-from omni_port.report import shown
-from omni_port.sources.upstream import Upstream
+from omni_port.report import candidate_place, shorten, shown
 
 
 @click.command("resolve")
 @click.argument("block_id")
 @click.option(
     "--at", "choice", help="Where it goes: `#K` for candidate K, or an upstream line number."
+)
+@click.option(
+    "--why",
+    default="",
+    help="Why this place, recorded with the resolution (default: which candidate of which "
+    "upstream). Who recorded it is git's author identity.",
 )
 @patches_option("Patches directory (default: `patches`).")
 @click.option(
@@ -42,6 +47,7 @@ def resolve_command(
     options: Options,
     block_id: str,
     choice: str | None,
+    why: str,
     patches_dir: Path | None,
     upstream: str | None,
     generated: Path | None,
@@ -49,113 +55,136 @@ def resolve_command(
     """Record where a conflicting block goes, so that every later sync places it there.
 
     Like git rerere: the choice is written into the block's patch file (visible in its
-    diff) as the body, the statement to follow and the statements to replace. Candidates
-    are numbered as `sync` lists them, on the same upstream. Without --at, a terminal asks.
-    A block that is no conflict there (sync placed it), and a choice that would not place
-    the block (a signature edit has no place to choose), are refused, exit 2.
+    diff) as the body, the statement to follow and the statements to replace, with who
+    recorded it and why. Candidates are those the sync of the block's module lists, on the
+    same upstream, history and catalog, numbered the same; the chosen place is tried by
+    that sync before it is kept. A block that is no conflict there (sync placed it), a
+    place that sync would not take, and a signature edit are refused, exit 2. The code of
+    a conflict (a signature's included) is resolved by editing the conflict region in the
+    generated runner, then `omni-port continue`.
     """
     config = options.config
     directory = patches_dir or config.path(config.patches)
     patch_set = read_patch_set(directory)
     module, block = edits.find_block(patch_set, block_id)
+    where = shown(directory / piece_filename(module, block))
     if block.kind is BlockKind.SIGNATURE:
-        raise BadInput.at(Code.OP004, block_id, 0, _SIGNATURE_HELP)
+        raise BadInput.at(Code.OP004, where, 1, _SIGNATURE_HELP)
     target = generated or config.path(config.generated)
     chosen_upstream = upstream or sticky_upstream(options, target)
-    loaded = api.load_upstream(chosen_upstream, options.settings, config.upstream_class)
-    member = resolution.member_of(module, block, loaded)
-    decision = resolution.unresolved(module, block, loaded)
-    row = _last_sync_row(options, target, loaded, block)
-    refused = _not_a_conflict(block, decision, row, target, loaded.label)
-    if refused:
-        raise BadInput.at(Code.OP005, shown(directory / piece_filename(module, block)), 2, refused)
-    candidates = decision.candidates
-    slot = _chosen(choice, candidates, member)
-    record = resolution.resolution_at(slot)
+    request = api.SyncRequest(
+        directory,
+        chosen_upstream,
+        target,
+        config.upstream_class,
+        config.history,
+        transplants_of(options, target),
+    )
+    workspace = api.load_workspace(request, options.settings)
+    label = workspace.upstream.label
+    member = resolution.member_of(module, block, workspace.upstream)
+    before = resolution.unresolved(workspace, module, block)
+    plain = before[block.id]
+    if plain.status is not Status.CONFLICT and block.anchor.resolution is None:
+        raise BadInput.at(Code.OP005, where, 2, _placed(block, plain, target, label))
+    rank, slot = _chosen(choice, plain.candidates, member, block)
+    record = replace(
+        resolution.resolution_at(slot),
+        by=author(),
+        why=why or (f"candidate #{rank} on {label}" if rank else f"line {slot.line()} of {label}"),
+    )
     recorded = replace(block, anchor=replace(block.anchor, resolution=record))
-    again = resolution.decided(module, recorded, loaded)
-    if again.conflict:
-        message = f"that place would not hold on {loaded.label}: {again.reason}; nothing recorded"
-        raise BadInput.at(Code.OP301, block_id, 0, message)
+    after = resolution.decided(workspace, module, recorded)
+    again = after[block.id]
+    if again.status is Status.CONFLICT or Rule.RESOLVED not in again.decided_by:
+        reason = again.reason or "sync places it elsewhere"
+        message = f"that place would not hold on {label}: {reason}; nothing recorded"
+        raise BadInput.at(Code.OP301, where, 1, message)
+    taken = resolution.taken_from(before, after)
+    if taken:
+        message = (
+            f"that place would not hold on {label}: it takes statements that "
+            f"{', '.join(taken)} replaces, which sync would make a conflict; nothing recorded"
+        )
+        raise BadInput.at(Code.OP301, where, 1, message)
     save_patches(directory, edits.resolve(patch_set, block_id, record))
-    where = " > ".join(slot.path) or "the method body"
-    after = f"after `{record.after}`" if record.after else "first"
-    summary(options, f"recorded: {block_id} goes {after} in {where}; run `omni-port sync`")
+    body = " > ".join(slot.path) or "the method body"
+    follows = f"after `{shorten(record.after, 60)}`" if record.after else "first"
+    count = len(record.replaces)
+    replaced = f", replacing {count} statement{'s' if count > 1 else ''}" if count else ""
+    summary(
+        options,
+        f"recorded: {block_id} goes {follows} in {body}{replaced}; run `omni-port sync`",
+    )
 
 
-def _last_sync_row(
-    options: Options, generated: Path, upstream: Upstream, block: Block
-) -> Mapping[str, object] | None:
-    """The block's row in the lock of the last sync, when that sync was onto ``upstream``."""
+def transplants_of(options: Options, generated: Path) -> tuple[Path, ...]:
+    """The transplant inputs of the last sync (from its lock): the same blocks join the
+    copies when resolve runs the sync."""
     lock = lockfile.read_or_none(generated)
-    if lock is None or lock.upstream != options.config.recorded_spec(upstream.label):
-        return None
-    return next((row for row in lock.placements if row.get("id") == block.id), None)
+    labels = [label for label, _ in lock.transplants] if lock is not None else []
+    return tuple(options.config.path(label) for label in labels)
 
 
-def _not_a_conflict(
-    block: Block,
-    decision: resolution.Decision,
-    row: Mapping[str, object] | None,
-    generated: Path,
-    label: str,
-) -> str:
-    """Why ``block`` cannot be resolved ("" when it can): sync placed it (its row in the
-    last sync's lock says so) or, with no such row, its anchor alone places it. A block
-    with a recorded resolution may be resolved again."""
-    if block.anchor.resolution is not None:
-        return ""
-    if row is not None:
-        if row.get("status") == Status.CONFLICT:
-            return ""
-        placed = lockfile.placement(row)
-        where = f"{shown(generated / placed.module)}:{placed.start}"
-        rules = ", ".join(rule.value for rule in placed.decided_by) or placed.status.value
-    elif decision.conflict:
-        return ""
-    else:
-        slot = decision.slot
-        where = f"upstream line {slot.line()}" if slot is not None else "its place"
-        rules = ", ".join(rule.value for rule in decision.rules) or "anchor"
+def _placed(block: Block, placed: Placement, generated: Path, label: str) -> str:
+    """Why ``block`` cannot be resolved: the sync places it, and where."""
+    at = f"{shown(generated / placed.module)}:{placed.start}" if placed.start else "its place"
+    rules = ", ".join(rule.value for rule in placed.decided_by) or placed.status.value
     return (
-        f"{block.id} is not a conflict: it is placed at {where} on {label} "
+        f"{block.id} is not a conflict: it is placed at {at} on {label} "
         f"(decided by {rules}); nothing recorded"
     )
 
 
 _SIGNATURE_HELP = (
     "a signature edit has no place to choose: upstream changed the signature it edits. "
-    "Edit its patch file by hand (`replaces:` the new upstream signature, the code the "
-    "signature omni wants), then run `omni-port sync`"
+    "Write the signature in the conflict region of the generated runner, then run "
+    "`omni-port continue`"
 )
 
 
 def _chosen(
-    choice: str | None, candidates: tuple[resolution.Scored, ...], member: Stmt
-) -> resolution.Slot:
+    choice: str | None, candidates: tuple[Candidate, ...], member: Stmt, block: Block
+) -> tuple[int, resolution.Slot]:
+    """(candidate rank or 0, the place) of ``--at``: ``#K``, or an upstream line (one
+    candidate there, else a place before the statement at that line)."""
     if choice is None:
         choice = _ask(candidates)
     if choice.startswith("#"):
         rank = int(choice[1:]) if choice[1:].isdigit() else 0
         if not 1 <= rank <= len(candidates):
             raise click.UsageError(f"--at '{choice}': there are {len(candidates)} candidates")
-        return candidates[rank - 1].slot
+        return rank, _slot(member, candidates[rank - 1])
     if not choice.isdigit():
         raise click.UsageError("--at takes '#K' (a candidate) or an upstream line number")
     line = int(choice)
-    listed = next((c.slot for c in candidates if c.slot.line() == line), None)
-    found = listed if listed is not None else resolution.slot_at_line(member, line)
+    listed = [(n, c) for n, c in enumerate(candidates, start=1) if c.line == line]
+    if len(listed) > 1:
+        which = "; ".join(f"#{n} {candidate_place(c.line, c.span)}" for n, c in listed)
+        raise click.UsageError(f"--at {line} is {len(listed)} candidates ({which}): give '#K'")
+    if listed:
+        rank, candidate = listed[0]
+        return rank, _slot(member, candidate)
+    found = resolution.slot_at_line(member, line, block)
     if found is None:
         raise click.UsageError(f"no statement of {member.name} starts at upstream line {line}")
-    return found
+    return 0, found
 
 
-def _ask(candidates: tuple[resolution.Scored, ...]) -> str:
+def _slot(member: Stmt, candidate: Candidate) -> resolution.Slot:
+    slot = resolution.slot_of(member, candidate)
+    if slot is None:  # the candidate is a line of this member: never expected
+        raise click.UsageError(f"no place at upstream line {candidate.line} of {member.name}")
+    return slot
+
+
+def _ask(candidates: tuple[Candidate, ...]) -> str:
     if not sys.stdin.isatty():
         raise click.UsageError("give --at '#K' or --at LINE (no terminal to ask in)")
-    for rank, scored in enumerate(candidates, start=1):
-        where = f"upstream line {scored.slot.line()}  score {scored.score:.2f}"
-        click.echo(f"  #{rank}  {where}  {scored.slot.text()[:80]}", err=True)
+    for rank, candidate in enumerate(candidates, start=1):
+        where = f"upstream {candidate_place(candidate.line, candidate.span)}"
+        click.echo(f"  #{rank}  {where}  score {candidate.score:.2f}", err=True)
+        click.echo(f"        {shorten(candidate.text, 76)}", err=True)
     answer: str = click.prompt("Where does it go (#K or a line)", err=True)
     return answer.strip()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -23,7 +24,7 @@ from omni_port.cli import (
 from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
-from omni_port.model import Code, Placement, Report
+from omni_port.model import Code, Placement, Report, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.store import Changes
 from omni_port.report import in_directory, shown
@@ -78,8 +79,10 @@ def sync_command(
     """Generate the NPU runners from the patches and an upstream vllm-ascend.
 
     Every block is either placed where its anchor says, or reported as a conflict with its
-    best candidates and left commented out at the best one (exit 1). Blocks of --transplant
-    inputs join the copies of the same class and method first, after the copy's own blocks.
+    best candidates and left commented out at the best one (exit 1). With --check, exit 1
+    only when an output would change (conflicts are listed, as notes: `check` is the gate).
+    Blocks of --transplant inputs join the copies of the same class and method first, after
+    the copy's own blocks.
     Without --upstream, the upstream of the last sync (recorded in the lock) is kept until
     the configuration names another one.
     """
@@ -106,6 +109,12 @@ def sync_command(
     files = done.files
     changes, would = write_files(target, files, api.previous_outputs(target), check, diff)
     findings = (*done.notes, *in_directory(synced.findings, target, files), *would)
+    if check:
+        # --check answers one question, as black's does: would the outputs change? What
+        # sync found (conflicts among it) is still listed; `check` is the gate.
+        findings = tuple(
+            f if f.code is Code.OP304 else replace(f, severity=Severity.NOTE) for f in findings
+        )
     counts = {**result.counts, "written": len(changes.changed), "unchanged": len(changes.unchanged)}
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))

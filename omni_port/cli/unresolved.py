@@ -22,11 +22,12 @@ from omni_port.model import (
     Layout,
     ModulePatches,
     PatchSet,
+    Placement,
     RegionKind,
     Severity,
 )
 from omni_port.patches import lockfile
-from omni_port.patches.store import read_patch_set
+from omni_port.report import candidate_place
 
 #: Candidates shown per conflict.
 SHOWN = 3
@@ -68,18 +69,29 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
     if lock.layout is Layout.V2:
         yield from _v2_steps(lock)
         return
+    config = options.config
     try:
-        patches = read_patch_set(patches_dir)
-        config = options.config
-        upstream_text = config.given_spec(lock.upstream)
-        upstream = api.load_upstream(upstream_text, options.settings, config.upstream_class)
+        request = api.SyncRequest(
+            patches_dir,
+            config.given_spec(lock.upstream),
+            generated,
+            config.upstream_class,
+            config.history,
+            tuple(config.path(label) for label, _ in lock.transplants),
+        )
+        workspace = api.load_workspace(request, options.settings)
+        found = resolution.placements(workspace)
     except BadInput:
         for row in lock.conflicts:
             yield f"  omni-port resolve {row.get('id', '')} --at '#K'"
         return
     yield f"resolve each conflict (candidates are lines of {lock.upstream}):"
     for row in lock.conflicts:
-        yield _command(patches, str(row.get("id", "")), upstream)
+        yield _command(workspace.patch_set, str(row.get("id", "")), found)
+    yield (
+        "or edit a conflict region in place (uncomment the code where it belongs, change "
+        "it as needed), then run `omni-port continue`"
+    )
 
 
 def _v2_steps(lock: lockfile.Lock) -> Iterator[str]:
@@ -101,20 +113,16 @@ def _v2_steps(lock: lockfile.Lock) -> Iterator[str]:
             )
 
 
-def _command(patches: PatchSet, block_id: str, upstream: api.Upstream) -> str:
-    found = _block(patches, block_id)
-    if found is None:
+def _command(patches: PatchSet, block_id: str, found: dict[str, Placement]) -> str:
+    block = _block(patches, block_id)
+    placed = found.get(block_id)
+    if block is None or placed is None:
         return f"  omni-port resolve {block_id} --at '#K'"
-    module, block = found
-    if block.kind is BlockKind.SIGNATURE:
-        return f"  {block_id}: a signature edit; edit its patch file by hand"
-    try:
-        decision = resolution.unresolved(module, block, upstream)
-    except BadInput:
-        return f"  {block_id}: its upstream method is gone; edit the patches by hand"
+    if block[1].kind is BlockKind.SIGNATURE:
+        return f"  {block_id}: a signature edit: write it in the conflict region, then continue"
     listed = "; ".join(
-        f"#{rank} line {c.slot.line()} ({c.score:.2f})"
-        for rank, c in enumerate(decision.candidates[:SHOWN], start=1)
+        f"#{rank} {candidate_place(c.line, c.span)} ({c.score:.2f})"
+        for rank, c in enumerate(placed.candidates[:SHOWN], start=1)
     )
     if not listed:
         return f"  omni-port resolve {block_id} --at LINE    # no candidate: the line to go before"

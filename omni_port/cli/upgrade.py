@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ import click
 from omni_port import api
 from omni_port.cli import (
     Options,
+    discard_option,
     generated_option,
     handle_errors,
+    in_existing_folder,
     json_option,
     patches_option,
     summary,
@@ -20,6 +23,8 @@ from omni_port.cli import (
 from omni_port.cli.files import save_patches, write_files
 from omni_port.cli.output import emit
 from omni_port.model import Report
+from omni_port.report import shown
+from omni_port.sources.config import config_file, pinned
 from omni_port.sources.textio import encode, write_atomic
 
 
@@ -35,6 +40,8 @@ class UpgradeFlags:
     summary_path: Path
     json_path: Path | None
     candidates: str | None
+    lenient: bool
+    discard_decisions: bool
 
 
 @click.command("upgrade")
@@ -57,6 +64,7 @@ class UpgradeFlags:
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("omni-port-upgrade.md"),
     show_default=True,
+    callback=in_existing_folder,
     help="Markdown summary for the pull request ('-' for stdout).",
 )
 @json_option
@@ -65,6 +73,12 @@ class UpgradeFlags:
     help="With --base detect: comma-separated releases to rank "
     "(default: every release since 0.13.0, wheel or sdist).",
 )
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Extract despite malformed markers; list them as findings (default: `lenient`).",
+)
+@discard_option
 @click.pass_obj
 @handle_errors
 def upgrade_command(options: Options, /, **given: Any) -> Report:
@@ -74,6 +88,11 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     verifies the result, and writes the summary: every block placed or in conflict with
     its candidates, the upstream changes near each block, copied methods upstream changed
     or removed, and new upstream methods. Exit 1 when anything needs a maintainer.
+
+    The workspace moves with it: [tool.omni-port] of the configuration (pyproject.toml
+    here when there is none) is edited in place, comments and layout kept, to name the
+    source, the base (the detected one) and the target, so that `extract --check`,
+    `sync --check`, `check` and `make sync` agree with what the upgrade wrote.
     """
     flags = UpgradeFlags(**given)
     summary_path, json_path = flags.summary_path, flags.json_path
@@ -81,13 +100,24 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         raise click.UsageError("--summary - and --json - cannot both take stdout")
     config = options.config
     base = flags.base if flags.base is not None else config.base
+    patches = flags.patches_dir or config.path(config.patches)
+    generated = flags.generated or config.path(config.generated)
+    # Only an upgrade of the workspace moves it: one into other folders (an experiment, a
+    # test run from a repository's root) leaves the configuration be.
+    workspace = [config.path(config.patches), config.path(config.generated)]
+    pin = [os.path.abspath(p) for p in (patches, generated)] == [
+        os.path.abspath(p) for p in workspace
+    ]
     request = api.UpgradeRequest(
         flags.sources,
         flags.target,
         base,
-        flags.patches_dir or config.path(config.patches),
-        flags.generated or config.path(config.generated),
+        patches,
+        generated,
         tuple(c.strip() for c in flags.candidates.split(",")) if flags.candidates else (),
+        lenient=flags.lenient or config.lenient,
+        discard=flags.discard_decisions,
+        pin=pin,
     )
     done = api.upgrade(request, options.settings)
     if done.detected is not None:
@@ -99,6 +129,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         click.echo(done.summary, nl=False)
     else:
         write_atomic(summary_path, encode(done.summary))
+    _pin(options, done.pins)
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
@@ -107,3 +138,24 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     conflicts = counts["conflict"] + counts["implicit_conflict"]
     summary(options, f"{placed} placed, {conflicts} conflicts; summary in {summary_path}")
     return outcome
+
+
+def _pin(options: Options, pins: dict[str, str | bool]) -> None:
+    """Edit the configuration in place to name what the upgrade used (``pins``, none for
+    an upgrade into other folders); says on stderr which keys changed."""
+    if not pins:
+        return
+    config = options.config
+    wanted = dict(pins)
+    target = config_file(config)
+    old = target.read_text(encoding="utf-8") if target.is_file() else ""
+    new = pinned(old, wanted)
+    if new == old:
+        return
+    write_atomic(target, new.encode("utf-8"))
+    changed = ", ".join(f"{key} = {_shown(value)}" for key, value in wanted.items())
+    summary(options, f"pinned in {shown(target)} [tool.omni-port]: {changed}")
+
+
+def _shown(value: str | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'

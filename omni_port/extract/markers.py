@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from omni_port.model import Code, Finding
 from omni_port.pyast.syntax import Comment, Suite, Tree, walk
+from omni_port.report import shorten
 
 LABELLED = re.compile(
     r"""
@@ -82,12 +83,12 @@ def as_marker(comment: Comment) -> Marker | None:
 def scan(tree: Tree) -> Scan:
     """Pair the markers of ``tree``; never raises on malformed markers, reports them."""
     regions: list[Region] = []
-    loose: list[tuple[Marker, Suite]] = []
+    loose: list[tuple[Marker, Suite, tuple[str, ...]]] = []
     for path, suite in walk(tree.body):
         paired, opened = pair(list(_suite_markers(suite)))
         regions.extend(Region(path, o, c, suite) for o, c in paired)
         if opened is not None:
-            loose.append((opened, suite))
+            loose.append((opened, suite, path))
     regions.sort(key=lambda r: r.opener.line)
     findings = [*_loose_findings(tree, loose), *_nested_findings(tree.path, regions)]
     findings.extend(_inner_findings(tree))
@@ -118,20 +119,16 @@ def pair(markers: Sequence[Marker]) -> tuple[list[tuple[Marker, Marker]], Marker
     return paired, opener
 
 
-def _loose_findings(tree: Tree, loose: list[tuple[Marker, Suite]]) -> Iterator[Finding]:
+def _loose_findings(
+    tree: Tree, loose: list[tuple[Marker, Suite, tuple[str, ...]]]
+) -> Iterator[Finding]:
     loose.sort(key=lambda item: item[0].line)
     index = 0
     while index < len(loose):
-        marker, suite = loose[index]
+        marker, suite, path = loose[index]
         if index + 1 < len(loose) and loose[index + 1][1] is not suite:
-            other = loose[index + 1][0]
-            yield _finding(
-                tree.path,
-                marker,
-                Code.OP103,
-                f"marker pairs with the marker at line {other.line}, "
-                f"but they sit at different block levels (columns {marker.col} and {other.col})",
-            )
+            other, _, other_path = loose[index + 1]
+            yield _finding(tree.path, marker, Code.OP103, _apart(marker, path, other, other_path))
             index += 2
             continue
         if any(stmt.start > marker.line for stmt in suite.stmts):
@@ -144,6 +141,22 @@ def _loose_findings(tree: Tree, loose: list[tuple[Marker, Suite]]) -> Iterator[F
                 "marker closes a block that was never opened (its opening marker is missing)",
             )
         index += 1
+
+
+def _apart(
+    marker: Marker, path: tuple[str, ...], other: Marker, other_path: tuple[str, ...]
+) -> str:
+    """Why two markers that would pair do not: they sit at different indentation, or at
+    the same one in two bodies (an ``if`` body and its ``else:``), which columns cannot tell."""
+    head = f"marker pairs with the marker at line {other.line}, but "
+    if marker.col != other.col:
+        return head + f"they sit at different block levels (columns {marker.col} and {other.col})"
+    return head + f"they sit in different bodies ({_body(path)} and {_body(other_path)})"
+
+
+def _body(path: tuple[str, ...]) -> str:
+    """A body as a reader finds it: the header that opens it, or the module."""
+    return f"the body of `{shorten(path[-1], 40)}`" if path else "the module body"
 
 
 def _never_closed(tree: Tree, marker: Marker) -> str:

@@ -42,6 +42,11 @@ def resolve(patches: PatchSet, block_id: str, resolution: Resolution) -> PatchSe
     return _replace_piece(patches, block, updated)
 
 
+def unresolved(block: Block) -> Block:
+    """``block`` without its recorded resolution: what the engine decides on its own."""
+    return replace(block, anchor=replace(block.anchor, resolution=None))
+
+
 def adopt(patches: PatchSet, block_id: str, title: str) -> tuple[PatchSet, str]:
     """Turn an implicit edit into a titled, marked block; returns the patch set and its new id.
 
@@ -111,15 +116,24 @@ def _same_edits(new: list[Block], old: list[Block]) -> dict[int, Block]:
         found = olds.get(_identity(block, new))
         if found is not None:
             matches[id(block)] = found
-    # An edit whose code changed where it stands: the one old edit with its whole anchor.
-    taken = {id(b) for b in matches.values()}
-    spare_old = [b for b in old if id(b) not in taken]
-    spare_new = [b for b in new if id(b) not in matches]
-    for block in spare_new:
-        same = [b for b in spare_old if _spot(b) == _spot(block)]
-        if len(same) == 1 and sum(_spot(b) == _spot(block) for b in spare_new) == 1:
-            matches[id(block)] = same[0]
+    # An edit whose code changed where it stands: the one old edit with its whole anchor;
+    # then an edit whose anchor changed (another base: other replaced statements or
+    # neighbours) with the same code: the one old edit of its method with that code.
+    for key in (_spot, _code_key):
+        taken = {id(b) for b in matches.values()}
+        spare_old = [b for b in old if id(b) not in taken]
+        spare_new = [b for b in new if id(b) not in matches]
+        for block in spare_new:
+            same = [b for b in spare_old if key(b) == key(block)]
+            if len(same) == 1 and sum(key(b) == key(block) for b in spare_new) == 1:
+                matches[id(block)] = same[0]
     return matches
+
+
+def _code_key(block: Block) -> tuple[object, ...]:
+    """What an edit is wherever it stands and whatever it replaced: its method and code
+    (against another base a replacement may read as an insertion)."""
+    return (block.owner, block.member, block.marked, block.code)
 
 
 def _identity(block: Block, blocks: list[Block]) -> tuple[object, ...]:
@@ -171,6 +185,28 @@ def _first_free(ident: str, taken: set[str]) -> str:
     while f"{prefix}-{count:02d}" in taken:
         count += 1
     return f"{prefix}-{count:02d}"
+
+
+def lost(new: PatchSet, old: PatchSet) -> list[tuple[ModulePatches, Block]]:
+    """The blocks of ``old`` with a recorded resolution that ``new`` (``old`` carried into
+    a re-extraction of some of its modules) no longer holds: writing ``new`` would drop
+    them. Modules ``new`` does not hold are not rewritten, so nothing of theirs is lost."""
+    kept = {
+        (piece.id, piece.anchor.resolution)
+        for module in new.modules
+        for piece in module.pieces
+        if isinstance(piece, Block)
+    }
+    read = {module.name for module in new.modules}
+    return [
+        (module, piece)
+        for module in old.modules
+        if module.name in read
+        for piece in module.pieces
+        if isinstance(piece, Block)
+        and piece.anchor.resolution is not None
+        and (piece.id, piece.anchor.resolution) not in kept
+    ]
 
 
 def _carry(piece: Piece, old: Piece | None) -> Piece:

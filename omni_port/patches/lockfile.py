@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import NoReturn
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Layout, Placement, Rule, Status, piece_kind
+from omni_port.model import (
+    BlockKind,
+    Code,
+    Layout,
+    Placement,
+    RegionKind,
+    Rule,
+    Status,
+    piece_kind,
+)
 from omni_port.report import placement_dict
 from omni_port.sources.textio import read_source
 
@@ -215,6 +224,8 @@ def parse(text: str, path: str) -> Lock:
             exc.colno,
         ) from None
     fields = _Fields(path, text)
+    for row in fields.tables(data, "placements"):
+        fields.check_row(row)
     return Lock(
         tool=fields.string(data, "tool"),
         upstream=fields.string(data, "inputs", "upstream", "label"),
@@ -293,6 +304,47 @@ class _Fields:
         rows = self.tables(data, "inputs", key)
         return tuple((self.string(row, "label"), self.string(row, "sha256")) for row in rows)
 
+    def check_row(self, row: Mapping[str, object]) -> None:
+        """A placement row holds only values ``placement`` can read back: a status, kind
+        and rules of their closed sets, two line numbers, a number for the confidence.
+        BadInput (OP201) at the line of the first bad value, naming what it may be."""
+        ident = str(row.get("id", ""))
+        for key, allowed in (("status", _STATUSES), ("kind", _KINDS)):
+            value = row.get(key, "placed" if key == "status" else "insertion")
+            if value not in allowed:
+                choices = ", ".join(sorted(allowed))
+                self._fail_value(ident, key, value, f"must be one of: {choices}")
+        rules = row.get("decided_by", [])
+        if not isinstance(rules, list):
+            self._fail_value(ident, "decided_by", rules, "must be a list of rules")
+        for rule in rules:
+            if rule not in _RULES:
+                choices = ", ".join(sorted(_RULES))
+                self._fail_value(ident, "decided_by", rule, f"must be one of: {choices}")
+        lines = row.get("lines", [0, 0])
+        if not (
+            isinstance(lines, list)
+            and len(lines) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in lines)
+        ):
+            self._fail_value(ident, "lines", lines, "must be two line numbers")
+        confidence = row.get("confidence", 0.0)
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+            self._fail_value(ident, "confidence", confidence, "must be a number")
+
+    def _fail_value(self, ident: str, key: str, value: object, problem: str) -> NoReturn:
+        """BadInput (OP201) at the line of ``key`` in the row of block ``ident``."""
+        rows = self.source.split("\n")
+        start = next((n for n, row in enumerate(rows) if f'"id": {json.dumps(ident)}' in row), 0)
+        # A row's keys are sorted, so its key may come before its id: look around the id.
+        around = range(max(start - 20, 0), min(start + 20, len(rows)))
+        line = next((n + 1 for n in around if f'"{key}":' in rows[n]), start + 1)
+        message = (
+            f"not an omni-port lock file: placement {ident or '?'}: {key} "
+            f"{json.dumps(value)} {problem}"
+        )
+        raise BadInput.at(Code.OP201, self.path, line, message)
+
     def layout(self, data: object) -> Layout:
         value = self.string(data, "layout", default=Layout.V1.value)
         try:
@@ -319,12 +371,14 @@ def placement(row: Mapping[str, object]) -> Placement:
         confidence=float(str(row.get("confidence", 0.0))),
         start=start,
         end=end,
-        decided_by=tuple(Rule(str(r)) for r in _list(row.get("decided_by")) if str(r) in _RULES),
+        decided_by=tuple(Rule(str(r)) for r in _list(row.get("decided_by"))),
         release=str(row.get("release", "")),
     )
 
 
 _RULES = frozenset(rule.value for rule in Rule)
+_STATUSES = frozenset(status.value for status in Status)
+_KINDS = frozenset(kind.value for kind in (*BlockKind, *RegionKind))
 
 
 def _list(value: object) -> list[object]:

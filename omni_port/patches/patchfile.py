@@ -19,6 +19,7 @@ that does not fit on one line is written as ``key:: "json string"``. The index
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,9 +113,7 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
     fields += [("after", key) for key in anchor.after]
     fields += [("replaces", key) for key in anchor.replaced]
     if anchor.resolution is not None:
-        fields += [("resolved-path", key) for key in anchor.resolution.path]
-        fields.append(("resolved-after", anchor.resolution.after))
-        fields += [("resolved-replaces", key) for key in anchor.resolution.replaces]
+        fields += _resolution_fields(anchor.resolution)
     fields += [("fenced", side) for side, on in zip(_FENCED, block.fenced, strict=True) if on]
     counterpart = block.counterpart
     if counterpart is not None:
@@ -122,6 +121,20 @@ def _block_fields(block: Block) -> list[tuple[str, str]]:
         fields += [("counterpart-path", key) for key in counterpart.path]
         fields += [("counterpart-before", key) for key in counterpart.before]
         fields += [("counterpart-after", key) for key in counterpart.after]
+    return fields
+
+
+def _resolution_fields(resolution: Resolution) -> list[tuple[str, str]]:
+    fields = [("resolved-path", key) for key in resolution.path]
+    fields.append(("resolved-after", resolution.after))
+    fields += [("resolved-replaces", key) for key in resolution.replaces]
+    if resolution.code is not None:
+        fields.append(("resolved-code", resolution.code))
+        fields.append(("resolved-for", resolution.made_for))
+    if resolution.by:
+        fields.append(("resolved-by", resolution.by))
+    if resolution.why:
+        fields.append(("resolved-why", resolution.why))
     return fields
 
 
@@ -273,6 +286,7 @@ def parse_piece(text: str, path: str, code_must_parse: bool = True) -> Piece:
     builder = _BUILDERS.get(kind)
     if builder is None:
         raise BadInput.at(Code.OP201, path, header.line_of("type"), f"unknown type {kind!r}")
+    _known_fields(header, kind)
     piece = builder(header, code)
     if code_must_parse:
         check_code(piece, path, text, split + 2)
@@ -338,20 +352,13 @@ def _copy(header: _Header, code: str) -> Copy:
 def _block(header: _Header, code: str) -> Block:
     kind = _enum(header, "kind", BlockKind)
     edge = _enum(header, "edge", Edge)
-    resolution = None
-    if "resolved-after" in header.values:
-        resolution = Resolution(
-            header.one("resolved-after"),
-            header.many("resolved-path"),
-            header.many("resolved-replaces"),
-        )
     anchor = Anchor(
         header.many("path"),
         header.many("before"),
         header.many("after"),
         header.many("replaces"),
         edge,
-        resolution,
+        _resolution(header),
     )
     return Block(
         header.one("id"),
@@ -366,6 +373,45 @@ def _block(header: _Header, code: str) -> Block:
         _counterpart(header),
         _fenced(header),
     )
+
+
+def _resolution(header: _Header) -> Resolution | None:
+    """The recorded resolution; OP201 at the first ``resolved-*`` field when
+    ``resolved-after`` (which every resolution has) is missing: a resolution half-written
+    by hand is never silently ignored."""
+    if "resolved-after" not in header.values:
+        stray = [(line, key) for key in _RESOLVED for line, _ in header.values.get(key, [])]
+        if stray:
+            line, key = min(stray)
+            message = f"{key} without resolved-after: a resolution names the statement it follows"
+            raise BadInput.at(Code.OP201, header.path, line, message)
+        return None
+    code = header.one("resolved-code", "") if "resolved-code" in header.values else None
+    made_for = header.one("resolved-for", "")
+    if code is not None and not made_for:
+        message = "resolved-code without resolved-for (the sha256 of the code it replaces)"
+        raise BadInput.at(Code.OP201, header.path, header.line_of("resolved-code"), message)
+    return Resolution(
+        header.one("resolved-after"),
+        header.many("resolved-path"),
+        header.many("resolved-replaces"),
+        code,
+        made_for,
+        header.one("resolved-by", ""),
+        header.one("resolved-why", ""),
+    )
+
+
+#: The fields of a recorded resolution.
+_RESOLVED = (
+    "resolved-path",
+    "resolved-after",
+    "resolved-replaces",
+    "resolved-code",
+    "resolved-for",
+    "resolved-by",
+    "resolved-why",
+)
 
 
 def _counterpart(header: _Header) -> Anchor | None:
@@ -397,6 +443,46 @@ _BUILDERS: dict[str, Callable[[_Header, str], Piece]] = {
     "copy": _copy,
     "block": _block,
 }
+
+#: The header fields of every piece, then those of each type: any other field is a typo
+#: (``resolved-aftr``) that would silently lose what it records, so it is refused.
+_COMMON = ("omni-port-patch", "id", "type")
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "chunk": ("owner", "name", "marked", "title", "origin"),
+    "class": ("name", "body-indent", "origin"),
+    "copy": ("owner", "name", "upstream", "similarity", "origin"),
+    "block": (
+        "kind",
+        "marked",
+        "title",
+        "owner",
+        "member",
+        "origin",
+        "edge",
+        "path",
+        "before",
+        "after",
+        "replaces",
+        *_RESOLVED,
+        "fenced",
+        "counterpart-edge",
+        "counterpart-path",
+        "counterpart-before",
+        "counterpart-after",
+    ),
+}
+
+
+def _known_fields(header: _Header, kind: str) -> None:
+    """OP201 at the first header field a piece of type ``kind`` does not have."""
+    known = (*_COMMON, *_FIELDS[kind])
+    for key, found in header.values.items():
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        message = f"unknown header field {key!r} for a {kind} piece{hint}"
+        raise BadInput.at(Code.OP201, header.path, found[0][0], message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,10 +518,26 @@ def parse_index(text: str, path: str) -> Iterator[IndexModule]:
         elif key == "piece":
             _check_relative(path, number, value)
             current[2].append((number, value))
+        elif key not in _INDEX_FIELDS:
+            close = difflib.get_close_matches(key, _INDEX_FIELDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise BadInput.at(Code.OP204, path, number, f"unknown index field {key!r}{hint}")
         else:
             current[1][key] = value
     if current is not None:
         yield IndexModule(current[0], current[1], tuple(current[2]))
+
+
+#: The fields of a module entry of the index, besides ``module`` and ``piece``.
+_INDEX_FIELDS = (
+    "source",
+    "source-sha256",
+    "base",
+    "base-sha256",
+    "newline",
+    "unused-imports",
+    "bom",
+)
 
 
 def _check_relative(path: str, number: int, name: str) -> None:

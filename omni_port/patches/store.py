@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from omni_port.model import Code, PatchSet
 from omni_port.patches import validate
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.sources.textio import decode, read_source, safe_relative, write_tree
+from omni_port.sources.textio import decode, read_source, safe_relative, write_atomic, write_tree
 
 
 def read_patch_set(directory: Path, strict: bool = True) -> PatchSet:
@@ -121,10 +122,33 @@ def apply(root: Path, files: Mapping[str, bytes], changes: Changes) -> None:
     """Write the changed files and remove stale ones; see ``textio.write_tree``.
 
     No file is ever half-written. A failure before the renames changes nothing; a failed
-    rename puts back the files renamed before it; the index or lock goes last.
+    rename puts back the files renamed before it; the index or lock goes last. A file that
+    is a symbolic link is written through it, as editors do: the link stays a link (its
+    target, when outside ``root``, is written atomically on its own, first).
     """
-    changed = {rel: files[rel] for rel in changes.changed}
-    write_tree(root, changed, changes.removed, last=MANIFESTS)
+    changed = {}
+    for rel in changes.changed:
+        target = _through_links(root, rel)
+        if isinstance(target, str):
+            changed[target] = files[rel]
+        else:
+            write_atomic(target, files[rel])
+    last = tuple(_through_links(root, rel) for rel in MANIFESTS)
+    write_tree(root, changed, changes.removed, last=tuple(r for r in last if isinstance(r, str)))
+
+
+def _through_links(root: Path, rel: str) -> str | Path:
+    """Where writing ``root/rel`` must go: ``rel`` itself, or for a symbolic link the file
+    it names, relative to ``root`` when inside it, else as an absolute path."""
+    path = root / rel
+    if not path.is_symlink():
+        return rel
+    real = Path(os.path.realpath(path))
+    try:
+        inside = real.relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        return real
+    return inside if safe_relative(inside) else real
 
 
 def unified_diff(root: Path, files: Mapping[str, bytes], changes: Changes) -> str:

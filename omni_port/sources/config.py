@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,11 @@ class Config:
     """Defaults for every command; a CLI flag of the same name wins."""
 
     #: Where the omni runners come from: ``vllm-omni==X``, a directory, or files.
-    source: str = "vllm-omni==0.24.0"
+    source: str = "vllm-omni==0.30.0"
     #: Upstream the runners were ported from (``vllm-ascend==X``, a path, ``installed``).
     base: str = ""
     #: Upstream to port onto.
-    upstream: str = "vllm-ascend==0.23.0"
+    upstream: str = "vllm-ascend==0.30.0rc2"
     #: Patches directory.
     patches: str = "patches"
     #: Output directory of sync.
@@ -49,6 +49,10 @@ class Config:
     v2_generated: str = "generated/v2"
     #: Reviewed V2 methods whose NPU override omni's replacement shadows ("" = none).
     v2_allow: str = ""
+    #: The sources are files this workspace does not own (a release): malformed markers are
+    #: listed and everything else is extracted (``--lenient``); ``check`` lists them as
+    #: notes. A TOML boolean.
+    lenient: bool = False
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
     #: The file the configuration was read from ("" for the defaults), for diagnostics.
@@ -101,6 +105,8 @@ TABLE = "[tool.omni-port]"
 _CHOICES = {"history": ("auto", "none")}
 #: Keys that may not be empty: each names something every run needs.
 _REQUIRED = ("source", "upstream", "patches", "generated", "upstream-class", "v2-generated")
+#: Keys whose value is a TOML boolean (every other key's is a string).
+_FLAGS = ("lenient",)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -164,10 +170,14 @@ def load(path: Path | None) -> Config:
     table = tool["omni-port"]
     if not isinstance(table, dict):
         raise BadInput.at(Code.OP005, str(path), _line_of(text, ""), f"{TABLE} must be a table")
-    values: dict[str, str] = {"root": str(path.parent), "file": str(path)}
+    values: dict[str, Any] = {"root": str(path.parent), "file": str(path)}
     for key, value in table.items():
         checked = _checked(path, text, str(key), value)
         values[_KEYS[key]] = checked
+        specs = checked.split() if key == "v2-vllm" and isinstance(checked, str) else [checked]
+        for spec in specs if _KEYS[key] in (*_SPEC_KEYS, "v2_vllm") else []:
+            if isinstance(spec, str) and spec:
+                _check_spec(path, text, str(key), spec)
     for key in _SPEC_KEYS:
         if key in values:
             values[key] = _relative_spec(values[key], path.parent)
@@ -178,13 +188,18 @@ def load(path: Path | None) -> Config:
     return replace(Config(), **values)
 
 
-def _checked(path: Path, text: str, key: str, value: object) -> str:
+def _checked(path: Path, text: str, key: str, value: object) -> str | bool:
     """A key's value when the key is known and the value valid; else BadInput at its line."""
     line = _line_of(text, key)
     if key not in _KEYS:
         known = ", ".join(sorted(_KEYS))
         message = f"unknown key {key!r} in {TABLE} (known: {known})"
         raise BadInput.at(Code.OP005, str(path), line, message)
+    if key in _FLAGS:
+        if not isinstance(value, bool):
+            message = f"{TABLE} {key} must be true or false (a TOML boolean)"
+            raise BadInput.at(Code.OP005, str(path), line, message)
+        return value
     if not isinstance(value, str):
         raise BadInput.at(Code.OP005, str(path), line, f"{TABLE} {key} must be a string")
     choices = _CHOICES.get(key)
@@ -225,6 +240,28 @@ def _line_of(text: str, key: str) -> int:
 _SPEC_KEYS = ("source", "base", "upstream", "v2_source", "v2_upstream", "v2_vllm_base")
 
 
+def _check_spec(path: Path, text: str, key: str, value: str) -> None:
+    """BadInput (OP005, at the key's line) for a release pin that is none: ``==`` with a
+    version that is not a version (``vllm-ascend==notaversion``) and no such path. Read as
+    a path, it would fail later with no line of this file to fix."""
+    from omni_port.sources.upstream import SpecKind, parse_spec
+
+    if "==" not in value or value.endswith(INSTALLED_SUFFIX):
+        return
+    try:
+        kind = parse_spec(value, "").kind
+    except BadInput:
+        return  # a release of another project: the command that reads it says so
+    located = Path(value) if Path(value).is_absolute() else path.parent / value
+    if kind is not SpecKind.PATH or located.exists():
+        return
+    message = (
+        f"{TABLE} {key} is {value!r}: not a release (NAME==VERSION, with a version such as "
+        "0.30.0rc2) and no such file or directory"
+    )
+    raise BadInput.at(Code.OP005, str(path), _line_of(text, key), message)
+
+
 #: How the label of an installed package ends (``Located.label``).
 INSTALLED_SUFFIX = " (installed)"
 
@@ -256,3 +293,52 @@ def _relative_spec(value: str, root: Path) -> str:
     if not _is_path_spec(value) or Path(value).is_absolute():
         return value
     return os.path.relpath(root / value)
+
+
+# --- pinning: a command that moves the workspace records where it moved it ---------------
+
+
+def pinned(text: str, values: Mapping[str, str | bool]) -> str:
+    """``text`` (a pyproject.toml) with ``values`` (keys as the table spells them) set in
+    its ``[tool.omni-port]`` table, which is added when missing. Every other byte is kept:
+    comments, layout, the order of keys, the other tables (as poetry and uv edit it).
+
+    Raises BadInput (OP005) for a key the table does not have or text that is not TOML.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    unknown = [key for key in values if key not in _KEYS]
+    if unknown:
+        raise BadInput.at(Code.OP005, "pyproject.toml", 0, f"unknown key {unknown[0]!r}")
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise BadInput.at(Code.OP005, "pyproject.toml", 1, f"not valid TOML: {exc}") from None
+    tool = document.get("tool")
+    if tool is None:
+        tool = tomlkit.table(is_super_table=True)
+        document["tool"] = tool
+    table = tool.get("omni-port")
+    if table is None:
+        table = tomlkit.table()
+        tool["omni-port"] = table
+    for key, value in values.items():
+        if table.get(key) != value:
+            table[key] = value
+    return tomlkit.dumps(document)
+
+
+def key_line(config: Config, key: str) -> int:
+    """The line of ``key`` in the configuration file (of its table's header when the key
+    is not set there); 0 without a file or when it cannot be read."""
+    try:
+        text = Path(config.file).read_text(encoding="utf-8") if config.file else ""
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return _line_of(text, key) if text else 0
+
+
+def config_file(config: Config) -> Path:
+    """The file a configuration was read from; ``pyproject.toml`` here without one."""
+    return Path(config.file) if config.file else Path("pyproject.toml")

@@ -133,7 +133,11 @@ class _Engine:
         return replace(new, rules=tuple(dict.fromkeys((*old.rules, name, *history))))
 
     def signature(self, facts: MemberFacts, block: Block) -> Decision:
-        if facts.member.key == block.anchor.replaced[0]:
+        # A recorded resolution is asked first: it may hold the signature to write even
+        # where upstream kept the old one.
+        resolution = block.anchor.resolution
+        kept = facts.member.key == block.anchor.replaced[0]
+        if kept and (resolution is None or resolution.code is None):
             return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
         ctx = Context(facts.of(block))
         for rule in self.rules:

@@ -30,7 +30,7 @@ from omni_port.model import (
     Status,
 )
 from omni_port.pyast.syntax import Stmt, Tree, header_end, reindent
-from omni_port.report import shorten
+from omni_port.report import candidate_place, shorten
 from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 from omni_port.sync.evidence import catalog
@@ -337,7 +337,8 @@ def _conflict_lines(
     lines = [f"{CONFLICT_OPEN} {block.id}" + (f" ({block.title})" if block.title else "")]
     lines.append(f"# {reason}.")
     for scored in candidates:
-        where = f"upstream line {scored.slot.line()} (score {scored.score:.2f})"
+        place = candidate_place(scored.slot.line(), scored.slot.span)
+        where = f"upstream {place} (score {scored.score:.2f})"
         lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
@@ -460,7 +461,7 @@ def _conflict_finding(
     upstream lines of ``upstream``, ranked as `omni-port resolve --at #K` counts them."""
     candidates = (
         "; ".join(
-            f"#{n} line {s.slot.line()} ({s.score:.2f})"
+            f"#{n} {candidate_place(s.slot.line(), s.slot.span)} ({s.score:.2f})"
             for n, s in enumerate(decision.candidates, start=1)
         )
         or "none"
@@ -523,7 +524,7 @@ def _decision_rows(
         if decision.follow and decision.release:
             status = Status.FOLLOWED
         candidates = tuple(
-            Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path)
+            Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path, s.slot.span)
             for s in decision.candidates
         )
         yield Placement(

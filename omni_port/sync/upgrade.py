@@ -29,7 +29,7 @@ from omni_port.model import (
 )
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import find_def, find_member, split_full_key
-from omni_port.report import shorten
+from omni_port.report import candidate_place, shorten
 from omni_port.sources.upstream import Upstream
 from omni_port.sync.evidence.places import Scored
 from omni_port.sync.facts import ModuleFacts
@@ -107,7 +107,8 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
             text = shorten(candidate.text, 90)
             where = " > ".join(candidate.path) or "method body"
             score = f"score {candidate.score:.2f}"
-            yield f"  - `#{rank}` line {candidate.line} ({score}), before `{text}` in {where}"
+            place = candidate_place(candidate.line, candidate.span)
+            yield f"  - `#{rank}` {place} ({score}), before `{text}` in {where}"
         replaced = blocks.get(placement.block_id)
         if replaced is not None and replaced.anchor.replaced:
             old = shorten(replaced_summary(replaced.anchor.replaced), 160)

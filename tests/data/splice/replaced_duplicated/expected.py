@@ -20,8 +20,8 @@ class R(NPUModelRunner):
         if not self.broadcast_pp_output:
             # >>>>>>> omni-port conflict: omni.R.execute_model.block-02 (try:)
             # the statements it replaced occur at upstream lines 15, 17, none in its old body.
-            #   candidate: upstream line 15 (score 0.40): logits = self.model.compute_logits(hidden)
-            #   candidate: upstream line 17 (score 0.40): logits = self.model.compute_logits(hidden)
+            #   candidate: upstream line 15, replacing 1 statement (score 0.40): logits = self.model.compute_logits(hidden)
+            #   candidate: upstream line 17, replacing 1 statement (score 0.40): logits = self.model.compute_logits(hidden)
             # Place the block by hand, or record a choice with `omni-port resolve omni.R.execute_model.block-02`.
             # | # ---------- Omni-new ----------
             # | try:

@@ -9,9 +9,9 @@ class R(NPUModelRunner):
         tokens = self.prepare(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit edit: output = self.run_stages(tokens, batch.stages))
         # the statements it replaced changed upstream: both sides changed `self.run`.
-        #   candidate: upstream line 7 (score 0.97): output = self.run_model(tokens)
-        #   candidate: upstream line 8 (score 0.60): self.record(output)
-        #   candidate: upstream line 9 (score 0.60): return output
+        #   candidate: upstream line 7, replacing 1 statement (score 0.97): output = self.run_model(tokens)
+        #   candidate: upstream line 8, replacing 1 statement (score 0.60): self.record(output)
+        #   candidate: upstream line 9, replacing 1 statement (score 0.60): return output
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # | output = self.run_stages(tokens, batch.stages)
         # <<<<<<< omni-port conflict end

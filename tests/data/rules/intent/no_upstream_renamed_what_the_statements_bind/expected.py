@@ -9,7 +9,7 @@ class R(NPUModelRunner):
         tokens = self.prepare(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (hidden = self.run_stages(tokens, batch.stages))
         # the statements it replaced changed upstream: upstream replaced or removed `hidden = self.run(tokens)`, which omni edited.
-        #   candidate: upstream line 7 (score 0.72): states = self.run(tokens)
+        #   candidate: upstream line 7, replacing 1 statement (score 0.72): states = self.run(tokens)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | hidden = self.run_stages(tokens, batch.stages)

@@ -11,9 +11,9 @@ class R(NPUModelRunner):
             output = self.run(tokens)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (output = self.run_stages(tokens, batch.stages))
         # the statements it replaced changed upstream; best place scores 0.60.
-        #   candidate: upstream line 9 (score 0.60): self.record(output)
-        #   candidate: upstream line 7 (score 0.60): with self.timer():
-        #   candidate: upstream line 8 (score 0.40): output = self.run(tokens)
+        #   candidate: upstream line 9, replacing 1 statement (score 0.60): self.record(output)
+        #   candidate: upstream line 7, replacing 1 statement (score 0.60): with self.timer():
+        #   candidate: upstream line 8, replacing 1 statement (score 0.40): output = self.run(tokens)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | output = self.run_stages(tokens, batch.stages)

@@ -11,9 +11,16 @@ class R(NPUModelRunner):
         self.omni_one(batch)
         # ---------- Omni-new ----------
         self.p(batch)
-        # ---------- Omni-new ----------
-        self.omni_two(batch)
-        # ---------- Omni-new ----------
+        # >>>>>>> omni-port conflict: omni.R.forward.block-02 (self.omni_two(batch))
+        # the resolution recorded no longer holds: upstream no longer has `self.extra(batch)` in that body.
+        #   candidate: upstream line 8 (score 1.00): self.q(batch)
+        #   candidate: upstream line 7 (score 0.52): self.p(batch)
+        #   candidate: upstream line 9 (score 0.52): self.end(batch)
+        # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-02`.
+        # | # ---------- Omni-new ----------
+        # | self.omni_two(batch)
+        # | # ---------- Omni-new ----------
+        # <<<<<<< omni-port conflict end
         self.q(batch)
         self.end(batch)
         self.flush(batch)

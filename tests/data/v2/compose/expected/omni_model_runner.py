@@ -32,9 +32,9 @@ class OmniGPUModelRunner(NPUModelRunner):
         hidden = hidden[self.logits_indices]
         # >>>>>>> omni-port conflict: omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01 (Implicit edit: try:)
         # the statements it replaced changed upstream: omni replaced or removed `logits = self.model.compute_logits(hidden)`, which upstream edited.
-        #   candidate: upstream line 29 (score 0.98): logits = self.model.compute_logits(hidden.contiguous())
-        #   candidate: upstream line 30 (score 0.65): logits = logits.float()
-        #   candidate: upstream line 31 (score 0.57): return logits
+        #   candidate: upstream line 29, replacing 1 statement (score 0.98): logits = self.model.compute_logits(hidden.contiguous())
+        #   candidate: upstream line 30, replacing 1 statement (score 0.65): logits = logits.float()
+        #   candidate: upstream line 31, replacing 1 statement (score 0.57): return logits
         # Place the block by hand, or record a choice with `omni-port resolve omni_model_runner.OmniGPUModelRunner.compute_logits.edit-01`.
         # | try:
         # |     logits = self.model.compute_logits(hidden)
