@@ -102,6 +102,12 @@ class Code(enum.StrEnum):
         "nothing-to-check",
         "Nothing extracted or nothing generated: the gate cannot check the runners, so it fails.",
     )
+    OP312 = (
+        "OP312",
+        "dropped",
+        "A maintainer dropped the omni edit as obsolete on this upstream (`resolve --drop`): "
+        "nothing of it is generated; the reason is in its patch and the lock.",
+    )
     # Composition of Model Runner V2 runners
     OP320 = (
         "OP320",
@@ -323,6 +329,12 @@ class Resolution:
     #: Why, in the maintainer's words (or what the command recorded it from).
     why: str = ""
 
+    @property
+    def dropped(self) -> bool:
+        """The block is dropped on this upstream: nothing of it goes in (``resolve --drop``,
+        or its conflict region deleted before ``continue``)."""
+        return self.code == "" and not self.path and not self.replaces
+
 
 def code_digest(code: str) -> str:
     """sha256 of a block's code, as ``Resolution.made_for`` records it."""
@@ -528,6 +540,9 @@ class Status(enum.StrEnum):
     """No certain place: reported with candidates, left commented out in the output."""
     CARRIED = "carried"
     """Omni-owned code copied verbatim."""
+    DROPPED = "dropped"
+    """A maintainer dropped the omni edit as obsolete on this upstream (``resolve --drop``):
+    nothing of it is generated; the lock keeps the reason."""
     EXTRACTED = "extracted"
     """Found by extract (no placement yet)."""
 

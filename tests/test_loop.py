@@ -255,26 +255,29 @@ def test_resolve_tells_apart_two_candidates_at_one_line(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One place replacing four statements, one replacing three, both at line 7: they had
-    printed alike ('#2 line 7 (0.61); #3 line 7 (0.60)')."""
+    printed alike ('#2 line 7 (0.61); #3 line 7 (0.60)'). (Upstream's method returns no
+    name the fourth statement binds, so that both places run, and both are offered.)"""
     case = DATA / "rules" / "intent" / "no_upstream_put_new_statements_among_what_omni_replaces"
     for name in ("base.py", "omni.py", "upstream.py"):
         shutil.copy(case / name, tmp_path / name)
+    upstream = tmp_path / "upstream.py"
+    upstream.write_text(upstream.read_text().replace("return output", "return self.result"))
     (tmp_path / "pyproject.toml").write_text(
         CONFIG.replace('upstream = "base.py"', 'upstream = "upstream.py"')
     )
     monkeypatch.chdir(tmp_path)
     assert cli("extract").exit_code == 0
     synced = cli("sync")
-    assert "#2 line 7, replacing 4 statements (0.61); #3 line 7, replacing 3 statements" in (
+    assert "#1 line 7, replacing 3 statements (0.60); #2 line 7, replacing 4 statements" in (
         synced.stdout
     )
     verified = cli.loud("verify")
-    assert "#2 line 7, replacing 4 statements (0.61); #3 line 7, replacing 3" in verified.stderr
+    assert "#1 line 7, replacing 3 statements (0.60); #2 line 7, replacing 4" in verified.stderr
     ambiguous = cli("resolve", "omni.R.forward.block-01", "--at", "7")
     assert ambiguous.exit_code == 2
-    assert "#2 line 7, replacing 4 statements; #3 line 7, replacing 3 statements" in (
+    assert "#1 line 7, replacing 3 statements; #2 line 7, replacing 4 statements" in (
         ambiguous.stderr
     )
-    assert cli("resolve", "omni.R.forward.block-01", "--at", "#3").exit_code == 0
+    assert cli("resolve", "omni.R.forward.block-01", "--at", "#1").exit_code == 0
     patch = (tmp_path / "p" / "omni" / "R.forward.block-01.patch").read_text()
     assert patch.count("resolved-replaces:") == 3

@@ -386,10 +386,12 @@ def test_the_default_inputs_run_on_one_vllm(cache_dir: Path) -> None:
 def test_resolve_records_the_statements_of_the_syncs_own_candidate(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the next real upgrade, the sample_tokens block of the generation runner: sync's
-    candidate #1 replaces 8 statements. `resolve --at '#1'` asked an engine without the
-    sync's evidence, whose #1 was an insertion there: omni's block beside upstream's
-    sampling code, which then read names nothing bound (OP502)."""
+    """On the next real upgrade, the sample_tokens block of the generation runner: its best
+    place replaces 8 statements, whose names upstream's later code reads, so no place runs
+    and none is offered; `resolve --at 2804` records the 8 statements sync would replace
+    there. (`resolve --at '#1'` once asked an engine without the sync's evidence, whose #1
+    was an insertion there: omni's block beside upstream's sampling code, which then read
+    names nothing bound, OP502.)"""
     (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
@@ -400,8 +402,9 @@ def test_resolve_records_the_statements_of_the_syncs_own_candidate(
     assert upgraded.exit_code == 1
     block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.block-01"
     listed = next(line for line in upgraded.stdout.splitlines() if f"OP301 block {block}" in line)
-    assert "#1 line 2804, replacing 8 statements" in listed
-    assert cli(*common, "resolve", block, "--at", "#1").exit_code == 0
+    assert "no place runs: upstream's code further on reads" in listed
+    assert "candidates in vllm-ascend==0.30.0rc2: none" in listed
+    assert cli(*common, "resolve", block, "--at", "2804").exit_code == 0
     patch = (tmp_path / "patches" / "npu_generation_model_runner").glob("*.block-01.patch")
     text = next(p for p in patch if "sample_tokens" in p.name).read_text()
     assert text.count("\nresolved-replaces: ") == 8

@@ -132,3 +132,24 @@ def test_a_name_nothing_defines_is_listed_once() -> None:
     elsewhere = Finding(Code.OP502, "gen.py", 40, "`y`", 5)
     found = verification_problems([sync_says, verify_says, elsewhere])
     assert found == [sync_says, elsewhere]
+
+
+def test_an_obsolete_edit_is_dropped_with_a_reason_kept_in_the_lock(cli: Cli, work: Path) -> None:
+    """`resolve --drop` records that an omni edit is obsolete: it needs a reason and no place,
+    the next sync generates nothing of it, says so (OP312) and keeps the reason in the lock."""
+    assert cli("extract", "omni.py", "--base", "v1.py", "--patches", "p").exit_code == 0
+    args = ("resolve", BLOCK, "--drop", "--patches", "p", "--upstream", "v2.py")
+    without = cli(*args)
+    assert without.exit_code == 2 and "--why" in without.stderr
+    both = cli(*args, "--at", "#1", "--why", "obsolete")
+    assert both.exit_code == 2 and "--at" in both.stderr
+    assert cli(*args, "--why", "upstream samples omni's way now").exit_code == 0
+    patch = (work / "p" / "omni" / "R.sample.block-01.patch").read_text()
+    assert "resolved-why: upstream samples omni's way now" in patch
+
+    synced = cli("sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
+    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    assert "apply_omni_penalties" not in (work / "g" / "omni.py").read_text()
+    assert f"OP312 omni.py: {BLOCK}: dropped as obsolete" in synced.stdout + synced.stderr
+    lock = (work / "g" / "omni-port.lock").read_text()
+    assert "dropped as obsolete" in lock and "upstream samples omni's way now" in lock

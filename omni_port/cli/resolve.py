@@ -15,7 +15,17 @@ from omni_port.cli.author import author
 from omni_port.cli.files import save_patches
 from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
-from omni_port.model import Block, BlockKind, Candidate, Code, Placement, Rule, Status
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Candidate,
+    Code,
+    Placement,
+    Resolution,
+    Rule,
+    Status,
+    code_digest,
+)
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import piece_filename
 from omni_port.patches.store import read_patch_set
@@ -27,6 +37,12 @@ from omni_port.report import candidate_place, shorten, shown
 @click.argument("block_id")
 @click.option(
     "--at", "choice", help="Where it goes: `#K` for candidate K, or an upstream line number."
+)
+@click.option(
+    "--drop",
+    is_flag=True,
+    help="Record that this omni edit is obsolete on this upstream: nothing of it is "
+    "generated (needs --why; not with --at).",
 )
 @click.option(
     "--why",
@@ -47,6 +63,7 @@ def resolve_command(
     options: Options,
     block_id: str,
     choice: str | None,
+    drop: bool,
     why: str,
     patches_dir: Path | None,
     upstream: str | None,
@@ -87,12 +104,16 @@ def resolve_command(
     plain = before[block.id]
     if plain.status is not Status.CONFLICT and block.anchor.resolution is None:
         raise BadInput.at(Code.OP005, where, 2, _placed(block, plain, target, label))
-    rank, slot = _chosen(choice, plain.candidates, member, block)
-    record = replace(
-        resolution.resolution_at(slot),
-        by=author(),
-        why=why or (f"candidate #{rank} on {label}" if rank else f"line {slot.line()} of {label}"),
-    )
+    if drop:
+        record = _dropped(block, where, choice, why)
+    else:
+        rank, slot = _chosen(choice, plain.candidates, member, block)
+        record = replace(
+            resolution.resolution_at(slot),
+            by=author(),
+            why=why
+            or (f"candidate #{rank} on {label}" if rank else f"line {slot.line()} of {label}"),
+        )
     recorded = replace(block, anchor=replace(block.anchor, resolution=record))
     after = resolution.decided(workspace, module, recorded)
     again = after[block.id]
@@ -108,7 +129,10 @@ def resolve_command(
         )
         raise BadInput.at(Code.OP301, where, 1, message)
     save_patches(directory, edits.resolve(patch_set, block_id, record))
-    body = " > ".join(slot.path) or "the method body"
+    if record.dropped:
+        summary(options, f"recorded: {block_id} is dropped on {label}; run `omni-port sync`")
+        return
+    body = " > ".join(record.path) or "the method body"
     follows = f"after `{shorten(record.after, 60)}`" if record.after else "first"
     count = len(record.replaces)
     replaced = f", replacing {count} statement{'s' if count > 1 else ''}" if count else ""
@@ -116,6 +140,17 @@ def resolve_command(
         options,
         f"recorded: {block_id} goes {follows} in {body}{replaced}; run `omni-port sync`",
     )
+
+
+def _dropped(block: Block, where: str, choice: str | None, why: str) -> Resolution:
+    """The record that drops ``block`` as obsolete; BadInput (OP005) without a reason or
+    with a place as well."""
+    if choice is not None:
+        raise BadInput.at(Code.OP005, where, 2, "--drop records no place: leave out --at")
+    if not why.strip():
+        message = "--drop needs --why: the reason this omni edit is obsolete, kept in the lock"
+        raise BadInput.at(Code.OP005, where, 2, message)
+    return Resolution("", (), (), "", code_digest(block.code), author(), why.strip())
 
 
 def transplants_of(options: Options, generated: Path) -> tuple[Path, ...]:

@@ -125,7 +125,10 @@ def _command(patches: PatchSet, block_id: str, found: dict[str, Placement]) -> s
         for rank, c in enumerate(placed.candidates[:SHOWN], start=1)
     )
     if not listed:
-        return f"  omni-port resolve {block_id} --at LINE    # no candidate: the line to go before"
+        return (
+            f"  omni-port resolve {block_id} --at LINE    # no place runs: the line to go "
+            "before, or --drop --why REASON when the edit is obsolete"
+        )
     return f"  omni-port resolve {block_id} --at '#K'    # {listed}"
 
 

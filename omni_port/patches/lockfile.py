@@ -197,7 +197,8 @@ def read_or_none(directory: Path) -> Lock | None:
 def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
-    row.pop("reason")
+    if placement.status is not Status.DROPPED:
+        row.pop("reason")  # a dropped block keeps why: nothing else in the output says
     if not placement.release:
         row.pop("release")
     return row

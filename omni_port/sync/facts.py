@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from omni_port.model import Block, BlockKind, Copy, ModulePatches
+from omni_port.model import Block, BlockKind, Chunk, Copy, ModulePatches
 from omni_port.pyast.syntax import (
     Stmt,
     Suite,
@@ -32,7 +32,7 @@ from omni_port.pyast.syntax import (
     split_full_key,
 )
 from omni_port.sources.upstream import Release, Upstream
-from omni_port.sync.evidence import catalog, code, flow, history, places
+from omni_port.sync.evidence import catalog, code, flow, history, places, runs
 from omni_port.sync.evidence.catalog import Constraint
 from omni_port.sync.evidence.flow import Flow
 from omni_port.sync.evidence.history import Explained, MemberHistory, Rebase, Version, Walked
@@ -66,6 +66,9 @@ class Inputs:
     #: base, a sync reproduces the runner as it is: a disagreement between omni's records
     #: that no upstream change brought is left to the next upgrade to raise.
     upgrade: bool = True
+    #: The attributes the releases of history and omni's own code assign (None without
+    #: history), for whether a block's code runs at a place.
+    attributes: runs.Attributes | None = field(default=None, compare=False)
 
 
 class MemberFacts:
@@ -150,6 +153,22 @@ class MemberFacts:
     @cached_property
     def _parameters(self) -> frozenset[str]:
         return frozenset(code.parameters(self.member.key))
+
+    @cached_property
+    def _place(self) -> runs.Place:
+        local = frozenset(
+            n for _, suite in self.index.suites for s in suite.stmts for n in s.writes
+        )
+        return runs.Place(self.member, self.index, local | self._parameters, self._parameters)
+
+    def why_not(self, block: Block, slot: Slot) -> str:
+        """Why ``block``'s code would not run at ``slot`` ("" when it would): it reads a
+        name nothing binds before it or an attribute nothing assigns any more, or it takes
+        away a binding upstream's later code reads."""
+        mine = self.of(block).flow
+        if mine is None:
+            return ""
+        return runs.why_not(self._place, mine, slot, self.inputs.attributes)
 
     def parsed(self, text: str) -> list[ast.stmt] | None:
         """The statements of some code as ``ast`` reads them (None when it does not
@@ -380,7 +399,7 @@ def keys_of(stmts: Sequence[Stmt]) -> tuple[str, ...]:
 # --- building the facts of a module -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ModuleFacts:
     """What the facts of every copied member of one runner module are built from."""
 
@@ -417,7 +436,19 @@ class ModuleFacts:
             if b.id in self.constraints and catalog.held(self.constraints[b.id], b, base)
         }
         upgrade = self.module.base_sha256 != self.upstream.sha256
-        return MemberFacts(member, Inputs(self.upstream.tree, past, constraints, upgrade))
+        inputs = Inputs(self.upstream.tree, past, constraints, upgrade, self._attributes)
+        return MemberFacts(member, inputs)
+
+    @cached_property
+    def _attributes(self) -> runs.Attributes | None:
+        upstream, module = self.upstream, self.module
+        if not upstream.history or not module.base:
+            return None
+        texts = [(r.label, r.text) for r in upstream.history]
+        if upstream.label not in dict(texts):
+            texts.append((upstream.label, upstream.text))
+        own = {p.id: p.code for p in module.pieces if isinstance(p, Block | Chunk)}
+        return runs.Attributes(texts, module.base, upstream.label, runs.omni_assigned(own))
 
     def history(self, copy: Copy) -> MemberHistory | None:
         """The copied member across upstream history, when the patches' base is part of it."""

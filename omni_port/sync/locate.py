@@ -114,7 +114,7 @@ class _Engine:
                     self._settled(facts, old, new, rule.name)
                     for old, new in zip(decisions, settled, strict=True)
                 ]
-        return decisions
+        return [_runnable(facts, d) for d in decisions]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -326,6 +326,27 @@ class _Engine:
         if proposal.release:
             decision = replace(decision, release=proposal.release, lag=proposal.lag)
         return decision if proposal.code is None else replace(decision, code=proposal.code)
+
+
+def _runnable(facts: MemberFacts, decision: Decision) -> Decision:
+    """A conflict offers only the places where the block's code runs; when none does, it
+    says why instead."""
+    if not decision.conflict or not decision.candidates:
+        return decision
+    kept: list[Scored] = []
+    why = ""
+    for candidate in decision.candidates:
+        found = facts.why_not(decision.block, candidate.slot)
+        if found:
+            why = why or found
+        else:
+            kept.append(candidate)
+    if len(kept) == len(decision.candidates):
+        return decision
+    if kept:
+        return replace(decision, candidates=tuple(kept))
+    reason = f"{decision.reason}; no place runs: {why}"
+    return replace(decision, candidates=(), reason=reason)
 
 
 def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:

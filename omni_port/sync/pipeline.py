@@ -122,6 +122,7 @@ def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
         ),
         "followed": sum(1 for p in placements if p.status is Status.FOLLOWED),
         "carried": sum(1 for p in placements if p.status is Status.CARRIED),
+        "dropped": sum(1 for p in placements if p.status is Status.DROPPED),
         "owned": owned,
         "modules": len(patches.modules),
     }

@@ -205,6 +205,13 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
             assembly.notes.append((ident, _review_finding(module, decision, upstream)))
         if decision.dispute is not None and not decision.conflict:
             assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
+        resolution = decision.block.anchor.resolution
+        if resolution is not None and resolution.dropped and not decision.conflict:
+            message = f"{module.name}: {ident}: {decision.reason}"
+            note = Finding(
+                Code.OP312, upstream.label, member.start, message, severity=Severity.NOTE
+            )
+            assembly.notes.append((ident, note))
         if _breaks_location(decision, known, member):
             constraint = known.constraints[ident]
             finding = _location_finding(module, decision, upstream, constraint)
@@ -523,6 +530,9 @@ def _decision_rows(
         status = Status.CONFLICT if decision.conflict else Status.PLACED
         if decision.follow and decision.release:
             status = Status.FOLLOWED
+        resolution = block.anchor.resolution
+        if resolution is not None and resolution.dropped and not decision.conflict:
+            status = Status.DROPPED
         candidates = tuple(
             Candidate(s.slot.line(), s.score, s.slot.text(), s.slot.path, s.slot.span)
             for s in decision.candidates

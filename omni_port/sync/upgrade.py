@@ -114,8 +114,15 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
             old = shorten(replaced_summary(replaced.anchor.replaced), 160)
             yield f"  - it replaced, in the old base: `{old}`"
         # The target is named: the command must not depend on what the lock says later.
-        command = f"omni-port resolve {placement.block_id} --at '#1' --upstream {upgrade.new_label}"
-        yield f"  - resolve: `{command}` (or the right `#K` or upstream line)"
+        at = "'#1'" if placement.candidates else "LINE"
+        command = f"omni-port resolve {placement.block_id} --at {at} --upstream {upgrade.new_label}"
+        if placement.candidates:
+            yield f"  - resolve: `{command}` (or the right `#K` or upstream line)"
+        else:
+            yield (
+                f"  - resolve: `{command}` (no place runs: the line to go before, then fix "
+                "its code in place), or `--drop --why REASON` when the edit is obsolete"
+            )
     yield ""
 
 

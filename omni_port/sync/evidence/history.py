@@ -580,8 +580,7 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
         for stmt in found.stmts()
         # A statement omni's code holds, edited or not, or binds the names of, is one omni
         # had and changed.
-        if not any(similarity(stmt.key, key) >= HAD for key in mine)
-        and not stmt.writes & binds
+        if not any(similarity(stmt.key, key) >= HAD for key in mine) and not stmt.writes & binds
         for at in [_arrival(history, stmt.key, path)]
         if at is not None and at > 0 and at >= since
     ]

@@ -33,7 +33,10 @@ class Resolved(Silent):
         if resolved is None:
             return None
         here = Scored(resolved, 1.0, 1.0)
-        return replace(placed(ctx.block, here, (here,), "resolved"), code=resolution.code)
+        reason = (
+            f"dropped as obsolete: {_recorded(resolution)}" if resolution.dropped else "resolved"
+        )
+        return replace(placed(ctx.block, here, (here,), reason), code=resolution.code)
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         """A block whose resolution did not hold is a conflict, whatever else placed it:

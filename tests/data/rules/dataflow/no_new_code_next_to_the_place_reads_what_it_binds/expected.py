@@ -10,9 +10,7 @@ class R(NPUModelRunner):
         self.check(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (state = self.wrap(state, limits))
         # ambiguous: places at upstream lines 8 and 9 score 0.70 and 0.70; data flow points both ways: it reads `limits`, which the new code binds first; the new code reads `state`, which it binds.
-        #   candidate: upstream line 8 (score 0.70): limits = self.report(state)
         #   candidate: upstream line 9 (score 0.70): self.step(batch)
-        #   candidate: upstream line 7 (score 0.52): self.check(batch)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | state = self.wrap(state, limits)

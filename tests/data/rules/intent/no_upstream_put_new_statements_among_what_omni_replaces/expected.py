@@ -8,8 +8,6 @@ class R(NPUModelRunner):
     def forward(self, batch):
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (if self.has_transfer():)
         # the statements it replaced changed upstream inside compound statements.
-        #   candidate: upstream line 6, replacing 4 statements (score 0.71): tokens = self.prepare(batch)
-        #   candidate: upstream line 7, replacing 4 statements (score 0.61): group = self.group()
         #   candidate: upstream line 7, replacing 3 statements (score 0.60): group = self.group()
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------

@@ -8,8 +8,7 @@ class R(NPUModelRunner):
     def forward(self, batch):
         tokens = self.prepare(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (hidden = self.run_stages(tokens, batch.stages))
-        # the statements it replaced changed upstream: upstream replaced or removed `hidden = self.run(tokens)`, which omni edited.
-        #   candidate: upstream line 7, replacing 1 statement (score 0.72): states = self.run(tokens)
+        # the statements it replaced changed upstream: upstream replaced or removed `hidden = self.run(tokens)`, which omni edited; no place runs: upstream's code further on reads `states`, which it would unbind.
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | hidden = self.run_stages(tokens, batch.stages)

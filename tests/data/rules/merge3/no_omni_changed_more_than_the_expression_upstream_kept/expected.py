@@ -12,7 +12,6 @@ class R(NPUModelRunner):
         self.apply_sampled_tokens(scheduler_output)
         # >>>>>>> omni-port conflict: omni.R.update.edit-01 (Implicit edit: return self.finish(OmniRunner.update(self, scheduler_output), self.om...)
         # the statements it replaced changed upstream: upstream replaced or removed `return self.finish(super().update(scheduler_output), self...`, which omni edited.
-        #   candidate: upstream line 10, replacing 1 statement (score 0.76): metadata = super().update(scheduler_output)
         #   candidate: upstream line 12, replacing 1 statement (score 0.67): return self.finish(metadata, self.stats)
         #   candidate: upstream line 9, replacing 1 statement (score 0.51): self.apply_sampled_tokens(scheduler_output)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.update.edit-01`.
