@@ -103,9 +103,8 @@ class History:
 
     @functools.cache  # noqa: B019
     def pairing(self, omni: str, candidates: tuple[str, ...]) -> basedetect.BaseScore:
-        ranked = basedetect.rank(
-            self.omni_trees(omni), {v: self.ascend_tree(v) for v in candidates}
-        )
+        keys = {v: basedetect.method_keys(self.ascend(v).text) for v in candidates}
+        ranked = basedetect.rank(self.omni_trees(omni), keys)
         return ranked[0]
 
 

@@ -58,6 +58,12 @@ class Settings:
     progress: Progress | None = None
 
 
+def locate_text(text: str, settings: Settings) -> Located:
+    """The vllm-ascend runner module ``text`` names, as read (not parsed). Raises BadInput
+    (OP003) when it cannot be had."""
+    return locate(parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, settings.cache, settings.progress)
+
+
 def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstream:
     """Parse the vllm-ascend runner module ``text`` names (a version, a path, ``installed``).
 
@@ -90,7 +96,9 @@ def with_history(
         try:
             # The patches record their base relative to the repository root.
             base = settings.config.given_spec(base)
-            names = history.labels(base, upstream.label, settings.cache)
+            config = settings.config
+            repo = str(config.path(config.upstream_repo)) if config.upstream_repo else ""
+            names = history.labels(base, upstream.label, settings.cache, repo)
         except BadInput as error:
             reason = error.findings[0].message
             message = f"no upstream history: {reason}"

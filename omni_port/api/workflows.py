@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import lineage
 from omni_port.api.inputs import (
     Settings,
     carry_edits,
@@ -18,6 +19,7 @@ from omni_port.api.inputs import (
     extract_all,
     load_runners,
     load_upstream,
+    locate_text,
     patches_source,
     read_patches,
     recorded_sources,
@@ -157,20 +159,46 @@ def sync_workspace(request: SyncRequest, settings: Settings) -> WorkspaceSync:
 # --- bases ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Bases:
+    """Candidate bases ranked by how well they explain the runners' copied code."""
+
+    ranked: tuple[basedetect.BaseScore, ...]
+    #: Runner methods another candidate explains clearly better than the best one.
+    pieces: tuple[basedetect.Piece, ...] = ()
+
+    def runner_up(self) -> basedetect.BaseScore | None:
+        """The best candidate of another lineage than the best one's (None without one)."""
+        best = self.ranked[0] if self.ranked else None
+        others = (s for s in self.ranked[1:] if best is not None and s.lineage != best.lineage)
+        return next(others, None)
+
+
 def rank_bases(
     located: Sequence[Located], settings: Settings, candidates: Sequence[str] = ()
-) -> list[basedetect.BaseScore]:
-    """Candidate vllm-ascend releases (every release since ``FLOOR`` by default, wheel or
-    sdist) ranked by how well they explain the runners' copied code."""
+) -> Bases:
+    """Candidate bases ranked by how well they explain the runners' copied code: the given
+    ones, else the commits of the configured clone (``upstream-repo``) and the releases
+    newer than it, else every vllm-ascend release since ``FLOOR`` (wheel or sdist)."""
     runners = [parse(r.source.text, r.source.path) for r in located]
-    wanted = list(candidates) or [
-        v for v in release_versions("vllm-ascend") if version_key(v) >= version_key(FLOOR)
-    ]
-    trees = {}
-    for text in wanted:
-        upstream = load_upstream(text, settings)
-        trees[upstream.label] = upstream.tree
-    return basedetect.rank(runners, trees, settings.config.upstream_class)
+    config = settings.config
+    if config.upstream_repo and not candidates:
+        keys, lines = lineage.candidates(runners, settings)
+        ranked = lineage.ranked(runners, keys, lines)
+    else:
+        wanted = list(candidates) or _releases_since(FLOOR)
+        keys = {}
+        for text in wanted:
+            found = locate_text(text, settings)
+            keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
+        ranked = basedetect.rank(runners, keys)
+    best = ranked[0].label if ranked else ""
+    pieces = basedetect.pieces(runners, keys, best) if best else []
+    return Bases(tuple(ranked), tuple(pieces))
+
+
+def _releases_since(floor: str) -> list[str]:
+    return [v for v in release_versions("vllm-ascend") if version_key(v) >= version_key(floor)]
 
 
 def best_base(
@@ -242,7 +270,8 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     detected = None
     base = request.base
     if not base or base == "detect":
-        detected = best_base(rank_bases(located, settings, request.candidates), located, config)
+        ranked = rank_bases(located, settings, request.candidates).ranked
+        detected = best_base(ranked, located, config)
         base = detected.label
     old = load_upstream(base, settings)
     patch_set, extract_findings = _extracted(request, located, old, settings)

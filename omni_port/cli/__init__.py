@@ -17,7 +17,7 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -168,15 +168,29 @@ def handle_errors(command: F) -> F:
     type=click.Path(file_okay=False, path_type=Path),
     help="Download cache (default: $OMNI_PORT_CACHE or ~/.cache/omni-port).",
 )
+@click.option(
+    "--upstream-repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A git clone of vllm-ascend (default: `upstream-repo`): history is its commits, "
+    "and base detection ranks them.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
 @click.pass_context
-def main(ctx: click.Context, config: Path | None, cache_dir: Path | None, quiet: bool) -> None:
+def main(
+    ctx: click.Context,
+    config: Path | None,
+    cache_dir: Path | None,
+    upstream_repo: Path | None,
+    quiet: bool,
+) -> None:
     try:
         loaded = load(config)
     except BadInput as error:
         for finding in error.findings:
             click.echo(report.text_line(finding), err=True)
         ctx.exit(2)
+    if upstream_repo is not None:
+        loaded = replace(loaded, upstream_repo=str(upstream_repo.absolute()))
     ctx.obj = Options(loaded, cache_dir or default_cache(), quiet)
 
 

@@ -33,8 +33,12 @@ class Config:
     #: Markdown catalog checked by ``check``.
     catalog: str = ""
     #: Upstream history sync reads: ``auto`` (the releases around the base and the
-    #: upstream), or ``none``.
+    #: upstream, or the commits of ``upstream-repo``), or ``none``.
     history: str = "auto"
+    #: A local git clone of vllm-ascend ("" = none): upstream history is its commits that
+    #: change the runner module (main and release branches) and the releases newer than
+    #: it, and base detection ranks its commits.
+    upstream_repo: str = ""
     #: vLLM-Omni's Model Runner V2 runners (``vllm_omni/worker_v2``) to compose with the
     #: NPU V2 runner; "" leaves V2 off (``sync``, ``verify`` and ``check`` do V1 only).
     v2_source: str = ""

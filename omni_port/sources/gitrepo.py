@@ -6,8 +6,11 @@ clone is never touched, so a maintainer's checkout stays as it is.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
@@ -28,8 +31,10 @@ def _git(path: str, args: Sequence[str], what: str, data: bytes | None = None) -
 
 
 def show(path: str, rev: str, member: str) -> bytes:
-    """The bytes of ``member`` (relative to the clone's directory) at ``rev``."""
-    return _git(path, ["show", f"{rev}:./{member}"], f"{path}@{rev}/{member}")
+    """The bytes of ``member`` (relative to the clone's directory; a bare repository's
+    root) at ``rev``."""
+    relative = "./" if (Path(path) / ".git").exists() else ""
+    return _git(path, ["show", f"{rev}:{relative}{member}"], f"{path}@{rev}/{member}")
 
 
 def commit(path: str, rev: str) -> str:
@@ -88,3 +93,100 @@ def python_files(path: str, rev: str, package: str) -> dict[str, str]:
         found[member] = body.decode("utf-8", "replace")
         cursor = header_end + 1 + size + 1
     return found
+
+
+# --- a clone as upstream history ------------------------------------------------------------
+
+#: Branches whose commits are upstream's lineages: the main line and the release branches.
+LINEAGE = re.compile(
+    r"""
+    ^refs/(?:heads|remotes/[^/]+)/   # a local branch, or one a remote has
+    (?P<name>main|master|releases/.+)$
+    """,
+    re.VERBOSE,
+)
+
+
+def lineages(path: str) -> list[tuple[str, str]]:
+    """(branch name, ref) of the clone's main line and release branches, main first, each
+    name once (a local branch before a remote's)."""
+    out = _git(path, ["for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes"], path)
+    found: dict[str, str] = {}
+    for ref in out.decode().split():
+        matched = LINEAGE.match(ref)
+        if matched is not None and matched.group("name") not in found:
+            found[matched.group("name")] = ref
+    return sorted(found.items(), key=lambda pair: (pair[0] not in ("main", "master"), pair[0]))
+
+
+def first_parent(path: str, ref: str, member: str, since: str = "") -> list[str]:
+    """The commits on ``ref``'s first-parent line that change ``member``, newest first
+    (since the date ``since``, YYYY-MM-DD, when given)."""
+    args = ["rev-list", "--first-parent", *([f"--since={since}"] if since else []), ref]
+    return _git(path, [*args, "--", member], f"{path}@{ref}").decode().split()
+
+
+def texts(path: str, commits: Sequence[str], member: str) -> dict[str, str]:
+    """``member`` at each of ``commits``, as text, read by one git process (a commit that
+    lacks it is left out)."""
+    if not commits:
+        return {}
+    request = "".join(f"{c}:{member}\n" for c in commits).encode()
+    out = _git(path, ["cat-file", "--batch"], f"{path}:{member}", request)
+    found: dict[str, str] = {}
+    cursor = 0
+    for commit in commits:
+        header_end = out.index(b"\n", cursor)
+        header = out[cursor:header_end].split()
+        if len(header) < 3 or header[-1] == b"missing":
+            cursor = header_end + 1
+            continue
+        size = int(header[2])
+        found[commit] = out[header_end + 1 : header_end + 1 + size].decode("utf-8", "replace")
+        cursor = header_end + 1 + size + 1
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """What a note says of an upstream commit."""
+
+    sha: str
+    #: YYYY-MM-DD of the commit.
+    date: str
+    subject: str
+
+    @property
+    def pr(self) -> str:
+        """The pull request the subject names (``#13946``), "" when it names none."""
+        found = re.findall(r"\(#(\d+)\)", self.subject)
+        return f"#{found[-1]}" if found else ""
+
+
+def info(path: str, commit: str) -> CommitInfo:
+    """The date and subject of ``commit``."""
+    out = _git(path, ["show", "-s", "--format=%H%x00%cs%x00%s", commit], f"{path}@{commit}")
+    sha, date, subject = out.decode().strip().split("\0", 2)
+    return CommitInfo(sha, date, subject)
+
+
+def has(path: str, rev: str) -> str:
+    """The full hash of the commit ``rev`` names when the clone has it, "" otherwise (an
+    abbreviated hash, as a release's ``_version.py`` names its commit)."""
+    try:
+        return commit(path, rev)
+    except BadInput:
+        return ""
+
+
+def on(path: str, commit: str, ref: str) -> bool:
+    """Whether ``commit`` is an ancestor of ``ref`` (or is it)."""
+    command = ["git", "-C", path, "merge-base", "--is-ancestor", commit, ref]
+    return subprocess.run(command, capture_output=True, check=False).returncode == 0
+
+
+def after(path: str, commit: str, ref: str, member: str, limit: int) -> list[str]:
+    """The commits on ``ref``'s first-parent line after ``commit`` that change ``member``,
+    oldest first (at most ``limit``, the oldest ones)."""
+    args = ["rev-list", "--first-parent", "--reverse", f"{commit}..{ref}", "--", member]
+    return _git(path, args, f"{path}@{commit}..{ref}").decode().split()[:limit]

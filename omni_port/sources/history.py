@@ -11,6 +11,7 @@ Anything else has no history, which only means the history rule has no evidence 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from pathlib import Path
@@ -67,10 +68,16 @@ def _is_post(version: str) -> bool:
     return upstream.version_key(version)[3] > 0
 
 
-def labels(base: str, target: str, cache: Path) -> list[str]:
-    """The labels of the releases between the base and the target (see the module doc)."""
+def labels(base: str, target: str, cache: Path, repo: str = "") -> list[str]:
+    """The labels of the releases (or commits) between the base and the target (see the
+    module doc); with a clone (``repo``) that has the base, its commits and the releases
+    newer than it."""
     base_spec = parse_spec(base, "vllm-ascend")
     target_spec = parse_spec(target, "vllm-ascend")
+    if repo:
+        found = _clone_labels(repo, base_spec, target_spec, cache)
+        if found:
+            return found
     if base_spec.kind is SpecKind.PYPI and target_spec.kind is SpecKind.PYPI:
         if base_spec.dist != target_spec.dist:
             return []
@@ -99,6 +106,87 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
         base.label,
         *(gitrepo.label(base.path, c) for c in commits),
         target.label,
+    ]
+
+
+def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]:
+    """Upstream history from a clone: the commits that changed the runner module in the six
+    months before the base and after it on its lineage (the main line when the base is on
+    it), then the releases newer than the clone up to the target (or the target's own
+    commit when the clone has it on that lineage). Empty when the clone lacks the base."""
+    from omni_port.sources import gitrepo
+
+    base_commit = _commit_in(repo, base, cache)
+    if not base_commit:
+        return []
+    ref = next((r for _, r in gitrepo.lineages(repo) if gitrepo.on(repo, base_commit, r)), "")
+    if not ref:
+        return []
+    before = gitrepo.commits_before(
+        repo, base_commit, ASCEND_RUNNER, BEFORE_BASE_DAYS, MOST_COMMITS
+    )
+    after = gitrepo.after(repo, base_commit, ref, ASCEND_RUNNER, MOST_COMMITS)
+    target_commit = _commit_in(repo, target, cache)
+    if target_commit and target_commit in after:
+        after = after[: after.index(target_commit)]
+        newer: list[str] = []
+    else:
+        newest = gitrepo.info(repo, ref).date
+        newer = _releases_after(newest, target, cache) if target.kind is SpecKind.PYPI else []
+    return [
+        *(gitrepo.label(repo, c) for c in before),
+        base.label,
+        *(gitrepo.label(repo, c) for c in after),
+        *(label for label in newer if label != target.label),
+        target.label,
+    ]
+
+
+def _commit_in(repo: str, spec: Spec, cache: Path) -> str:
+    """The commit of ``repo`` that ``spec`` is: a revision of that clone, or a release whose
+    ``_version.py`` names a commit the clone has ("" otherwise)."""
+    from omni_port.sources import gitrepo
+
+    if spec.kind is SpecKind.GIT:
+        same = Path(spec.path).resolve() == Path(repo).resolve()
+        return gitrepo.has(repo, spec.rev) if same else ""
+    if spec.kind is not SpecKind.PYPI:
+        return ""
+    try:
+        located = upstream.locate(spec, VERSION_FILE, cache)
+    except BadInput:
+        return ""
+    found = _COMMIT_ID.search(located.source.text)
+    return gitrepo.has(repo, found.group("sha")) if found else ""
+
+
+#: The module of a release that names the commit it was built from.
+VERSION_FILE = "vllm_ascend/_version.py"
+#: ``__commit_id__ = commit_id = 'g8fde6d4e3'``, as setuptools-scm writes it.
+_COMMIT_ID = re.compile(
+    r"""
+    commit_id \s* = \s*        # the last of the chained names
+    ['"] g (?P<sha>[0-9a-f]{7,40}) ['"]   # git's abbreviated hash, after a 'g'
+    """,
+    re.VERBOSE,
+)
+
+
+def _releases_after(day: str, target: Spec, cache: Path) -> list[str]:
+    """The releases of the target's distribution that came out after ``day``, up to the
+    target, oldest version first; newer than every release out by then (a post release of
+    an older line is on another lineage)."""
+    released = known_releases(target.dist, cache, (target.version,))
+    key = upstream.version_key
+    top = key(target.version)
+    floor = max((key(v) for v, when in released.items() if when and when <= day), default=None)
+    picked = [
+        v
+        for v, when in released.items()
+        if when and when > day and key(v) <= top and (floor is None or key(v) > floor)
+    ]
+    return [
+        Spec(SpecKind.PYPI, target.dist, v).label for v in sorted(picked, key=upstream.version_key)
     ]
 
 

@@ -113,6 +113,11 @@ _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)+([a-z]+[0-9]*|\.post[0-9]+|\.dev[0-9]+
 _GIT = re.compile(r"^(?P<path>.+)@(?P<rev>[^@\s]+)$")
 
 
+def is_clone(path: Path) -> bool:
+    """Whether ``path`` is a git clone: a working tree, or a bare repository (a mirror)."""
+    return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
+
+
 def parse_spec(text: str, dist: str) -> Spec:
     """``installed``, ``NAME==VERSION``, a bare version of ``dist``, ``PATH@REV`` (a tag or
     commit of a local git clone), or a path."""
@@ -120,7 +125,7 @@ def parse_spec(text: str, dist: str) -> Spec:
     if text == "installed":
         return Spec(SpecKind.INSTALLED, dist)
     git = _GIT.match(text)
-    if git and not os.path.exists(text) and (Path(git.group("path")) / ".git").exists():
+    if git and not os.path.exists(text) and is_clone(Path(git.group("path"))):
         return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=git.group("rev"))
     pinned = _PIN.match(text)
     if pinned and not os.path.exists(text):

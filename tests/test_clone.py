@@ -1,0 +1,136 @@
+"""A clone of vllm-ascend as upstream history (``upstream-repo``): its lineages, the history
+between a base and a target, and bases ranked among its commits. Small git repositories
+made here, a main line and a release branch; nothing online.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from omni_port import api
+from omni_port.api.inputs import Settings
+from omni_port.sources import gitrepo, history
+from omni_port.sources.config import Config
+from omni_port.sources.textio import decode
+from omni_port.sources.upstream import ASCEND_RUNNER, Located
+from tests.test_history_sources import _commit, _git
+
+
+def _runner(*lines: str) -> str:
+    """An upstream runner module whose ``forward`` holds ``lines``."""
+    body = "\n".join(f"        {line}" for line in lines)
+    return (
+        textwrap.dedent(
+            """\
+        from fakeacc.runner import GPUModelRunner
+
+
+        class NPUModelRunner(GPUModelRunner):
+            def forward(self, batch):
+        """
+        )
+        + body
+        + "\n"
+    )
+
+
+#: The main line's runner, revision by revision: each adds a statement.
+MAIN = (
+    ("tokens = self.prepare(batch)", "return self.run(tokens)"),
+    ("tokens = self.prepare(batch)", "self.check(tokens)", "return self.run(tokens)"),
+    (
+        "tokens = self.prepare(batch)",
+        "self.check(tokens)",
+        "self.trace(tokens)",
+        "return self.run(tokens)",
+    ),
+    (
+        "tokens = self.prepare(batch)",
+        "self.check(tokens)",
+        "self.trace(tokens)",
+        "self.flush()",
+        "return self.run(tokens)",
+    ),
+)
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> tuple[Path, list[str], str]:
+    """A main line of four revisions (its second one tagged v1) and a release branch
+    forked from the second one with a change of its own."""
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    commits = [
+        _commit(root, _runner(*lines), "v1" if i == 1 else "") for i, lines in enumerate(MAIN)
+    ]
+    _git(root, "checkout", "-q", "-b", "releases/v1", commits[1])
+    branched = _commit(root, _runner(*MAIN[1][:-1], "self.retry()", MAIN[1][-1]))
+    _git(root, "checkout", "-q", "main")
+    return root, commits, branched
+
+
+def test_the_lineages_are_the_main_line_then_the_release_branches(
+    clone: tuple[Path, list[str], str],
+) -> None:
+    root, commits, branched = clone
+    assert [name for name, _ in gitrepo.lineages(str(root))] == ["main", "releases/v1"]
+    assert gitrepo.first_parent(str(root), "main", ASCEND_RUNNER) == commits[::-1]
+    assert gitrepo.after(str(root), commits[1], "main", ASCEND_RUNNER, 10) == commits[2:]
+    assert gitrepo.on(str(root), commits[1], "releases/v1")
+    assert not gitrepo.on(str(root), branched, "main")
+    texts = gitrepo.texts(str(root), [commits[0], branched], ASCEND_RUNNER)
+    assert "self.retry()" in texts[branched] and "self.check" not in texts[commits[0]]
+
+
+def test_a_commit_names_its_pull_request() -> None:
+    info = gitrepo.CommitInfo("0" * 40, "2026-08-21", "[Refactor] remove FlashComm v1 (#13946)")
+    assert info.pr == "#13946"
+    assert gitrepo.CommitInfo("0" * 40, "2026-08-21", "a fix").pr == ""
+
+
+def test_history_from_a_clone_follows_the_base_s_lineage(
+    clone: tuple[Path, list[str], str], tmp_path: Path
+) -> None:
+    """The commits before the base and after it on its lineage, up to the target; a bare
+    mirror reads the same (a fetched snapshot has no working tree)."""
+    root, commits, _ = clone
+    base, target = f"{root}@v1", f"{root}@{commits[3][:12]}"
+    names = history.labels(base, target, tmp_path / "cache", str(root))
+    assert names == [
+        gitrepo.label(str(root), commits[0]),
+        base,
+        gitrepo.label(str(root), commits[2]),
+        target,
+    ]
+    bare = tmp_path / "bare"
+    _git(tmp_path, "clone", "-q", "--bare", str(root), str(bare))
+    names = history.labels(f"{bare}@v1", f"{bare}@{commits[3][:12]}", tmp_path / "c", str(bare))
+    assert len(names) == 4 and names[1] == f"{bare}@v1"
+    # A base the clone lacks: the history there is without one (here: between the two
+    # revisions of the other clone).
+    without = history.labels(base, target, tmp_path / "cache")
+    assert history.labels(base, target, tmp_path / "cache", str(bare)) == without
+
+
+def _located(text: str) -> Located:
+    source = decode(text.encode(), "npu_model_runner.py")
+    return Located("npu_model_runner.py", "npu_model_runner.py", source)
+
+
+def test_bases_rank_the_clone_s_commits_and_name_their_lineage(
+    clone: tuple[Path, list[str], str],
+) -> None:
+    """Runners copied from the main line's third revision: it ranks first, on main, and
+    the best of the release branch is named apart."""
+    root, commits, _ = clone
+    omni = _runner(*MAIN[2]).replace("class NPUModelRunner(GPUModelRunner)", "class R(X)")
+    settings = Settings(Config(upstream_repo=str(root), upstream_class="NPUModelRunner"))
+    bases = api.rank_bases([_located(omni)], settings)
+    best = bases.ranked[0]
+    assert best.label == f"{root}@{commits[2][:12]}" and best.lineage == "main"
+    other = bases.runner_up()
+    assert other is not None and other.lineage == "releases/v1"
