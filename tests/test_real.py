@@ -379,7 +379,7 @@ def test_the_default_inputs_run_on_one_vllm(cache_dir: Path) -> None:
     assert api.vllm_pairing_notes(config.source, config.upstream, settings) == []
     located = api.load_runners([config.source], settings)
     candidates = ("0.25.1rc1", "0.26.0rc1", "0.27.1rc1", "0.30.0rc2")
-    ranked = api.rank_bases(located, settings, candidates)
+    ranked = api.rank_bases(located, settings, candidates).ranked
     assert ranked[0].label == config.base
 
 
