@@ -109,6 +109,17 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
     ]
 
 
+def _change(label: str) -> str:
+    """What the commit ``label`` names says of itself ("" for anything but a commit)."""
+    from omni_port.sources import gitrepo
+
+    spec = parse_spec(label, "vllm-ascend")
+    if spec.kind is not SpecKind.GIT:
+        return ""
+    found = gitrepo.info(spec.path, spec.rev)
+    return f"{found.sha[:10]} {found.subject}"
+
+
 def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]:
     """Upstream history from a clone: the commits that changed the runner module in the six
     months before the base and after it on its lineage (the main line when the base is on
@@ -133,6 +144,14 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
     else:
         newest = gitrepo.info(repo, ref).date
         newer = _releases_after(newest, target, cache) if target.kind is SpecKind.PYPI else []
+        # A release cut from a release branch the clone has, which the base is not on, is
+        # of another lineage (``releases/v0.26.0rc`` for 0.26.0rc1).
+        others = [
+            name
+            for name, branch in gitrepo.lineages(repo)
+            if name.startswith("releases/") and not gitrepo.on(repo, base_commit, branch)
+        ]
+        newer = [label for label in newer if not _on_branch(label, others)]
     return [
         *(gitrepo.label(repo, c) for c in before),
         base.label,
@@ -140,6 +159,13 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
         *(label for label in newer if label != target.label),
         target.label,
     ]
+
+
+def _on_branch(label: str, branches: Sequence[str]) -> bool:
+    """Whether the release ``label`` is named after one of the release ``branches``."""
+    version = parse_spec(label, "vllm-ascend").version
+    line = re.sub(r"(rc|\.post)\d+$", "", version)
+    return bool(line) and any(b.removeprefix("releases/v").startswith(line) for b in branches)
 
 
 def _commit_in(repo: str, spec: Spec, cache: Path) -> str:
@@ -226,6 +252,6 @@ def load(
             message = f"left out of upstream history: {first.message}"
             notes.append(Finding(Code.OP003, name, 0, message, severity=Severity.NOTE))
             continue
-        releases.append(Release(name, located.source.text, cache))
+        releases.append(Release(name, located.source.text, cache, change=_change(name)))
         digests.append((name, located.source.sha256))
     return tuple(releases), tuple(digests), notes

@@ -182,6 +182,14 @@ class Release:
     #: filled by the API before a sync (``api.inputs.with_members``), None for a
     #: member the release lacks.
     members: Mapping[tuple[str, str], Tree | None] = field(default_factory=dict, compare=False)
+    #: What a commit of a clone says of itself, for notes: its abbreviated hash, subject
+    #: and pull request ("" for a release, whose label names it).
+    change: str = field(default="", compare=False)
+
+    @property
+    def named(self) -> str:
+        """The release, or the commit with what it says of itself."""
+        return f"{self.label} ({self.change})" if self.change else self.label
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,8 @@ class Review:
     before: str
     #: The statements as the new upstream has them.
     after: str
+    #: The release or commit that first changed them ("" when unknown).
+    by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -228,6 +228,11 @@ class MemberFacts:
             return ()
         return tuple(v for v in reversed(past.versions[: past.base]) if v.member is not None)
 
+    def named(self, label: str) -> str:
+        """The release ``label``, or the commit with its hash, subject and pull request."""
+        past = self.inputs.history
+        return history.named(past, label) if past is not None else label
+
     def older_than_base(self, release: str) -> bool:
         """Whether ``release`` comes before the base in upstream history."""
         past = self.inputs.history
@@ -324,6 +329,14 @@ class BlockFacts:
                 keys.append(head)
             text = "\n".join(keys)
         return code.with_body(text) if header else text
+
+    @cached_property
+    def changed_by(self) -> str:
+        """The release or commit after the base that first changed what the block replaced,
+        as notes name it ("" when none did, or without history)."""
+        past = self.member.inputs.history
+        found = history.changed_by(self.block, past) if past is not None else ""
+        return self.member.named(found) if found else ""
 
     @cached_property
     def never_had(self) -> history.NeverHad | None:

@@ -114,7 +114,7 @@ class _Engine:
                     self._settled(facts, old, new, rule.name)
                     for old, new in zip(decisions, settled, strict=True)
                 ]
-        return [_runnable(facts, d) for d in decisions]
+        return [_named(facts, _runnable(facts, d)) for d in decisions]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -326,6 +326,20 @@ class _Engine:
         if proposal.release:
             decision = replace(decision, release=proposal.release, lag=proposal.lag)
         return decision if proposal.code is None else replace(decision, code=proposal.code)
+
+
+def _named(facts: MemberFacts, decision: Decision) -> Decision:
+    """A conflict about, or omni's code winning over, statements upstream changed names the
+    upstream change that made the edit (DESIGN rule 6)."""
+    block = decision.block
+    by = facts.of(block).changed_by if block.anchor.replaced else ""
+    if not by:
+        return decision
+    if decision.conflict:
+        return replace(decision, reason=f"{decision.reason} (what it replaced changed in {by})")
+    if decision.review is not None and not decision.conflict:
+        return replace(decision, review=replace(decision.review, by=by))
+    return decision
 
 
 def _runnable(facts: MemberFacts, decision: Decision) -> Decision:

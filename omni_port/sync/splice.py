@@ -430,9 +430,10 @@ def _review_finding(
     changed = shorten(" ".join(review.after.split()), 80) or "nothing"
     deletion = decision.block.kind is BlockKind.DELETION
     what, verb = ("deletion", "deletes") if deletion else ("code", "replaces")
+    by = f" in {review.by}" if review.by else ""
     message = (
-        f"{module.name}: {decision.block.id}: omni's {what} wins over upstream's edit of the "
-        f"statements it {verb} (upstream now has `{changed}`): review upstream's change"
+        f"{module.name}: {decision.block.id}: omni's {what} wins over upstream's edit{by} of "
+        f"the statements it {verb} (upstream now has `{changed}`): review upstream's change"
     )
     if not review.before:
         message = (

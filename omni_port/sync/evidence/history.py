@@ -63,6 +63,8 @@ class Version:
     tree: Tree
     #: The member in this release (None when the release lacks it).
     member: Stmt | None
+    #: The label with what a commit says of itself, for notes (the label for a release).
+    name: str = ""
     #: The member's bodies as the history evidence reads them, worked out once per version
     #: (every block asks every release for its place, often twice).
     bodies: dict[Hashable, list[tuple[Suite, list[str]]]] = field(
@@ -97,11 +99,11 @@ def member_history(
     for release in ordered:
         if release.label == target.label:
             found = _find(target_tree, owner, name)
-            versions.append(Version(release.label, target_tree, found))
+            versions.append(Version(release.label, target_tree, found, name=release.named))
         else:
             tree = release.members.get(member)
             found = _find(tree, "", name) if tree is not None else None
-            versions.append(Version(release.label, tree or target_tree, found))
+            versions.append(Version(release.label, tree or target_tree, found, name=release.named))
     order = [v.label for v in versions]
     return MemberHistory(tuple(versions), order.index(base), order.index(target.label))
 
@@ -328,16 +330,18 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
             history.versions[history.base].label,
         )
         held = history.versions[holder].label
+        was, came = named(history, held), named(history, brought)
         if mine:
-            what = f"`{_quoted(mine)}` is the code of {held}, which {brought} changed"
+            what = f"`{_quoted(mine)}` is the code of {was}, which {came} changed"
             what += f" into `{theirs}`"
             reason = f"an upstream change the runners never had: {what}"
         else:
-            what = f"`{theirs}`, which {brought} brought ({held} had the runners' code here)"
+            what = f"`{theirs}`, which {came} brought ({was} had the runners' code here)"
             reason = f"upstream code the runners never had: {what}"
         return Explained(held, True, brought, span, f"{reason}; the new upstream is followed")
     held = history.versions[holders[0]].label
-    code = f"`{_quoted(mine)}` is the code of {held}" if mine else f"{held} has no `{theirs}` here"
+    was = named(history, held)
+    code = f"`{_quoted(mine)}` is the code of {was}" if mine else f"{was} has no `{theirs}` here"
     reason = f"upstream drift: {code}, newer than the base; the new upstream is followed"
     return Explained(held, False, "", span, reason)
 
@@ -388,14 +392,15 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
         )
         held = history.versions[holder].label
         reason = (
-            f"an upstream change the runners never had: `{quoted}` is the code of {held}, "
-            f"which {brought} changed; the new upstream is followed"
+            f"an upstream change the runners never had: `{quoted}` is the code of "
+            f"{named(history, held)}, which {named(history, brought)} changed; the new "
+            "upstream is followed"
         )
         return Explained(held, True, brought, span, reason)
     held = history.versions[holders[0]].label
     reason = (
-        f"upstream drift: `{quoted}` is the code of {held}, newer than the base; "
-        "the new upstream is followed"
+        f"upstream drift: `{quoted}` is the code of {named(history, held)}, newer than the "
+        "base; the new upstream is followed"
     )
     return Explained(held, False, "", span, reason)
 
@@ -472,6 +477,23 @@ def never_without(block: Block, history: MemberHistory) -> bool:
         return False
     found = [_keys_at(v, block.anchor) for v in history.versions[: history.base]]
     return all(keys for keys in found if keys is not None)
+
+
+def changed_by(block: Block, history: MemberHistory) -> str:
+    """The first release (or commit) after the base that changed the statements the block
+    replaced at its place ("" when none did, or the base does not hold them there)."""
+    if not block.anchor.replaced or not _verified(history, block):
+        return ""
+    for version in history.versions[history.base + 1 : history.target + 1]:
+        if _keys_at(version, block.anchor) != block.anchor.replaced:
+            return version.label
+    return ""
+
+
+def named(history: MemberHistory, label: str) -> str:
+    """The release ``label``, or the commit with its hash, subject and pull request."""
+    found = next((v.name for v in history.versions if v.label == label and v.name), "")
+    return found or label
 
 
 def older_than_base(history: MemberHistory, label: str) -> bool:

@@ -123,8 +123,9 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
     lag = Lag(kept.brought_by)
     note = (
         f"upstream code the runners never had here stays: `{kept.quoted(block.anchor.replaced)}`, "
-        f"which {kept.brought_by} brought ({kept.had} had the runners' code here; the runners "
-        f"have `{short(kept.runners, 60)}` of {kept.since})"
+        f"which {facts.named(kept.brought_by)} brought ({facts.named(kept.had)} had the "
+        f"runners' code here; the runners have `{short(kept.runners, 60)}` of "
+        f"{facts.named(kept.since)})"
     )
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
