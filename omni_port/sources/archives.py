@@ -8,6 +8,9 @@ is never followed, and an unsafe name (absolute, ``..``, a backslash) is refused
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
 import re
 import tarfile
 import zipfile
@@ -20,6 +23,12 @@ from omni_port.model import Code
 #: A wheel's metadata, and an sdist's (at the top of the tree).
 _WHEEL_METADATA = re.compile(r"[^/]+\.dist-info/METADATA")
 _SDIST_METADATA = "PKG-INFO"
+#: A wheel's RECORD: every file of the wheel with its sha256 and size (PEP 376, PEP 427).
+_WHEEL_RECORD = re.compile(r"[^/]+\.dist-info/RECORD")
+
+#: What a caller wants of an archive: a predicate over member names (paths inside the
+#: package tree, an sdist's top folder left off).
+Wanted = Callable[[str], bool]
 
 
 def is_wheel(archive: Path) -> bool:
@@ -40,7 +49,7 @@ def safe_member(name: str) -> bool:
 def is_whole(archive: Path) -> bool:
     """Whether ``archive`` reads to its end (a truncated download does not)."""
     try:
-        for _ in _entries(archive, lambda name: False):
+        for _ in _entries(archive, lambda name: False, is_wheel(archive)):
             pass
     except BadInput:
         return False
@@ -51,32 +60,93 @@ def read_member(archive: Path, member: str) -> bytes:
     """One file of the package tree in ``archive``; refuses unsafe names (OP003)."""
     if not safe_member(member):
         raise _bad(archive, f"refusing unsafe member name {member!r}")
-    for _, data in _entries(archive, lambda name: name == member):
+    for _, data in _entries(archive, lambda name: name == member, is_wheel(archive)):
         return data
     raise _bad(archive, f"the {kind(archive)} has no {member}")
 
 
 def python_members(archive: Path, package: str) -> dict[str, bytes]:
     """Every ``.py`` file of ``package`` in ``archive``, by member path."""
+    return members(archive, python_sources(package))
+
+
+def members(archive: Path, wanted: Wanted, wheel: bool | None = None) -> dict[str, bytes]:
+    """Every regular file of ``archive`` that ``wanted`` takes, by member path, in archive
+    order (``wheel``: whether it is one, when its name does not say: a temporary file).
+    Raises BadInput (OP003) when the archive is damaged or holds an unsafe name."""
+    return dict(_entries(archive, wanted, is_wheel(archive) if wheel is None else wheel))
+
+
+def python_sources(package: str) -> Wanted:
+    """The ``.py`` files of ``package`` (and of its subpackages)."""
     prefix = package + "/"
-    return dict(_entries(archive, lambda name: name.startswith(prefix) and name.endswith(".py")))
+    return lambda name: name.startswith(prefix) and name.endswith(".py")
+
+
+def metadata_file(wheel: bool) -> Wanted:
+    """A wheel's ``METADATA`` (in its ``.dist-info``), or an sdist's ``PKG-INFO``."""
+    if wheel:
+        return lambda name: _WHEEL_METADATA.fullmatch(name) is not None
+    return lambda name: name == _SDIST_METADATA
+
+
+def any_metadata(name: str) -> bool:
+    """A wheel's ``METADATA`` or an sdist's ``PKG-INFO``: what either kind of archive holds
+    (a wheel has no ``PKG-INFO`` at its top, an sdist no ``.dist-info``)."""
+    return name == _SDIST_METADATA or _WHEEL_METADATA.fullmatch(name) is not None
 
 
 def metadata(archive: Path) -> str | None:
     """A wheel's ``METADATA`` or an sdist's ``PKG-INFO``, as text; None when it has none."""
-    if is_wheel(archive):
-        wanted: Callable[[str], bool] = _WHEEL_METADATA.fullmatch  # type: ignore[assignment]
-    else:
-
-        def wanted(name: str) -> bool:
-            return name == _SDIST_METADATA
-
-    for _, data in _entries(archive, wanted):
+    wheel = is_wheel(archive)
+    for _, data in _entries(archive, metadata_file(wheel), wheel):
         return data.decode("utf-8", "replace")
     return None
 
 
-def _entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
+# --- a wheel's RECORD -------------------------------------------------------------------------
+
+
+def is_record(name: str) -> bool:
+    """Whether ``name`` is a wheel's RECORD."""
+    return _WHEEL_RECORD.fullmatch(name) is not None
+
+
+def record_digest(data: bytes) -> str:
+    """The RECORD form of a sha256: urlsafe base64 without padding (PEP 376)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def record_line(member: str, data: bytes) -> str:
+    """The RECORD row of ``member`` holding ``data`` (no newline)."""
+    return f"{member},sha256={record_digest(data)},{len(data)}"
+
+
+def parse_record(text: str) -> dict[str, tuple[str, int]]:
+    """(sha256 in RECORD form, size) of every file a RECORD lists with a sha256, by name.
+
+    Rows without one (the RECORD itself, signatures) are left out: nothing can be
+    checked against them. A RECORD is CSV, so a name holding a comma is quoted.
+    """
+    rows: dict[str, tuple[str, int]] = {}
+    for row in csv.reader(text.splitlines()):
+        if len(row) != 3 or not row[1].startswith("sha256=") or not row[2].isdigit():
+            continue
+        rows[row[0]] = (row[1].removeprefix("sha256="), int(row[2]))
+    return rows
+
+
+def unlike_record(member: str, data: bytes, record: dict[str, tuple[str, int]]) -> str:
+    """Why ``data`` is not the ``member`` the RECORD lists ("" when it is)."""
+    listed = record.get(member)
+    if listed is None:
+        return f"{member} is not listed with a sha256 in the wheel's RECORD"
+    if (record_digest(data), len(data)) != listed:
+        return f"{member} does not match the sha256 the wheel's RECORD gives it"
+    return ""
+
+
+def _entries(archive: Path, wanted: Wanted, wheel: bool) -> Iterator[tuple[str, bytes]]:
     """(member, bytes) of every regular file ``wanted`` takes, in archive order.
 
     Every name is checked, wanted or not: an archive holding an unsafe name is refused.
@@ -84,8 +154,8 @@ def _entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str
     """
     try:
         if zipfile.is_zipfile(archive):
-            yield from _zip_entries(archive, wanted)
-        elif is_wheel(archive):
+            yield from _zip_entries(archive, wanted, sdist=not wheel)
+        elif wheel:
             raise _bad(archive, "not a wheel: not a zip archive (a damaged download?)")
         else:
             yield from _tar_entries(archive, wanted)
@@ -93,8 +163,7 @@ def _entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str
         raise _bad(archive, f"unreadable {kind(archive)}: {exc}") from None
 
 
-def _zip_entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
-    sdist = not is_wheel(archive)
+def _zip_entries(archive: Path, wanted: Wanted, sdist: bool) -> Iterator[tuple[str, bytes]]:
     with zipfile.ZipFile(archive) as opened:
         for info in opened.infolist():
             name = _member_name(archive, info.filename, sdist)
@@ -102,7 +171,7 @@ def _zip_entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple
                 yield name, opened.read(info)
 
 
-def _tar_entries(archive: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
+def _tar_entries(archive: Path, wanted: Wanted) -> Iterator[tuple[str, bytes]]:
     with tarfile.open(archive, "r:*") as opened:
         for info in opened:
             name = _member_name(archive, info.name, sdist=True)
