@@ -20,12 +20,15 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.sources import archives, index
 from omni_port.sources.textio import remove_dead_temps, scratch_beside, write_atomic
 from omni_port.sources.upstream import DIGEST_SUFFIX, Progress
+
+if TYPE_CHECKING:
+    from omni_port.sources import archives, index
 
 
 class Downloads(enum.Enum):
@@ -114,6 +117,9 @@ def release_files(
     Raises BadInput (OP003) when the release cannot be had, naming the nearest releases
     when it does not exist, or when what arrives is damaged or unlike its RECORD.
     """
+    # Imported here: `check` on cached inputs opens no archive (tarfile is start-up time).
+    from omni_port.sources import archives, index
+
     folder = cache / "archives" / f"{dist}-{version}"
     kept, damaged = _kept_archive(folder)
     if kept is not None:
@@ -148,6 +154,7 @@ def fetch_archive(dist: str, version: str, cache: Path, progress: Progress | Non
     Concurrent runs on a cold cache each download into a temporary file of their own.
     Raises BadInput (OP003) when the release cannot be had.
     """
+
     folder = cache / "archives" / f"{dist}-{version}"
     kept, damaged = _kept_archive(folder)
     if kept is not None:
@@ -170,6 +177,8 @@ def _kept_archive(folder: Path) -> tuple[Path | None, bool]:
 
 def _chosen(dist: str, version: str) -> tuple[index.IndexConfig, index.Artifact]:
     """pip's index settings, and the archive to read ``dist==version`` from."""
+    from omni_port.sources import index
+
     label = f"{dist}=={version}"
     config = index.pip_config()
     try:
@@ -190,7 +199,7 @@ def _ranged(
     Raises NoRanges when the server serves none (before anything else was read), BadInput
     (OP003) when a read fails, the wheel is damaged or a file is unlike its RECORD.
     """
-    from omni_port.sources import ranged
+    from omni_port.sources import index, ranged
 
     label = f"{chosen.dist}=={chosen.version}"
     meter = current().meter
@@ -238,6 +247,8 @@ def _fill(chosen: index.Artifact, scratch: Path, config: index.IndexConfig) -> N
     A run killed meanwhile leaves the file, named as every temporary file, which the next
     download into any release's folder removes (``sweep``).
     """
+    from omni_port.sources import index
+
     label = f"{chosen.dist}=={chosen.version}"
     sweep(scratch.parent.parent)
     try:
@@ -255,6 +266,8 @@ def _fill(chosen: index.Artifact, scratch: Path, config: index.IndexConfig) -> N
 
 
 def _whole(archive: Path, wheel: bool) -> bool:
+    from omni_port.sources import archives
+
     try:
         archives.members(archive, lambda name: False, wheel)
     except BadInput:
@@ -296,6 +309,8 @@ def unreachable(label: str, reason: str) -> str:
 
 def missing(dist: str, version: str, found: Sequence[index.Artifact]) -> str:
     """Why no archive of ``dist==version`` was found, with the nearest releases."""
+    from omni_port.sources import index
+
     released = index.releases(found)
     if not released:
         return (
