@@ -124,6 +124,7 @@ def release_files(
     kept, damaged = _kept_archive(folder)
     if kept is not None:
         return Files(archives.members(kept, want.test), Checked.ARCHIVE, kept.name)
+    sweep(cache / "archives")
     config, chosen = _chosen(dist, version)
     how = current()
     if chosen.wheel and how.downloads is Downloads.MEMBERS and index.serves_ranges(chosen):
