@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +26,14 @@ from typing import TYPE_CHECKING
 from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources.textio import remove_dead_temps, scratch_beside, write_atomic
-from omni_port.sources.upstream import DIGEST_SUFFIX, Progress
 
 if TYPE_CHECKING:
     from omni_port.sources import archives, index
+
+#: Where progress lines go (downloads); a command prints them on stderr.
+Progress = Callable[[str], None]
+#: Suffix of the file recording the sha256 of a kept member or archive.
+DIGEST_SUFFIX = ".sha256"
 
 
 class Downloads(enum.Enum):
@@ -326,8 +331,6 @@ def missing(dist: str, version: str, found: Sequence[index.Artifact]) -> str:
 
 def _nearest(version: str, versions: Sequence[str]) -> list[str]:
     """The highest release below ``version`` and the lowest above it (those that exist)."""
-    from omni_port.sources.upstream import version_key
-
     key = version_key(version)
     below = [v for v in versions if version_key(v) < key]
     above = [v for v in versions if version_key(v) > key]
@@ -335,3 +338,15 @@ def _nearest(version: str, versions: Sequence[str]) -> list[str]:
         *([max(below, key=version_key)] if below else []),
         *([min(above, key=version_key)] if above else []),
     ]
+
+
+def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
+    """A sort key: release numbers, then a < b < rc < final (each by its number), then post."""
+    match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
+    if not match:
+        return ((), 0, 0, 0)
+    release = tuple(int(p) for p in match.group(1).split("."))
+    pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
+    number = int(match.group(3) or 0)
+    post = int(match.group(4) or 0)
+    return (release, pre, number, post)

@@ -18,8 +18,8 @@ from typing import TypeVar
 from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources import archives, fetch
+from omni_port.sources.fetch import Progress
 from omni_port.sources.textio import write_atomic
-from omni_port.sources.upstream import Progress
 
 #: The record of the kept sources, written last.
 RECORD_NAME = "python-sources.record"

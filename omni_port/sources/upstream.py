@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.sources.fetch import DIGEST_SUFFIX, Progress, version_key
 from omni_port.sources.textio import (
     SourceText,
     decode,
@@ -33,6 +34,8 @@ from omni_port.sources.textio import (
 if TYPE_CHECKING:
     from omni_port.pyast.syntax import Tree
     from omni_port.sources.fetch import Checked
+
+__all__ = ["DIGEST_SUFFIX", "Progress", "version_key"]
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -62,8 +65,6 @@ OMNI_V2_RUNNERS = (
 ASCEND_V2_RUNNER = "vllm_ascend/worker/v2/model_runner.py"
 #: vLLM's Model Runner V2, inside a vllm distribution.
 VLLM_V2_RUNNER = "vllm/v1/worker/gpu/model_runner.py"
-
-Progress = Callable[[str], None]
 
 
 class SpecKind(enum.Enum):
@@ -308,8 +309,6 @@ def cached_member(path: str, cache: Path) -> str:
     return str(kept) if kept.is_file() else path
 
 
-#: Suffix of the file recording the sha256 of a kept member or archive.
-DIGEST_SUFFIX = ".sha256"
 #: What a member's digest file adds when the member was read by range (checked against
 #: the wheel's RECORD, not against the index's hash of the whole archive).
 _BY_RANGE = "record"
@@ -425,18 +424,6 @@ def dated_releases(dist: str) -> dict[str, str]:
         raise BadInput.at(Code.OP003, dist, 0, fetch.missing(dist, "0", found))
     dates = index.release_dates(found)
     return {version: dates.get(version, "") for version in versions}
-
-
-def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
-    """A sort key: release numbers, then a < b < rc < final (each by its number), then post."""
-    match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
-    if not match:
-        return ((), 0, 0, 0)
-    release = tuple(int(p) for p in match.group(1).split("."))
-    pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
-    number = int(match.group(3) or 0)
-    post = int(match.group(4) or 0)
-    return (release, pre, number, post)
 
 
 def read_member(archive: Path, member: str) -> bytes:
