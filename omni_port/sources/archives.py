@@ -70,11 +70,19 @@ def python_members(archive: Path, package: str) -> dict[str, bytes]:
     return members(archive, python_sources(package))
 
 
-def members(archive: Path, wanted: Wanted, wheel: bool | None = None) -> dict[str, bytes]:
+def members(
+    archive: Path, wanted: Wanted, wheel: bool | None = None, first: bool = False
+) -> dict[str, bytes]:
     """Every regular file of ``archive`` that ``wanted`` takes, by member path, in archive
-    order (``wheel``: whether it is one, when its name does not say: a temporary file).
-    Raises BadInput (OP003) when the archive is damaged or holds an unsafe name."""
-    return dict(_entries(archive, wanted, is_wheel(archive) if wheel is None else wheel))
+    order (``wheel``: whether it is one, when its name does not say: a temporary file;
+    ``first``: only the first such file, reading no further, as an sdist is read from its
+    start). Raises BadInput (OP003) when the archive is damaged or holds an unsafe name."""
+    found: dict[str, bytes] = {}
+    for name, data in _entries(archive, wanted, is_wheel(archive) if wheel is None else wheel):
+        found.setdefault(name, data)
+        if first:
+            break
+    return found
 
 
 def python_sources(package: str) -> Wanted:

@@ -94,6 +94,9 @@ class Want:
     test: archives.Wanted
     #: What they are, for progress lines (``vllm_ascend/worker/model_runner_v1.py``).
     what: str
+    #: Only the first file ``test`` takes (one member, the metadata): an sdist is read no
+    #: further than it.
+    first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +131,9 @@ def release_files(
     folder = cache / "archives" / f"{dist}-{version}"
     kept, damaged = _kept_archive(folder)
     if kept is not None:
-        return Files(archives.members(kept, want.test), Checked.ARCHIVE, kept.name)
+        return Files(
+            archives.members(kept, want.test, None, want.first), Checked.ARCHIVE, kept.name
+        )
     sweep(cache / "archives")
     config, chosen = _chosen(dist, version)
     how = current()
@@ -144,10 +149,11 @@ def release_files(
         progress(f"downloading {chosen.filename} from the package index{again}")
     if keep:
         archive = _download(chosen, folder, config)
-        return Files(archives.members(archive, want.test), Checked.ARCHIVE, chosen.filename)
+        found = archives.members(archive, want.test, chosen.wheel, want.first)
+        return Files(found, Checked.ARCHIVE, chosen.filename)
     with scratch_beside(folder / chosen.filename) as scratch:
         _fill(chosen, scratch, config)
-        found = archives.members(scratch, want.test, chosen.wheel)
+        found = archives.members(scratch, want.test, chosen.wheel, want.first)
     return Files(found, Checked.ARCHIVE, chosen.filename)
 
 

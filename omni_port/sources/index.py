@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar, cast
 
+from omni_port.pyast import memo
+
 if TYPE_CHECKING:
     import ssl
 
@@ -205,11 +207,17 @@ class Artifact:
 
 
 def artifacts(dist: str, config: IndexConfig) -> list[Artifact]:
-    """Every file of every release of ``dist`` on the index, yanked ones left out.
+    """Every file of every release of ``dist`` on the index, yanked ones left out; asked
+    of the index once per run (a cold upgrade reads some thirty releases of one project).
 
     Raises Unreachable when no attempt could reach the index.
     """
-    return _retried(lambda: _listing(dist, config), _transport_errors(), Unreachable)
+    return list(_artifacts(dist, config))
+
+
+@memo.memoized
+def _artifacts(dist: str, config: IndexConfig) -> tuple[Artifact, ...]:
+    return tuple(_retried(lambda: _listing(dist, config), _transport_errors(), Unreachable))
 
 
 def _listing(dist: str, config: IndexConfig) -> list[Artifact]:

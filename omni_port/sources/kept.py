@@ -41,7 +41,13 @@ def package_sources(
     except vLLM's: only its sources are kept of a 300 MB wheel). Raises BadInput (OP003)
     when the release cannot be had or a file is unlike the wheel's RECORD."""
     folder = cache / "src" / f"{dist}-{version}"
-    return from_kept(folder, package, Refetch(dist, version, cache, progress), kept_files)
+    refetch = Refetch(dist, version, cache, progress)
+    try:
+        return kept_files(folder, package)
+    except Damaged as damage:
+        refetch.damaged(folder, damage)
+    # What was just checked and kept, without reading it back (two thousand files of vLLM).
+    return refetch.keep(folder, package)
 
 
 def from_kept(
@@ -52,9 +58,7 @@ def from_kept(
     try:
         return read(folder, package)
     except Damaged as damage:
-        if fetch_again.progress is not None and (folder / RECORD_NAME).is_file():
-            label = f"{fetch_again.dist}=={fetch_again.version}"
-            fetch_again.progress(f"kept sources of {label} are damaged ({damage}); fetching again")
+        fetch_again.damaged(folder, damage)
     fetch_again.keep(folder, package)
     try:
         return read(folder, package)
@@ -72,8 +76,15 @@ class Refetch:
         self.cache = cache
         self.progress = progress
 
-    def keep(self, folder: Path, package: str) -> None:
-        """Fetch the package's sources, check them, keep them in ``folder``, record last."""
+    def damaged(self, folder: Path, damage: Damaged) -> None:
+        """Say that kept sources are fetched again (not when there were none)."""
+        if self.progress is not None and (folder / RECORD_NAME).is_file():
+            label = f"{self.dist}=={self.version}"
+            self.progress(f"kept sources of {label} are damaged ({damage}); fetching again")
+
+    def keep(self, folder: Path, package: str) -> dict[str, bytes]:
+        """Fetch the package's sources, check them, keep them in ``folder`` (the record
+        last), and return them."""
         label = f"{self.dist}=={self.version}"
         sources = archives.python_sources(package)
         want = fetch.Want(
@@ -88,6 +99,7 @@ class Refetch:
         if not files and self.dist == "vllm":
             raise BadInput.at(Code.OP003, label, 0, f"the wheel holds no {package}/*.py")
         keep(folder, files, got.checked)
+        return files
 
 
 def _check_record(label: str, got: fetch.Files) -> None:

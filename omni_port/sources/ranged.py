@@ -184,7 +184,10 @@ def read(
         _prefetch(sparse, plan([record_info, *chosen], infos, remote.size), counter)
         try:
             record = archives.parse_record(opened.read(record_info).decode("utf-8", "replace"))
-            files = {info.filename: opened.read(info) for info in chosen}
+            files: dict[str, bytes] = {}
+            for info in chosen:  # a name twice in a zip: the first, as every reader here
+                if info.filename not in files:
+                    files[info.filename] = opened.read(info)
         except (zipfile.BadZipFile, EOFError, ValueError) as exc:
             raise Damaged(f"unreadable member: {exc}") from None
     for member, data in files.items():

@@ -233,7 +233,7 @@ def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | No
         raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
 
     def read() -> tuple[bytes, fetch.Checked]:
-        want = fetch.Want(lambda name: name == member, member)
+        want = fetch.Want(lambda name: name == member, member, first=True)
         got = fetch.release_files(spec.dist, spec.version, want, cache, progress)
         if member not in got.files:
             raise BadInput.at(Code.OP003, spec.label, 0, f"the {got.kind} has no {member}")
@@ -248,7 +248,7 @@ def release_metadata(spec: Spec, cache: Path, progress: Progress | None = None) 
     from omni_port.sources import archives, fetch
 
     def read() -> tuple[bytes, fetch.Checked]:
-        want = fetch.Want(archives.any_metadata, "the metadata")
+        want = fetch.Want(archives.any_metadata, "the metadata", first=True)
         got = fetch.release_files(spec.dist, spec.version, want, cache, progress)
         return next(iter(got.files.values()), b""), got.checked
 
