@@ -324,3 +324,56 @@ def test_a_download_killed_outright_leaves_nothing_in_tmp_and_the_next_run_clean
     located = upstream.locate(_release("1.0.0"), ASCEND_RUNNER, cache)
     assert located.source.text == RUNNER.decode()
     assert not list(folder.glob(".*.tmp")), "the next run removed the dead run's file"
+
+
+def test_the_meter_shows_only_transfers_that_take_more_than_a_second(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omni_port.cli import output
+
+    clock = [100.0]
+    monkeypatch.setattr(output.time, "monotonic", lambda: clock[0])
+    meter = output.Meter()
+    meter("quick.whl", 0, 1_000_000)
+    clock[0] += 0.5
+    meter("quick.whl", 1_000_000, 1_000_000)
+    assert capsys.readouterr().err == "", "a transfer under a second is not shown"
+    meter("slow.whl", 0, 8_000_000)
+    clock[0] += 1.5
+    meter("slow.whl", 2_000_000, 8_000_000)
+    clock[0] += 0.01
+    meter("slow.whl", 2_100_000, 8_000_000)  # too soon to redraw
+    clock[0] += 1.0
+    meter("slow.whl", 8_000_000, 8_000_000)
+    shown = capsys.readouterr().err
+    assert shown.count("\r") == 2 and shown.endswith("8.0 MB of 8.0 MB\n")
+    assert "slow.whl: 2.0 MB of 8.0 MB" in shown and "2.1 MB" not in shown
+
+
+def test_no_meter_when_stderr_is_no_terminal_or_the_run_is_quiet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from omni_port import cli
+    from omni_port.sources.config import Config
+
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True, raising=False)
+    for quiet, shown in ((False, True), (True, False)):
+        with cli._fetching(Config(downloads="whole"), quiet):
+            assert (fetch.current().meter is not None) is shown
+            assert fetch.current().downloads is fetch.Downloads.WHOLE
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: False, raising=False)
+    with cli._fetching(Config(), False):
+        assert fetch.current().meter is None
+    assert fetch.current() == fetch.Fetching(), "the run's settings end with it"
+
+
+def test_a_damaged_member_read_by_range_is_read_again(served: Served, tmp_path: Path) -> None:
+    served.publish(_wheel_name("1.0.0"), _wheel("1.0.0"))
+    upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path)
+    kept_copy = tmp_path / f"src/vllm-ascend-1.0.0/{ASCEND_RUNNER}"
+    kept_copy.write_bytes(RUNNER[:20])
+    asked = len(served.requests)
+    again = upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path)
+    assert again.source.text == RUNNER.decode() and kept_copy.read_bytes() == RUNNER
+    assert len(served.requests) > asked, "read again from the index"
+    assert not (tmp_path / "archives").exists()
