@@ -78,7 +78,6 @@ class _Sparse(io.RawIOBase):
         #: Fetched spans, by start: (start, bytes), sorted, never overlapping.
         self._starts: list[int] = []
         self._spans: list[bytes] = []
-        self.fetched = 0
         self.add(remote.size - len(remote.tail), remote.tail)
 
     def add(self, start: int, data: bytes) -> None:
@@ -132,7 +131,6 @@ class _Sparse(io.RawIOBase):
         if data is None:
             end = min(self._size, self._position + max(wanted, LEAST))
             self.add(self._position, self.fetch(self._position, end))
-            self.fetched += end - self._position
             data = self._held(self._position, wanted) or b""
         buffer[: len(data)] = data
         self._position += len(data)
@@ -240,4 +238,3 @@ def _prefetch(sparse: _Sparse, spans: Sequence[tuple[int, int]], counter: Counte
             # Ctrl-C or a failed request: the requests not started are not made.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    sparse.fetched += total
