@@ -243,8 +243,11 @@ def test_whole_downloads_check_the_archive_and_distrust_copies_read_by_range(
     assert (tmp_path / "archives/vllm-ascend-1.0.0" / _wheel_name("1.0.0")).is_file()
     digest = (tmp_path / f"src/vllm-ascend-1.0.0/{ASCEND_RUNNER}.sha256").read_text().split()
     assert len(digest) == 1, "read again from the whole archive"
-    record = (tmp_path / "src/vllm-ascend-1.0.0" / kept.RECORD_NAME).read_text()
-    assert "read by range" not in record
+    served.ranges = False  # what follows comes from the kept whole archive
+    asked = len(served.requests)
+    with fetch.fetching(fetch.Fetching(fetch.Downloads.WHOLE)):
+        assert upstream.package_texts(_release("1.0.0"), "vllm_ascend", tmp_path) == texts
+    assert len(served.requests) == asked, "read from the kept archive"
 
 
 def test_a_whole_wheel_is_checked_against_its_record_before_its_sources_are_kept(
