@@ -7,7 +7,7 @@ on PyPI do not, and their README (the long description) states the convention in
 version (0.19.1rc1 -> 0.19.1).
 
 A vLLM wheel is about 300 MB, of which 27 MB are Python sources. Those are read from it
-(by range: about 8 MB of requests) and kept, once, in ``<cache>/src/vllm-X/`` (``gpu-delta``
+(by range: about 11 MB of requests) and kept, once, in ``<cache>/src/vllm-X/`` (``gpu-delta``
 reads vLLM's runners from there too, ``sources.kept``), checked against the wheel's own
 RECORD; a whole wheel, when one is downloaded, is deleted. Every read checks each file
 against the kept record, and a damaged copy is fetched again.
