@@ -10,6 +10,13 @@ Every figure is a whole process, start-up included, so it is what a user waits f
   hash like a release's);
 - ``omni-port check`` on unchanged inputs (its answer cached).
 
+``--cold`` measures a first run instead, with an empty cache for every run (the virtual
+environment built): the commands of ``make sync`` in a copy of this repository's workspace,
+and the next real upgrade (``upgrade vllm-omni==0.32.0rc1 --base detect --to
+vllm-ascend==0.30.0rc2``) in an empty folder holding a copy of its pyproject.toml; with the
+bytes each downloaded (counted by a tunnelling proxy on 127.0.0.1 that the runs are pointed
+at with ``HTTPS_PROXY``) and the size of the cache each left.
+
 The runs are interleaved and repeated (8 rounds by default); the machine is noisy, so the
 table gives minimums and medians and the ratio of minimums. The package's bytecode is
 compiled first, as an installed tool's is: where ``PYTHONDONTWRITEBYTECODE`` is set, a
@@ -52,7 +59,12 @@ def _timed(command: list[str], cwd: Path, before: Callable[[], None] | None = No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds")
+    parser.add_argument("--cold", action="store_true", help="first runs on an empty cache")
     args = parser.parse_args(argv)
+    if args.cold:
+        from bench import cold
+
+        return cold.main(args.rounds)
     compileall.compile_dir(ROOT / "omni_port", quiet=1)
     config = load(ROOT / "pyproject.toml")
     cache = default_cache()

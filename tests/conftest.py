@@ -9,6 +9,7 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner, Result
@@ -141,9 +142,14 @@ def local_index(
     monkeypatch.setenv("PIP_INDEX_URL", made.url)
     real = index.download
 
-    def counted(artifact: index.Artifact, folder: Path, config: index.IndexConfig) -> Path:
+    def counted(
+        artifact: index.Artifact,
+        into: BinaryIO,
+        config: index.IndexConfig,
+        meter: index.Meter | None = None,
+    ) -> None:
         made.downloads.append(artifact.filename)
-        return real(artifact, folder, config)
+        real(artifact, into, config, meter)
 
     monkeypatch.setattr(index, "download", counted)
     return made

@@ -3,6 +3,7 @@ downloaded once into the cache, checked, and read as text without building anyth
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
@@ -265,6 +266,57 @@ def test_an_archive_is_whole_only_to_its_end(tmp_path: Path) -> None:
     assert archives.is_whole(sdist)
     sdist.write_bytes(sdist.read_bytes()[:-200])
     assert not archives.is_whole(sdist)
+
+
+LONG = "pkg-1/pkg/" + "deep/" * 30 + "long_module_name.py"
+
+
+def _formatted(path: Path, form: int, long_name: str = LONG, mode: str = "w:gz") -> Path:
+    """An sdist in one of tar's formats: a long name, a directory, a link, a regular file."""
+    with tarfile.open(path, mode, format=form) as archive:
+        folder = tarfile.TarInfo("pkg-1/pkg")
+        folder.type = tarfile.DIRTYPE
+        archive.addfile(folder)
+        for name, data in (("pkg-1/pkg/a.py", b"a = 1\n"), (long_name, b"b = 2\n" * 300)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("pkg-1/pkg/l.py")
+        link.type = tarfile.SYMTYPE
+        link.linkname = "a.py"
+        archive.addfile(link)
+    return path
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param(tarfile.PAX_FORMAT, id="pax"),
+        pytest.param(tarfile.GNU_FORMAT, id="gnu"),
+        pytest.param(tarfile.USTAR_FORMAT, id="ustar"),
+    ],
+)
+def test_an_sdist_reads_alike_through_its_headers_and_through_tarfile(
+    tmp_path: Path, form: int
+) -> None:
+    # ustar has no long names: a long path goes into its 155-byte prefix field instead.
+    name = LONG if form != tarfile.USTAR_FORMAT else "pkg-1/pkg/" + "d/" * 60 + "m.py"
+    sdist = _formatted(tmp_path / "pkg-1.tar.gz", form, name)
+    read = archives.python_members(sdist, "pkg")
+    assert read == {"pkg/a.py": b"a = 1\n", name.removeprefix("pkg-1/"): b"b = 2\n" * 300}
+    assert dict(archives._tarfile_entries(sdist, archives.python_sources("pkg"))) == read
+
+
+def test_an_sdist_the_header_reader_finds_unusual_is_read_by_tarfile(tmp_path: Path) -> None:
+    bz2 = _formatted(tmp_path / "pkg-1.tar.bz2", tarfile.PAX_FORMAT, mode="w:bz2")
+    assert archives.python_members(bz2, "pkg")["pkg/a.py"] == b"a = 1\n"
+    sdist = _formatted(tmp_path / "pkg-1.tar.gz", tarfile.PAX_FORMAT)
+    raw = bytearray(gzip.decompress(sdist.read_bytes()))
+    raw[148:156] = b"0000000\0"  # the first header's checksum no longer holds
+    sdist.write_bytes(gzip.compress(bytes(raw)))
+    with pytest.raises(BadInput) as error:
+        archives.python_members(sdist, "pkg")
+    assert error.value.findings[0].code.value == "OP003", "tarfile says what is wrong"
 
 
 # --- through the command line -----------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -34,7 +33,7 @@ from omni_port.model import Chunk, ModulePatches, Origin
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, parse_piece, piece_filename
 from omni_port.patches.store import apply, plan, read_patch_set
-from omni_port.sources import textio, upstream
+from omni_port.sources import index, textio, upstream
 from omni_port.sources.upstream import Spec, SpecKind, parse_spec
 from tests.conftest import Cli, LocalIndex
 
@@ -256,15 +255,16 @@ def test_ctrl_c_exits_130_and_keeps_the_outputs(
 def test_ctrl_c_while_downloading_exits_130(
     cli: Cli, workspace: Path, releases: LocalIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(*args: object, **kwargs: object) -> None:
+    def interrupted(artifact: index.Artifact, into: BinaryIO, *args: object) -> None:
+        into.write(b"PK\x03\x04 half a wheel")  # the index's file, half copied
         raise KeyboardInterrupt
 
     assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
-    monkeypatch.setattr(shutil, "copyfile", interrupted)  # the index's file, half copied
+    monkeypatch.setattr(index, "_stream", interrupted)
     result = _run(
         cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--generated", "g"
     )
-    assert result.exit_code == 130
+    assert result.exit_code == 130, result.stderr
     assert releases.downloads == ["vllm_ascend-1.0.0-py3-none-any.whl"]
     assert not (workspace / "g").exists()
     assert not [p for p in workspace.rglob("*") if p.is_file() and "archives" in p.parts]

@@ -13,6 +13,7 @@ Exit codes (every command):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import sys
@@ -175,6 +176,13 @@ def handle_errors(command: F) -> F:
     "and base detection ranks them.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on stderr.")
+@click.option(
+    "--downloads",
+    type=click.Choice(["members", "whole"]),
+    help="What is downloaded of a release's wheel: the files read, by ranged requests, each "
+    "checked against the wheel's RECORD (members), or the whole archive, checked against "
+    "the index's sha256 as pip does (whole). Default: the configuration's, else members.",
+)
 @click.pass_context
 def main(
     ctx: click.Context,
@@ -182,6 +190,7 @@ def main(
     cache_dir: Path | None,
     upstream_repo: Path | None,
     quiet: bool,
+    downloads: str | None,
 ) -> None:
     try:
         loaded = load(config)
@@ -191,7 +200,20 @@ def main(
         ctx.exit(2)
     if upstream_repo is not None:
         loaded = replace(loaded, upstream_repo=str(upstream_repo.absolute()))
+    if downloads is not None:
+        loaded = replace(loaded, downloads=downloads)
     ctx.obj = Options(loaded, cache_dir or default_cache(), quiet)
+    ctx.with_resource(_fetching(loaded, quiet))
+
+
+def _fetching(config: Config, quiet: bool) -> contextlib.AbstractContextManager[None]:
+    """How this run fetches releases: the configured downloads, and a meter of transfers
+    on stderr when it is a terminal and the run is not quiet (as pip shows one)."""
+    from omni_port.cli.output import Meter
+    from omni_port.sources import fetch
+
+    meter = Meter() if not quiet and sys.stderr.isatty() else None
+    return fetch.fetching(fetch.Fetching(fetch.Downloads(config.downloads), meter))
 
 
 # --- options several commands share ----------------------------------------------------------

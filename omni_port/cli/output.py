@@ -6,6 +6,7 @@ stdout carries one payload: the findings, or else a diff (``--diff``) or the JSO
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -54,3 +55,38 @@ def openable(findings: Sequence[Finding]) -> list[Finding]:
     if options is None:
         return list(findings)
     return [replace(f, path=cached_member(f.path, options.cache)) for f in findings]
+
+
+class Meter:
+    """How far a download has come, on stderr, as pip shows it: only once a transfer has
+    taken a second (most take less), redrawn in place at most ten times a second, its
+    last state left on a line of its own. Installed only when stderr is a terminal and
+    the run is not quiet."""
+
+    #: Seconds a transfer runs before it is shown.
+    AFTER = 1.0
+    #: Seconds between two redraws.
+    EVERY = 0.1
+
+    def __init__(self) -> None:
+        self._started: dict[str, float] = {}
+        self._drawn = 0.0
+        self._width = 0
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        started = self._started.setdefault(what, now)
+        ended = bool(total) and done >= total
+        if ended:
+            del self._started[what]
+        if now - started < self.AFTER or (not ended and now - self._drawn < self.EVERY):
+            return
+        self._drawn = now
+        line = f"omni-port: {what}: {_megabytes(done)}"
+        line += f" of {_megabytes(total)}" if total else ""
+        click.echo("\r" + line.ljust(self._width), err=True, nl=ended)
+        self._width = 0 if ended else len(line)
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"

@@ -57,6 +57,10 @@ class Config:
     #: listed and everything else is extracted (``--lenient``); ``check`` lists them as
     #: notes. A TOML boolean.
     lenient: bool = False
+    #: What is downloaded of a wheel: ``members`` (the files read, by ranged requests,
+    #: each checked against the wheel's RECORD) or ``whole`` (the archive, checked
+    #: against the index's sha256, as pip does).
+    downloads: str = "members"
     #: Directory the configuration was read from; relative paths start here.
     root: str = "."
     #: The file the configuration was read from ("" for the defaults), for diagnostics.
@@ -106,7 +110,7 @@ _KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name not 
 #: The table omni-port reads, as a header line writes it.
 TABLE = "[tool.omni-port]"
 #: Keys with a closed set of values, and those values.
-_CHOICES = {"history": ("auto", "none")}
+_CHOICES = {"history": ("auto", "none"), "downloads": ("members", "whole")}
 #: Keys that may not be empty: each names something every run needs.
 _REQUIRED = ("source", "upstream", "patches", "generated", "upstream-class", "v2-generated")
 #: Keys whose value is a TOML boolean (every other key's is a string).

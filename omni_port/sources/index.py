@@ -6,25 +6,35 @@ when it has one, else its sdist (vllm-ascend publishes some releases as sdists o
 unearth's finder and downloader, configured as pip is (its configuration files and
 ``PIP_*`` variables, read through ``pip config list``). Downloads are checked against the
 index's hashes and retried.
+
+The HTTP side is the client unearth is built on (``httpx2``, configured by unearth as pip
+is: certificates, trusted hosts, timeout, proxies from the environment), one per
+configuration and process, so its connections are reused: a whole download streams
+through it, and so do the ranged reads of a remote wheel (``sources.ranged``).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar, cast
+
+from omni_port.pyast import memo
 
 if TYPE_CHECKING:
     import ssl
 
+    import httpx2
     import unearth
 
 #: The index pip uses when nothing else is configured.
@@ -41,6 +51,26 @@ class Unreachable(Exception):
 
 class DownloadFailed(Exception):
     """An archive could not be downloaded whole: its hash or the transfer failed each time."""
+
+
+class NoRanges(Exception):
+    """The server does not serve ranged reads of a file (it answered a ``Range`` request
+    with the whole file, or with anything but the part asked for)."""
+
+
+class _ShortRead(Exception):
+    """A ranged answer that is not the bytes asked for (retried as a failed transfer)."""
+
+
+class _HashMismatch(Exception):
+    """A downloaded archive whose hash is not the index's (retried, then DownloadFailed)."""
+
+
+class Meter(Protocol):
+    """Told how far a transfer has come: what (a file name), bytes done, bytes in all (0
+    when unknown). Called with ``done == total`` when it ends."""
+
+    def __call__(self, what: str, done: int, total: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +207,17 @@ class Artifact:
 
 
 def artifacts(dist: str, config: IndexConfig) -> list[Artifact]:
-    """Every file of every release of ``dist`` on the index, yanked ones left out.
+    """Every file of every release of ``dist`` on the index, yanked ones left out; asked
+    of the index once per run (a cold upgrade reads some thirty releases of one project).
 
     Raises Unreachable when no attempt could reach the index.
     """
-    return _retried(lambda: _listing(dist, config), _transport_errors(), Unreachable)
+    return list(_artifacts(dist, config))
+
+
+@memo.memoized
+def _artifacts(dist: str, config: IndexConfig) -> tuple[Artifact, ...]:
+    return tuple(_retried(lambda: _listing(dist, config), _transport_errors(), Unreachable))
 
 
 def _listing(dist: str, config: IndexConfig) -> list[Artifact]:
@@ -268,27 +304,114 @@ def _installable(artifact: Artifact, supported: frozenset[object]) -> bool:
     return any(tag in supported for tag in tags)
 
 
-def download(artifact: Artifact, folder: Path, config: IndexConfig) -> Path:
-    """``artifact`` downloaded into ``folder`` (a local file is copied), checked against
-    the index's hashes. Raises DownloadFailed after ``ATTEMPTS`` failed transfers or
-    mismatched hashes, Unreachable when the index could not be reached at all."""
-    from unearth import HashMismatchError, Link, UnpackError
+def download(
+    artifact: Artifact, into: BinaryIO, config: IndexConfig, meter: Meter | None = None
+) -> None:
+    """``artifact`` written into ``into`` (a file open for writing, emptied before each
+    attempt), checked against the index's hashes. Raises DownloadFailed after ``ATTEMPTS``
+    failed transfers or mismatched hashes."""
+    from httpx2 import HTTPStatusError
 
-    link = Link(artifact.url)
-    hashes: dict[str, list[str]] = {}
-    for name, digest in artifact.hashes:
-        hashes.setdefault(name, []).append(digest)
+    def attempt() -> None:
+        into.seek(0)
+        into.truncate()
+        _stream(artifact, into, config, meter)
 
-    def attempt() -> Path:
-        got = _finder(config).download(link, folder, hashes=hashes)
-        if got.parent != folder:  # a local file is handed back where it lies
-            import shutil
+    failures = (*_transport_errors(), HTTPStatusError, _HashMismatch)
+    _retried(attempt, failures, DownloadFailed)
 
-            got = Path(shutil.copyfile(got, folder / artifact.filename))
-        return got
 
-    failures = (*_transport_errors(), HashMismatchError, UnpackError, OSError)
-    return _retried(attempt, failures, DownloadFailed)
+#: Bytes read from a response at a time.
+_CHUNK = 256 * 1024
+
+
+def _stream(artifact: Artifact, into: BinaryIO, config: IndexConfig, meter: Meter | None) -> None:
+    import hashlib
+
+    hashers = {name: hashlib.new(name) for name, _ in artifact.hashes}
+    with session(config).stream("GET", artifact.url, follow_redirects=True) as response:
+        response.raise_for_status()
+        total = _number(response.headers.get("Content-Length", ""))
+        done = 0
+        for chunk in response.iter_bytes(_CHUNK):
+            into.write(chunk)
+            for hasher in hashers.values():
+                hasher.update(chunk)
+            done += len(chunk)
+            if meter is not None:
+                meter(artifact.filename, done, total)
+    if meter is not None:
+        meter(artifact.filename, done, done)
+    got = {name: hasher.hexdigest() for name, hasher in hashers.items()}
+    if hashers and not any(got[name] == digest for name, digest in artifact.hashes):
+        raise _HashMismatch(f"{artifact.filename}: hash mismatch (got {got})")
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isdigit() else 0
+
+
+# --- ranged reads -----------------------------------------------------------------------------
+
+
+def serves_ranges(artifact: Artifact) -> bool:
+    """Whether ranged reads are worth asking for: an archive on an HTTP server (a local
+    file of a ``file://`` index or find-links is read whole, at no cost)."""
+    return artifact.url.startswith(("https://", "http://"))
+
+
+def read_tail(url: str, length: int, config: IndexConfig) -> tuple[bytes, int]:
+    """The last ``length`` bytes of the file at ``url`` (all of it when it is shorter) and
+    the file's size, by one ranged request. Raises NoRanges when the server does not serve
+    ranges, DownloadFailed when every attempt failed."""
+
+    def attempt() -> tuple[bytes, int]:
+        with _ranged(url, f"bytes=-{length}", config) as response:
+            first, last, size = _content_range(response)
+            data = response.read()
+        if len(data) != last - first + 1 or last != size - 1:
+            raise _ShortRead(f"{url}: got {len(data)} bytes of the last {length}")
+        return data, size
+
+    return _retried(attempt, (*_transport_errors(), _ShortRead), DownloadFailed)
+
+
+def read_range(url: str, start: int, end: int, config: IndexConfig) -> bytes:
+    """Bytes ``start`` to ``end`` (excluded) of the file at ``url``, by one ranged request.
+    Raises NoRanges when the server answers with anything else than those bytes' range,
+    DownloadFailed when every attempt failed."""
+
+    def attempt() -> bytes:
+        with _ranged(url, f"bytes={start}-{end - 1}", config) as response:
+            first, _, _ = _content_range(response)
+            data = response.read()
+        if first != start or len(data) != end - start:
+            raise _ShortRead(
+                f"{url}: got {len(data)} bytes at {first}, not {end - start} at {start}"
+            )
+        return data
+
+    return _retried(attempt, (*_transport_errors(), _ShortRead), DownloadFailed)
+
+
+def _ranged(
+    url: str, wanted: str, config: IndexConfig
+) -> contextlib.AbstractContextManager[httpx2.Response]:
+    # identity: a compressed answer has no byte ranges of the file.
+    headers = {"Range": wanted, "Accept-Encoding": "identity"}
+    return session(config).stream("GET", url, headers=headers, follow_redirects=True)
+
+
+def _content_range(response: httpx2.Response) -> tuple[int, int, int]:
+    """(first, last, size) of a 206 answer's ``Content-Range``; NoRanges for any other
+    answer (read no further: a 200 would be the whole file)."""
+    found = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", "").strip())
+    if response.status_code != 206 or found is None:
+        raise NoRanges(f"HTTP {response.status_code} to a ranged request")
+    return int(found["first"]), int(found["last"]), int(found["size"])
+
+
+_CONTENT_RANGE = re.compile(r"bytes\s+(?P<first>[0-9]+)-(?P<last>[0-9]+)/(?P<size>[0-9]+)")
 
 
 _T = TypeVar("_T")
@@ -322,25 +445,35 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 @functools.cache
+def session(config: IndexConfig) -> httpx2.Client:
+    """The HTTP client of ``config`` (one per configuration and process, closed at exit):
+    unearth's, which reads ``file://`` URLs too and skips certificate checks for trusted
+    hosts only."""
+    import atexit
+
+    from unearth.fetchers import PyPIClient
+
+    client = PyPIClient(
+        trusted_hosts=config.trusted_hosts, verify=_verify(config), timeout=config.timeout
+    )
+    atexit.register(client.close)
+    return client
+
+
+@functools.cache
 def _finder(config: IndexConfig) -> unearth.PackageFinder:
     """A finder over every release file (one per configuration and process): wheels of
     any platform count, since only their Python sources are read, and sdists too."""
-    import atexit
-
     from unearth import PackageFinder
-    from unearth.fetchers import Fetcher, PyPIClient
+    from unearth.fetchers import Fetcher
 
     # unearth logs an index page it cannot read (an extra index without the project) as a
     # warning: pip does not either, and stderr is for our own progress.
     logging.getLogger("unearth").addHandler(logging.NullHandler())
     logging.getLogger("unearth").propagate = False
-    session = PyPIClient(
-        trusted_hosts=config.trusted_hosts, verify=_verify(config), timeout=config.timeout
-    )
-    atexit.register(session.close)
     return PackageFinder(
         # unearth's Fetcher protocol is narrower than the client it ships (its own typing).
-        session=cast("Fetcher", session),
+        session=cast("Fetcher", session(config)),
         index_urls=config.index_urls,
         find_links=config.find_links,
         trusted_hosts=config.trusted_hosts,

@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -119,6 +119,32 @@ def copy_atomic(source: Path, path: Path) -> None:
             shutil.copyfileobj(original, handle)
 
     _through_temp(path, fill)
+
+
+def write_through(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` as ``write_atomic`` does, its bytes written by ``fill`` (a download
+    streamed into the temporary file): an exception of ``fill`` leaves ``path`` untouched
+    and no temporary file behind."""
+    _through_temp(path, fill)
+
+
+@contextlib.contextmanager
+def scratch_beside(path: Path) -> Iterator[Path]:
+    """A new empty temporary file beside ``path``, removed when the block ends however it
+    ends. Named as every write's temporary file, so one a killed run leaves is removed by
+    the next write into the folder (``remove_dead_temps``); never a file in ``/tmp``."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_dead_temps(path.parent)
+        fd, tmp = _temp_beside(path)
+        os.close(fd)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
+    try:
+        yield Path(tmp)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:

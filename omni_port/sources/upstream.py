@@ -14,16 +14,16 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.sources.fetch import DIGEST_SUFFIX, Progress, version_key
 from omni_port.sources.textio import (
     SourceText,
-    copy_atomic,
     decode,
     no_special_file,
     read_source,
@@ -33,7 +33,9 @@ from omni_port.sources.textio import (
 
 if TYPE_CHECKING:
     from omni_port.pyast.syntax import Tree
-    from omni_port.sources import index
+    from omni_port.sources.fetch import Checked
+
+__all__ = ["DIGEST_SUFFIX", "Progress", "version_key"]
 
 #: Files the NPU runners live in, inside a vllm-omni distribution.
 OMNI_RUNNERS = (
@@ -63,8 +65,6 @@ OMNI_V2_RUNNERS = (
 ASCEND_V2_RUNNER = "vllm_ascend/worker/v2/model_runner.py"
 #: vLLM's Model Runner V2, inside a vllm distribution.
 VLLM_V2_RUNNER = "vllm/v1/worker/gpu/model_runner.py"
-
-Progress = Callable[[str], None]
 
 
 class SpecKind(enum.Enum):
@@ -238,21 +238,32 @@ def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = Non
 
 def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | None) -> bytes:
     """A member of a release, kept in the cache once read (reopening a wheel costs ~20 ms,
-    an sdist, read from its start, up to half a second)."""
+    an sdist, read from its start, up to half a second; a remote wheel, a request)."""
+    from omni_port.sources import fetch
     from omni_port.sources.archives import safe_member
 
     if not safe_member(member):
         raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
-    return _kept(spec, member, cache, progress, lambda archive: read_member(archive, member))
+
+    def read() -> tuple[bytes, fetch.Checked]:
+        want = fetch.Want(lambda name: name == member, member, first=True)
+        got = fetch.release_files(spec.dist, spec.version, want, cache, progress)
+        if member not in got.files:
+            raise BadInput.at(Code.OP003, spec.label, 0, f"the {got.kind} has no {member}")
+        return got.files[member], got.checked
+
+    return _kept(spec, member, cache, progress, read)
 
 
 def release_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -> str | None:
     """A release's metadata (a wheel's ``METADATA``, an sdist's ``PKG-INFO``), kept in the
     cache once read like a member; None when its archive has none."""
-    from omni_port.sources import archives
+    from omni_port.sources import archives, fetch
 
-    def read(archive: Path) -> bytes:
-        return (archives.metadata(archive) or "").encode()
+    def read() -> tuple[bytes, fetch.Checked]:
+        want = fetch.Want(archives.any_metadata, "the metadata", first=True)
+        got = fetch.release_files(spec.dist, spec.version, want, cache, progress)
+        return next(iter(got.files.values()), b""), got.checked
 
     data = _kept(spec, METADATA_NAME, cache, progress, read)
     return data.decode("utf-8", "replace") or None
@@ -263,24 +274,36 @@ METADATA_NAME = ".metadata"
 
 
 def _kept(
-    spec: Spec, name: str, cache: Path, progress: Progress | None, read: Callable[[Path], bytes]
+    spec: Spec,
+    name: str,
+    cache: Path,
+    progress: Progress | None,
+    read: Callable[[], tuple[bytes, Checked]],
 ) -> bytes:
-    """``read`` of the release's archive, kept in the cache under ``name``.
+    """``read()`` of the release, kept in the cache under ``name``.
 
     The kept copy is checked against the sha256 recorded when it was kept: a truncated or
     edited copy is read again from the archive, never blamed on upstream nor used silently.
+    One read by range is read again when the run wants whole archives.
     """
     kept = cache / "src" / f"{spec.dist}-{spec.version}" / name
     data = kept_member(kept)
     if data is not None:
         return data
     if kept.is_file() and progress is not None:
-        recorded = kept.with_name(kept.name + DIGEST_SUFFIX).is_file()
-        why = "does not match its recorded sha256" if recorded else "has no recorded sha256"
-        progress(f"the cached copy of {spec.label}/{name} {why}: reading it from the archive")
-    data = read(fetch_archive(spec.dist, spec.version, cache, progress))
-    keep_member(kept, data)
+        progress(f"the cached copy of {spec.label}/{name} {_why_again(kept)}: reading it again")
+    data, checked = read()
+    keep_member(kept, data, checked)
     return data
+
+
+def _why_again(kept: Path) -> str:
+    digest = kept.with_name(kept.name + DIGEST_SUFFIX)
+    if not digest.is_file():
+        return "has no recorded sha256"
+    if _recorded(digest) is None:
+        return "was read by range, and whole archives are asked for"
+    return "does not match its recorded sha256"
 
 
 _RELEASE_PATH = re.compile(
@@ -299,26 +322,47 @@ def cached_member(path: str, cache: Path) -> str:
     return str(kept) if kept.is_file() else path
 
 
-#: Suffix of the file recording the sha256 of a kept member or archive.
-DIGEST_SUFFIX = ".sha256"
+#: What a member's digest file adds when the member was read by range (checked against
+#: the wheel's RECORD, not against the index's hash of the whole archive).
+_BY_RANGE = "record"
 
 
 def kept_member(kept: Path) -> bytes | None:
-    """The bytes of a member kept in the cache, or None when it is missing or does not
-    match the sha256 recorded beside it (truncated, edited, or kept before digests were)."""
+    """The bytes of a member kept in the cache, or None when it is missing, does not match
+    the sha256 recorded beside it (truncated, edited, or kept before digests were), or was
+    read by range while the run wants whole archives."""
     try:
         data = kept.read_bytes()
-        recorded = kept.with_name(kept.name + DIGEST_SUFFIX).read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    recorded = _recorded(kept.with_name(kept.name + DIGEST_SUFFIX))
+    return data if recorded is not None and sha256(data) == recorded else None
+
+
+def _recorded(digest: Path) -> str | None:
+    """The sha256 a digest file records, or None when there is none this run may trust."""
+    from omni_port.sources import fetch
+
+    try:
+        words = digest.read_text(encoding="ascii").split()
     except (OSError, UnicodeDecodeError):
         return None
-    return data if sha256(data) == recorded else None
+    if not words or words[1:] not in ([], [_BY_RANGE]):
+        return None
+    if words[1:] and fetch.current().downloads is fetch.Downloads.WHOLE:
+        return None
+    return words[0]
 
 
-def keep_member(kept: Path, data: bytes) -> None:
+def keep_member(kept: Path, data: bytes, checked: Checked | None = None) -> None:
     """Keep a member in the cache with its sha256 (the digest goes last: a run killed in
-    between leaves a member without a matching digest, which is read again)."""
+    between leaves a member without a matching digest, which is read again), and how it
+    was checked when it was read."""
+    from omni_port.sources import fetch
+
+    by_range = f" {_BY_RANGE}" if checked is fetch.Checked.RECORD else ""
     write_atomic(kept, data)
-    write_atomic(kept.with_name(kept.name + DIGEST_SUFFIX), (sha256(data) + "\n").encode())
+    write_atomic(kept.with_name(kept.name + DIGEST_SUFFIX), f"{sha256(data)}{by_range}\n".encode())
 
 
 def _from_path(spec: Spec, member: str) -> Located:
@@ -357,104 +401,15 @@ def _from_installed(spec: Spec, member: str) -> Located:
 
 
 # --- release archives -----------------------------------------------------------------------
-# These helpers import tempfile and the index's HTTP client where they run: `check` on
-# cached inputs never opens an archive, and those modules are a tenth of its start-up time.
+# These helpers import the fetching modules where they run: `check` on cached inputs never
+# opens an archive, and the HTTP client is a tenth of its start-up time.
 
 
 def fetch_archive(dist: str, version: str, cache: Path, progress: Progress | None = None) -> Path:
-    """The cached archive of ``dist==version``: its wheel when it has one, else its sdist,
-    downloaded on first use from the index pip is configured for.
+    """The cached whole archive of ``dist==version`` (``sources.fetch.fetch_archive``)."""
+    from omni_port.sources import fetch
 
-    The archive is kept with the sha256 it had when it was checked against the index's
-    hash; a kept archive that no longer matches it (a truncated copy) is fetched again.
-    Concurrent runs on a cold cache each copy through a temporary file of their own.
-    Raises BadInput (OP003) when the release cannot be had, naming the nearest releases
-    when it does not exist.
-    """
-    from omni_port.sources import index
-
-    label = f"{dist}=={version}"
-    folder = cache / "archives" / f"{dist}-{version}"
-    # Temporary files of a run killed mid-copy start with a dot; digests are no archives.
-    candidates = sorted(p for p in folder.glob("[!.]*") if not p.name.endswith(DIGEST_SUFFIX))
-    kept = next((p for p in candidates if _intact(p)), None)
-    if kept is not None:
-        return kept
-    config = index.pip_config()
-    try:
-        found = index.artifacts(dist, config)
-    except index.Unreachable as failure:
-        raise BadInput.at(Code.OP003, label, 0, _unreachable(label, str(failure))) from None
-    chosen = index.best(found, version)
-    if chosen is None:
-        raise BadInput.at(Code.OP003, label, 0, _missing(dist, version, found))
-    if progress is not None:
-        again = " again (the cached archive is damaged)" if candidates else ""
-        progress(f"downloading {chosen.filename} from the package index{again}")
-    return _download(chosen, folder, config)
-
-
-def _download(chosen: index.Artifact, folder: Path, config: index.IndexConfig) -> Path:
-    """``chosen`` downloaded, checked, and kept in ``folder`` with its sha256 (last)."""
-    import tempfile
-
-    from omni_port.sources import archives, index
-
-    label = f"{chosen.dist}=={chosen.version}"
-    with tempfile.TemporaryDirectory(prefix="omni-port-") as tmp:
-        try:
-            got = index.download(chosen, Path(tmp), config)
-        except (index.DownloadFailed, index.Unreachable) as failure:
-            message = f"{chosen.filename} could not be downloaded after {index.ATTEMPTS} attempts"
-            raise BadInput.at(Code.OP003, label, 0, f"{message}: {failure}") from None
-        # Without the index's hash, reading the archive to its end is the check.
-        if not chosen.hashes and not archives.is_whole(got):
-            message = f"{chosen.filename} from the package index is damaged (truncated?)"
-            raise BadInput.at(Code.OP003, label, 0, message)
-        final = folder / chosen.filename
-        copy_atomic(got, final)
-        digest = _file_sha256(final)
-    write_atomic(final.with_name(final.name + DIGEST_SUFFIX), (digest + "\n").encode())
-    return final
-
-
-def _intact(archive: Path) -> bool:
-    """Whether a kept archive still has the sha256 recorded when it was kept."""
-    try:
-        recorded = archive.with_name(archive.name + DIGEST_SUFFIX).read_text(encoding="ascii")
-        return archive.is_file() and _file_sha256(archive) == recorded.strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _unreachable(label: str, reason: str) -> str:
-    return (
-        f"the package index could not be reached to fetch {label} (offline, or a proxy or "
-        f"index setting of pip: {reason}); check the network, or pass a source path instead"
-    )
-
-
-def _missing(dist: str, version: str, found: Sequence[index.Artifact]) -> str:
-    """Why no archive of ``dist==version`` was found, with the nearest releases."""
-    from omni_port.sources import index
-
-    released = index.releases(found)
-    if not released:
-        return (
-            f"the package index lists no release of {dist} at all: it has no such project "
-            "(check the name), or its index pages could not be read; or pass a source path"
-        )
-    wheels = {a.version for a in found if a.wheel}
-    kinds = {v: "wheel" if v in wheels else "sdist" for v in released}
-    nearest = ", ".join(f"{dist}=={v} ({kinds[v]})" for v in _nearest(version, released))
-    return f"{dist}=={version} does not exist on the package index; nearest releases: {nearest}"
+    return fetch.fetch_archive(dist, version, cache, progress)
 
 
 def release_versions(dist: str) -> list[str]:
@@ -471,40 +426,17 @@ def dated_releases(dist: str) -> dict[str, str]:
 
     Raises BadInput (OP003) when the index cannot be reached or lists none.
     """
-    from omni_port.sources import index
+    from omni_port.sources import fetch, index
 
     try:
         found = index.artifacts(dist, index.pip_config())
     except index.Unreachable as failure:
-        raise BadInput.at(Code.OP003, dist, 0, _unreachable(dist, str(failure))) from None
+        raise BadInput.at(Code.OP003, dist, 0, fetch.unreachable(dist, str(failure))) from None
     versions = index.releases(found)
     if not versions:
-        raise BadInput.at(Code.OP003, dist, 0, _missing(dist, "0", found))
+        raise BadInput.at(Code.OP003, dist, 0, fetch.missing(dist, "0", found))
     dates = index.release_dates(found)
     return {version: dates.get(version, "") for version in versions}
-
-
-def version_key(text: str) -> tuple[tuple[int, ...], int, int, int]:
-    """A sort key: release numbers, then a < b < rc < final (each by its number), then post."""
-    match = re.match(r"^([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?", text)
-    if not match:
-        return ((), 0, 0, 0)
-    release = tuple(int(p) for p in match.group(1).split("."))
-    pre = {"a": -3, "b": -2, "rc": -1}.get(match.group(2) or "", 0)
-    number = int(match.group(3) or 0)
-    post = int(match.group(4) or 0)
-    return (release, pre, number, post)
-
-
-def _nearest(version: str, versions: Sequence[str]) -> list[str]:
-    """The highest release below ``version`` and the lowest above it (those that exist)."""
-    key = version_key(version)
-    below = [v for v in versions if version_key(v) < key]
-    above = [v for v in versions if version_key(v) > key]
-    return [
-        *([max(below, key=version_key)] if below else []),
-        *([min(above, key=version_key)] if above else []),
-    ]
 
 
 def read_member(archive: Path, member: str) -> bytes:
@@ -574,14 +506,15 @@ def package_texts(
 ) -> dict[str, str] | None:
     """Every ``.py`` file of ``package`` by member path, as text; None when unavailable.
 
-    A release comes from its cached archive (wheel or sdist), an installed package from its
-    directory (found, never imported), a path from the tree below it. A path to a single
-    file has no package.
+    A release's are kept in the cache once read from its archive (``sources.kept``), an
+    installed package's read from its directory (found, never imported), a path's from the
+    tree below it. A path to a single file has no package.
     """
     if spec.kind is SpecKind.PYPI:
-        archive = fetch_archive(spec.dist, spec.version, cache, progress)
-        members = python_members(archive, package)
-        return {name: data.decode("utf-8", "replace") for name, data in members.items()}
+        from omni_port.sources import kept
+
+        files = kept.package_sources(spec.dist, spec.version, package, cache, progress)
+        return {name: data.decode("utf-8", "replace") for name, data in files.items()}
     if spec.kind is SpecKind.INSTALLED:
         found = importlib.util.find_spec(package)
         locations = list(found.submodule_search_locations or []) if found else []

@@ -6,38 +6,34 @@ on PyPI do not, and their README (the long description) states the convention in
 "vLLM (the same version as vllm-ascend)", i.e. the release part of vllm-ascend's own
 version (0.19.1rc1 -> 0.19.1).
 
-A vLLM wheel is about 300 MB, of which 27 MB are Python sources. Those are kept, once, in
-``<cache>/src/vllm-X/`` (``gpu-delta`` reads vLLM's runners from there too), with a record of
-their sha256 copied from the wheel's own RECORD; the wheel is deleted. Every read checks
-each file against that record, and a damaged copy is fetched again.
+A vLLM wheel is about 300 MB, of which 27 MB are Python sources. Those are read from it
+(by range: about 11 MB of requests) and kept, once, in ``<cache>/src/vllm-X/`` (``gpu-delta``
+reads vLLM's runners from there too, ``sources.kept``), checked against the wheel's own
+RECORD; a whole wheel, when one is downloaded, is deleted. Every read checks each file
+against the kept record, and a damaged copy is fetched again.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from email.parser import HeaderParser
-from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.sources.textio import write_atomic
+from omni_port.sources import kept
+from omni_port.sources.kept import RECORD_NAME
 from omni_port.sources.upstream import (
     Progress,
     Spec,
     SpecKind,
-    fetch_archive,
     package_texts,
     parse_spec,
     release_metadata,
 )
 
-#: The record of the kept sources, written last: without it the folder is incomplete.
-RECORD_NAME = "python-sources.record"
+__all__ = ["RECORD_NAME"]
 #: What the vllm-ascend README says about the vLLM release it runs on.
 _SAME_VERSION = re.compile(r"vLLM\s*\(\s*the\s+same\s+version\s+as\s+vllm[-_]ascend\s*\)", re.I)
 _RELEASE = re.compile(r"^\d+(\.\d+)*")
@@ -112,21 +108,18 @@ def ascend_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -
 # --- the kept sources -----------------------------------------------------------------------
 
 
-class _Damaged(Exception):
-    """A kept source file is missing or differs from its record."""
-
-
 def release_texts(
     version: str, cache: Path, progress: Progress | None = None, package: str = "vllm"
 ) -> dict[str, str]:
     """Every ``.py`` file of vLLM ``version`` by member path, as text.
 
-    Read from the kept sources when they are complete and intact; otherwise the wheel is
-    downloaded (or taken from ``<cache>/archives``), its Python sources are kept, checked
-    against the wheel's RECORD, and the wheel is dropped. Raises BadInput (OP003) when
-    the release cannot be had.
+    Read from the kept sources when they are complete and intact; otherwise they are read
+    from the wheel (by range, or from the whole wheel, which is then dropped unless the
+    cache already held it), checked against the wheel's RECORD, and kept. Raises BadInput
+    (OP003) when the release cannot be had.
     """
-    return _from_kept(version, cache, progress, package, _read_kept)
+    files = kept.package_sources("vllm", version, package, cache, progress)
+    return {name: data.decode("utf-8", "replace") for name, data in files.items()}
 
 
 def release_member(
@@ -136,141 +129,12 @@ def release_member(
     sources that ``release_texts`` keeps, checked against their record; the release is
     fetched as there when they are missing or damaged. Raises BadInput (OP003) when the
     release cannot be had or has no such file."""
-    data = _from_kept(version, cache, progress, "vllm", lambda f: _kept_member(f, member))
+    folder = cache / "src" / f"vllm-{version}"
+    fetch_again = kept.Refetch("vllm", version, cache, progress)
+    data = kept.from_kept(folder, "vllm", fetch_again, lambda f, _: kept.kept_file(f, member))
     if data is None:
         raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"the release has no {member}")
     return data
-
-
-_T = TypeVar("_T")
-
-
-def _from_kept(
-    version: str,
-    cache: Path,
-    progress: Progress | None,
-    package: str,
-    read: Callable[[Path], _T],
-) -> _T:
-    """``read`` of the kept sources of ``version``; kept anew first when they are missing
-    or damaged (``read`` raises ``_Damaged``)."""
-    folder = cache / "src" / f"vllm-{version}"
-    try:
-        return read(folder)
-    except _Damaged as damage:
-        if progress is not None and (folder / RECORD_NAME).is_file():
-            progress(f"kept sources of vllm=={version} are damaged ({damage}); fetching again")
-    _keep_sources(version, folder, cache, progress, package)
-    try:
-        return read(folder)
-    except _Damaged as damage:  # pragma: no cover - only a concurrent writer gets here
-        raise BadInput.at(Code.OP003, f"vllm=={version}", 0, f"kept sources: {damage}") from None
-
-
-def _record_lines(folder: Path) -> list[str]:
-    try:
-        return (folder / RECORD_NAME).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        raise _Damaged("no record") from None
-
-
-def _kept_member(folder: Path, member: str) -> bytes | None:
-    """``member`` of the kept sources in ``folder``, checked; None when the record lacks it."""
-    for line in _record_lines(folder):
-        name, digest, size = _record_row(line)
-        if name == member:
-            return _checked(folder, name, digest, size)
-    return None
-
-
-def _checked(folder: Path, member: str, digest: str, size: int) -> bytes:
-    try:
-        data = (folder / member).read_bytes()
-    except OSError:
-        raise _Damaged(f"{member} is missing") from None
-    if len(data) != size or _digest(data) != digest:
-        raise _Damaged(f"{member} differs from its record")
-    return data
-
-
-def _read_kept(folder: Path) -> dict[str, str]:
-    texts: dict[str, str] = {}
-    for line in _record_lines(folder):
-        member, digest, size = _record_row(line)
-        texts[member] = _checked(folder, member, digest, size).decode("utf-8", "replace")
-    return texts
-
-
-def _record_row(line: str) -> tuple[str, str, int]:
-    parts = line.rsplit(",", 2)
-    if len(parts) != 3 or not parts[1].startswith("sha256=") or not parts[2].isdigit():
-        raise _Damaged(f"unreadable record line {line!r}")
-    member = parts[0]
-    if not _safe(member):
-        raise _Damaged(f"unsafe member name {member!r}")
-    return member, parts[1].removeprefix("sha256="), int(parts[2])
-
-
-def _digest(data: bytes) -> str:
-    """The RECORD form of a sha256: urlsafe base64 without padding (PEP 376)."""
-    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def _safe(member: str) -> bool:
-    pure = PurePosixPath(member)
-    return not (pure.is_absolute() or ".." in pure.parts or "\\" in member or not member)
-
-
-def _keep_sources(
-    version: str, folder: Path, cache: Path, progress: Progress | None, package: str
-) -> None:
-    """Keep the wheel's Python sources in ``folder``, the record last; drop the wheel."""
-    import tempfile
-
-    cached = cache / "archives" / f"vllm-{version}"
-    if cached.is_dir() and any(cached.glob("*.whl")):
-        _extract(fetch_archive("vllm", version, cache, progress), folder, package)
-        return
-    with tempfile.TemporaryDirectory(prefix="omni-port-vllm-") as tmp:
-        wheel = fetch_archive("vllm", version, Path(tmp), progress)
-        if progress is not None:
-            progress(f"keeping the Python sources of vllm=={version}, dropping the wheel")
-        _extract(wheel, folder, package)
-
-
-def _extract(wheel: Path, folder: Path, package: str) -> None:
-    import zipfile
-
-    label = wheel.name
-    if not zipfile.is_zipfile(wheel):
-        message = "not a wheel: vLLM's sources are read from a wheel, checked against its RECORD"
-        raise BadInput.at(Code.OP003, label, 0, message)
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        record_name = next((n for n in names if re.fullmatch(r"[^/]+\.dist-info/RECORD", n)), "")
-        if not record_name:
-            raise BadInput.at(Code.OP003, label, 0, "the wheel has no RECORD")
-        record = archive.read(record_name).decode("utf-8", "replace")
-        kept: list[str] = []
-        for line in record.splitlines():
-            parts = line.rsplit(",", 2)
-            member = parts[0]
-            if not (member.startswith(package + "/") and member.endswith(".py")):
-                continue
-            if len(parts) != 3 or not _safe(member):
-                raise BadInput.at(Code.OP003, label, 0, f"unreadable RECORD line {line!r}")
-            data = archive.read(member)
-            if f"sha256={_digest(data)}" != parts[1] or str(len(data)) != parts[2]:
-                raise BadInput.at(Code.OP003, label, 0, f"{member} does not match its RECORD")
-            # No fsync per file (two thousand of them): the record, written atomically last,
-            # is the commit point, and every read checks each file against it.
-            target = folder / member
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            kept.append(line)
-    if not kept:
-        raise BadInput.at(Code.OP003, label, 0, f"the wheel holds no {package}/*.py")
-    write_atomic(folder / RECORD_NAME, "".join(f"{line}\n" for line in kept).encode())
 
 
 # --- what verification reads ----------------------------------------------------------------
