@@ -49,8 +49,9 @@ MODULES = _modules()
 
 
 def _imports(name: str, path: Path) -> Iterator[str]:
-    """The omni_port modules ``name`` imports (a package for ``from package import name``
-    only when ``name`` is not itself a module)."""
+    """The omni_port modules ``name`` imports: a package for ``from package import name``
+    only when ``name`` is not itself a module, and a module's own parent package too (its
+    ``__init__`` may import the module back, as ``cli/__init__.py`` did ``cli/output.py``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         targets: list[str] = []
@@ -61,11 +62,12 @@ def _imports(name: str, path: Path) -> Iterator[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            modules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+            targets = modules + ([base] if len(modules) < len(node.names) else [])
         for target in targets:
             while target and target not in MODULES:
                 target = target.rpartition(".")[0]
-            if target and target != name and not name.startswith(target + "."):
+            if target and target != name:
                 yield target
 
 
@@ -122,10 +124,13 @@ def test_no_import_cycle() -> None:
 
 
 def test_the_checker_sees_a_cycle(tmp_path: Path) -> None:
-    """The reader above would find a function-level import (the kind that hid a cycle)."""
+    """The reader above would find a function-level import (the kind that hid a cycle),
+    and an import of the module's own package (``cli/output.py`` -> ``omni_port.cli``)."""
     path = tmp_path / "m.py"
     path.write_text("def f():\n    from omni_port.pyast import cstwalk\n", encoding="utf-8")
     assert list(_imports("omni_port.pyast.syntax", path)) == ["omni_port.pyast.cstwalk"]
+    path.write_text("def f():\n    from omni_port.cli import Options\n", encoding="utf-8")
+    assert list(_imports("omni_port.cli.output", path)) == ["omni_port.cli"]
 
 
 # --- the placement engine ---------------------------------------------------------------------

@@ -18,21 +18,20 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from omni_port import __version__, report
+from omni_port.cli.options import Options as Options  # every command's ctx.obj
 from omni_port.errors import BadInput
 from omni_port.model import Finding, Report, Severity
 from omni_port.pyast import memo
 from omni_port.sources.config import Config, load
-from omni_port.sources.upstream import Progress, default_cache
+from omni_port.sources.upstream import default_cache
 
-if TYPE_CHECKING:
-    from omni_port.api import Settings
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Commands by name, loaded on first use: a command pays only for the stages it runs,
@@ -91,27 +90,6 @@ class LazyGroup(click.Group):
         module, _, attribute = target.partition(":")
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """Global options, shared by every command through ``ctx.obj``."""
-
-    config: Config
-    cache: Path
-    quiet: bool
-
-    def progress(self) -> Progress | None:
-        if self.quiet:
-            return None
-        return lambda message: click.echo(f"omni-port: {message}", err=True)
-
-    @property
-    def settings(self) -> Settings:
-        """What the API's loaders need: configuration, cache and progress."""
-        from omni_port.api import Settings  # the API loads with the commands that use it
-
-        return Settings(self.config, self.cache, self.progress())
 
 
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from omni_port import report
+from omni_port.cli.options import Options
 from omni_port.model import Finding, Report
 from omni_port.sources.textio import write_atomic
 from omni_port.sources.upstream import cached_member
@@ -48,8 +49,6 @@ def openable(findings: Sequence[Finding]) -> list[Finding]:
     """Findings a person reads (text, GitHub annotations) name files they can open: a
     release's file is shown as its copy in the cache. JSON keeps the release's name,
     the same on every machine."""
-    from omni_port.cli import Options  # the group's object, set before any command runs
-
     context = click.get_current_context(silent=True)
     options = context.find_object(Options) if context is not None else None
     if options is None:
