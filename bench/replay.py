@@ -109,7 +109,7 @@ def run_omni_port(
     patches = _extract(history, step.old, base, implicit)
     started = time.perf_counter()
     target = upstream_of(history, step.new_base, step.old_base if use_history else "")
-    locations = api.catalog_locations(patches, catalog)
+    locations = api.inputs.catalog_locations(patches, catalog)
     result = api.sync_patches(
         patches, target, command="bench", tool="bench", locations=locations
     ).result

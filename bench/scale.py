@@ -24,6 +24,7 @@ from typing import TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from omni_port import api
+from omni_port.api.run import SyncResult
 from omni_port.model import ModulePatches, PatchSet, Status
 from omni_port.pyast.parser import parse
 
@@ -182,7 +183,7 @@ class Figures:
 
 def _stages(
     data: Synthetic,
-) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], api.SyncResult]]:
+) -> tuple[Callable[[], ModulePatches], Callable[[ModulePatches], SyncResult]]:
     """extract (the omni module parsed inside) and sync, on upstream trees parsed once."""
     base = api.parse_upstream(data.base, "base.py")
     upstream = api.parse_upstream(data.v2, "v2.py", "fakeacc.runner_v1")
@@ -190,7 +191,7 @@ def _stages(
     def run_extract() -> ModulePatches:
         return api.extract_text(data.omni, "omni.py", base).module
 
-    def run_sync(module: ModulePatches) -> api.SyncResult:
+    def run_sync(module: ModulePatches) -> SyncResult:
         command = "python bench/scale.py"
         return api.sync_patches(PatchSet((module,)), upstream, command, tool="bench").result
 

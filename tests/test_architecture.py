@@ -238,3 +238,12 @@ def test_the_command_line_and_the_benchmarks_reach_the_engine_through_the_api() 
         for name, targets in reached.items()
     }
     assert not {name: t for name, t in wrong.items() if t}, wrong
+
+
+def test_the_api_exports_what_a_user_calls() -> None:
+    """``omni_port.api`` names the stages, the workflows and their records, at most 25 of
+    them; the plumbing the command line shares with them stays in the submodules."""
+    import omni_port.api as api
+
+    assert len(api.__all__) <= 25, sorted(api.__all__)
+    assert all(hasattr(api, name) for name in api.__all__)

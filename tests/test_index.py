@@ -369,7 +369,7 @@ def test_a_vllm_mismatch_between_omni_and_ascend_is_noted_once(
     from omni_port import api
 
     settings = api.Settings(cache=tmp_path / "cache")
-    notes = api.vllm_pairing_notes(omni, "vllm-ascend==2.0.0rc1", settings)
+    notes = api.inputs.vllm_pairing_notes(omni, "vllm-ascend==2.0.0rc1", settings)
     assert [n.code.value for n in notes] == (["OP511"] if noted else [])
     if noted:
         assert "vLLM 3.1" in notes[0].message and "vLLM 2.0.0" in notes[0].message

@@ -41,6 +41,7 @@ from omni_port.pyast.syntax import reindent
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release
 from omni_port.sync import splice
+from omni_port.sync.pipeline import SyncResult
 
 #: `make test` (and CI) replays the same examples every run, so main stays green on what
 #: was checked; `make fuzz` (OMNI_PORT_FUZZ=1) draws new ones to find what is left.
@@ -684,7 +685,7 @@ def run_extract(example: Example) -> ModulePatches:
 
 def run_sync(
     module: ModulePatches, upstream_text: str, history: tuple[Release, ...] = ()
-) -> api.SyncResult:
+) -> SyncResult:
     upstream = api.parse_upstream(upstream_text, "u.py", "pkg.mod")
     if history:
         upstream = replace(upstream, history=history)
@@ -716,7 +717,7 @@ class Checked:
     text: str
 
 
-def check_reported(example: Example, module: ModulePatches, result: api.SyncResult) -> Checked:
+def check_reported(example: Example, module: ModulePatches, result: SyncResult) -> Checked:
     """Every block is placed (its code verbatim) or a commented conflict; the output compiles."""
     text = decode(result.files["omni.py"], "omni.py").text
     compile(text, "omni.py", "exec", dont_inherit=True)
@@ -836,7 +837,7 @@ def visible(new: Layout, key: SuiteKey, ident: int | None, step: int, gone: set[
     return body[at] if 0 <= at < len(body) else None
 
 
-def run_pipeline(example: Example) -> tuple[ModulePatches, api.SyncResult, Checked]:
+def run_pipeline(example: Example) -> tuple[ModulePatches, SyncResult, Checked]:
     module = run_extract(example)
     assert reparsed(module) == module, "patch files do not round-trip"
     history: tuple[Release, ...] = ()

@@ -21,7 +21,7 @@ from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import Tree, find_member
 from omni_port.sources.textio import SourceText, decode
-from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
+from omni_port.sources.upstream import OMNI_RUNNERS, Located, Spec, SpecKind, locate
 from omni_port.sync import splice
 from tests.conftest import Cli
 
@@ -140,7 +140,7 @@ def test_identity_sync_reproduces_the_copied_methods(cache_dir: Path, tmp_path: 
     """
     base = api.load_upstream("vllm-ascend==0.19.1rc1", api.Settings(cache=cache_dir))
     sources = {Path(m).name: _runner(cache_dir, "0.24.0", m) for m in OMNI_RUNNERS}
-    located = [api.Located(s.path, n, s) for n, s in sources.items()]
+    located = [Located(s.path, n, s) for n, s in sources.items()]
     patches, _ = api.extract(located, base, api.ExtractOptions())
     result = api.sync_patches(patches, base).result
     assert not [f for f in result.findings if f.severity.value == "error"]
@@ -376,7 +376,7 @@ def test_the_default_inputs_run_on_one_vllm(cache_dir: Path) -> None:
 
     config = load(ROOT / "pyproject.toml")
     settings = api.Settings(config, cache_dir)
-    assert api.vllm_pairing_notes(config.source, config.upstream, settings) == []
+    assert api.inputs.vllm_pairing_notes(config.source, config.upstream, settings) == []
     located = api.load_runners([config.source], settings)
     candidates = ("0.25.1rc1", "0.26.0rc1", "0.27.1rc1", "0.30.0rc2")
     ranked = api.rank_bases(located, settings, candidates).ranked

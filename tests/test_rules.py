@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
-from omni_port.api import SyncResult, resolution
+from omni_port.api import resolution
 from omni_port.api.inputs import with_members
 from omni_port.model import PatchSet, Rule, Status
 from omni_port.patches import edits
@@ -41,6 +41,7 @@ from omni_port.patches.patchfile import render_patch_set
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Release
 from omni_port.sync import pipeline
+from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA, check_file

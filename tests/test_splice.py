@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
-from omni_port.api import SyncResult
 from omni_port.model import Block, Code, PatchSet, Status
 from omni_port.sources.textio import decode
 from omni_port.sync.imports import _line_after_edits
+from omni_port.sync.pipeline import SyncResult
 from tests.golden import DATA, cases, check_file
 
 CASES = DATA / "splice"

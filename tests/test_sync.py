@@ -9,6 +9,7 @@ from pathlib import Path
 from omni_port import api
 from omni_port.model import Block, PatchSet
 from omni_port.sources.textio import SourceText, decode, read_source
+from omni_port.sync.pipeline import SyncResult
 from tests.golden import DATA
 
 BASE = DATA / "upstream/v1/model_runner_v1.py"
@@ -25,7 +26,7 @@ def _extract(sources: dict[str, SourceText]) -> PatchSet:
     return PatchSet(modules)
 
 
-def _sync(patches: PatchSet, upstream: api.Upstream) -> api.SyncResult:
+def _sync(patches: PatchSet, upstream: api.Upstream) -> SyncResult:
     return api.sync_patches(patches, upstream, tool="omni-port test").result
 
 

@@ -16,6 +16,7 @@ import pytest
 from omni_port import api
 from omni_port.model import Finding, PatchSet, Placement, Rule, Severity, Status
 from omni_port.sources.textio import decode, read_source
+from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
 from tests.golden import DATA
 
@@ -1150,14 +1151,14 @@ def _patches() -> PatchSet:
     return PatchSet(tuple(api.extract_text(s, n, base).module for n, s in sources.items()))
 
 
-def _generate(patches: PatchSet, upstream_text: str) -> api.SyncResult:
+def _generate(patches: PatchSet, upstream_text: str) -> SyncResult:
     upstream = api.parse_upstream(upstream_text, "v", UPSTREAM_MODULE)
     return api.sync_patches(patches, upstream, tool="omni-port test").result
 
 
 def _verify_generated(
     patches: PatchSet,
-    result: api.SyncResult,
+    result: SyncResult,
     upstream_text: str,
     sources: checks.PackageSources | None = None,
 ) -> tuple[dict[str, str], list[Finding]]:

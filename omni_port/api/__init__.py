@@ -6,8 +6,7 @@ rebuilds the pipeline by hand. Text in, values out:
 - ``parse_upstream(text)`` -> ``Upstream``: an upstream module given as text;
 - ``extract_text(text, base=...)`` -> ``Extraction``: one runner module's pieces;
 - ``sync_patches(patches, upstream)`` -> ``Synced``: the generated modules and their lock;
-- ``port_text(runner, base, upstream)`` -> ``Ported``: extract then sync, one module;
-- ``verify_files(files, placements, patches, context)`` -> findings.
+- ``port_text(runner, base, upstream)`` -> ``Ported``: extract then sync, one module.
 
 Specs and paths (read inputs, download releases into the cache; they never write):
 
@@ -16,7 +15,12 @@ Specs and paths (read inputs, download releases into the cache; they never write
 - ``extract(sources, base, options)`` -> ``(PatchSet, findings)``;
 - ``sync(patches_dir, upstream, transplants=...)`` -> ``Synced``;
 - ``verify(generated_dir, patches_dir, settings)`` -> ``Verified``;
-- ``check(inputs, settings)`` -> findings.
+- ``check(inputs, settings)`` -> findings;
+- ``sync_workspace(request, settings)``, ``upgrade(request, settings)``,
+  ``rank_bases(runners, settings)``: the workflows of ``sync``, ``upgrade`` and ``bases``.
+
+These names are what a user calls (``__all__``); the plumbing the command line shares
+with them lives in the submodules (``api.inputs``, ``api.workflows``, ``api.run``).
 
 Writing the results (atomically) is the caller's business: ``omni_port.sources.textio``.
 """
@@ -32,24 +36,15 @@ from omni_port.api import v2
 from omni_port.api.check import check
 from omni_port.api.inputs import (
     Settings,
-    carry_edits,
     catalog_locations,
-    default_vllm_specs,
     extract_all,
     load_runners,
     load_upstream,
-    load_vllm_bases,
     patches_source,
-    previous_outputs,
     read_bytes_or_none,
     read_lock,
     read_patches,
-    recorded_sources,
-    reviewed_markers,
     verification_context,
-    vllm_pairing_notes,
-    with_history,
-    with_unread_modules,
 )
 from omni_port.api.run import (
     SYNC_COMMAND,
@@ -59,20 +54,13 @@ from omni_port.api.run import (
     verify_files,
 )
 from omni_port.api.workflows import (
-    Loaded,
     SyncRequest,
-    Upgraded,
     UpgradeRequest,
-    WorkspaceSync,
-    best_base,
-    load_workspace,
     rank_bases,
-    sync_loaded,
     sync_workspace,
     upgrade,
 )
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
-from omni_port.gpu.transplant import Merged
 from omni_port.model import Finding, PatchSet, Placement
 from omni_port.patches import lockfile
 from omni_port.pyast import memo
@@ -81,59 +69,33 @@ from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import SourceText, decode, sha256
 from omni_port.sources.upstream import ASCEND_MODULE, Located, Upstream
 from omni_port.sources.workspace import CheckInputs
-from omni_port.sync.pipeline import GENERATED, SyncResult
 
 __all__ = [
-    "GENERATED",
     "CheckInputs",
     "ExtractOptions",
     "Extraction",
-    "Loaded",
-    "Located",
-    "Merged",
     "Ported",
     "Settings",
     "SyncRequest",
-    "SyncResult",
     "Synced",
     "UpgradeRequest",
-    "Upgraded",
     "Upstream",
     "Verified",
-    "WorkspaceSync",
-    "best_base",
-    "carry_edits",
-    "catalog_locations",
     "check",
-    "default_vllm_specs",
     "extract",
     "extract_text",
     "load_runners",
     "load_upstream",
-    "load_vllm_bases",
-    "load_workspace",
-    "parse_source",
     "parse_upstream",
-    "patches_source",
     "port_text",
-    "previous_outputs",
     "rank_bases",
     "read_lock",
     "read_patches",
-    "recorded_sources",
-    "reviewed_markers",
     "sync",
-    "sync_loaded",
     "sync_patches",
     "sync_workspace",
     "upgrade",
-    "v2",
-    "verification_context",
     "verify",
-    "verify_files",
-    "vllm_pairing_notes",
-    "with_history",
-    "with_unread_modules",
 ]
 
 # --- text in, values out ---------------------------------------------------------------------

@@ -16,8 +16,9 @@ from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.pyast import memo
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import Upstream
+from omni_port.sync.pipeline import GENERATED as GENERATED  # the marker generated files carry
 from omni_port.sync.pipeline import Options as SyncOptions
-from omni_port.sync.pipeline import SyncResult
+from omni_port.sync.pipeline import SyncResult as SyncResult  # what a sync gives
 from omni_port.sync.pipeline import sync as sync_patch_set
 from omni_port.verify import checks
 from omni_port.verify.conflicts import conflict_findings

@@ -30,7 +30,7 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
     located = api.load_runners(sources or (options.config.source,), options.settings)
     wanted = [c.strip() for c in candidates.split(",")] if candidates else []
     bases = api.rank_bases(located, options.settings, wanted)
-    best = api.best_base(bases.ranked, located, options.config)
+    best = api.workflows.best_base(bases.ranked, located, options.config)
     for score in bases.ranked:
         on = f"\t{score.lineage}" if score.lineage else ""
         click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}{on}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from omni_port import TOOL, api
+from omni_port import TOOL
+from omni_port.api.run import GENERATED
 from omni_port.catalog import describe, markdown
 from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
 from omni_port.cli.files import write_files
@@ -22,7 +23,7 @@ def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
     """The catalog of a patch set, with a notice naming how it is made (``patches_dir`` as
     recorded: relative to the repository root)."""
     notice = (
-        f"<!-- This catalog is {api.GENERATED} by {TOOL} from {patches_dir}/; "
+        f"<!-- This catalog is {GENERATED} by {TOOL} from {patches_dir}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
     return markdown.render(describe.entries(patch_set), preamble=notice)

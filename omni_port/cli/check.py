@@ -74,7 +74,7 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
         tuple(locate_runners(gpu, options.cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
     )
     if gpu and not vllm:
-        from omni_port.api import default_vllm_specs
+        from omni_port.api.inputs import default_vllm_specs
 
         vllm = tuple(default_vllm_specs([gpu]))
     catalog_path = flags.catalog_path

@@ -91,15 +91,15 @@ def extract_command(
     )
     patch_set, extracted = api.extract(located, base_module, ext_options)
     # `lenient = true` in the configuration is a reviewed decision: its markers are notes.
-    findings = extracted if lenient else api.reviewed_markers(extracted, config)
-    patch_set = api.recorded_sources(patch_set, located, base_module, config)
+    findings = extracted if lenient else api.inputs.reviewed_markers(extracted, config)
+    patch_set = api.inputs.recorded_sources(patch_set, located, base_module, config)
     directory = patches_dir or config.path(config.patches)
-    patch_set = api.carry_edits(patch_set, directory, discard=discard_decisions)
+    patch_set = api.inputs.carry_edits(patch_set, directory, discard=discard_decisions)
     # Runners named on the command line: the other modules' patches stay as they are (the
     # configured source, the default, is the whole workspace).
     kept: tuple[str, ...] = ()
     if sources:
-        patch_set, kept = api.with_unread_modules(patch_set, directory)
+        patch_set, kept = api.inputs.with_unread_modules(patch_set, directory)
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
     stale = existing(directory, "*/*.patch")
     changes, would = write_files(directory, files, stale, check, diff)

@@ -103,8 +103,8 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     texts = flags.sources or (options.config.source,)
     located = _gpu_runners(texts, options)
     allowed = _allow_list(flags.allow_path) if flags.allow_path is not None else ()
-    specs = flags.vllm_specs or api.default_vllm_specs(texts)
-    bases, notes = api.load_vllm_bases(specs, options.settings)
+    specs = flags.vllm_specs or api.inputs.default_vllm_specs(texts)
+    bases, notes = api.inputs.load_vllm_bases(specs, options.settings)
     target = next(iter(bases))
     sources = {Path(r.member).name: r.source for r in located}
     delta = vllm_delta.gpu_delta(sources, bases, target, flags.lenient)
@@ -120,7 +120,7 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     written = _write_patches(delta.patches, flags.patches_dir, flags, findings)
     if plan is not None and flags.transplant_dir is not None:
         # Conflict resolutions recorded in the transplant (`resolve --patches DIR`) are kept.
-        kept = api.carry_edits(plan.patches, flags.transplant_dir)
+        kept = api.inputs.carry_edits(plan.patches, flags.transplant_dir)
         written += _write_patches(kept, flags.transplant_dir, flags, findings)
     # The text report is a payload of its own: with --json - or --diff it goes to stderr,
     # so that stdout carries one thing a program can read.

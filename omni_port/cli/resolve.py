@@ -97,7 +97,7 @@ def resolve_command(
         config.history,
         transplants_of(options, target),
     )
-    workspace = api.load_workspace(request, options.settings)
+    workspace = api.workflows.load_workspace(request, options.settings)
     label = workspace.upstream.label
     member = resolution.member_of(module, block, workspace.upstream)
     before = resolution.unresolved(workspace, module, block)

@@ -73,13 +73,13 @@ def continue_command(
         config.history,
         transplants_of(options, target),
     )
-    loaded = api.load_workspace(request, options.settings)
+    loaded = api.workflows.load_workspace(request, options.settings)
     edited = continuation.generated_files(target, (*lock.outputs, lockfile.LOCK_NAME))
     done = continuation.take_edits(loaded, config, edited, why, author())
     if done.taken:
         save_patches(directory, done.patch_set)
     files = done.synced.files
-    changes, _ = write_files(target, files, api.previous_outputs(target))
+    changes, _ = write_files(target, files, api.inputs.previous_outputs(target))
     synced = done.synced.synced
     findings = (*done.notes, *in_directory(synced.findings, target, files))
     left = [p for p in synced.placements if p.status is Status.CONFLICT]

@@ -24,6 +24,7 @@ from omni_port.cli import (
 from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
+from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Placement, Report, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.store import Changes
@@ -107,7 +108,7 @@ def sync_command(
         raise BadInput(uncompiled)
     result = synced.result
     files = done.files
-    changes, would = write_files(target, files, api.previous_outputs(target), check, diff)
+    changes, would = write_files(target, files, api.inputs.previous_outputs(target), check, diff)
     findings = (*done.notes, *in_directory(synced.findings, target, files), *would)
     if check:
         # --check answers one question, as black's does: would the outputs change? What
@@ -140,7 +141,7 @@ def sticky_upstream(options: Options, generated: Path) -> str:
     return config.given_spec(chosen)
 
 
-def _transplant_counts(merged: api.Merged, placements: Sequence[Placement]) -> dict[str, int]:
+def _transplant_counts(merged: Merged, placements: Sequence[Placement]) -> dict[str, int]:
     joined = set(merged.joined)
     mine = [p for p in placements if p.block_id in joined]
     return {

@@ -79,7 +79,7 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
             config.history,
             tuple(config.path(label) for label, _ in lock.transplants),
         )
-        workspace = api.load_workspace(request, options.settings)
+        workspace = api.workflows.load_workspace(request, options.settings)
         found = resolution.placements(workspace)
     except BadInput:
         for row in lock.conflicts:

@@ -124,7 +124,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         best = done.detected
         summary(options, f"detected base {best.label} ({best.similarity:.1%} of copied statements)")
     save_patches(request.patches, done.patch_set)
-    write_files(request.generated, done.files, api.previous_outputs(request.generated))
+    write_files(request.generated, done.files, api.inputs.previous_outputs(request.generated))
     if str(summary_path) == "-":
         click.echo(done.summary, nl=False)
     else:

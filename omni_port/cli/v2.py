@@ -323,7 +323,9 @@ def sync_tree(
     loaded, result = v2.generate(sources, options.settings, target)
     for module in sorted([*loaded.omni, *(r.module for r in result.rebased)]):
         summary(options, _module_line(module, result))
-    changes, would = write_files(target, result.files, api.previous_outputs(target), check, diff)
+    changes, would = write_files(
+        target, result.files, api.inputs.previous_outputs(target), check, diff
+    )
     counts = {
         **result.counts,
         "written": len(changes.changed),
