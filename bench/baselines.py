@@ -19,10 +19,10 @@ from bench.history import History, match, normalize_code, positions
 from bench.score import Tally
 from omni_port import api
 from omni_port.extract.markers import scan
-from omni_port.model import Copy
+from omni_port.model import Copy, SourceText, Stmt, Tree
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Stmt, Tree, find_member
-from omni_port.sources.textio import SourceText, decode
+from omni_port.pyast.syntax import find_member
+from omni_port.sources.textio import decode
 
 if TYPE_CHECKING:
     from bench.replay import Step

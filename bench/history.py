@@ -13,18 +13,15 @@ from pathlib import Path
 
 from omni_port import api
 from omni_port.extract import basedetect
-from omni_port.model import Block
+from omni_port.model import Block, Located, SourceText, Tree, Upstream
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree, split_full_key
+from omni_port.pyast.syntax import split_full_key
 from omni_port.sources.history import known_releases
-from omni_port.sources.textio import SourceText
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_RUNNERS,
-    Located,
     Spec,
     SpecKind,
-    Upstream,
     locate,
     locate_runners,
 )

@@ -28,10 +28,10 @@ from bench.history import (
 )
 from bench.score import OUTCOMES, Tally, score
 from omni_port import api
-from omni_port.model import PatchSet, Placement, Rule, Status
+from omni_port.model import PatchSet, Placement, Release, Rule, Status, Upstream
 from omni_port.sources.history import window
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Release, Upstream, default_cache, version_key
+from omni_port.sources.upstream import default_cache, version_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from bench.history import Position, match, normalize_code
-from omni_port.model import Block, BlockKind, PatchSet, Placement, Rule, Status
-from omni_port.pyast.syntax import Suite, Tree
+from omni_port.model import Block, BlockKind, PatchSet, Placement, Rule, Status, Suite, Tree
 
 OUTCOMES = ("correct", "flagged", "followed", "wrong", "missing")
 

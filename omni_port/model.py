@@ -6,6 +6,7 @@ import enum
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 class Code(enum.StrEnum):
@@ -655,3 +656,157 @@ class Report:
         that would change under --check: OP304), else 0. Bad input never makes a report: it
         raises ``BadInput`` (exit 2); anything unexpected exits 123."""
         return 1 if any(f.severity is Severity.ERROR for f in self.findings) else 0
+
+
+# --- what the stages read: statement trees and the texts they come from ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A full-line comment at statement level."""
+
+    line: int
+    col: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """One statement with its position and normalized key."""
+
+    #: Normalized statement, or normalized header for a compound statement.
+    key: str
+    #: ``ast`` class name ("Assign", "If", "FunctionDef", ...).
+    kind: str
+    #: Name of a def or class, "" otherwise.
+    name: str
+    #: First line of the comments and blank lines that belong to this statement.
+    lead: int
+    #: First line of the statement (its first decorator for a def).
+    start: int
+    #: Last line of the statement's code.
+    end: int
+    #: Last line including the trailing comments of nested bodies.
+    full_end: int
+    #: Statement-level comments among its leading lines.
+    leading: tuple[Comment, ...]
+    #: Bodies of a compound statement: main body first, then other clauses.
+    clauses: tuple[Suite, ...]
+    #: Names the statement reads (``x``, ``self.x``).
+    reads: frozenset[str]
+    #: Names the statement binds (``x``, ``self.x``).
+    writes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """A body: the statements of a module, class, function or clause."""
+
+    #: "" for the main body of its statement; the clause header otherwise ("else:").
+    label: str
+    #: Indentation of its statements; None for a body on the header line (``if x: y``).
+    indent: str | None
+    stmts: tuple[Stmt, ...]
+    #: Statement-level comments after the last statement.
+    footer: tuple[Comment, ...]
+    #: Last line of the body, footer included.
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """A parsed file: its lines and its module body."""
+
+    path: str
+    #: Lines without their "\\n"; line n is ``lines[n - 1]``.
+    lines: tuple[str, ...]
+    body: Suite
+
+    def text(self, start: int, end: int) -> str:
+        """Lines ``start..end`` (inclusive) joined, each ending with "\\n"."""
+        return "".join(line + "\n" for line in self.lines[start - 1 : end])
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    """A decoded text file: content with "\\n" line endings plus what to restore."""
+
+    #: Path as given by the user.
+    path: str
+    #: Content, BOM removed, line endings normalized to "\n" (left out of the repr: the
+    #: sha256 names it, and a repr of a whole runner helps nobody).
+    text: str = field(repr=False)
+    #: Dominant line ending of the file ("\n" or "\r\n").
+    newline: str
+    #: Whether the file started with a UTF-8 byte order mark.
+    bom: bool
+    #: sha256 of the raw bytes.
+    sha256: str
+
+
+#: Dotted name of the upstream module the NPU runners copy from (copies import its own
+#: definitions from it).
+ASCEND_MODULE = "vllm_ascend.worker.model_runner_v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """One source file read from wherever its spec points."""
+
+    #: Stable label of the distribution (``vllm-ascend==0.23.0`` or the given path).
+    label: str
+    #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
+    member: str
+    source: SourceText
+    #: For an NPU runner of a release or checkout: omni's GPU runner beside it (None when
+    #: there is none), whose blocks are a second record of where omni's code goes.
+    counterpart: SourceText | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One upstream release (or commit of a clone) of the upstream module, as text."""
+
+    #: ``vllm-ascend==0.21.0rc1``, or ``PATH@REV`` for a commit of a clone.
+    label: str
+    #: The module's source.
+    text: str
+    #: Where parsed trees of its members may be kept (None: parsed each time).
+    cache: Path | None = field(default=None, compare=False)
+    #: The copied members a sync reads, each parsed on its own, by (class, name):
+    #: filled by the API before a sync (``api.inputs.with_members``), None for a
+    #: member the release lacks.
+    members: Mapping[tuple[str, str], Tree | None] = field(default_factory=dict, compare=False)
+    #: What a commit of a clone says of itself, for notes: its abbreviated hash, subject
+    #: and pull request ("" for a release, whose label names it).
+    change: str = field(default="", compare=False)
+
+    @property
+    def named(self) -> str:
+        """The release, or the commit with what it says of itself."""
+        return f"{self.label} ({self.change})" if self.change else self.label
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """A parsed upstream module: what extract compares the runners with (their base), what
+    sync ports them onto (the target), and what verify checks overrides against."""
+
+    #: ``vllm-ascend==0.23.0`` or a path.
+    label: str
+    #: sha256 of the module's bytes.
+    sha256: str
+    tree: Tree
+    #: Dotted module name the copies come from, for imports of its own definitions.
+    module: str = ASCEND_MODULE
+    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
+    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
+    class_name: str = ""
+    #: Upstream releases (or commits) around an upgrade, oldest first: the evidence of the
+    #: upstream-history rule (sync reads it when the patches' base is among them).
+    history: tuple[Release, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The module's source text (line endings normalized to "\\n")."""
+        return self.tree.text(1, len(self.tree.lines))

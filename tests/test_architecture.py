@@ -247,3 +247,26 @@ def test_the_api_exports_what_a_user_calls() -> None:
 
     assert len(api.__all__) <= 25, sorted(api.__all__)
     assert all(hasattr(api, name) for name in api.__all__)
+
+
+#: The records every stage reads: defined with the other records, not at the I/O edge.
+RECORDS = ("Upstream", "Release", "Located", "SourceText", "Tree", "Stmt", "Suite")
+
+
+def test_the_records_stages_share_live_with_the_other_records() -> None:
+    """``sources`` downloads and reads; the records it reads into are ``model``'s, so no
+    stage imports the I/O edge for a data type."""
+    import omni_port.model as model
+
+    assert all(getattr(model, name).__module__ == "omni_port.model" for name in RECORDS)
+    wrong = [
+        f"{name}: {alias.name}"
+        for name, path in MODULES.items()
+        if not name.startswith(("omni_port.sources", "omni_port.pyast"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith(("omni_port.sources", "omni_port.pyast.syntax"))
+        for alias in node.names
+        if alias.name in RECORDS
+    ]
+    assert not wrong, wrong

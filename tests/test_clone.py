@@ -12,10 +12,11 @@ import pytest
 
 from omni_port import api
 from omni_port.api.inputs import Settings
+from omni_port.model import Located
 from omni_port.sources import gitrepo, history
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import ASCEND_RUNNER, Located
+from omni_port.sources.upstream import ASCEND_RUNNER
 from tests.test_history_sources import _commit, _git
 
 

@@ -10,12 +10,11 @@ import pytest
 from omni_port import api
 from omni_port.catalog import describe, drift, markdown
 from omni_port.extract import extractor
-from omni_port.model import Anchor, Block, BlockKind, Chunk, Copy, Edge, PatchSet
+from omni_port.model import Anchor, Block, BlockKind, Chunk, Copy, Edge, PatchSet, Upstream
 from omni_port.patches.patchfile import render_patch_set, render_piece
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import Upstream
 from tests.conftest import Cli, read_tree
 from tests.golden import DATA, cases, check_tree
 

@@ -10,12 +10,11 @@ from omni_port.errors import BadInput
 from omni_port.gpu import parity, vllm_delta
 from omni_port.gpu.counterparts import Parity, index_classes, mro, resolve
 from omni_port.gpu.evidence import ItemKind
-from omni_port.model import Block, Code, Severity
+from omni_port.model import Block, Code, Severity, Tree, Upstream
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import Spec, SpecKind, Upstream
+from omni_port.sources.upstream import Spec, SpecKind
 from tests.conftest import Cli
 from tests.golden import DATA
 

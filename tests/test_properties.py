@@ -29,7 +29,16 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from omni_port import api
-from omni_port.model import Block, BlockKind, ModulePatches, PatchSet, Placement, Rule, Status
+from omni_port.model import (
+    Block,
+    BlockKind,
+    ModulePatches,
+    PatchSet,
+    Placement,
+    Release,
+    Rule,
+    Status,
+)
 from omni_port.patches.patchfile import (
     INDEX_NAME,
     build_module,
@@ -39,7 +48,6 @@ from omni_port.patches.patchfile import (
 )
 from omni_port.pyast.syntax import reindent
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Release
 from omni_port.sync import splice
 from omni_port.sync.pipeline import SyncResult
 

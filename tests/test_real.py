@@ -15,13 +15,13 @@ import pytest
 
 from omni_port import api
 from omni_port.extract.markers import LABELLED, PLAIN, scan
-from omni_port.model import Block, BlockKind, Copy
+from omni_port.model import Block, BlockKind, Copy, Located, SourceText, Tree
 from omni_port.patches import lockfile
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree, find_member
-from omni_port.sources.textio import SourceText, decode
-from omni_port.sources.upstream import OMNI_RUNNERS, Located, Spec, SpecKind, locate
+from omni_port.pyast.syntax import find_member
+from omni_port.sources.textio import decode
+from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
 from omni_port.sync import splice
 from tests.conftest import Cli
 

@@ -35,11 +35,10 @@ import pytest
 from omni_port import api
 from omni_port.api import resolution
 from omni_port.api.inputs import with_members
-from omni_port.model import PatchSet, Rule, Status
+from omni_port.model import PatchSet, Release, Rule, Status
 from omni_port.patches import edits
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Release
 from omni_port.sync import pipeline
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule

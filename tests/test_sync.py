@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from omni_port import api
-from omni_port.model import Block, PatchSet
-from omni_port.sources.textio import SourceText, decode, read_source
+from omni_port.model import Block, PatchSet, SourceText
+from omni_port.sources.textio import decode, read_source
 from omni_port.sync.pipeline import SyncResult
 from tests.golden import DATA
 

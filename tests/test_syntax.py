@@ -7,9 +7,10 @@ import difflib
 
 import pytest
 
+from omni_port.model import Suite
 from omni_port.pyast import diff
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Suite, names_of
+from omni_port.pyast.syntax import names_of
 from tests.golden import DATA
 
 SHAPES = """

@@ -16,14 +16,13 @@ from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import parity, transplant, vllm_delta
 from omni_port.gpu.counterparts import Parity
-from omni_port.model import Block, BlockKind, Code, Copy, PatchSet
+from omni_port.model import Block, BlockKind, Code, Copy, PatchSet, Tree, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import read_source
-from omni_port.sources.upstream import Spec, SpecKind, Upstream
+from omni_port.sources.upstream import Spec, SpecKind
 from tests.conftest import Cli
 from tests.golden import DATA
 

@@ -61,13 +61,12 @@ from omni_port.api.workflows import (
     upgrade,
 )
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
-from omni_port.model import Finding, PatchSet, Placement
+from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Tree, Upstream
 from omni_port.patches import lockfile
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
-from omni_port.sources.textio import SourceText, decode, sha256
-from omni_port.sources.upstream import ASCEND_MODULE, Located, Upstream
+from omni_port.sources.textio import decode, sha256
+from omni_port.sources.upstream import ASCEND_MODULE
 from omni_port.sources.workspace import CheckInputs
 
 __all__ = [

@@ -33,7 +33,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu import parity
-from omni_port.model import Code, Finding, PatchSet
+from omni_port.model import Code, Finding, PatchSet, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.patches.store import existing, read_patch_set
@@ -41,7 +41,6 @@ from omni_port.pyast.parser import parse
 from omni_port.report import shown
 from omni_port.sources.config import Config, key_line
 from omni_port.sources.textio import encode, read_source
-from omni_port.sources.upstream import Upstream
 from omni_port.sources.workspace import CheckInputs
 
 

@@ -38,16 +38,18 @@ from omni_port.model import (
     Placement,
     Resolution,
     Severity,
+    SourceText,
     Status,
+    Tree,
     code_digest,
 )
 from omni_port.patches import edits, lockfile
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree, dedent_code, find_member, header_end, walk
+from omni_port.pyast.syntax import dedent_code, find_member, header_end, walk
 from omni_port.report import shorten
 from omni_port.sources.config import Config
-from omni_port.sources.textio import SourceText, decode
+from omni_port.sources.textio import decode
 from omni_port.sync.splice import CONFLICT_OPEN
 
 #: Least code similarity for a changed edit to count as a block's new code when more than

@@ -14,24 +14,32 @@ from omni_port import TOOL
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
 from omni_port.gpu import vllm_delta
-from omni_port.model import Block, Code, Copy, Finding, ModulePatches, PatchSet, Severity
+from omni_port.model import (
+    Block,
+    Code,
+    Copy,
+    Finding,
+    Located,
+    ModulePatches,
+    PatchSet,
+    Release,
+    Severity,
+    Tree,
+    Upstream,
+)
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import INDEX_NAME, piece_filename, render_patch_set
 from omni_port.patches.store import read_patch_set
 from omni_port.patches.validate import header_line
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
 from omni_port.report import shown
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
-    Located,
     Progress,
-    Release,
     SpecKind,
-    Upstream,
     default_cache,
     locate,
     locate_runners,

@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from omni_port.api.inputs import Settings, locate_text
 from omni_port.errors import BadInput
 from omni_port.extract import basedetect
-from omni_port.pyast.syntax import Tree
+from omni_port.model import Tree
 from omni_port.sources import gitrepo
 from omni_port.sources.history import known_releases
 from omni_port.sources.upstream import ASCEND_RUNNER, version_key

@@ -26,10 +26,11 @@ from omni_port.model import (
     Placement,
     Resolution,
     Status,
+    Stmt,
+    Upstream,
 )
 from omni_port.patches import edits
-from omni_port.pyast.syntax import Stmt, find_member, walk
-from omni_port.sources.upstream import Upstream
+from omni_port.pyast.syntax import find_member, walk
 from omni_port.sync.evidence.places import Slot
 from omni_port.sync.locate import resolution_at as _resolution_at
 

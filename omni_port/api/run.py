@@ -10,12 +10,11 @@ from omni_port import TOOL
 from omni_port.api.inputs import read_patches, with_members
 from omni_port.errors import BadInput
 from omni_port.gpu import transplant
-from omni_port.model import Code, Finding, PatchSet, Placement
+from omni_port.model import Code, Finding, PatchSet, Placement, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
 from omni_port.pyast import memo
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import Upstream
 from omni_port.sync.pipeline import GENERATED as GENERATED  # the marker generated files carry
 from omni_port.sync.pipeline import Options as SyncOptions
 from omni_port.sync.pipeline import SyncResult as SyncResult  # what a sync gives

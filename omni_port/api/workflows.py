@@ -35,13 +35,13 @@ from omni_port.errors import BadInput
 from omni_port.extract import basedetect
 from omni_port.extract.extractor import ExtractOptions
 from omni_port.gpu import transplant
-from omni_port.model import Code, Finding, PatchSet
+from omni_port.model import Code, Finding, Located, PatchSet, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.report import in_directory
 from omni_port.sources.config import Config
-from omni_port.sources.upstream import Located, Upstream, release_versions, version_key
+from omni_port.sources.upstream import release_versions, version_key
 from omni_port.sync import upgrade as summaries
 
 #: Oldest vllm-ascend release the NPU runners were ever ported from.

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omni_port.extract.markers import as_marker, pair
-from omni_port.pyast.syntax import Comment
+from omni_port.model import Comment
 
 # --- Tokens --------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from omni_port.catalog import markdown
 from omni_port.extract.markers import scan
-from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, Severity
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code, split_full_key
+from omni_port.model import Block, BlockKind, Code, Finding, ModulePatches, Severity, Stmt, Tree
+from omni_port.pyast.syntax import dedent_code, split_full_key
 from omni_port.report import shorten
 
 #: An entry and a block this similar are the same code, drifted.

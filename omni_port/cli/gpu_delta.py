@@ -28,12 +28,11 @@ from omni_port.errors import BadInput
 from omni_port.extract.listing import extracted_blocks
 from omni_port.gpu import parity, transplant, vllm_delta
 from omni_port.gpu.counterparts import Parity
-from omni_port.model import Code, Finding, PatchSet, Report
+from omni_port.model import Code, Finding, Located, PatchSet, Report, Tree
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import existing
-from omni_port.pyast.syntax import Tree
 from omni_port.sources.textio import encode, read_source
-from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, Located, locate_runners
+from omni_port.sources.upstream import OMNI_GPU_RUNNERS, OMNI_RUNNERS, locate_runners
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,12 @@ from omni_port.model import (
     Resolution,
     Rule,
     Status,
+    Stmt,
     code_digest,
 )
 from omni_port.patches import edits, lockfile
 from omni_port.patches.patchfile import piece_filename
 from omni_port.patches.store import read_patch_set
-from omni_port.pyast.syntax import Stmt
 from omni_port.report import candidate_place, shorten, shown
 
 

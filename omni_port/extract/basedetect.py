@@ -12,8 +12,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.extract.markers import scan
+from omni_port.model import Suite, Tree
 from omni_port.pyast.diff import containment
-from omni_port.pyast.syntax import Suite, Tree, node_key
+from omni_port.pyast.syntax import node_key
 
 #: The keys of each method of a class, by method name (what a candidate is ranked by).
 MethodKeys = Mapping[str, Sequence[str]]

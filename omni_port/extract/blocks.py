@@ -16,18 +16,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.extract.markers import Region
-from omni_port.model import Anchor, Block, BlockKind, Edge, Origin
+from omni_port.model import Anchor, Block, BlockKind, Edge, Origin, Stmt, Suite, Tree
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import (
-    Stmt,
-    Suite,
-    Tree,
-    full_key,
-    header_end,
-    reindent,
-    split_full_key,
-    walk,
-)
+from omni_port.pyast.syntax import full_key, header_end, reindent, split_full_key, walk
 from omni_port.report import shorten
 
 #: How many upstream neighbours an anchor remembers on each side.

@@ -12,17 +12,9 @@ import ast
 from collections.abc import Iterator
 
 from omni_port.extract.blocks import CONTEXT, edge_of
-from omni_port.model import Anchor, Block, BlockKind
+from omni_port.model import Anchor, Block, BlockKind, Stmt, Suite, Tree
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import (
-    Stmt,
-    Suite,
-    Tree,
-    dedent_code,
-    find_def,
-    node_key,
-    walk,
-)
+from omni_port.pyast.syntax import dedent_code, find_def, node_key, walk
 
 #: Statements at least this similar are the same omni statement (a local renamed).
 SAME = 0.8

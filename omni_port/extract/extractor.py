@@ -34,13 +34,16 @@ from omni_port.model import (
     Origin,
     Piece,
     Severity,
+    SourceText,
+    Stmt,
+    Suite,
+    Tree,
+    Upstream,
 )
 from omni_port.pyast import diff
 from omni_port.pyast.names import unused_import_names
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Stmt, Suite, Tree, find_def
-from omni_port.sources.textio import SourceText
-from omni_port.sources.upstream import Upstream
+from omni_port.pyast.syntax import find_def
 
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
 

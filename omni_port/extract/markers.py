@@ -14,8 +14,8 @@ import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from omni_port.model import Code, Finding
-from omni_port.pyast.syntax import Comment, Suite, Tree, walk
+from omni_port.model import Code, Comment, Finding, Suite, Tree
+from omni_port.pyast.syntax import walk
 from omni_port.report import shorten
 
 LABELLED = re.compile(

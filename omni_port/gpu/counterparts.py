@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 
 from omni_port.extract.markers import scan
 from omni_port.gpu.evidence import LEX, Item, ItemKind, flat, words
+from omni_port.model import Stmt, Tree
 from omni_port.pyast import diff
 from omni_port.pyast.packages import c3_linearization
-from omni_port.pyast.syntax import Stmt, Tree, find_def
+from omni_port.pyast.syntax import find_def
 
 #: Statements at least this similar are the same statement (renamed locals, an argument).
 SAME = 0.8

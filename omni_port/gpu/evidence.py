@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from omni_port.model import Block, BlockKind
+from omni_port.model import Block, BlockKind, Stmt, Suite
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Suite, full_key, walk
+from omni_port.pyast.syntax import full_key, walk
 from omni_port.report import shorten
 
 #: An omni statement this similar to an upstream one it replaced is an edit of it.

@@ -27,10 +27,8 @@ from omni_port.gpu.counterparts import (
 )
 from omni_port.gpu.evidence import Item, ItemKind, flat, hunk_items, is_evidence, owned_items
 from omni_port.gpu.vllm_delta import CopiedMethod, Delta, gpu_delta
-from omni_port.model import Code, Finding, Severity
-from omni_port.pyast.syntax import Stmt, Tree, normalize
-from omni_port.sources.textio import SourceText
-from omni_port.sources.upstream import Upstream
+from omni_port.model import Code, Finding, Severity, SourceText, Stmt, Tree, Upstream
+from omni_port.pyast.syntax import normalize
 
 #: Which NPU runner module mirrors which GPU runner module.
 PAIRS = (

@@ -35,10 +35,12 @@ from omni_port.model import (
     PatchSet,
     Piece,
     Placement,
+    Suite,
+    Tree,
 )
 from omni_port.model import Status as PlaceStatus
 from omni_port.patches.patchfile import INDEX_NAME, piece_filename
-from omni_port.pyast.syntax import Suite, Tree, find_def
+from omni_port.pyast.syntax import find_def
 
 #: Prefix of the last id part of a transplanted block (``...execute_model.gpu-edit-03``):
 #: distinct from the NPU blocks' ids, valid in a patch file name, and easy to grep for.

@@ -15,20 +15,25 @@ from pathlib import Path
 
 from omni_port.extract import extractor
 from omni_port.extract.basedetect import own_methods
-from omni_port.model import Block, Chunk, Copy, Finding, ModulePatches, PatchSet, Piece
+from omni_port.model import (
+    Block,
+    Chunk,
+    Copy,
+    Finding,
+    Located,
+    ModulePatches,
+    PatchSet,
+    Piece,
+    SourceText,
+    Stmt,
+    Tree,
+    Upstream,
+)
 from omni_port.pyast import diff
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Stmt, Tree, find_def
-from omni_port.sources.textio import SourceText, decode
-from omni_port.sources.upstream import (
-    VLLM_RUNNER,
-    Located,
-    Progress,
-    Spec,
-    SpecKind,
-    Upstream,
-    locate,
-)
+from omni_port.pyast.syntax import find_def
+from omni_port.sources.textio import decode
+from omni_port.sources.upstream import VLLM_RUNNER, Progress, Spec, SpecKind, locate
 from omni_port.sources.vllm_sources import release_member
 
 #: vLLM's runner class, which the GPU runners copy methods from.

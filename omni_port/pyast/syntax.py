@@ -15,78 +15,15 @@ import hashlib
 import io
 import tokenize
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TypeVar, overload
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.model import Comment as Comment  # the statement tree's records
+from omni_port.model import Stmt as Stmt
+from omni_port.model import Suite as Suite
+from omni_port.model import Tree as Tree
 from omni_port.pyast import memo
-
-
-@dataclass(frozen=True, slots=True)
-class Comment:
-    """A full-line comment at statement level."""
-
-    line: int
-    col: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Stmt:
-    """One statement with its position and normalized key."""
-
-    #: Normalized statement, or normalized header for a compound statement.
-    key: str
-    #: ``ast`` class name ("Assign", "If", "FunctionDef", ...).
-    kind: str
-    #: Name of a def or class, "" otherwise.
-    name: str
-    #: First line of the comments and blank lines that belong to this statement.
-    lead: int
-    #: First line of the statement (its first decorator for a def).
-    start: int
-    #: Last line of the statement's code.
-    end: int
-    #: Last line including the trailing comments of nested bodies.
-    full_end: int
-    #: Statement-level comments among its leading lines.
-    leading: tuple[Comment, ...]
-    #: Bodies of a compound statement: main body first, then other clauses.
-    clauses: tuple[Suite, ...]
-    #: Names the statement reads (``x``, ``self.x``).
-    reads: frozenset[str]
-    #: Names the statement binds (``x``, ``self.x``).
-    writes: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class Suite:
-    """A body: the statements of a module, class, function or clause."""
-
-    #: "" for the main body of its statement; the clause header otherwise ("else:").
-    label: str
-    #: Indentation of its statements; None for a body on the header line (``if x: y``).
-    indent: str | None
-    stmts: tuple[Stmt, ...]
-    #: Statement-level comments after the last statement.
-    footer: tuple[Comment, ...]
-    #: Last line of the body, footer included.
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class Tree:
-    """A parsed file: its lines and its module body."""
-
-    path: str
-    #: Lines without their "\\n"; line n is ``lines[n - 1]``.
-    lines: tuple[str, ...]
-    body: Suite
-
-    def text(self, start: int, end: int) -> str:
-        """Lines ``start..end`` (inclusive) joined, each ending with "\\n"."""
-        return "".join(line + "\n" for line in self.lines[start - 1 : end])
 
 
 def syntax_error(path: str, text: str, line: int, col: int, message: str) -> BadInput:

@@ -8,31 +8,14 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.model import SourceText as SourceText  # what a read gives
 
 BOM = "\ufeff"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceText:
-    """A decoded text file: content with "\\n" line endings plus what to restore."""
-
-    #: Path as given by the user.
-    path: str
-    #: Content, BOM removed, line endings normalized to "\n" (left out of the repr: the
-    #: sha256 names it, and a repr of a whole runner helps nobody).
-    text: str = field(repr=False)
-    #: Dominant line ending of the file ("\n" or "\r\n").
-    newline: str
-    #: Whether the file started with a UTF-8 byte order mark.
-    bom: bool
-    #: sha256 of the raw bytes.
-    sha256: str
 
 
 def decode(data: bytes, path: str) -> SourceText:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from omni_port.errors import BadInput
+from omni_port.model import Comment, Stmt, Suite, Tree
 from omni_port.pyast import parser
-from omni_port.pyast.syntax import Comment, Stmt, Suite, Tree
 from omni_port.sources.textio import SourceText, write_atomic
 
 #: The modules whose code decides what a tree holds.

@@ -14,16 +14,19 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
+from omni_port.model import ASCEND_MODULE as _ASCEND_MODULE
 from omni_port.model import Code
+from omni_port.model import Located as Located  # records the sources stage reads into
+from omni_port.model import Release as Release
+from omni_port.model import Upstream as Upstream
 from omni_port.sources.fetch import DIGEST_SUFFIX, Progress, version_key
 from omni_port.sources.textio import (
-    SourceText,
     decode,
     no_special_file,
     read_source,
@@ -32,7 +35,6 @@ from omni_port.sources.textio import (
 )
 
 if TYPE_CHECKING:
-    from omni_port.pyast.syntax import Tree
     from omni_port.sources.fetch import Checked
 
 __all__ = ["DIGEST_SUFFIX", "Progress", "version_key"]
@@ -52,7 +54,7 @@ OMNI_GPU_RUNNERS = (
 #: The upstream module the NPU runners copy from, inside a vllm-ascend distribution.
 ASCEND_RUNNER = "vllm_ascend/worker/model_runner_v1.py"
 #: Dotted name of that module: copies import its own definitions from it.
-ASCEND_MODULE = ASCEND_RUNNER.removesuffix(".py").replace("/", ".")
+ASCEND_MODULE = _ASCEND_MODULE
 #: vLLM's GPU runner, inside a vllm distribution.
 VLLM_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 #: vLLM-Omni's Model Runner V2 runners, inside a vllm-omni distribution.
@@ -152,69 +154,6 @@ def default_cache() -> Path:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "omni-port"
-
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """One source file read from wherever its spec points."""
-
-    #: Stable label of the distribution (``vllm-ascend==0.23.0`` or the given path).
-    label: str
-    #: Member path inside the package tree, e.g. ``vllm_ascend/worker/model_runner_v1.py``.
-    member: str
-    source: SourceText
-    #: For an NPU runner of a release or checkout: omni's GPU runner beside it (None when
-    #: there is none), whose blocks are a second record of where omni's code goes.
-    counterpart: SourceText | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """One upstream release (or commit of a clone) of the upstream module, as text."""
-
-    #: ``vllm-ascend==0.21.0rc1``, or ``PATH@REV`` for a commit of a clone.
-    label: str
-    #: The module's source.
-    text: str
-    #: Where parsed trees of its members may be kept (None: parsed each time).
-    cache: Path | None = field(default=None, compare=False)
-    #: The copied members a sync reads, each parsed on its own, by (class, name):
-    #: filled by the API before a sync (``api.inputs.with_members``), None for a
-    #: member the release lacks.
-    members: Mapping[tuple[str, str], Tree | None] = field(default_factory=dict, compare=False)
-    #: What a commit of a clone says of itself, for notes: its abbreviated hash, subject
-    #: and pull request ("" for a release, whose label names it).
-    change: str = field(default="", compare=False)
-
-    @property
-    def named(self) -> str:
-        """The release, or the commit with what it says of itself."""
-        return f"{self.label} ({self.change})" if self.change else self.label
-
-
-@dataclass(frozen=True, slots=True)
-class Upstream:
-    """A parsed upstream module: what extract compares the runners with (their base), what
-    sync ports them onto (the target), and what verify checks overrides against."""
-
-    #: ``vllm-ascend==0.23.0`` or a path.
-    label: str
-    #: sha256 of the module's bytes.
-    sha256: str
-    tree: Tree
-    #: Dotted module name the copies come from, for imports of its own definitions.
-    module: str = ASCEND_MODULE
-    #: Class whose methods the runner classes copy; "" keeps the class each copy names.
-    #: Naming it ports copies of another class, e.g. GPU-runner blocks onto NPU upstream.
-    class_name: str = ""
-    #: Upstream releases (or commits) around an upgrade, oldest first: the evidence of the
-    #: upstream-history rule (sync reads it when the patches' base is among them).
-    history: tuple[Release, ...] = ()
-
-    @property
-    def text(self) -> str:
-        """The module's source text (line endings normalized to "\\n")."""
-        return self.tree.text(1, len(self.tree.lines))
 
 
 def locate(spec: Spec, member: str, cache: Path, progress: Progress | None = None) -> Located:

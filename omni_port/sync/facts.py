@@ -20,18 +20,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from omni_port.model import Block, BlockKind, Chunk, Copy, ModulePatches
-from omni_port.pyast.syntax import (
+from omni_port.model import (
+    Block,
+    BlockKind,
+    Chunk,
+    Copy,
+    ModulePatches,
+    Release,
     Stmt,
     Suite,
     Tree,
-    dedent_code,
-    find_member,
-    full_key,
-    header_end,
-    split_full_key,
+    Upstream,
 )
-from omni_port.sources.upstream import Release, Upstream
+from omni_port.pyast.syntax import dedent_code, find_member, full_key, header_end, split_full_key
 from omni_port.sync.evidence import catalog, code, flow, history, places, runs
 from omni_port.sync.evidence.catalog import Constraint
 from omni_port.sync.evidence.flow import Flow

@@ -13,11 +13,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from omni_port.model import Code, Finding, ModulePatches
+from omni_port.model import Code, Finding, ModulePatches, Stmt, Suite, Tree, Upstream
 from omni_port.pyast import importedit
 from omni_port.pyast.names import NameIssue, issues
-from omni_port.pyast.syntax import Stmt, Suite, Tree, import_bindings
-from omni_port.sources.upstream import Upstream
+from omni_port.pyast.syntax import import_bindings
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
 

@@ -6,11 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status
+from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status, Upstream
 from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
-from omni_port.sources.upstream import Upstream
 from omni_port.sync import splice
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES

@@ -28,10 +28,12 @@ from omni_port.model import (
     RegionKind,
     Severity,
     Status,
+    Stmt,
+    Tree,
+    Upstream,
 )
-from omni_port.pyast.syntax import Stmt, Tree, header_end, reindent
+from omni_port.pyast.syntax import header_end, reindent
 from omni_port.report import candidate_place, shorten
-from omni_port.sources.upstream import Upstream
 from omni_port.sync import imports, locate
 from omni_port.sync.evidence import catalog
 from omni_port.sync.facts import MemberFacts, ModuleFacts

@@ -26,11 +26,11 @@ from omni_port.model import (
     Rule,
     Severity,
     Status,
+    Upstream,
 )
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import find_def, find_member, split_full_key
 from omni_port.report import candidate_place, shorten
-from omni_port.sources.upstream import Upstream
 from omni_port.sync.evidence.places import Scored
 from omni_port.sync.facts import ModuleFacts
 

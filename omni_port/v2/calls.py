@@ -19,8 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from omni_port.gpu.counterparts import ClassIndex
-from omni_port.model import Code, Finding
-from omni_port.pyast.syntax import Tree
+from omni_port.model import Code, Finding, Tree
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

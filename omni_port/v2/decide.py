@@ -25,9 +25,8 @@ import libcst as cst
 
 from omni_port.gpu.parity import AllowEntry
 from omni_port.gpu.vllm_delta import CopiedMethod, Delta
-from omni_port.model import Rule
+from omni_port.model import Rule, Stmt, Tree
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.v2 import wrap
 from omni_port.v2.overrides import MethodRow, OverrideReport, Who
 

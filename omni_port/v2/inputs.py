@@ -15,16 +15,15 @@ from pathlib import Path
 from omni_port.errors import BadInput
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry, parse_allow_list
-from omni_port.model import Code
+from omni_port.model import Code, SourceText, Upstream
 from omni_port.sources import trees
-from omni_port.sources.textio import SourceText, read_source
+from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_V2_RUNNER,
     OMNI_V2_RUNNERS,
     VLLM_V2_RUNNER,
     Progress,
     SpecKind,
-    Upstream,
     locate,
     locate_runners,
     package_texts,

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from omni_port.errors import BadInput
 from omni_port.gpu.counterparts import ClassIndex, calls_super, index_classes, mro, resolve
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Severity
+from omni_port.model import Code, Finding, Severity, Stmt, Tree
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import Stmt, Tree, find_def
+from omni_port.pyast.syntax import find_def
 from omni_port.v2 import calls
 
 #: vLLM's Model Runner V2 class, which both runner families extend.

@@ -14,13 +14,24 @@ from dataclasses import dataclass, field, replace
 
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Layout, Placement, RegionKind, Rule, Severity, Status
+from omni_port.model import (
+    Code,
+    Finding,
+    Layout,
+    Placement,
+    RegionKind,
+    Rule,
+    Severity,
+    SourceText,
+    Status,
+    Tree,
+    Upstream,
+)
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import Tree
-from omni_port.sources.textio import SourceText, sha256
-from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER, Upstream
+from omni_port.sources.textio import sha256
+from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER
 from omni_port.sync import pipeline
 from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute
 from omni_port.v2.ascend import AscendPatches

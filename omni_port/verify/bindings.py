@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from omni_port.model import Code, Finding, Placement, Severity
+from omni_port.model import Code, Finding, Placement, Severity, Upstream
 from omni_port.pyast.flow import hazards, unbound_reads
 from omni_port.pyast.packages import (
     FUNCTIONS,
@@ -15,7 +15,6 @@ from omni_port.pyast.packages import (
     module_exports,
 )
 from omni_port.pyast.syntax import find_def
-from omni_port.sources.upstream import Upstream
 from omni_port.verify.context import Override
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from omni_port.model import Copy, PatchSet, Placement, Status
+from omni_port.model import Copy, PatchSet, Placement, Status, Upstream
 from omni_port.pyast.packages import PackageSources, World
-from omni_port.sources.upstream import Upstream
 
 
 @dataclass(frozen=True, slots=True)

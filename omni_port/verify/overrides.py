@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping, Sequence
 
-from omni_port.model import Code, Finding, Severity
+from omni_port.model import Code, Finding, Severity, Upstream
 from omni_port.pyast.packages import (
     FUNCTIONS,
     Class,
@@ -15,7 +15,6 @@ from omni_port.pyast.packages import (
     module_class,
 )
 from omni_port.pyast.syntax import find_def
-from omni_port.sources.upstream import Upstream
 from omni_port.verify.context import Override, unread
 
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from omni_port.model import Block
-from omni_port.pyast.syntax import Stmt, Suite, walk
+from omni_port.model import Block, Stmt, Suite
+from omni_port.pyast.syntax import walk
 from omni_port.sync.evidence import history
 from omni_port.sync.evidence.places import Slot
 

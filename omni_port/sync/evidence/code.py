@@ -15,9 +15,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from omni_port.model import Anchor, Edge
+from omni_port.model import Anchor, Edge, Stmt, Tree
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import Stmt, Tree, dedent_code, header_end, split_full_key, walk
+from omni_port.pyast.syntax import dedent_code, header_end, split_full_key, walk
 from omni_port.report import shorten
 from omni_port.sync.evidence.places import FUZZY, Slot
 

@@ -24,14 +24,11 @@ from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
 from omni_port.extract.blocks import CONTEXT, edge_of
-from omni_port.model import Anchor, Block, BlockKind
+from omni_port.model import Anchor, Block, BlockKind, Release, Stmt, Suite, Tree
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.merge3 import written_against
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import (
-    Stmt,
-    Suite,
-    Tree,
     dedent_code,
     find_def,
     full_key,
@@ -40,7 +37,6 @@ from omni_port.pyast.syntax import (
     split_full_key,
     walk,
 )
-from omni_port.sources.upstream import Release
 from omni_port.sync.evidence.code import short, with_body
 from omni_port.sync.evidence.flow import flow
 from omni_port.sync.evidence.places import (

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omni_port.model import BlockKind
+from omni_port.model import BlockKind, Stmt, Tree
 from omni_port.pyast import merge3, moves
 from omni_port.pyast.merge3 import Clash, Merged
 from omni_port.pyast.moves import Moved, Original
-from omni_port.pyast.syntax import Stmt, Tree
 from omni_port.sync.evidence.code import with_body, without_body
 
 __all__ = [

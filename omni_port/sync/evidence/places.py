@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution
+from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution, Stmt, Suite
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import Stmt, Suite, full_key, split_full_key, walk
+from omni_port.pyast.syntax import full_key, split_full_key, walk
 
 #: Least score of an accepted place.
 ACCEPT = 0.65

@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from omni_port.pyast.syntax import Stmt, dedent_code
+from omni_port.model import Stmt
+from omni_port.pyast.syntax import dedent_code
 from omni_port.sync.evidence.flow import Flow
 from omni_port.sync.evidence.places import Index, Slot
 
