@@ -110,9 +110,8 @@ def run_omni_port(
     started = time.perf_counter()
     target = upstream_of(history, step.new_base, step.old_base if use_history else "")
     locations = api.inputs.catalog_locations(patches, catalog)
-    result = api.sync_patches(
-        patches, target, command="bench", tool="bench", locations=locations
-    ).result
+    given = api.run.Given(locations=locations)
+    result = api.sync_patches(patches, target, "bench", given, tool="bench").result
     elapsed = time.perf_counter() - started
     generated = {
         name: decode(data, f"generated/{name}")

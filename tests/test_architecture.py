@@ -198,12 +198,12 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     return count - bool(named and named[0].arg in ("self", "cls"))
 
 
-def test_no_function_of_the_engine_takes_more_than_six_parameters() -> None:
-    """Long signatures become option or context records (``sync.context``)."""
+def test_no_function_takes_more_than_six_parameters() -> None:
+    """Long signatures become option or context records (``sync.context``, a command's
+    flags record)."""
     long = [
         f"{name}.{node.name} ({_parameters(node)})"
         for name, path in MODULES.items()
-        if name.startswith("omni_port.sync")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _parameters(node) > 6
     ]

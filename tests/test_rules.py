@@ -35,6 +35,7 @@ import pytest
 from omni_port import api
 from omni_port.api import resolution
 from omni_port.api.inputs import with_members
+from omni_port.api.run import Given
 from omni_port.model import PatchSet, Release, Rule, Status
 from omni_port.patches import edits
 from omni_port.patches.patchfile import render_patch_set
@@ -93,7 +94,8 @@ def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[Pa
         rows = _text(folder, "catalog.md").splitlines()
         locations = dict(row.split(": ", 1) for row in rows if row.strip())
     if alone is None:
-        return patches, api.sync_patches(patches, upstream, tool=TOOL, locations=locations).result
+        given = Given(locations=locations)
+        return patches, api.sync_patches(patches, upstream, given=given, tool=TOOL).result
     options = pipeline.Options(TOOL, TOOL, locations=locations, rules=tuple(alone))
     files = render_patch_set(patches, TOOL)
     return patches, pipeline.sync(patches, files, with_members(upstream, patches), options)

@@ -60,14 +60,14 @@ def _deployable(
         Placement(block, "npu_ar_model_runner.py", "R", "m", "insertion", True, Status.CONFLICT, 0)
         for block in conflicts
     ]
-    lock = lockfile.make(
+    lock = lockfile.Lock(
         "omni-port test",
         "vllm-ascend==9.9.9",
         _sha(UPSTREAM),
         "0" * 64,
         outputs,
         "sync",
-        rows,
+        lockfile.rows(rows),
         layout=layout,
     )
     (generated / lockfile.LOCK_NAME).write_text(lockfile.render(lock))

@@ -148,14 +148,13 @@ def _deployable(folder: Path, layout: Layout, sources: tuple[lockfile.Source, ..
     outputs = {
         p.relative_to(folder).as_posix(): _sha(p.read_bytes()) for p in sorted(folder.rglob("*.py"))
     }
-    lock = lockfile.make(
+    lock = lockfile.Lock(
         "omni-port test",
         "vllm-ascend==9.9.9",
         _sha(UPSTREAM),
         "0" * 64,
         outputs,
         "sync",
-        [],
         layout=layout,
         sources=sources,
     )

@@ -48,6 +48,7 @@ from omni_port.api.inputs import (
 )
 from omni_port.api.run import (
     SYNC_COMMAND,
+    Given,
     Synced,
     read_transplants,
     sync_patches,
@@ -196,7 +197,7 @@ def sync(
     extras = read_transplants(transplants, labels)
     locations = catalog_locations(patch_set, catalog)
     return patch_set, sync_patches(
-        patch_set, upstream, command, patch_files, extras, locations=locations
+        patch_set, upstream, command, Given(patch_files, extras, locations)
     )
 
 

@@ -27,7 +27,7 @@ from omni_port.api.inputs import (
     verification_context,
     with_history,
 )
-from omni_port.api.run import read_transplants, sync_patches, verify_files
+from omni_port.api.run import Given, read_transplants, sync_patches, verify_files
 from omni_port.catalog import drift, markdown
 from omni_port.errors import BadInput
 from omni_port.extract import extractor
@@ -175,9 +175,8 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     labels = [label for label, _ in lock.transplants]
     extras = read_transplants([config.path(label) for label in labels], labels)
     locations = catalog_locations(patch_set, inputs.catalog_path)
-    result = sync_patches(
-        patch_set, loaded, lock.command, patch_files, extras, locations=locations
-    ).result
+    given = Given(patch_files, extras, locations)
+    result = sync_patches(patch_set, loaded, lock.command, given).result
     files = lockfile.configured_files(result.files, configured)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in files}
     command = lock.command or "omni-port sync"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from omni_port.api.run import sync_patches
+from omni_port.api.run import Given, sync_patches
 from omni_port.api.workflows import Loaded
 from omni_port.errors import BadInput
 from omni_port.gpu import transplant
@@ -65,18 +65,14 @@ def decided_on(
     """``decided`` on an upstream given as a value (with its history, if any)."""
     pieces = tuple(block if p.id == block.id else p for p in module.pieces)
     alone = PatchSet((replace(module, pieces=pieces),))
-    synced = sync_patches(alone, upstream, transplants=transplants, locations=locations)
+    synced = sync_patches(alone, upstream, given=Given(None, transplants, locations or {}))
     return {p.block_id: p for p in synced.placements}
 
 
 def placements(workspace: Loaded) -> dict[str, Placement]:
     """Every block's outcome in the sync of the whole workspace, by block id."""
-    synced = sync_patches(
-        workspace.patch_set,
-        workspace.upstream,
-        transplants=workspace.transplants,
-        locations=workspace.locations,
-    )
+    given = Given(None, workspace.transplants, workspace.locations)
+    synced = sync_patches(workspace.patch_set, workspace.upstream, given=given)
     return {p.block_id: p for p in synced.placements}
 
 

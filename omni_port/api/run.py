@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omni_port import TOOL
@@ -46,30 +46,43 @@ class Synced:
         return (*self.result.findings, *extra)
 
 
+@dataclass(frozen=True, slots=True)
+class Given:
+    """What a sync reads beside the patch set and the upstream, each optional."""
+
+    #: The patch files as read: their digest goes into headers and the lock (rendered
+    #: from the patch set when not given).
+    patch_files: Mapping[str, str] | None = None
+    #: Transplant inputs: blocks added to the copies.
+    transplants: Sequence[transplant.Extra] = ()
+    #: The catalog's Location lines by block id (``catalog_locations``): constraints on places.
+    locations: Mapping[str, str] = field(default_factory=dict)
+
+
 def sync_patches(
     patches: PatchSet,
     upstream: Upstream,
     command: str = SYNC_COMMAND,
-    patch_files: Mapping[str, str] | None = None,
-    transplants: Sequence[transplant.Extra] = (),
+    given: Given | None = None,
     tool: str = TOOL,
-    locations: Mapping[str, str] | None = None,
 ) -> Synced:
-    """Generate every module of ``patches`` on ``upstream``; writes nothing.
+    """Generate every module of ``patches`` on ``upstream`` with what else is ``given``;
+    writes nothing. ``tool`` names the generator in headers and the lock.
 
-    ``patch_files`` are the patch files as read (their digest goes into headers and the
-    lock; rendered from ``patches`` when not given). ``transplants`` add blocks to copies.
-    ``tool`` names the generator in headers and the lock. ``locations`` are the catalog's
-    Location lines by block id (``catalog_locations``), constraints on places.
     Raises BadInput (OP004) when the upstream lacks a class the copies come from.
     """
-    files = dict(patch_files) if patch_files is not None else render_patch_set(patches, tool)
-    options = SyncOptions(tool, command, locations=dict(locations or {}))
+    given = given or Given()
+    files = (
+        dict(given.patch_files)
+        if given.patch_files is not None
+        else render_patch_set(patches, tool)
+    )
+    options = SyncOptions(tool, command, locations=dict(given.locations))
     with memo.run():
-        if not transplants:
+        if not given.transplants:
             upstream = with_members(upstream, patches)
             return Synced(sync_patch_set(patches, files, upstream, options))
-        merged = transplant.merge(patches, transplants)
+        merged = transplant.merge(patches, given.transplants)
         upstream = with_members(upstream, merged.patches)
         options = replace(options, transplants=tuple(merged.inputs))
         result = sync_patch_set(merged.patches, files, upstream, options)

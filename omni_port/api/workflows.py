@@ -30,7 +30,7 @@ from omni_port.api.inputs import (
     with_members,
     with_unread_modules,
 )
-from omni_port.api.run import Synced, read_transplants, sync_patches, verify_files
+from omni_port.api.run import Given, Synced, read_transplants, sync_patches, verify_files
 from omni_port.errors import BadInput
 from omni_port.extract import basedetect
 from omni_port.extract.extractor import ExtractOptions
@@ -139,14 +139,8 @@ def sync_loaded(loaded: Loaded, config: Config, patch_set: PatchSet | None = Non
     same inputs; writes nothing."""
     patches = loaded.patch_set if patch_set is None else patch_set
     files = loaded.patch_files if patch_set is None else render_patch_set(patch_set, TOOL)
-    synced = sync_patches(
-        patches,
-        loaded.upstream,
-        loaded.command,
-        files,
-        loaded.transplants,
-        locations=loaded.locations,
-    )
+    given = Given(files, loaded.transplants, loaded.locations)
+    synced = sync_patches(patches, loaded.upstream, loaded.command, given)
     outputs = lockfile.configured_files(synced.result.files, config.recorded_spec(config.upstream))
     return WorkspaceSync(patches, synced, outputs, loaded.notes)
 
@@ -284,7 +278,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     # The summary decides every block again from the same facts as the sync: the same
     # upstream, with the members of its history the sync reads.
     new = with_members(new, patch_set)
-    synced = sync_patches(patch_set, new, command, locations=locations)
+    synced = sync_patches(patch_set, new, command, Given(locations=locations))
     result = synced.result
     source = located[0].label if located else config.source
     context = verification_context(settings, patch_set, new, request.target, source)

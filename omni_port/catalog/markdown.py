@@ -277,7 +277,7 @@ def _section(heading: _Item, body: list[_Item], path: str) -> list[CatalogEntry]
         entries = [item for item in body if item.tag is _Tag.ENTRY]
         if entries:
             raise _error(path, entries[0].line, f"entry heading inside module-level section {name}")
-        return [_entry("", module or "", name, title, heading, body, path)]
+        return [_entry(_Names("", module or "", name, title), heading, body, path)]
     lead = next((i for i, item in enumerate(body) if item.tag is _Tag.ENTRY), len(body))
     _only_text(body[:lead], path, f" (section {name} has no entry here)")
     text = next((item for item in body[:lead] if item.tag is _Tag.TEXT and item.text.strip()), None)
@@ -295,18 +295,22 @@ def _class_entry(
     match = ENTRY.match(heading.text)
     if match is None:
         raise _error(path, heading.line, "entry heading must read '### method - Title'")
-    return _entry(class_name, module, match["method"], match["title"], heading, body, path)
+    names = _Names(class_name, module, match["method"], match["title"])
+    return _entry(names, heading, body, path)
 
 
-def _entry(
-    class_name: str,
-    module: str,
-    method: str,
-    title: str,
-    heading: _Item,
-    body: list[_Item],
-    path: str,
-) -> CatalogEntry:
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """What an entry's headings name: its class ("" for a module-level one), module,
+    method and title."""
+
+    class_name: str
+    module: str
+    method: str
+    title: str
+
+
+def _entry(names: _Names, heading: _Item, body: list[_Item], path: str) -> CatalogEntry:
     """The entry under ``heading``: optional Location line and prose, one code block, prose."""
     fences = [item for item in body if item.tag is _Tag.FENCE]
     if not fences:
@@ -319,11 +323,11 @@ def _entry(
     location, prose = _location([item for item in body[:split] if item.tag is _Tag.TEXT])
     note = _text([item for item in body[split + 1 :] if item.tag is _Tag.TEXT])
     return CatalogEntry(
-        class_name=class_name,
-        module=module,
-        method=method,
-        title=title,
-        kind=EntryKind.MODULE if not class_name else _kind(fence.code),
+        class_name=names.class_name,
+        module=names.module,
+        method=names.method,
+        title=names.title,
+        kind=EntryKind.MODULE if not names.class_name else _kind(fence.code),
         code=fence.code,
         location=location,
         prose=prose,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,6 +27,22 @@ from omni_port.model import Chunk, Copy, PatchSet, Placement, Report
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, existing
 from omni_port.sources.textio import encode
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractFlags:
+    """The flags of `extract`, as given."""
+
+    sources: tuple[str, ...]
+    patches_dir: Path | None
+    base: str | None
+    upstream_class: str | None
+    lenient: bool
+    implicit: bool
+    discard_decisions: bool
+    json_path: Path | None
+    check: bool
+    diff: bool
 
 
 @click.command("extract")
@@ -53,19 +71,7 @@ from omni_port.sources.textio import encode
 @write_options("the patches")
 @click.pass_obj
 @handle_errors
-def extract_command(
-    options: Options,
-    sources: tuple[str, ...],
-    patches_dir: Path | None,
-    base: str | None,
-    upstream_class: str | None,
-    lenient: bool,
-    implicit: bool,
-    discard_decisions: bool,
-    json_path: Path | None,
-    check: bool,
-    diff: bool,
-) -> Report:
+def extract_command(options: Options, /, **given: Any) -> Report:
     """Scan runner files for Omni-new blocks and write them as anchored patches.
 
     SOURCES are runner files, a directory holding them, or a release such as
@@ -78,23 +84,25 @@ def extract_command(
     extraction that would drop a resolution (its edit is gone from the sources) is refused,
     exit 2, naming each, unless --discard-decisions.
     """
-    one_payload(json_path, diff)
+    flags = ExtractFlags(**given)
+    sources, lenient, check, diff = flags.sources, flags.lenient, flags.check, flags.diff
+    one_payload(flags.json_path, diff)
     config = options.config
     settings = options.settings
     located = api.load_runners(sources or (config.source,), settings)
-    base_text = base if base is not None else config.base
+    base_text = flags.base if flags.base is not None else config.base
     base_module = api.load_upstream(base_text, settings) if base_text else None
     ext_options = api.ExtractOptions(
-        upstream_class=upstream_class or config.upstream_class,
+        upstream_class=flags.upstream_class or config.upstream_class,
         lenient=lenient or config.lenient,
-        implicit=implicit,
+        implicit=flags.implicit,
     )
     patch_set, extracted = api.extract(located, base_module, ext_options)
     # `lenient = true` in the configuration is a reviewed decision: its markers are notes.
     findings = extracted if lenient else api.inputs.reviewed_markers(extracted, config)
     patch_set = api.inputs.recorded_sources(patch_set, located, base_module, config)
-    directory = patches_dir or config.path(config.patches)
-    patch_set = api.inputs.carry_edits(patch_set, directory, discard=discard_decisions)
+    directory = flags.patches_dir or config.path(config.patches)
+    patch_set = api.inputs.carry_edits(patch_set, directory, discard=flags.discard_decisions)
     # Runners named on the command line: the other modules' patches stay as they are (the
     # configured source, the default, is the whole workspace).
     kept: tuple[str, ...] = ()
@@ -107,7 +115,7 @@ def extract_command(
     counts = _extract_counts(patch_set, rows, changes)
     counts["kept"] = len(kept)
     outcome = Report(tuple(rows), (*findings, *would), counts)
-    emit(outcome, json_path, diff=diff)
+    emit(outcome, flags.json_path, diff=diff)
     summary(options, _extractsummary(counts, check))
     return outcome
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -33,6 +34,19 @@ from omni_port.patches.store import read_patch_set
 from omni_port.report import candidate_place, shorten, shown
 
 
+@dataclass(frozen=True, slots=True)
+class ResolveFlags:
+    """The flags of `resolve`, as given."""
+
+    block_id: str
+    choice: str | None
+    drop: bool
+    why: str
+    patches_dir: Path | None
+    upstream: str | None
+    generated: Path | None
+
+
 @click.command("resolve")
 @click.argument("block_id")
 @click.option(
@@ -59,16 +73,7 @@ from omni_port.report import candidate_place, shorten, shown
 @generated_option("Generated directory whose lock names the last sync's upstream.")
 @click.pass_obj
 @handle_errors
-def resolve_command(
-    options: Options,
-    block_id: str,
-    choice: str | None,
-    drop: bool,
-    why: str,
-    patches_dir: Path | None,
-    upstream: str | None,
-    generated: Path | None,
-) -> None:
+def resolve_command(options: Options, /, **given: Any) -> None:
     """Record where a conflicting block goes, so that every later sync places it there.
 
     Like git rerere: the choice is written into the block's patch file (visible in its
@@ -80,15 +85,17 @@ def resolve_command(
     a conflict (a signature's included) is resolved by editing the conflict region in the
     generated runner, then `omni-port continue`.
     """
+    flags = ResolveFlags(**given)
+    block_id, choice, why = flags.block_id, flags.choice, flags.why
     config = options.config
-    directory = patches_dir or config.path(config.patches)
+    directory = flags.patches_dir or config.path(config.patches)
     patch_set = read_patch_set(directory)
     module, block = edits.find_block(patch_set, block_id)
     where = shown(directory / piece_filename(module, block))
     if block.kind is BlockKind.SIGNATURE:
         raise BadInput.at(Code.OP004, where, 1, _SIGNATURE_HELP)
-    target = generated or config.path(config.generated)
-    chosen_upstream = upstream or sticky_upstream(options, target)
+    target = flags.generated or config.path(config.generated)
+    chosen_upstream = flags.upstream or sticky_upstream(options, target)
     request = api.SyncRequest(
         directory,
         chosen_upstream,
@@ -104,7 +111,7 @@ def resolve_command(
     plain = before[block.id]
     if plain.status is not Status.CONFLICT and block.anchor.resolution is None:
         raise BadInput.at(Code.OP005, where, 2, _placed(block, plain, target, label))
-    if drop:
+    if flags.drop:
         record = _dropped(block, where, choice, why)
     else:
         rank, slot = _chosen(choice, plain.candidates, member, block)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,6 +30,21 @@ from omni_port.model import Code, Placement, Report, Severity
 from omni_port.patches import lockfile
 from omni_port.patches.store import Changes
 from omni_port.report import in_directory, shown
+
+
+@dataclass(frozen=True, slots=True)
+class SyncFlags:
+    """The flags of `sync`, as given."""
+
+    patches_dir: Path | None
+    upstream: str | None
+    generated: Path | None
+    json_path: Path | None
+    upstream_class: str | None
+    history_mode: str | None
+    transplant_dirs: tuple[Path, ...]
+    check: bool
+    diff: bool
 
 
 @click.command("sync")
@@ -65,18 +81,7 @@ from omni_port.report import in_directory, shown
 @write_options("the output")
 @click.pass_obj
 @handle_errors
-def sync_command(
-    options: Options,
-    patches_dir: Path | None,
-    upstream: str | None,
-    generated: Path | None,
-    json_path: Path | None,
-    upstream_class: str | None,
-    history_mode: str | None,
-    transplant_dirs: tuple[Path, ...],
-    check: bool,
-    diff: bool,
-) -> Report:
+def sync_command(options: Options, /, **given: Any) -> Report:
     """Generate the NPU runners from the patches and an upstream vllm-ascend.
 
     Every block is either placed where its anchor says, or reported as a conflict with its
@@ -87,16 +92,18 @@ def sync_command(
     Without --upstream, the upstream of the last sync (recorded in the lock) is kept until
     the configuration names another one.
     """
-    one_payload(json_path, diff)
+    flags = SyncFlags(**given)
+    check, diff = flags.check, flags.diff
+    one_payload(flags.json_path, diff)
     config = options.config
-    target = generated or config.path(config.generated)
+    target = flags.generated or config.path(config.generated)
     request = api.SyncRequest(
-        patches_dir or config.path(config.patches),
-        upstream or sticky_upstream(options, target),
+        flags.patches_dir or config.path(config.patches),
+        flags.upstream or sticky_upstream(options, target),
         target,
-        upstream_class or config.upstream_class,
-        history_mode or config.history,
-        transplant_dirs,
+        flags.upstream_class or config.upstream_class,
+        flags.history_mode or config.history,
+        flags.transplant_dirs,
     )
     done = api.sync_workspace(request, options.settings)
     synced = done.synced
@@ -120,7 +127,7 @@ def sync_command(
     if synced.merged is not None:
         counts.update(_transplant_counts(synced.merged, placements))
     outcome = Report(placements, findings, counts)
-    emit(outcome, json_path, diff=diff, document=_json_report(outcome, synced))
+    emit(outcome, flags.json_path, diff=diff, document=_json_report(outcome, synced))
     summary(options, _syncsummary(counts, changes, check, target))
     # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
     return v2.combined(outcome, v2.sync_configured(options, check, diff))

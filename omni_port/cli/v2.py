@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -64,6 +64,31 @@ def _source_options(command: F) -> F:
     return command
 
 
+@dataclass(frozen=True, slots=True)
+class V2Flags:
+    """The flags of `v2-report` and `v2-sync`, as given (those of `v2-sync` only are
+    unset for `v2-report`)."""
+
+    source: str | None
+    upstream: str | None
+    vllm_base: str | None
+    vllm: tuple[str, ...]
+    allow: Path | None
+    json_path: Path | None
+    force_vllm_mismatch: bool = False
+    generated: Path | None = None
+    check: bool = False
+    diff: bool = False
+
+
+def _sources(options: Options, flags: V2Flags) -> v2.Sources:
+    """The inputs the flags name, the configuration's where they name none."""
+    allowed = str(flags.allow) if flags.allow is not None else None
+    return v2.sources_of(
+        options.config, flags.source, flags.upstream, flags.vllm_base, flags.vllm, allowed
+    )
+
+
 # --- v2-report ------------------------------------------------------------------------------
 
 
@@ -84,15 +109,7 @@ _ALLOW_HELP = (
 @json_option
 @click.pass_obj
 @handle_errors
-def v2_report_command(
-    options: Options,
-    source: str | None,
-    upstream: str | None,
-    vllm_base: str | None,
-    vllm: tuple[str, ...],
-    allow: Path | None,
-    json_path: Path | None,
-) -> Report:
+def v2_report_command(options: Options, /, **given: Any) -> Report:
     """Who overrides each method when vLLM-Omni's V2 runners meet the NPU V2 runner.
 
     SOURCE is vLLM-Omni's worker_v2 runners: a release (vllm-omni==0.30.0), a checkout, a
@@ -109,9 +126,9 @@ def v2_report_command(
     a note. Exit 0 when nothing is left, 1 otherwise, 2 on bad input. With --json -,
     stdout carries the JSON document only.
     """
-    allowed = str(allow) if allow is not None else None
-    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
-    loaded, reviewed = v2.report(sources, options.settings)
+    flags = V2Flags(**given)
+    json_path = flags.json_path
+    loaded, reviewed = v2.report(_sources(options, flags), options.settings)
     counts = _report_counts(reviewed)
     findings = (*(loaded.pairing.findings() if loaded.pairing else ()), *reviewed.findings)
     outcome = Report(findings=findings, counts=counts)
@@ -277,19 +294,7 @@ def _composed_json(composed: Composed | None) -> dict[str, object] | None:
 @write_options("the output")
 @click.pass_obj
 @handle_errors
-def v2_sync_command(
-    options: Options,
-    source: str | None,
-    upstream: str | None,
-    vllm_base: str | None,
-    vllm: tuple[str, ...],
-    allow: Path | None,
-    force_vllm_mismatch: bool,
-    generated: Path | None,
-    json_path: Path | None,
-    check: bool,
-    diff: bool,
-) -> Report:
+def v2_sync_command(options: Options, /, **given: Any) -> Report:
     """Generate NPU V2 runners: vLLM-Omni's worker_v2 runners composed with NPUModelRunner.
 
     One module per omni V2 runner module, under its own name, the runner class re-based
@@ -304,11 +309,10 @@ def v2_sync_command(
     release (else exit 2, unless --force-vllm-mismatch). Exit 0 clean, 1 with conflicts
     or problems (or output that would change under --check), 2 on bad input.
     """
-    allowed = str(allow) if allow is not None else None
-    sources = v2.sources_of(options.config, source, upstream, vllm_base, vllm, allowed)
-    sources = replace(sources, force_vllm_mismatch=force_vllm_mismatch)
-    target = generated or options.config.path(options.config.v2_generated)
-    return sync_tree(options, sources, target, check, diff, json_path)
+    flags = V2Flags(**given)
+    sources = replace(_sources(options, flags), force_vllm_mismatch=flags.force_vllm_mismatch)
+    target = flags.generated or options.config.path(options.config.v2_generated)
+    return sync_tree(options, sources, target, flags.check, flags.diff, flags.json_path)
 
 
 def sync_tree(

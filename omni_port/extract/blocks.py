@@ -63,8 +63,13 @@ class MarkedTree:
 
 @dataclass(frozen=True, slots=True)
 class _Scope:
+    """One copied member's extraction: its tree, whether unmarked edits count, and the
+    class and member every block of it belongs to."""
+
     marked: MarkedTree
     implicit: bool
+    owner: str
+    member: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,7 @@ def member_blocks(
     (when ``implicit``) every unmarked difference become blocks. Without one, only the
     marked regions do.
     """
-    ctx = _Scope(marked, implicit)
+    ctx = _Scope(marked, implicit, owner, member.name)
     body = member.clauses[0]
     pinned = marked.pinned_lines(member)
     match = None
@@ -98,10 +103,10 @@ def member_blocks(
         match = diff.align(
             base.clauses[0], body, lambda s: s.start in pinned, lambda s: s.start in own
         )
-    blocks = list(_suite_blocks(ctx, body, match, (), owner, member.name))
+    blocks = list(_suite_blocks(ctx, body, match, ()))
     if base is not None and implicit:
         line = marked.tree.lines[member.start - 1]
-        signature = _signature_block(ctx, member, base, owner, line[: -len(line.lstrip())])
+        signature = _signature_block(ctx, member, base, line[: -len(line.lstrip())])
         blocks.extend([signature] if signature is not None else [])
     blocks.sort(key=lambda b: (b.origin.start, b.origin.end))
     for region in marked.regions_under(member):
@@ -123,51 +128,46 @@ def _suite_blocks(
     suite: Suite,
     match: diff.SuiteMatch | None,
     path: tuple[str, ...],
-    owner: str,
-    member: str,
 ) -> Iterator[Block]:
     regions = ctx.marked.regions_in(suite)
     upstream = _upstream_indices(suite, match, regions)
-    yield from _gap_blocks(ctx, suite, match, upstream, regions, path, owner, member)
+    yield from _gap_blocks(ctx, suite, match, upstream, regions, path)
     keys = _upstream_keys(suite, match, upstream)
     for index in upstream:
         stmt = suite.stmts[index]
         base_stmt = match.old.stmts[match.new_to_old()[index]] if match is not None else stmt
         if base_stmt.key != stmt.key and ctx.implicit:
-            yield _header_block(ctx, suite, stmt, base_stmt, keys, index, path, owner, member)
+            anchor = _header_anchor(keys, index, path, base_stmt)
+            yield _header_block(ctx, suite, stmt, anchor)
         for clause in stmt.clauses:
             child = match.child_for(clause) if match is not None else None
             if match is not None and child is None:
                 continue
             label = child.old.label if child is not None else clause.label
             inner = (*path, base_stmt.key) + ((label,) if label else ())
-            yield from _suite_blocks(ctx, clause, child, inner, owner, member)
+            yield from _suite_blocks(ctx, clause, child, inner)
 
 
-def _header_block(
-    ctx: _Scope,
-    suite: Suite,
-    stmt: Stmt,
-    base_stmt: Stmt,
-    keys: list[tuple[int, str]],
-    index: int,
-    path: tuple[str, ...],
-    owner: str,
-    member: str,
-) -> Block:
-    """An omni edit of an upstream compound statement's header (its bodies are matched)."""
+def _header_anchor(
+    keys: list[tuple[int, str]], index: int, path: tuple[str, ...], base_stmt: Stmt
+) -> Anchor:
+    """The anchor of an edit of the header of the upstream statement at ``index``."""
     before = [k for i, k in keys if i < index][::-1][:CONTEXT]
     after = [k for i, k in keys if i > index][:CONTEXT]
-    anchor = Anchor(
+    return Anchor(
         path, tuple(before), tuple(after), (base_stmt.key,), edge_of(bool(before), bool(after))
     )
+
+
+def _header_block(ctx: _Scope, suite: Suite, stmt: Stmt, anchor: Anchor) -> Block:
+    """An omni edit of an upstream compound statement's header (its bodies are matched)."""
     end = header_end(stmt)
     code = reindent(ctx.marked.tree.text(stmt.start, end), suite.indent or "", "")
     title = "Implicit edit of a header: " + shorten(stmt.key, 72)
     return Block(
         "",
-        owner,
-        member,
+        ctx.owner,
+        ctx.member,
         BlockKind.HEADER,
         False,
         code,
@@ -177,9 +177,7 @@ def _header_block(
     )
 
 
-def _signature_block(
-    ctx: _Scope, member: Stmt, base: Stmt, owner: str, indent: str
-) -> Block | None:
+def _signature_block(ctx: _Scope, member: Stmt, base: Stmt, indent: str) -> Block | None:
     """The omni edit of a copied member's decorators and signature, if there is one."""
     if member.key == base.key:
         return None
@@ -189,7 +187,7 @@ def _signature_block(
     title = "Implicit edit of the signature: " + shorten(member.key, 72)
     return Block(
         "",
-        owner,
+        ctx.owner,
         member.name,
         BlockKind.SIGNATURE,
         False,
@@ -219,8 +217,6 @@ def _gap_blocks(
     upstream: list[int],
     regions: list[Region],
     path: tuple[str, ...],
-    owner: str,
-    member: str,
 ) -> Iterator[Block]:
     keys = _upstream_keys(suite, match, upstream)
     for old_run, new_run, segments in _gaps(ctx, suite, match, upstream, regions):
@@ -248,15 +244,15 @@ def _gap_blocks(
                 gets,
                 edge_of(bool(near_before), bool(near_after)),
             )
-            yield _segment_block(ctx, suite, segment, anchor, kind, owner, member)
+            yield _segment_block(ctx, suite, segment, anchor, kind)
         if replaced and taker is None and ctx.implicit:
             anchor = Anchor(path, tuple(before), tuple(after), replaced, edge)
             first = match.old.stmts[old_run.start] if match is not None else None
             line = suite.stmts[new_run.start].lead if new_run else _gap_line(suite, new_run)
             yield Block(
                 "",
-                owner,
-                member,
+                ctx.owner,
+                ctx.member,
                 BlockKind.DELETION,
                 False,
                 "",
@@ -448,8 +444,6 @@ def _segment_block(
     segment: _Segment,
     anchor: Anchor,
     kind: BlockKind,
-    owner: str,
-    member: str,
 ) -> Block:
     tree = ctx.marked.tree
     text = tree.text(segment.first, segment.last)
@@ -461,8 +455,8 @@ def _segment_block(
     heading = block_title(tree, segment.region) if segment.region else _implicit_title(segment)
     return Block(
         "",
-        owner,
-        member,
+        ctx.owner,
+        ctx.member,
         kind,
         segment.region is not None,
         code,

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from omni_port.extract.markers import scan
 from omni_port.model import (
     Block,
-    BlockKind,
     Chunk,
     ModulePatches,
     PatchSet,
@@ -27,25 +26,29 @@ def extracted_blocks(patches: PatchSet) -> list[Placement]:
 def _module_rows(module: ModulePatches) -> Iterator[Placement]:
     for piece in module.pieces:
         if isinstance(piece, Block):
-            yield _row(
-                module,
+            yield Placement(
                 piece.id,
-                piece.kind,
-                piece.marked,
+                module.name,
                 piece.owner,
                 piece.member,
+                piece.kind,
+                piece.marked,
+                Status.EXTRACTED,
+                1.0,
                 piece.origin.start,
                 piece.origin.end,
             )
         elif isinstance(piece, Chunk) and piece.marked:
             kind = RegionKind.CLASS_LEVEL if piece.owner else RegionKind.MODULE_LEVEL
-            yield _row(
-                module,
+            yield Placement(
                 piece.id,
-                kind,
-                True,
+                module.name,
                 piece.owner,
                 piece.name,
+                kind,
+                True,
+                Status.EXTRACTED,
+                1.0,
                 piece.origin.start,
                 piece.origin.end,
             )
@@ -60,28 +63,15 @@ def _contained_rows(module: ModulePatches, chunk: Chunk) -> Iterator[Placement]:
     tree = parse(dedent_code(chunk.code), chunk.origin.path)
     offset = chunk.origin.start - 1
     for number, region in enumerate(scan(tree).regions, start=1):
-        yield _row(
-            module,
+        yield Placement(
             f"{chunk.id}#{number}",
-            RegionKind.CONTAINED,
-            True,
+            module.name,
             chunk.owner,
             chunk.name,
+            RegionKind.CONTAINED,
+            True,
+            Status.EXTRACTED,
+            1.0,
             region.opener.line + offset,
             region.closer.line + offset,
         )
-
-
-def _row(
-    module: ModulePatches,
-    ident: str,
-    kind: BlockKind | RegionKind,
-    marked: bool,
-    owner: str,
-    member: str,
-    start: int,
-    end: int,
-) -> Placement:
-    return Placement(
-        ident, module.name, owner, member, kind, marked, Status.EXTRACTED, 1.0, start, end
-    )

@@ -118,31 +118,9 @@ def render(lock: Lock) -> str:
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def make(
-    tool: str,
-    upstream: str,
-    upstream_sha256: str,
-    patches_sha256: str,
-    outputs: Mapping[str, str],
-    command: str,
-    placements: Sequence[Placement],
-    transplants: Sequence[tuple[str, str]] = (),
-    layout: Layout = Layout.V1,
-    sources: Sequence[Source] = (),
-) -> Lock:
-    rows = tuple(_row(p) for p in placements)
-    return Lock(
-        tool,
-        upstream,
-        upstream_sha256,
-        patches_sha256,
-        dict(outputs),
-        command,
-        rows,
-        tuple(transplants),
-        layout,
-        tuple(sources),
-    )
+def rows(placements: Sequence[Placement]) -> tuple[dict[str, object], ...]:
+    """The lock's rows of a sync's placements (``Lock.placements``)."""
+    return tuple(_row(p) for p in placements)
 
 
 def with_configured(text: str, configured: str) -> str:

@@ -341,7 +341,7 @@ class _Context:
             if _with_items(b, o, t):
                 return self.with_items(b, o, t, what)  # type: ignore[arg-type]
             raise _Conflict(f"both sides changed {what}")
-        return _Items(self, parent, name, b, o, t, what).merge()  # type: ignore[arg-type]
+        return _Items(self, name, b, o, t, what).merge()  # type: ignore[arg-type]
 
     def with_items(
         self, b: list[ast.withitem], o: list[ast.withitem], t: list[ast.withitem], what: str
@@ -593,7 +593,6 @@ class _Items(_Sequence):
     def __init__(
         self,
         context: _Context,
-        parent: ast.AST,
         name: str,
         b: Sequence[ast.AST],
         o: Sequence[ast.AST],
@@ -601,7 +600,6 @@ class _Items(_Sequence):
         what: str,
     ) -> None:
         super().__init__(context, b, o, t, what)
-        self.parent = parent
         self.name = name
 
     def appendable(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status, Upstream
@@ -96,11 +96,17 @@ def sync(
         files[module.name] = encode(built.text, module.newline, module.bom)
         placements.extend(built.placements)
     outputs = {name: sha256(data) for name, data in files.items()}
-    lock = lockfile.make(
-        tool, upstream.label, upstream.sha256, digest, outputs, command, placements, transplants
+    lock = lockfile.Lock(
+        tool=tool,
+        upstream=upstream.label,
+        upstream_sha256=upstream.sha256,
+        patches_sha256=digest,
+        outputs=outputs,
+        command=command,
+        placements=lockfile.rows(placements),
+        transplants=tuple(transplants),
+        history=tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history),
     )
-    history = tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history)
-    lock = replace(lock, history=history)
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
 

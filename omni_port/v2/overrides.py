@@ -168,22 +168,13 @@ def override_report(sides: Sides) -> OverrideReport:
     Raises BadInput (OP004) when the NPU or vLLM module lacks its runner class, or when
     no omni module holds a class that extends vLLM's.
     """
-    npu_cls = _class(sides.npu, sides.npu_class)
-    base_cls = _class(sides.base, sides.base_class)
-    index = index_classes(sides.omni, "gpu")
-    paths = {
-        stmt.name: tree.path
-        for tree in sides.omni.values()
-        for stmt in tree.body.stmts
-        if stmt.kind == "ClassDef"
-    }
-    npu = _methods(npu_cls)
-    base = _methods(base_cls)
+    classes = _classes(sides)
+    index = classes.index
     runners: list[RunnerReport] = []
     for module, tree in sorted(sides.omni.items()):
         for runner in _runner_classes(tree, index, sides.base_class):
             chain = _omni_chain(runner, index, sides.base_class)
-            rows = _rows(runner, chain, index, paths, npu, base, sides)
+            rows = _rows(runner, chain, classes, sides)
             runners.append(RunnerReport(module, runner, tuple(chain), tuple(rows)))
     if not runners:
         first = min(sides.omni) if sides.omni else ""
@@ -193,7 +184,7 @@ def override_report(sides: Sides) -> OverrideReport:
         )
     findings = [
         *_collisions(runners, sides),
-        *_bypasses(runners, index, npu, base, sides),
+        *_bypasses(runners, classes, sides),
         *_calls_into(sides, index),
     ]
     return OverrideReport(
@@ -234,19 +225,38 @@ def _omni_chain(runner: str, index: ClassIndex, base_class: str) -> list[str]:
     return [name for name in order[: order.index(base_class)] if name in index]
 
 
-def _rows(
-    runner: str,
-    chain: list[str],
-    index: ClassIndex,
-    paths: Mapping[str, str],
-    npu: Mapping[str, Stmt],
-    base: Mapping[str, Stmt],
-    sides: Sides,
-) -> Iterator[MethodRow]:
+@dataclass(frozen=True, slots=True)
+class _Classes:
+    """What a report reads of the three sides' classes, parsed once."""
+
+    #: Omni's classes by name.
+    index: ClassIndex
+    #: The file of each omni class, by class name.
+    paths: Mapping[str, str]
+    #: The NPU runner class's methods by name.
+    npu: Mapping[str, Stmt]
+    #: vLLM's runner class's methods by name.
+    base: Mapping[str, Stmt]
+
+
+def _classes(sides: Sides) -> _Classes:
+    npu = _methods(_class(sides.npu, sides.npu_class))
+    base = _methods(_class(sides.base, sides.base_class))
+    paths = {
+        stmt.name: tree.path
+        for tree in sides.omni.values()
+        for stmt in tree.body.stmts
+        if stmt.kind == "ClassDef"
+    }
+    return _Classes(index_classes(sides.omni, "gpu"), paths, npu, base)
+
+
+def _rows(runner: str, chain: list[str], classes: _Classes, sides: Sides) -> Iterator[MethodRow]:
+    index, npu, base = classes.index, classes.npu, classes.base
     omni_names = {name for cls in chain for name in _methods(index[cls].stmt)}
     rows = []
     for name in sorted(omni_names | set(npu) | set(base)):
-        omni = _omni_site(runner, chain, name, index, paths) if name in omni_names else None
+        omni = _omni_site(runner, chain, name, classes) if name in omni_names else None
         npu_site = None
         if name in npu:
             delegates = calls_super(npu[name], name)
@@ -264,10 +274,9 @@ def _who(omni: bool, npu: bool) -> Who:
     return Who.OMNI if omni else Who.NPU if npu else Who.NEITHER
 
 
-def _omni_site(
-    runner: str, chain: list[str], name: str, index: ClassIndex, paths: Mapping[str, str]
-) -> Site:
+def _omni_site(runner: str, chain: list[str], name: str, classes: _Classes) -> Site:
     """The omni override that runs first, and whether omni's code reaches past omni."""
+    index, paths = classes.index, classes.paths
     definers = [cls for cls in chain if name in _methods(index[cls].stmt)]
     runs = resolve(runner, name, index)
     owner, method = runs[0][0].name, runs[0][1]
@@ -318,14 +327,9 @@ def _calls(method: Stmt, name: str) -> bool:
     return any(pattern.search(key) for key in diff.flat_keys(method.clauses[0]))
 
 
-def _bypasses(
-    runners: list[RunnerReport],
-    index: ClassIndex,
-    npu: Mapping[str, Stmt],
-    base: Mapping[str, Stmt],
-    sides: Sides,
-) -> Iterator[Finding]:
+def _bypasses(runners: list[RunnerReport], classes: _Classes, sides: Sides) -> Iterator[Finding]:
     """NPU-only overrides that omni's replacement of every calling vLLM method skips."""
+    index, base = classes.index, classes.base
     seen: set[tuple[str, str, str]] = set()
     modules = {
         stmt.name: module

@@ -416,16 +416,16 @@ def _lock(
     patch_files: Mapping[str, str],
 ) -> bytes:
     outputs = {name: sha256(data) for name, data in files.items() if name != lockfile.LOCK_NAME}
-    lock = lockfile.make(
-        tool,
-        inputs.npu.label,
-        inputs.npu.sha256,
-        lockfile.patches_digest(patch_files),
-        outputs,
-        command,
-        placements,
+    lock = lockfile.Lock(
+        tool=tool,
+        upstream=inputs.npu.label,
+        upstream_sha256=inputs.npu.sha256,
+        patches_sha256=lockfile.patches_digest(patch_files),
+        outputs=outputs,
+        command=command,
+        placements=lockfile.rows(placements),
         layout=Layout.V2,
-        sources=[*sources(inputs), *pinned_sources(inputs, files)],
+        sources=(*sources(inputs), *pinned_sources(inputs, files)),
     )
     return lockfile.render(lock).encode("utf-8")
 
