@@ -168,8 +168,11 @@ def positions(
                         piece.owner,
                         piece.member,
                         anchor.path,
-                        anchor.before[0] if anchor.before else "",
-                        anchor.after[0] if anchor.after else "",
+                        # A neighbour a block replaced reads as its full key (with its
+                        # body's digest), the same statement unreplaced as its key: the
+                        # place is the statement, so both compare by their heads.
+                        split_full_key(anchor.before[0])[0] if anchor.before else "",
+                        split_full_key(anchor.after[0])[0] if anchor.after else "",
                         normalize_code(piece.code),
                         tuple(split_full_key(k)[0] for k in anchor.before),
                         tuple(split_full_key(k)[0] for k in anchor.after),

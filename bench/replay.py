@@ -8,6 +8,7 @@ release M. Run ``python bench/replay.py --help``; ``make bench`` runs the defaul
 from __future__ import annotations
 
 import argparse
+import ast
 import itertools
 import sys
 import time
@@ -28,10 +29,12 @@ from bench.history import (
 )
 from bench.score import OUTCOMES, Tally, score
 from omni_port import api
-from omni_port.model import PatchSet, Placement, Release, Rule, Status, Upstream
+from omni_port.model import PatchSet, Placement, Release, Rule, SourceText, Status, Upstream
 from omni_port.sources.history import window
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import default_cache, version_key
+from omni_port.verify.context import overrides_of
+from omni_port.verify.repeats import repeats
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,9 @@ class Run:
     #: a release older than the base held the code) and ``conflict`` too.
     rules: Counter[str]
     elapsed: float
+    #: Call statements a generated method runs more often than both the new upstream
+    #: method and the old runner's (OP512): omni's old copy of code upstream moved.
+    repeated: int = 0
 
 
 def run_omni_port(
@@ -131,7 +137,34 @@ def run_omni_port(
     edits = score(
         every, result.placements, truth_edits, got_edits, upstream, marked=False, output=output
     )
-    return Run(marked, edits, rule_counts(result.placements, step.old_base), elapsed)
+    rules = rule_counts(result.placements, step.old_base)
+    repeated = run_twice(generated, history.omni(step.old), new_base, patches)
+    return Run(marked, edits, rules, elapsed, repeated)
+
+
+def run_twice(
+    generated: dict[str, SourceText],
+    old: dict[str, SourceText],
+    upstream: Upstream,
+    patches: PatchSet,
+) -> int:
+    """How many call statements the generated runners run more often than both the new
+    upstream and the old runners do (verify's OP512, counted without the packages)."""
+    theirs = ast.parse(upstream.text)
+    overrides = overrides_of(patches)
+    return sum(
+        len(
+            repeats(
+                name,
+                ast.parse(source.text),
+                ast.parse(old[name].text),
+                theirs,
+                [o for o in overrides if o.module == name],
+            )
+        )
+        for name, source in generated.items()
+        if name in old
+    )
 
 
 def rule_counts(placements: Sequence[Placement], base: str) -> Counter[str]:
@@ -193,14 +226,20 @@ def print_rules(runs: list[tuple[Step, Run]]) -> None:
     """Per step: how many blocks and edits each rule decided (beyond the anchor alone)."""
     columns = [rule.value for rule in COUNTED]
     print("\n## Decided by rules beyond the anchor (blocks and edits of N)\n")
-    print("| step | " + " | ".join(columns) + " | followed | lags followed | conflicts |")
-    print("| --- |" + " ---: |" * (len(columns) + 3))
+    extra = ("followed", "lags", "conflict", "repeated")
+    print(
+        "| step | "
+        + " | ".join(columns)
+        + " | followed | lags followed | conflicts | run twice (OP512) |"
+    )
+    print("| --- |" + " ---: |" * (len(columns) + len(extra)))
     total: Counter[str] = Counter()
     for step, run in runs:
-        total.update(run.rules)
-        cells = [str(run.rules[c]) for c in (*columns, "followed", "lags", "conflict")]
+        counts = Counter({**run.rules, "repeated": run.repeated})
+        total.update(counts)
+        cells = [str(counts[c]) for c in (*columns, *extra)]
         print(f"| {step.old} -> {step.new} | " + " | ".join(cells) + " |")
-    cells = [str(total[c]) for c in (*columns, "followed", "lags", "conflict")]
+    cells = [str(total[c]) for c in (*columns, *extra)]
     print("| **total** | " + " | ".join(cells) + " |")
 
 

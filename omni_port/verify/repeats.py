@@ -33,6 +33,18 @@ def repeat_findings(
     upstream = world.tree(context.upstream.module) if context.upstream is not None else None
     if old is None or upstream is None:
         return []
+    return repeats(path, tree, old, upstream, overrides)
+
+
+def repeats(
+    path: str,
+    tree: ast.Module,
+    old: ast.Module,
+    upstream: ast.Module,
+    overrides: Sequence[Override],
+) -> list[Finding]:
+    """OP512 findings for the copied methods of the generated module ``tree`` (file
+    ``path``), against the old runner module and the new upstream module."""
     findings: list[Finding] = []
     for override in overrides:
         generated = _function(tree, override.owner, override.name)
