@@ -7,6 +7,7 @@ one clone, upstream history is every commit that changed the runner module.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -353,5 +354,11 @@ def test_sync_follows_a_block_through_the_commits_of_a_clone(cli: Cli, tmp_path:
     (row,) = json.loads(report.read_text())["blocks"]
     assert row["status"] == "placed" and row["decided_by"] == ["stepwise"], row
     assert f"{root}@{renamed[:12]}" in row["reason"], row["reason"]
+    # The lock names the revision the patches were extracted against, with its text's hash.
+    lock = json.loads((out / "omni-port.lock").read_text())
+    base_text = (rules / "base.py").read_bytes()
+    assert lock["inputs"]["base"] == [
+        {"label": f"{root}@v1", "sha256": hashlib.sha256(base_text).hexdigest()}
+    ]
     jumped = cli(*args[:-2], "--generated", tmp_path / "g2", "--history", "none")
     assert jumped.exit_code == 1 and " OP301 " in jumped.stdout, jumped.stdout

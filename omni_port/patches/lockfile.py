@@ -58,6 +58,10 @@ class Lock:
     sources: tuple[Source, ...] = ()
     #: (label, sha256 of the text) of the upstream history releases sync read, oldest first.
     history: tuple[tuple[str, str], ...] = ()
+    #: (label, sha256 of the text) of the base the patches were extracted against: the
+    #: release, or the clone's revision (``PATH@TAG``, ``PATH@<commit>``), that the runners'
+    #: copies are read as edits of. One per base (modules extracted apart may differ).
+    base: tuple[tuple[str, str], ...] = ()
     #: The configuration's ``upstream`` when the sync ran ("" in older locks): while the
     #: configuration still names it, the lock's own upstream is the default one.
     configured: str = ""
@@ -102,6 +106,8 @@ def render(lock: Lock) -> str:
         inputs["transplants"] = [{"label": lb, "sha256": sha} for lb, sha in lock.transplants]
     if lock.history:
         inputs["history"] = [{"label": lb, "sha256": sha} for lb, sha in lock.history]
+    if lock.base:
+        inputs["base"] = [{"label": lb, "sha256": sha} for lb, sha in lock.base]
     if lock.sources:
         inputs["sources"] = [
             {"role": s.role, "label": s.label, "sha256": s.sha256} for s in lock.sources
@@ -215,6 +221,7 @@ def parse(text: str, path: str) -> Lock:
         placements=tuple(fields.tables(data, "placements")),
         transplants=fields.labelled(data, "transplants"),
         history=fields.labelled(data, "history"),
+        base=fields.labelled(data, "base"),
         configured=fields.string(data, "inputs", "upstream", "configured", default=""),
         layout=fields.layout(data),
         sources=tuple(

@@ -106,6 +106,7 @@ def sync(
         placements=lockfile.rows(placements),
         transplants=tuple(transplants),
         history=tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history),
+        base=tuple(dict.fromkeys((m.base, m.base_sha256) for m in patches.modules if m.base)),
     )
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
