@@ -162,29 +162,20 @@ def test_the_catalog_hook_checks_the_configured_catalog_and_says_when_there_is_n
     assert unset.returncode == 1 and "pyproject.toml:1:1: OP005" in unset.stdout, unset.stdout
 
 
-#: The in-place edits the README's upgrade day describes, on the generated runners.
-_MROPE = (
-    "            if self.uses_mrope:\n"
-    "                positions = self.mrope_positions.gpu[:, :num_tokens_padded]\n"
-    "            else:\n"
-    "                positions = self.positions[:num_tokens_padded]\n\n"
-)
-_COS_SIN = "            # update global cos, sin\n            update_cos_sin(positions)\n"
+#: The in-place edit the README's upgrade day describes, on the generated runners.
 _SIGNATURE = (
     "        randomize_inputs: bool = False,\n        skip_gdn_state_update: bool = False,\n"
 )
 
 
 def _edit_in_place(generated: Path) -> None:
-    """What the README says a maintainer edits: both `_dummy_run` signatures, upstream's
-    mrope positions put back after omni's input block, the timer's conflict region gone."""
+    """What the README says a maintainer edits: both `_dummy_run` signatures, and the
+    timer's conflict region gone."""
     for name in ("npu_model_runner.py", "npu_generation_model_runner.py"):
         runner = generated / name
         text = runner.read_text()
         assert text.count(_SIGNATURE) == 1, name
         text = text.replace(_SIGNATURE, "".join(reversed(_SIGNATURE.splitlines(True))))
-        at = text.rindex(_COS_SIN)  # the _dummy_run one, after execute_model's
-        text = text[:at] + _MROPE + text[at:]
         if name == "npu_generation_model_runner.py":
             block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.edit-11"
             start = text.rindex("\n", 0, text.index(f"{CONFLICT_OPEN} {block}")) + 1
@@ -207,11 +198,11 @@ def _commands(section: str) -> list[list[str]]:
 def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path) -> None:
     """The README's upgrade day, as written, in a fresh clone (its configuration and its
     committed lock): the upgrade moves the workspace (extract --check and sync --check
-    agree with it, make sync ends with its conflicts), three resolves, the edits in place,
+    agree with it, make sync ends with its conflicts), four resolves, the edits in place,
     one continue, and make check is green; a second make sync replays it all."""
     commands = _commands("### Upgrade day")
     assert [words[1] for words in commands[:-1]] == [
-        "upgrade", "resolve", "resolve", "resolve", "sync", "continue"
+        "upgrade", "resolve", "resolve", "resolve", "resolve", "sync", "continue"
     ]  # fmt: skip
     assert commands[-1] == ["make", "sync", "&&", "make", "check"]
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -232,7 +223,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
         "detected base vllm-ascend==0.26.0rc1 (82.4% of copied statements)",
         'pinned in pyproject.toml [tool.omni-port]: source = "vllm-omni==0.32.0rc1", base = '
         '"vllm-ascend==0.26.0rc1", upstream = "vllm-ascend==0.30.0rc2"',
-        "93 placed, 4 conflicts; summary in upgrade.md",
+        "92 placed, 5 conflicts; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr
     assert upgraded.stdout.startswith("vllm-ascend==0.30.0rc2:0:1: OP511 ")
@@ -240,17 +231,17 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert run(["omni-port", "sync", "--check"]).returncode == 0
     made = _make(tmp_path, "sync", env)
     assert made.returncode == 0, made.stderr
-    assert "4 conflicts and 10 verify problems" in made.stderr
-    for words in commands[1:4]:
+    assert "5 conflicts and 8 verify problems" in made.stderr
+    for words in commands[1:5]:
         assert run(words).returncode == 0, words
-    synced = run(commands[4])
+    synced = run(commands[5])
     assert synced.returncode == 1 and "0 conflicts; 73 implicit edits placed, 1 conflicts" in (
         synced.stderr
     )
     _edit_in_place(tmp_path / "generated")
-    continued = run(commands[5])
+    continued = run(commands[6])
     assert continued.returncode == 0, continued.stdout + continued.stderr
-    assert "took the edits of 2 runners: 6 resolutions recorded in the patches" in (
+    assert "took the edits of 2 runners: 3 resolutions recorded in the patches" in (
         continued.stderr
     )
     assert run(["omni-port", "verify"]).returncode == 0
@@ -261,7 +252,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert checked.returncode == 0, checked.stdout + checked.stderr
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
     resolved = [r["id"] for r in lock["placements"] if r.get("decided_by") == ["resolved"]]
-    assert len(resolved) == 9, resolved
+    assert len(resolved) == 7, resolved
     assert not any(r["status"] == "conflict" for r in lock["placements"])
 
 

@@ -266,3 +266,68 @@ def test_the_catalog_of_a_split_region_matches_the_code(tmp_path: Path) -> None:
     catalog = markdown.parse(markdown.render(describe.entries(patch_set)), "catalog.md")
     code = [drift.Runner("runner.py", parse(runner.text, runner.path))]
     assert drift.catalog_findings(catalog, "catalog.md", code) == []
+
+
+_SPLIT_BASE = """\
+class Runner:
+    def dummy_run(self, n):
+        assert n > 0
+        if self.multimodal or self.prompt_embeds:
+            ids = None
+        else:
+            ids = self.ids[:n]
+        if self.mrope:
+            positions = self.mrope_positions[:n]
+        elif self.xdrope:
+            positions = self.xdrope_positions[:n]
+        else:
+            positions = self.positions[:n]
+        update(positions)
+        return self.forward(ids, positions)
+"""
+
+_SPLIT_RUNNER = """\
+class Runner:
+    def dummy_run(self, n):
+        assert n > 0
+        # Omni-new
+        kwargs = self.init_kwargs()
+        if self.multimodal:
+            ids = self.prepare_mm(n)
+        else:
+            ids = self.ids[:n]
+        # Omni-new
+        if self.mrope:
+            positions = self.mrope_positions[:n]
+        else:
+            positions = self.positions[:n]
+        update(positions)
+        return self.forward(ids, positions)
+"""
+
+
+def test_an_edit_beside_a_marked_block_replaces_the_statement_it_edits() -> None:
+    """One gap holds a marked block and, beside it outside the markers, the runner's
+    ``if`` that lost a clause: that ``if`` is an edit of upstream's, and the block owns
+    only the statement it changed. Were the block to list both as replaced, a sync onto
+    an upstream that took the clause out too would drop the binding of ``positions``."""
+    base = api.parse_upstream(_SPLIT_BASE, "base.py")
+    module = api.extract_text(_SPLIT_RUNNER, "runner.py", base).module
+    blocks = {b.marked: b for b in module.pieces if isinstance(b, Block)}
+    assert len(blocks) == 2, [(b.id, b.kind) for b in module.pieces if isinstance(b, Block)]
+    marked, edit = blocks[True], blocks[False]
+    assert marked.kind is BlockKind.REPLACEMENT
+    assert [k.split(":")[0] for k in marked.anchor.replaced] == [
+        "if self.multimodal or self.prompt_embeds"
+    ]
+    assert edit.kind is BlockKind.REPLACEMENT
+    assert [k.split(":")[0] for k in edit.anchor.replaced] == ["if self.mrope"]
+    assert edit.anchor.before[0].startswith("if self.multimodal or self.prompt_embeds")
+    assert "positions = self.positions[:n]" in edit.code
+    # Onto an upstream that dropped the clause too, both land and `positions` stays bound.
+    target = _SPLIT_BASE.replace(
+        "        elif self.xdrope:\n            positions = self.xdrope_positions[:n]\n", ""
+    )
+    text = api.port_text(_SPLIT_RUNNER, base, target).text("runner.py")
+    assert text.count("positions = self.positions[:n]") == 1, text
+    assert "self.prepare_mm(n)" in text and "xdrope" not in text, text

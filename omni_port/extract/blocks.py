@@ -220,23 +220,23 @@ def _gap_blocks(
 ) -> Iterator[Block]:
     keys = _upstream_keys(suite, match, upstream)
     for old_run, new_run, segments in _gaps(ctx, suite, match, upstream, regions):
-        replaced = tuple(full_key(match.old.stmts[i]) for i in old_run) if match is not None else ()
+        old = [match.old.stmts[i] for i in old_run] if match is not None else []
+        replaced = tuple(full_key(stmt) for stmt in old)
         before = [k for i, k in keys if i < new_run.start][::-1][:CONTEXT]
         after = [k for i, k in keys if i >= new_run.stop][:CONTEXT]
         edge = edge_of(bool(before), bool(after))
         taker = _replacement_taker(segments, ctx.implicit)
-        taker_at = segments.index(taker) if taker is not None else -1
+        shares = _shares(old, segments, taker) if taker is not None else [()] * len(segments)
         for position, segment in enumerate(segments):
             if segment.region is None and not ctx.implicit:
                 continue
-            gets = replaced if segment is taker else ()
+            gets = shares[position]
             kind = BlockKind.REPLACEMENT if gets else BlockKind.INSERTION
-            # Segments sharing a gap with a replacement anchor on the statements it replaced.
-            near_before, near_after = before, after
-            if taker is not None and replaced and position > taker_at:
-                near_before = [*replaced[::-1], *before][:CONTEXT]
-            elif taker is not None and replaced and position < taker_at:
-                near_after = [*replaced, *after][:CONTEXT]
+            # Segments sharing a gap with replacements anchor on the statements they replaced.
+            earlier = [key for share in shares[:position] for key in share]
+            later = [key for share in shares[position + 1 :] for key in share]
+            near_before = [*earlier[::-1], *before][:CONTEXT]
+            near_after = [*later, *after][:CONTEXT]
             anchor = Anchor(
                 path,
                 tuple(near_before),
@@ -416,6 +416,45 @@ def _gap_line(suite: Suite, gap: range) -> int:
     if gap.start < len(suite.stmts):
         return suite.stmts[gap.start].lead
     return suite.end + 1
+
+
+#: How alike a base statement and a statement of a segment beside the gap's replacement
+#: must be for that segment to stand in for it (an edit of that statement of its own).
+OWN_EDIT = 0.8
+
+
+def _shares(
+    old: Sequence[Stmt], segments: Sequence[_Segment], taker: _Segment
+) -> list[tuple[str, ...]]:
+    """The full keys of the base statements each segment replaces, in segment order.
+
+    The taker stands in for the gap's base statements, except where a segment beside it
+    holds an edit of one at its end of the gap: an unmarked ``if`` that lost a clause,
+    next to a marked block. That segment replaces it itself (the taker may be left with
+    none: an insertion): a marked block owns only what omni changed in it (DESIGN,
+    "Intent and lag", rules 2 and 4), and the edit is ported as an edit of that
+    statement, not lost with the block's replacement.
+    """
+    at = segments.index(taker)
+    first, stop = 0, len(old)
+    shares: list[list[Stmt]] = [[] for _ in segments]
+    for position in range(len(segments) - 1, at, -1):
+        while stop > first and _stands_for(segments[position], old[stop - 1], taker):
+            stop -= 1
+            shares[position].insert(0, old[stop])
+    for position in range(at):
+        while stop > first and _stands_for(segments[position], old[first], taker):
+            shares[position].append(old[first])
+            first += 1
+    shares[at] = list(old[first:stop])
+    return [tuple(full_key(stmt) for stmt in share) for share in shares]
+
+
+def _stands_for(segment: _Segment, base: Stmt, taker: _Segment) -> bool:
+    """Whether ``segment`` holds an edit of ``base``, more alike than anything the taker holds."""
+    mine = max((diff.similarity(base.key, s.key) for s in segment.stmts), default=0.0)
+    theirs = max((diff.similarity(base.key, s.key) for s in taker.stmts), default=0.0)
+    return mine >= OWN_EDIT and mine > theirs
 
 
 def _replacement_taker(segments: list[_Segment], implicit: bool) -> _Segment | None:
