@@ -268,11 +268,13 @@ def _make(work: Path, target: str, env: dict[str, str]) -> subprocess.CompletedP
 def test_the_readme_says_how_long_make_test_takes_and_what_its_skipped_tests_need() -> None:
     """The set-up section gives the run time and names what each skip waits for: the seed
     files the skipping tests look for, and the variables that point at them."""
-    from tests import test_catalog, test_real, test_v2_real
+    from tests import test_catalog, test_clone_real, test_real, test_v2_real
 
     setup = README.split("## Set up", 1)[1].split("### The default inputs", 1)[0]
     assert re.search(r"`make test` ran \d+ tests in \d+ minutes", setup), setup
-    assert "It skips 3 tests" in setup
+    assert "It skips 5 tests" in setup
+    assert "OMNI_PORT_ASCEND_GIT" in setup
+    assert "OMNI_PORT_ASCEND_GIT" in Path(test_clone_real.__file__).read_text()
     wanted = {test_real.REAL_CATALOG.name, test_v2_real.SEED_PAGE.name}
     assert all(name in setup for name in wanted), wanted
     assert "OMNI_PORT_REAL_CATALOG" in setup and "OMNI_PORT_SEED_PAGE" in setup
