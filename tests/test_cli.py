@@ -286,3 +286,35 @@ def test_the_console_script_is_the_entry_that_handles_ctrl_c() -> None:
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "omni-port"]
     assert script.value == "omni_port.__main__:main"
+
+
+LONG_OUTPUT = """
+import click
+from omni_port.cli import handle_errors
+
+@click.command()
+@handle_errors
+def many() -> None:
+    for number in range(200_000):
+        click.echo(f"line {number} of a report nobody reads to the end")
+
+many()
+"""
+
+
+def test_a_reader_that_stops_early_ends_the_run_quietly_with_141(tmp_path: Path) -> None:
+    """`omni-port bases | head`: the reader goes away after a line. That is no internal
+    error (123 and a traceback, as it was): exit 141, as a process SIGPIPE stops, and
+    nothing on stderr."""
+    with subprocess.Popen(
+        [sys.executable, "-c", LONG_OUTPUT],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().startswith(b"line 0 ")
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 141, stderr
+    assert stderr == "", stderr

@@ -9,6 +9,7 @@ Exit codes (every command):
        an output that cannot be written (read-only location, full disk)
   123  internal error (a bug in omni-port; please report it)
   130  interrupted (Ctrl-C); every write is atomic, so nothing is half-written
+  141  stdout's reader stopped reading (a pager, `head`): quiet, as after SIGPIPE
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -73,12 +75,16 @@ class LazyGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
         except (KeyboardInterrupt, click.exceptions.Abort):
             interrupted()
+        except BrokenPipeError:
+            closed_early()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (KeyboardInterrupt, click.exceptions.Abort):
             interrupted()
+        except BrokenPipeError:
+            closed_early()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -103,10 +109,24 @@ def interrupted() -> NoReturn:
     sys.exit(INTERRUPTED)
 
 
+#: Exit code when stdout's reader stopped reading (128 + SIGPIPE), as a process that
+#: ignores nothing exits in `omni-port bases | head`.
+CLOSED_EARLY = 141
+
+
+def closed_early() -> NoReturn:
+    """Exit 141, quietly, when stdout's reader went away (a pager, ``head``): what was
+    written was read; the rest has no reader. Python's last flush of stdout must not raise
+    again, so stdout is pointed at the null device first."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    sys.exit(CLOSED_EARLY)
+
+
 def handle_errors(command: F) -> F:
     """Run a command and exit with its report's code: BadInput exits 2 with its
-    diagnostics, Ctrl-C 130, anything unexpected 123 (the one place a command's exit code
-    is decided)."""
+    diagnostics, Ctrl-C 130, a closed stdout 141, anything unexpected 123 (the one place a
+    command's exit code is decided)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -121,6 +141,8 @@ def handle_errors(command: F) -> F:
             sys.exit(2)
         except (KeyboardInterrupt, click.exceptions.Abort):
             interrupted()
+        except BrokenPipeError:
+            closed_early()
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception:
