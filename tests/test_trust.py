@@ -415,7 +415,7 @@ def test_check_in_an_empty_workspace_fails(
 def test_check_on_a_fresh_clone_of_this_repository_fails(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
 ) -> None:
-    """What a clone holds: the configuration and the committed lock (5 conflicts), no
+    """What a clone holds: the configuration and the committed lock (its conflicts), no
     patches. The gate says nothing was extracted, and lists the lock's conflicts."""
     root = Path(__file__).resolve().parent.parent
     shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")

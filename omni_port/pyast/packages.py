@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard, TypeVar
@@ -128,6 +129,27 @@ FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 #: Nodes that hold statements: statements, handlers and match cases.
 STATEMENTS = ast.stmt | ast.ExceptHandler | ast.match_case
+
+
+def call_statements(body: Sequence[ast.AST]) -> Iterator[ast.Expr]:
+    """The statements of ``body`` that only call something (``f(x)``, ``await f(x)``), in
+    its compound statements too but not in nested functions or classes: the statements a
+    method runs for their effect, which run twice when two copies of a moved call stay."""
+    pending: deque[ast.AST] = deque(body)
+    while pending:
+        node = pending.popleft()
+        if isinstance(node, FUNCTIONS | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await):
+            yield node
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def call_counts(body: Sequence[ast.AST]) -> Counter[str]:
+    """How often each call statement of ``body`` occurs, compared as ``ast`` reads them
+    (formatting and comments aside)."""
+    return Counter(ast.dump(stmt) for stmt in call_statements(body))
 
 
 def same_scope_children(node: ast.AST) -> list[ast.AST]:

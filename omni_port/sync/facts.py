@@ -16,6 +16,7 @@ block is decided the same way by each of them.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -32,6 +33,7 @@ from omni_port.model import (
     Tree,
     Upstream,
 )
+from omni_port.pyast.packages import call_counts, call_statements
 from omni_port.pyast.syntax import dedent_code, find_member, full_key, header_end, split_full_key
 from omni_port.sync.evidence import catalog, code, flow, history, places, runs
 from omni_port.sync.evidence.catalog import Constraint
@@ -189,6 +191,59 @@ class MemberFacts:
             nodes = self.parsed(text)
             self._statements[text] = [ast.dump(n) for n in nodes] if nodes is not None else None
         return self._statements[text]
+
+    # --- call statements, which run twice when a moved call stays at both places ---------
+
+    def calls(self, text: str) -> Counter[str]:
+        """The call statements of some code, counted (none when it does not parse)."""
+        nodes = self.parsed(text)
+        return call_counts(nodes) if nodes is not None else Counter()
+
+    def call_code(self, text: str, key: str) -> str:
+        """The call statement of some code that ``calls`` counts under ``key``, as code."""
+        nodes = self.parsed(text) or []
+        found = next((s for s in call_statements(nodes) if ast.dump(s) == key), None)
+        return ast.unparse(found) if found is not None else "a call"
+
+    @cached_property
+    def upstream_calls(self) -> Counter[str]:
+        """The call statements of the member's body in the new upstream."""
+        return self.calls(self.source(self.member.clauses[0].stmts))
+
+    def calls_changed_by(self, key: str) -> str:
+        """The first release or commit after the base whose member runs the call ``key`` a
+        different number of times than the base's, as notes name it ("" when none, or
+        without history)."""
+        past = self.inputs.history
+        if past is None:
+            return ""
+        counts = [
+            self.calls(code.source(v.tree, v.member.clauses[0].stmts))[key]
+            if v.member is not None
+            else 0
+            for v in past.versions[past.base : past.target + 1]
+        ]
+        changed = next((i for i, n in enumerate(counts) if n != counts[0]), None)
+        return self.named(past.versions[past.base + changed].label) if changed else ""
+
+    def runner_calls(self, blocks: Sequence[Block]) -> Counter[str] | None:
+        """The call statements of the old runner's member: the base's, less what
+        ``blocks`` replaced, plus the blocks' own. None without the base, or when the base
+        code of what a block replaced is unknown."""
+        base = self.base
+        if base is None or base.member is None:
+            return None
+        counts = self.calls(code.source(base.tree, base.member.clauses[0].stmts))
+        for block in blocks:
+            if block.kind is BlockKind.HEADER:
+                continue  # a compound header holds no call statement, and keeps its body
+            if block.anchor.replaced:
+                replaced = self.of(block).replaced_text
+                if replaced is None:
+                    return None
+                counts -= self.calls(replaced)
+            counts += self.calls(block.code)
+        return counts
 
     def echo(self, block: Block, new: Sequence[Stmt]) -> Stmt | None:
         """A new upstream statement among ``new`` that nearly repeats one of the block's."""

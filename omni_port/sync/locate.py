@@ -28,10 +28,12 @@ a conflict, with its candidates ranked.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from omni_port.model import Block, Rule
+from omni_port.model import Block, BlockKind, Rule
+from omni_port.report import shorten
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -114,7 +116,7 @@ class _Engine:
                     self._settled(facts, old, new, rule.name)
                     for old, new in zip(decisions, settled, strict=True)
                 ]
-        return [_named(facts, _runnable(facts, d)) for d in decisions]
+        return [_named(facts, _runnable(facts, d)) for d in _once(facts, decisions)]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -340,6 +342,104 @@ def _named(facts: MemberFacts, decision: Decision) -> Decision:
     if decision.review is not None and not decision.conflict:
         return replace(decision, review=replace(decision.review, by=by))
     return decision
+
+
+def _once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+    """No call statement runs more often than in both the new upstream and the old runner
+    (DESIGN rule 5): a placed block that adds one more copy of a call, where one side
+    moved it and the other kept it (or where the block that took the old copy away is a
+    conflict), is a conflict itself. A maintainer's recorded place stands (verify's
+    OP512 is the net there)."""
+    old = facts.runner_calls([d.block for d in decisions])
+    if old is None:
+        return decisions
+    new = facts.upstream_calls
+    out = _output_calls(facts, decisions)
+    extra = {k: n for k, n in out.items() if n >= 2 and n > max(old[k], new[k])}
+    if not extra:
+        return decisions
+    found: list[Decision] = []
+    for decision in decisions:
+        added = _added_calls(facts, decision)
+        twice = [k for k in extra if added[k]]
+        if twice and decision.block.anchor.resolution is None:
+            key = twice[0]
+            counts = _Twice(key, extra[key], new[key], old[key])
+            decision = _twice(facts, decision, counts, _remover(facts, decisions, key))
+        found.append(decision)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Twice:
+    """A call statement (``ast`` dump) and how often the output, the new upstream and the
+    old runner run it."""
+
+    key: str
+    output: int
+    upstream: int
+    runner: int
+
+
+def _remover(facts: MemberFacts, decisions: Sequence[Decision], key: str) -> str:
+    """Why the old runner's removal of a copy of the call ``key`` is not in the output:
+    the block that removed it is a conflict, or follows upstream (its upstream change
+    followed by half: the call kept at both places); "" when no block removed one."""
+    for decision in decisions:
+        if not decision.conflict and not decision.follow:
+            continue
+        replaced = facts.of(decision.block).replaced_text
+        if replaced is None or facts.calls(replaced)[key] <= facts.calls(decision.block.code)[key]:
+            continue
+        fate = "is a conflict" if decision.conflict else "follows upstream there"
+        return f"{decision.block.id}, which took the old copy away in the runner, {fate}"
+    return ""
+
+
+def _added_calls(facts: MemberFacts, decision: Decision) -> Counter[str]:
+    """The call statements a placed block puts into the output (none for a conflict, an
+    edit that follows upstream, a compound header, or a plain deletion)."""
+    block = decision.block
+    if decision.conflict or decision.follow or block.kind is BlockKind.HEADER:
+        return Counter()
+    if block.kind is BlockKind.DELETION and decision.code is None:
+        return Counter()
+    return facts.calls(decision.code if decision.code is not None else block.code)
+
+
+def _output_calls(facts: MemberFacts, decisions: Sequence[Decision]) -> Counter[str]:
+    """The call statements of the member the decisions make: the new upstream's, less the
+    statements placed blocks replace, plus the blocks' own."""
+    counts = facts.upstream_calls.copy()
+    for decision in decisions:
+        placed = not decision.conflict and not decision.follow
+        held = decision.slot.held() if decision.slot is not None else ()
+        if placed and held and decision.block.kind is not BlockKind.HEADER:
+            counts -= facts.calls(facts.source(held))
+        counts += _added_calls(facts, decision)
+    return counts
+
+
+def _twice(facts: MemberFacts, decision: Decision, counts: _Twice, remover: str) -> Decision:
+    """``decision`` as a conflict: at its place, a call would run more often than in the
+    new upstream and the old runner; the reason names the upstream change that made the
+    counts differ, or the conflict that leaves upstream's copy in."""
+    code = shorten(facts.call_code(decision.code or decision.block.code, counts.key))
+    by = facts.calls_changed_by(counts.key)
+    if remover:
+        why = remover
+    elif by:
+        why = f"upstream moved or added it in {by}"
+    else:
+        why = "upstream keeps its own copy elsewhere"
+    reason = (
+        f"`{code}` would run {counts.output} times in the method, more often than in the new "
+        f"upstream ({counts.upstream}) and in the old runner ({counts.runner}): {why}; "
+        "keep one copy"
+    )
+    best = decision.candidates[0] if decision.candidates else None
+    found = conflict(decision.block, best, decision.candidates, reason)
+    return replace(found, slot=decision.slot, score=decision.score, rules=decision.rules)
 
 
 def _runnable(facts: MemberFacts, decision: Decision) -> Decision:

@@ -15,11 +15,18 @@ package sources; without it (or without the upstream method) nothing is reported
 from __future__ import annotations
 
 import ast
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from omni_port.model import Code, Finding
-from omni_port.pyast.packages import FUNCTIONS, Function, World, module_class
+from omni_port.pyast.packages import (
+    FUNCTIONS,
+    Function,
+    World,
+    call_counts,
+    call_statements,
+    module_class,
+)
 from omni_port.pyast.syntax import find_def
 from omni_port.report import shorten
 from omni_port.verify.context import Context, Override, dotted_module
@@ -60,7 +67,7 @@ def _repeats(
     path: str, override: Override, generated: Function, old: Counter[str], new: Counter[str]
 ) -> Iterator[Finding]:
     seen: dict[str, list[ast.Expr]] = {}
-    for stmt in sorted(_calls(generated), key=lambda s: (s.lineno, s.col_offset)):
+    for stmt in sorted(call_statements(generated.body), key=lambda s: (s.lineno, s.col_offset)):
         seen.setdefault(ast.dump(stmt), []).append(stmt)
     where = f"{override.owner}.{override.name}" if override.owner else override.name
     for key, stmts in seen.items():
@@ -76,20 +83,7 @@ def _repeats(
 
 
 def _counts(function: Function) -> Counter[str]:
-    return Counter(ast.dump(stmt) for stmt in _calls(function))
-
-
-def _calls(function: Function) -> Iterator[ast.Expr]:
-    """The call statements of ``function``'s body, nested functions and classes aside."""
-    pending: deque[ast.AST] = deque(function.body)
-    while pending:
-        node = pending.popleft()
-        if isinstance(node, FUNCTIONS | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)):
-            yield node
-            continue
-        pending.extend(ast.iter_child_nodes(node))
+    return call_counts(function.body)
 
 
 def _function(tree: ast.Module, owner: str, name: str) -> Function | None:

@@ -1,0 +1,112 @@
+"""A call moved is moved, never duplicated (DESIGN rule 5): the engine's last step on a
+member counts the call statements the decisions make, and a placed block that would run a
+call more often than both the new upstream and the old runner is a conflict that says so.
+
+The runners here are written for these tests: a base, the omni runner ported from it,
+and a new upstream, with upstream history (base, then the new upstream) so the old
+runner's counts are known.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from omni_port import api
+from omni_port.model import PatchSet, Release, Status
+from omni_port.pyast.packages import call_counts
+from omni_port.sources.textio import decode
+from omni_port.sync.pipeline import SyncResult
+
+BASE = """\
+class NPUModelRunner:
+    def step(self, x):
+        y = self.prepare(x)
+        out = self.build(y)
+        self.record(out)
+        return out
+"""
+
+#: Omni's block calls ``sync_device`` after the build and emits the stage's outputs.
+OMNI = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class OmniRunner(NPUModelRunner):
+    def step(self, x):
+        y = self.prepare(x)
+        out = self.build(y)
+        # ---------- Omni-new ----------
+        self.sync_device()
+        self.emit_stage(out)
+        # ---------- Omni-new ----------
+        self.record(out)
+        return out
+"""
+
+#: Upstream now synchronizes the device itself, first thing in the step.
+MOVED_UP = BASE.replace(
+    "        y = self.prepare(x)\n", "        self.sync_device()\n        y = self.prepare(x)\n"
+)
+
+
+def _sync(omni: str, upstream: str, history: bool = True) -> SyncResult:
+    base = api.parse_upstream(BASE, "base.py")
+    target = api.parse_upstream(upstream, "upstream.py", "fakeacc.runner_v1")
+    if history:
+        releases = (Release("base.py", BASE), Release("upstream.py", upstream))
+        target = api.Upstream(
+            target.label, target.sha256, target.tree, target.module, history=releases
+        )
+    extraction = api.extract_text(omni, "omni.py", base)
+    return api.sync_patches(PatchSet((extraction.module,)), target, tool="t").result
+
+
+def _step_calls(result: SyncResult) -> Counter[str]:
+    tree = ast.parse(decode(result.files["omni.py"], "omni.py").text)
+    (cls,) = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    (step,) = [node for node in cls.body if isinstance(node, ast.FunctionDef)]
+    return call_counts(step.body)
+
+
+def _times(result: SyncResult, call: str) -> int:
+    key = ast.dump(ast.parse(call).body[0])
+    return _step_calls(result)[key]
+
+
+def test_a_block_that_would_run_a_call_upstream_added_elsewhere_is_a_conflict() -> None:
+    result = _sync(OMNI, MOVED_UP)
+    (placement,) = result.placements
+    assert placement.status is Status.CONFLICT
+    assert "`self.sync_device()` would run 2 times in the method" in placement.reason
+    assert "new upstream (1) and in the old runner (1)" in placement.reason
+    # The note names the upstream change that made the counts differ (DESIGN rule 6).
+    assert "upstream moved or added it in upstream.py" in placement.reason
+    assert _times(result, "self.sync_device()") == 1
+
+
+def test_a_block_the_old_runner_already_ran_twice_stays_placed() -> None:
+    """Two copies in the old runner are omni's choice, not a duplicate the sync made:
+    the output may run the call as often as the old runner did."""
+    twice = OMNI.replace(
+        "        self.record(out)\n        return out\n",
+        "        self.sync_device()\n        self.record(out)\n        return out\n",
+    )
+    result = _sync(twice, MOVED_UP)
+    assert Status.CONFLICT not in {p.status for p in result.placements}
+    # Omni's block keeps its copy; its lone second call is upstream's first one now.
+    assert _times(result, "self.sync_device()") == 2
+
+
+def test_an_upstream_that_keeps_the_call_where_it_was_leaves_the_block_placed() -> None:
+    result = _sync(OMNI, BASE.replace("self.record(out)", "self.record(out, step=True)"))
+    assert {p.status for p in result.placements} == {Status.PLACED}
+    assert _times(result, "self.sync_device()") == 1
+
+
+def test_without_upstream_history_the_old_runner_is_unknown_and_nothing_is_counted() -> None:
+    """The old runner's counts come from the base in history; without it the step says
+    nothing (verify's OP512 stays the net)."""
+    result = _sync(OMNI, MOVED_UP, history=False)
+    assert {p.status for p in result.placements} == {Status.PLACED}
+    assert _times(result, "self.sync_device()") == 2
