@@ -17,6 +17,7 @@ from omni_port.sources import gitrepo, history
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import ASCEND_RUNNER
+from tests.conftest import Cli
 from tests.test_history_sources import _commit, _git
 
 
@@ -37,6 +38,9 @@ def _runner(*lines: str) -> str:
         + "\n"
     )
 
+
+#: The module the runners import the upstream class from.
+RUNNER_MODULE = "vllm_ascend.worker.model_runner_v1"
 
 #: The main line's runner, revision by revision: each adds a statement.
 MAIN = (
@@ -135,3 +139,29 @@ def test_bases_rank_the_clone_s_commits_and_name_their_lineage(
     assert best.label == f"{root}@{commits[2][:12]}" and best.lineage == "main"
     other = bases.runner_up()
     assert other is not None and other.lineage == "releases/v1"
+
+
+def test_an_upgrade_with_a_clone_pins_it_so_later_syncs_weigh_the_same_history(
+    clone: tuple[Path, list[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """`--upstream-repo` on the upgrade is pinned with the base and the target: a plain
+    `sync --check` afterwards weighs the clone's commits too, and agrees byte for byte."""
+    root, commits, _ = clone
+    work = tmp_path / "work"
+    work.mkdir()
+    omni = _runner(MAIN[1][0], "self.omni_step(tokens)", *MAIN[1][1:])
+    omni = omni.replace("class NPUModelRunner(GPUModelRunner)", "class R(NPUModelRunner)")
+    omni = omni.replace("fakeacc.runner import GPUModelRunner", "X import NPUModelRunner")
+    (work / "omni.py").write_text(omni.replace("X import", f"{RUNNER_MODULE} import"))
+    (work / "pyproject.toml").write_text(
+        f'[tool.omni-port]\nsource = "omni.py"\nupstream = "{root}@v1"\n'
+    )
+    monkeypatch.chdir(work)
+    target = f"{root}@{commits[3][:12]}"
+    upgraded = cli("--upstream-repo", root, "upgrade", "--base", "detect", "--to", target)
+    assert upgraded.exit_code == 0, upgraded.stdout + upgraded.stderr
+    config = (work / "pyproject.toml").read_text()
+    assert f'upstream-repo = "{root.as_posix()}"' in config, config
+    assert f'base = "{root}@v1"' in config or f'base = "{root}@{commits[1][:12]}"' in config
+    checked = cli("sync", "--check")
+    assert checked.exit_code == 0, checked.stdout + checked.stderr

@@ -317,6 +317,9 @@ def _pins(request: UpgradeRequest, base: str, target: str, config: Config) -> di
         pins["source"] = config.recorded_spec(request.sources[0])
     pins["base"] = base
     pins["upstream"] = target
+    if config.upstream_repo:
+        # The history the upgrade weighed (a clone's commits) is what later syncs weigh.
+        pins["upstream-repo"] = config.recorded_path(config.upstream_repo)
     if request.lenient and not config.lenient:
         pins["lenient"] = True
     return pins
