@@ -477,13 +477,23 @@ def never_without(block: Block, history: MemberHistory) -> bool:
 
 def changed_by(block: Block, history: MemberHistory) -> str:
     """The first release (or commit) after the base that changed the statements the block
-    replaced at its place ("" when none did, or the base does not hold them there)."""
-    if not block.anchor.replaced or not _verified(history, block):
+    replaced at its place ("" when none did, or the base does not hold them).
+
+    Where the place's neighbours are not upstream's as they stand (an edit of omni's own
+    beside the block), the statements are looked for as a run in any body of the member:
+    the first release without them is the change."""
+    replaced = block.anchor.replaced
+    if not replaced:
         return ""
-    for version in history.versions[history.base + 1 : history.target + 1]:
-        if _keys_at(version, block.anchor) != block.anchor.replaced:
-            return version.label
-    return ""
+    later = history.versions[history.base + 1 : history.target + 1]
+    if _verified(history, block):
+        return next((v.label for v in later if _keys_at(v, block.anchor) != replaced), "")
+    header = block.kind is BlockKind.HEADER
+    if not _holds_run(history.versions[history.base], replaced, header):
+        return ""
+    return next(
+        (v.label for v in later if v.member is None or not _holds_run(v, replaced, header)), ""
+    )
 
 
 def named(history: MemberHistory, label: str) -> str:

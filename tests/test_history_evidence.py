@@ -1,0 +1,76 @@
+"""Upstream history as evidence, read directly: which upstream change changed what a block
+replaced (the change its notes name, DESIGN rule 6). Runners written for these tests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from omni_port import api
+from omni_port.api.inputs import with_members
+from omni_port.model import Block, Copy, PatchSet, Release
+from omni_port.sync.evidence import history
+from omni_port.sync.facts import ModuleFacts
+
+BASE = """\
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        if self.uses_cache:
+            self.log(tokens)
+        output = self.run(tokens)
+        return output
+"""
+
+#: The release after the base: it edits the statement omni's block replaces.
+NEWER = BASE.replace("self.log(tokens)", "self.trace(tokens)")
+TARGET = NEWER.replace("output = self.run(tokens)", "output = self.run(tokens, fast=True)")
+
+OMNI = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        # ---------- Omni-new ----------
+        if self.uses_cache:
+            self.log_stages(tokens, batch.stages)
+        # ---------- Omni-new ----------
+        output = self.run(tokens)
+        return output
+"""
+
+
+def _block_and_history() -> tuple[Block, history.MemberHistory]:
+    base = api.parse_upstream(BASE, "base.py")
+    target = api.parse_upstream(TARGET, "target.py", "fakeacc.runner_v1")
+    releases = tuple(Release(n, t) for n, t in (("base.py", BASE), ("newer.py", NEWER)))
+    target = api.Upstream(
+        target.label, target.sha256, target.tree, target.module, history=(*releases,)
+    )
+    module = api.extract_text(OMNI, "omni.py", base).module
+    target = with_members(target, PatchSet((module,)))
+    copy = next(p for p in module.pieces if isinstance(p, Copy))
+    block = next(p for p in module.pieces if isinstance(p, Block))
+    past = ModuleFacts.of(module, target).history(copy)
+    assert past is not None
+    return block, past
+
+
+def test_the_change_to_what_a_block_replaced_is_the_first_release_without_it() -> None:
+    block, past = _block_and_history()
+    assert history.changed_by(block, past) == "newer.py"
+
+
+def test_a_block_whose_neighbours_are_omni_s_own_still_names_the_change() -> None:
+    """Beside an edit of omni's own, the block's recorded neighbour is the runner's
+    statement, which no release holds: the place is not found as recorded, and the
+    replaced statements are looked for as a run in the member instead."""
+    block, past = _block_and_history()
+    moved = replace(block.anchor, after=("output = self.run(tokens, omni=True)", "return output"))
+    assert history.changed_by(replace(block, anchor=moved), past) == "newer.py"
+    gone = replace(block.anchor, replaced=("self.never_upstream()",), after=moved.after)
+    assert history.changed_by(replace(block, anchor=gone), past) == ""
