@@ -24,6 +24,7 @@ from omni_port.sources.upstream import (
     SpecKind,
     locate,
     locate_runners,
+    version_key,
 )
 
 OMNI_RELEASES = (
@@ -58,11 +59,21 @@ ASCEND_CANDIDATES = (
 MODULES = tuple(Path(m).name for m in OMNI_RUNNERS)
 
 
-class History:
-    """Releases read once from the cache, parsed once."""
+#: The oldest vllm-ascend release ``--base detect`` ranks (as ``omni-port bases`` does).
+FLOOR = "0.13.0"
 
-    def __init__(self, cache: Path) -> None:
+
+class History:
+    """Releases read once from the cache, parsed once.
+
+    ``every``: upstream history holds every vllm-ascend release since ``FLOOR`` (wheel or
+    sdist), as sync's ``history = auto`` picks them, not only the candidates of the
+    pairing table (``--base detect``).
+    """
+
+    def __init__(self, cache: Path, every: bool = False) -> None:
         self.cache = cache
+        self.every = every
 
     @functools.cache  # noqa: B019 - one History per run
     def omni(self, version: str) -> dict[str, SourceText]:
@@ -81,9 +92,27 @@ class History:
 
     @functools.cache  # noqa: B019
     def released(self) -> dict[str, str]:
-        """The candidate releases and the dates they came out, as the index says."""
+        """The candidate releases (every one since ``FLOOR`` with ``every``) and the dates
+        they came out, as the index says."""
         dated = known_releases("vllm-ascend", self.cache, ASCEND_CANDIDATES)
+        if self.every:
+            return {v: d for v, d in dated.items() if version_key(v) >= version_key(FLOOR)}
         return {v: dated.get(v, "") for v in ASCEND_CANDIDATES}
+
+    @functools.cache  # noqa: B019
+    def out_on(self, omni: str) -> str:
+        """The day vllm-omni ``omni`` came out (``YYYY-MM-DD``), as the index says."""
+        return known_releases("vllm-omni", self.cache, OMNI_RELEASES)[omni]
+
+    @functools.cache  # noqa: B019
+    def detected(self, omni: str, until: str) -> str:
+        """The base ``--base detect`` finds for release ``omni``'s runners on day ``until``:
+        the best of every vllm-ascend release since ``FLOOR`` out by then, ranked by the
+        very code of ``omni-port bases`` (a maintainer upgrading that day)."""
+        out = [v for v, day in self.released().items() if day and day <= until]
+        wanted = [f"vllm-ascend=={v}" for v in out if version_key(v) >= version_key(FLOOR)]
+        ranked = api.rank_bases(self.runners(omni), api.Settings(cache=self.cache), wanted)
+        return ranked.ranked[0].label.removeprefix("vllm-ascend==")
 
     @functools.cache  # noqa: B019
     def ascend(self, version: str) -> SourceText:

@@ -45,9 +45,19 @@ class Step:
     new_base: str
 
 
-def plan_steps(history: History, candidates: tuple[str, ...], requested: list[str]) -> list[Step]:
-    pairs = {v: history.pairing(v, candidates).label for v in OMNI_RELEASES}
+def plan_steps(
+    history: History, candidates: tuple[str, ...], requested: list[str], detect: bool = False
+) -> list[Step]:
+    """The steps ``requested`` (``OLD:NEW``), each with its two bases from the pairing
+    table; with ``detect``, OLD's base as a maintainer upgrading on the day NEW came out
+    finds it (``--base detect`` over the releases out by then). NEW's base is what the
+    maintainers synced onto (a maintainer names it: ``--to``); detected as of that day
+    it is sometimes an older release, since they ported from main before the release
+    that matches their runners best came out."""
     chosen = [tuple(s.split(":")) for s in requested]
+    pairs = {v: history.pairing(v, candidates).label for v in OMNI_RELEASES}
+    if detect:
+        return [Step(a, b, history.detected(a, history.out_on(b)), pairs[b]) for a, b in chosen]
     return [Step(a, b, pairs[a], pairs[b]) for a, b in chosen]
 
 
@@ -267,11 +277,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--catalog", type=Path, help="a catalog whose Location lines constrain places"
     )
+    parser.add_argument(
+        "--base",
+        choices=("pairing", "detect"),
+        default="pairing",
+        help="OLD's base: the pairing table's, or found as `--base detect` finds it on the "
+        "day NEW came out (every release since 0.13.0 out by then; history from all of them)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every non-correct block")
     parser.add_argument("--cache-dir", type=Path, default=default_cache())
     args = parser.parse_args(argv)
 
-    history = History(args.cache_dir)
+    detect = args.base == "detect"
+    history = History(args.cache_dir, every=detect)
     candidates = ASCEND_RELEASES if args.upstreams == "final" else ASCEND_CANDIDATES
     print(
         f"# Placement replay ({time.strftime('%Y-%m-%d')}, upstream candidates: {args.upstreams})\n"
@@ -284,7 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         *consecutive(history, candidates),
         *(f"{a}:{b}" for a, b in LONG_STEPS),
     ]
-    steps = plan_steps(history, candidates, requested)
+    steps = plan_steps(history, candidates, requested, detect)
+    if detect:
+        print("\n| step | OLD's base (`--base detect` on the day NEW came out) | paired |")
+        print("| --- | --- | --- |")
+        for step in steps:
+            table = history.pairing(step.old, candidates).label
+            print(f"| {step.old} -> {step.new} | {step.old_base} | {table} |")
     runs: list[tuple[Step, Run]] = []
     results: list[tuple[Step, dict[str, Tally]]] = []
     edit_results: list[tuple[Step, dict[str, Tally]]] = []
