@@ -326,7 +326,11 @@ def recorded_sources(
     """The patch set naming its source files, and a base given as a path, relative to the
     repository root (``Config.recorded_path``): patch bytes do not depend on the cwd."""
     paths = [s.source.path for s in sources] + ([base.label] if base is not None else [])
-    return edits.relocated(patches, config.recorded_paths(paths))
+    mapping = config.recorded_paths(paths)
+    if base is not None:
+        # A commit of a clone (PATH@REV) names no file: recorded as history labels are.
+        mapping[base.label] = config.recorded_spec(base.label)
+    return edits.relocated(patches, mapping)
 
 
 def previous_outputs(out: Path) -> list[str]:
