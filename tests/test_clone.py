@@ -5,14 +5,16 @@ made here, a main line and a release branch; nothing online.
 
 from __future__ import annotations
 
+import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from omni_port import api
 from omni_port.api.inputs import Settings
-from omni_port.model import Located
+from omni_port.model import Located, PatchSet, Release, Status
 from omni_port.sources import gitrepo, history
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
@@ -165,3 +167,84 @@ def test_an_upgrade_with_a_clone_pins_it_so_later_syncs_weigh_the_same_history(
     assert f'base = "{root}@v1"' in config or f'base = "{root}@{commits[1][:12]}"' in config
     checked = cli("sync", "--check")
     assert checked.exit_code == 0, checked.stdout + checked.stderr
+
+
+#: One upstream change with two hunks in ``forward`` (the second commit), then another.
+_KEPT = ("batch.validate()", "tokens = self.prepare(batch)", "self.stats.update(batch)")
+HALVES = (
+    (*_KEPT, "self.check(tokens)", "self.count(tokens)", "return self.run(tokens)"),
+    (
+        *_KEPT,
+        "self.check(tokens, strict=True)",
+        "self.count(tokens)",
+        "return self.run(tokens, mode=1)",
+    ),
+    (
+        *_KEPT,
+        "self.check(tokens, strict=True)",
+        "self.count(tokens)",
+        "self.flush()",
+        "return self.run(tokens, mode=1)",
+    ),
+)
+
+#: Runners copied from the first revision, with omni's own marked code for the return.
+MARKER = "# ---------- Omni-new ----------"
+HALF_OMNI = _runner(*HALVES[0][:-1], MARKER, "return self.run_stages(tokens)", MARKER)
+
+
+def _halves(root: Path) -> list[str]:
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    return [_commit(root, _runner(*lines)) for lines in HALVES]
+
+
+def test_an_upstream_commit_is_followed_whole_or_is_a_conflict_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """The runners lag behind a commit at one hunk (its `check`) and keep omni's code over
+    its other hunk (the `return`): following the first and keeping the second would take
+    half of the commit. With the clone both are conflicts that name the commit and list
+    its hunks (DESIGN rule 5)."""
+    root = tmp_path / "ascend"
+    commits = _halves(root)
+    omni = HALF_OMNI.replace("class NPUModelRunner(GPUModelRunner)", "class R(NPUModelRunner)")
+    omni = omni.replace(
+        "fakeacc.runner import GPUModelRunner", f"{RUNNER_MODULE} import NPUModelRunner"
+    )
+    source = tmp_path / "omni.py"
+    source.write_text(omni)
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "report.json"
+    base, target = f"{root}@{commits[1][:12]}", f"{root}@{commits[2][:12]}"
+    result = cli(
+        "--upstream-repo", root, "upgrade", source, "--base", base, "--to", target,
+        "--patches", tmp_path / "p", "--generated", tmp_path / "g", "--json", report,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stdout + result.stderr
+    rows = json.loads(report.read_text())["blocks"]
+    assert [row["status"] for row in rows] == ["conflict", "conflict"], rows
+    for row in rows:
+        assert "would be followed by half in this method" in row["reason"], row
+        assert f"@{commits[1][:12]}" in row["reason"] and "edit-01, block-01" in row["reason"]
+
+
+def test_with_releases_alone_a_split_release_is_said_of_the_edit_it_leaves() -> None:
+    """The same history as releases: a release is the diff of many commits, so the edit
+    omni's code holds stays placed, and its reason says what releases cannot tell."""
+    labels = ("r0", "r1", "r2")
+    texts = [_runner(*lines) for lines in HALVES]
+    base = api.parse_upstream(texts[1], "r1")
+    target = api.parse_upstream(texts[2], "r2", "fakeacc.runner_v1")
+    releases = tuple(Release(label, text) for label, text in zip(labels, texts, strict=True))
+    target = api.Upstream(target.label, target.sha256, target.tree, target.module, history=releases)
+    omni = HALF_OMNI.replace("class NPUModelRunner(GPUModelRunner)", "class R(NPUModelRunner)")
+    omni = omni.replace(
+        "fakeacc.runner import GPUModelRunner", "fakeacc.runner_v1 import NPUModelRunner"
+    )
+    module = api.extract_text(omni, "omni.py", replace(base, label="r1")).module
+    result = api.sync_patches(PatchSet((module,)), target, tool="t").result
+    fates = {p.block_id.rsplit(".", 1)[-1]: p for p in result.placements}
+    assert fates["edit-01"].status is Status.FOLLOWED
+    assert fates["block-01"].status is Status.PLACED
+    assert "r1 also brought code another edit here follows (edit-01)" in fates["block-01"].reason

@@ -289,6 +289,11 @@ class MemberFacts:
         past = self.inputs.history
         return history.named(past, label) if past is not None else label
 
+    def is_commit(self, label: str) -> bool:
+        """Whether ``label`` is a commit of a clone (one upstream change), not a release."""
+        past = self.inputs.history
+        return past is not None and history.is_commit(past, label)
+
     def older_than_base(self, release: str) -> bool:
         """Whether ``release`` comes before the base in upstream history."""
         past = self.inputs.history
@@ -393,6 +398,13 @@ class BlockFacts:
         past = self.member.inputs.history
         found = history.changed_by(self.block, past) if past is not None else ""
         return self.member.named(found) if found else ""
+
+    @cached_property
+    def arrived_in(self) -> str:
+        """The release or commit that brought what the block replaced to its place ("" when
+        unknown, or without history)."""
+        past = self.member.inputs.history
+        return history.arrived_in(self.block, past) if past is not None else ""
 
     @cached_property
     def never_had(self) -> history.NeverHad | None:

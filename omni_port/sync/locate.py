@@ -116,7 +116,8 @@ class _Engine:
                     self._settled(facts, old, new, rule.name)
                     for old, new in zip(decisions, settled, strict=True)
                 ]
-        return [_named(facts, _runnable(facts, d)) for d in _once(facts, decisions)]
+        whole = _whole(facts, decisions)
+        return [_named(facts, _runnable(facts, d)) for d in _once(facts, whole)]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -344,6 +345,73 @@ def _named(facts: MemberFacts, decision: Decision) -> Decision:
     return decision
 
 
+def _whole(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+    """An upstream change is followed whole within a method (DESIGN rule 5). Where the
+    engine follows a commit of a clone at one edit (the runners lag: they never had it)
+    and keeps omni's code over statements the same commit brought at another, every edit
+    of that commit here is a conflict naming it and its hunks. A release is the diff of
+    many commits: there the kept edit is left as decided, and its reason says what
+    release-level evidence cannot tell."""
+    split = _split_changes(facts, decisions)
+    if not split:
+        return decisions
+    found: list[Decision] = []
+    for decision in decisions:
+        change = next((c for c, parts in split.items() if decision in parts[0] + parts[1]), "")
+        if change:
+            followers, keepers = split[change]
+            hunks = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers + keepers)
+            named = facts.named(change)
+            if facts.is_commit(change):
+                reason = (
+                    f"upstream change {named} would be followed by half in this method: "
+                    f"its hunks here are {hunks} (followed as the runners' lag at some, "
+                    "omni's code kept over the others); follow it whole or keep omni's code"
+                )
+                decision = _conflict(decision, reason)
+            elif decision in keepers:
+                ids = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers)
+                note = (
+                    f"{named} also brought code another edit here follows ({ids}); "
+                    "releases alone cannot tell whether that is one change (a clone can: "
+                    "--upstream-repo)"
+                )
+                reason = f"{decision.reason}; {note}" if decision.reason else note
+                decision = replace(decision, reason=reason)
+        found.append(decision)
+    return found
+
+
+def _split_changes(
+    facts: MemberFacts, decisions: Sequence[Decision]
+) -> dict[str, tuple[list[Decision], list[Decision]]]:
+    """The upstream changes the member's decisions split, each with the decisions that
+    follow it (an edit that is the runners' lag behind it) and those that keep omni's code
+    as it is (no merge) over statements it brought."""
+    followed: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        found = facts.of(decision.block).explained if decision.follow else None
+        if found is not None and found.lag and found.brought_by:
+            followed.setdefault(found.brought_by, []).append(decision)
+    split: dict[str, tuple[list[Decision], list[Decision]]] = {}
+    for decision in decisions:
+        # A merge took upstream's changes since the edit's own release in: not kept over.
+        kept = not (decision.conflict or decision.follow) and decision.code is None
+        if not kept or decision.block.anchor.resolution is not None:
+            continue
+        change = facts.of(decision.block).arrived_in
+        if change in followed:
+            split.setdefault(change, (followed[change], []))[1].append(decision)
+    return split
+
+
+def _conflict(decision: Decision, reason: str) -> Decision:
+    """``decision`` as a conflict at its place, with its candidates and ``reason``."""
+    best = decision.candidates[0] if decision.candidates else None
+    found = conflict(decision.block, best, decision.candidates, reason)
+    return replace(found, slot=decision.slot, score=decision.score, rules=decision.rules)
+
+
 def _once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
     """No call statement runs more often than in both the new upstream and the old runner
     (DESIGN rule 5): a placed block that adds one more copy of a call, where one side
@@ -437,9 +505,7 @@ def _twice(facts: MemberFacts, decision: Decision, counts: _Twice, remover: str)
         f"upstream ({counts.upstream}) and in the old runner ({counts.runner}): {why}; "
         "keep one copy"
     )
-    best = decision.candidates[0] if decision.candidates else None
-    found = conflict(decision.block, best, decision.candidates, reason)
-    return replace(found, slot=decision.slot, score=decision.score, rules=decision.rules)
+    return _conflict(decision, reason)
 
 
 def _runnable(facts: MemberFacts, decision: Decision) -> Decision:

@@ -496,6 +496,26 @@ def changed_by(block: Block, history: MemberHistory) -> str:
     )
 
 
+def arrived_in(block: Block, history: MemberHistory) -> str:
+    """The release (or commit) that brought the statements the block replaced to its place:
+    the first of the run of versions up to the base that hold them there ("" when the base
+    does not, or every version of history does: their arrival is older than history)."""
+    if not block.anchor.replaced or not _verified(history, block):
+        return ""
+    first = history.base
+    while (
+        first > 0 and _keys_at(history.versions[first - 1], block.anchor) == block.anchor.replaced
+    ):
+        first -= 1
+    return history.versions[first].label if first > 0 else ""
+
+
+def is_commit(history: MemberHistory, label: str) -> bool:
+    """Whether ``label`` is a commit of a clone (what it names says more than its label),
+    not a release: one upstream change, not the diff between two releases."""
+    return any(v.label == label and v.name and v.name != v.label for v in history.versions)
+
+
 def named(history: MemberHistory, label: str) -> str:
     """The release ``label``, or the commit with its hash, subject and pull request."""
     found = next((v.name for v in history.versions if v.label == label and v.name), "")
