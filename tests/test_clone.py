@@ -248,3 +248,15 @@ def test_with_releases_alone_a_split_release_is_said_of_the_edit_it_leaves() -> 
     assert fates["edit-01"].status is Status.FOLLOWED
     assert fates["block-01"].status is Status.PLACED
     assert "r1 also brought code another edit here follows (edit-01)" in fates["block-01"].reason
+
+
+def test_a_branch_names_the_commit_it_is_at(clone: tuple[Path, list[str], str]) -> None:
+    """`PATH@main` moves with the branch: read now, it is the commit main is at (a tag when
+    it has one), so a pinned base or target, a lock and a note name a fact. A tag or a
+    hash stays as given."""
+    root, commits, _ = clone
+    settings = Settings(Config(upstream_repo=str(root)))
+    assert api.load_upstream(f"{root}@main", settings).label == f"{root}@{commits[3][:12]}"
+    assert api.load_upstream(f"{root}@v1", settings).label == f"{root}@v1"
+    assert api.load_upstream(f"{root}@releases/v1", settings).label != f"{root}@releases/v1"
+    assert api.load_upstream(f"{root}@{commits[2][:12]}", settings).label.endswith(commits[2][:12])

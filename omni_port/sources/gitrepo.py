@@ -43,6 +43,22 @@ def commit(path: str, rev: str) -> str:
     return out.decode().strip()
 
 
+def pinned(path: str, rev: str) -> str:
+    """``rev`` as a label may keep it: a branch (or ``HEAD``) moves, so it becomes its
+    commit's tag or 12 hex digits (``label``); a tag or a hash stays as given."""
+    if re.fullmatch(r"[0-9a-f]{7,40}", rev):
+        return rev  # a hash (history names hundreds): no git to ask
+    refs = [f"refs/heads/{rev}", f"refs/remotes/{rev}"] if rev != "HEAD" else []
+    moving = rev == "HEAD" or any(
+        subprocess.run(
+            ["git", "-C", path, "show-ref", "--verify", "--quiet", ref], check=False
+        ).returncode
+        == 0
+        for ref in refs
+    )
+    return label(path, commit(path, rev)).rsplit("@", 1)[1] if moving else rev
+
+
 def commits_touching(path: str, since: str, until: str, member: str, limit: int) -> list[str]:
     """Commits after ``since`` up to ``until`` that change ``member``, oldest first."""
     out = _git(

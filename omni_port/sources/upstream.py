@@ -128,7 +128,11 @@ def parse_spec(text: str, dist: str) -> Spec:
         return Spec(SpecKind.INSTALLED, dist)
     git = _GIT.match(text)
     if git and not os.path.exists(text) and is_clone(Path(git.group("path"))):
-        return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=git.group("rev"))
+        from omni_port.sources import gitrepo  # git runs only for git specs
+
+        # A branch moves: the spec names the commit it is at now (provenance is a fact).
+        rev = gitrepo.pinned(git.group("path"), git.group("rev"))
+        return Spec(SpecKind.GIT, dist, path=git.group("path"), rev=rev)
     pinned = _PIN.match(text)
     if pinned and not os.path.exists(text):
         named = pinned.group("dist")
