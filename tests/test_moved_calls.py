@@ -1,6 +1,8 @@
-"""A call moved is moved, never duplicated (DESIGN rule 5): the engine's last step on a
-member counts the call statements the decisions make, and a placed block that would run a
-call more often than both the new upstream and the old runner is a conflict that says so.
+"""What the output holds is what the rows say (DESIGN rule 5, issue 32 item 6). A call moved
+is moved, never duplicated: the engine's last step on a member counts the call statements
+the decisions make, and a placed block that would run a call more often than both the new
+upstream and the old runner is a conflict that says so. And an edit that upstream's own
+statements stand for is a conflict when another block takes those statements.
 
 The runners here are written for these tests: a base, the omni runner ported from it,
 and a new upstream, with upstream history (base, then the new upstream) so the old
@@ -11,12 +13,17 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from dataclasses import replace
 
 from omni_port import api
-from omni_port.model import PatchSet, Release, Status
+from omni_port.model import Block, PatchSet, Release, Status
 from omni_port.pyast.packages import call_counts
+from omni_port.pyast.syntax import find_member
 from omni_port.sources.textio import decode
+from omni_port.sync.context import Decision
+from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.pipeline import SyncResult
+from omni_port.sync.rules import order
 
 BASE = """\
 class NPUModelRunner:
@@ -110,3 +117,62 @@ def test_without_upstream_history_the_old_runner_is_unknown_and_nothing_is_count
     result = _sync(OMNI, MOVED_UP, history=False)
     assert {p.status for p in result.placements} == {Status.PLACED}
     assert _times(result, "self.sync_device()") == 2
+
+
+# --- a row says "placed" only when its code is in the output -----------------------------------
+
+
+#: A longer method, and a runner with two edits of it (written for this test).
+LONG = """\
+class NPUModelRunner:
+    def step(self, x):
+        y = self.prepare(x)
+        z = self.shape(y)
+        out = self.build(z)
+        self.record(out)
+        self.flush(out)
+        return out
+"""
+TWO_EDITS = (
+    LONG.replace("class NPUModelRunner:", "class OmniRunner(NPUModelRunner):")
+    .replace("self.shape(y)", "self.shape(y, stages=2)")
+    .replace("self.flush(out)", "self.flush(out, sync=True)")
+)
+
+
+def _two_claims() -> tuple[Decision, Decision]:
+    """Two edits of the old runner whose places are the same upstream statement: one
+    placed over it, the other following upstream there (upstream made the same change)."""
+    base = api.parse_upstream(LONG, "base.py")
+    runner = "from fakeacc.runner_v1 import NPUModelRunner\n\n\n" + TWO_EDITS
+    options = api.ExtractOptions(implicit=True)
+    pieces = api.extract_text(runner, "omni.py", base, options).module.pieces
+    blocks = [p for p in pieces if isinstance(p, Block)]
+    member = find_member(base.tree, "NPUModelRunner", "step")
+    assert member is not None and len(blocks) == 2, pieces
+    slot = Slot(member.clauses[0], (), 1, 1)
+    top = (Scored(slot, 1.0, 1.0),)
+    placed = Decision(blocks[0], slot, 1.0, False, top)
+    return placed, Decision(blocks[1], slot, 1.0, False, top, follow=True)
+
+
+def test_an_edit_upstream_stands_for_is_a_conflict_when_another_block_takes_that_code() -> None:
+    """An edit followed as upstream code (convergent: no release named) whose upstream
+    statements another block replaces would say "placed" with nothing of it in the output:
+    it is a conflict that names the block (issue 32, item 6)."""
+    placed, followed = _two_claims()
+    settled = order._one_owner_each([placed, followed])
+    assert settled[0] == placed
+    assert settled[1].conflict
+    assert f"replaced by {placed.block.id}" in settled[1].reason
+    assert "in the output nowhere" in settled[1].reason
+
+
+def test_a_lag_followed_where_another_block_replaces_upstream_s_code_says_followed() -> None:
+    """An edit that is an older release's code keeps status followed (upstream's code is
+    what it stands for, not omni's): it owns none of the statements and gives them up."""
+    placed, followed = _two_claims()
+    lag = replace(followed, release="r0")
+    settled = order._one_owner_each([placed, lag])
+    assert not settled[1].conflict and settled[1].follow
+    assert settled[1].slot is not None and settled[1].slot.span == 0

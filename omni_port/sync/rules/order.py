@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from dataclasses import replace
 
-from omni_port.model import Rule
+from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import Decision, Settled, conflict, placed
 from omni_port.sync.evidence.places import ACCEPT, Slot, clear_winner
 from omni_port.sync.facts import MemberFacts
@@ -75,7 +75,20 @@ def _one_owner_each(decisions: list[Decision]) -> list[Decision]:
             continue
         if decision.follow:
             slot = _unclaimed(decision.slot, cells, claimed)
-            result[i] = replace(decision, slot=slot)
+            if slot.span or decision.release or decision.block.kind is BlockKind.DELETION:
+                result[i] = replace(decision, slot=slot)
+                continue
+            # Upstream's statements that stood for the edit's code are another block's: a
+            # row that says "placed" would have nothing of it in the output.
+            reason = (
+                f"upstream's statements that stand for its code are replaced by "
+                f"{owner.block.id}: placed, its code would be in the output nowhere"
+            )
+            result[i] = replace(
+                conflict(decision.block, None, decision.candidates, reason),
+                slot=decision.slot,
+                score=decision.score,
+            )
             continue
         reason = f"the statements it replaced are already replaced by {owner.block.id}"
         result[i] = replace(
