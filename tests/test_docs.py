@@ -198,11 +198,11 @@ def _commands(section: str) -> list[list[str]]:
 def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path) -> None:
     """The README's upgrade day, as written, in a fresh clone (its configuration and its
     committed lock): the upgrade moves the workspace (extract --check and sync --check
-    agree with it, make sync ends with its conflicts), four resolves, the edits in place,
+    agree with it, make sync ends with its conflicts), three resolves, the edits in place,
     one continue, and make check is green; a second make sync replays it all."""
     commands = _commands("### Upgrade day")
     assert [words[1] for words in commands[:-1]] == [
-        "upgrade", "resolve", "resolve", "resolve", "resolve", "sync", "continue"
+        "upgrade", "resolve", "resolve", "resolve", "sync", "continue"
     ]  # fmt: skip
     assert commands[-1] == ["make", "sync", "&&", "make", "check"]
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -223,7 +223,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
         "detected base vllm-ascend==0.26.0rc1 (82.4% of copied statements)",
         'pinned in pyproject.toml [tool.omni-port]: source = "vllm-omni==0.32.0rc1", base = '
         '"vllm-ascend==0.26.0rc1", upstream = "vllm-ascend==0.30.0rc2"',
-        "91 placed, 6 conflicts; summary in upgrade.md",
+        "92 placed, 5 conflicts; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr
     assert upgraded.stdout.startswith("vllm-ascend==0.30.0rc2:0:1: OP511 ")
@@ -231,15 +231,15 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert run(["omni-port", "sync", "--check"]).returncode == 0
     made = _make(tmp_path, "sync", env)
     assert made.returncode == 0, made.stderr
-    assert "6 conflicts and 7 verify problems" in made.stderr
-    for words in commands[1:5]:
+    assert "5 conflicts and 5 verify problems" in made.stderr
+    for words in commands[1:4]:
         assert run(words).returncode == 0, words
-    synced = run(commands[5])
+    synced = run(commands[4])
     assert synced.returncode == 1 and "0 conflicts; 73 implicit edits placed, 1 conflicts" in (
         synced.stderr
     )
     _edit_in_place(tmp_path / "generated")
-    continued = run(commands[6])
+    continued = run(commands[5])
     assert continued.returncode == 0, continued.stdout + continued.stderr
     assert "took the edits of 2 runners: 3 resolutions recorded in the patches" in (
         continued.stderr

@@ -27,6 +27,7 @@ from omni_port.model import (
     Chunk,
     Copy,
     ModulePatches,
+    PatchSet,
     Release,
     Stmt,
     Suite,
@@ -43,12 +44,14 @@ from omni_port.sync.evidence.places import Index, Scored, Slot
 
 __all__ = [
     "BlockFacts",
+    "Declared",
     "Inputs",
     "MemberFacts",
     "ModuleFacts",
     "Stmt",
     "Suite",
     "Tree",
+    "declared",
     "keys_of",
     "split_full_key",
     "upstream_owner",
@@ -72,6 +75,10 @@ class Inputs:
     #: The attributes the releases of history and omni's own code assign (None without
     #: history), for whether a block's code runs at a place.
     attributes: runs.Attributes | None = field(default=None, compare=False)
+    #: Upstream statements of this member that a marked block of the patch set (in any
+    #: runner) replaces, as the block's replaced keys, with that block's id: omni declared
+    #: them its own.
+    declared: Mapping[tuple[str, ...], str] = field(default_factory=dict)
 
 
 class MemberFacts:
@@ -308,6 +315,16 @@ class BlockFacts:
         self.block = block
 
     @property
+    def declared_by(self) -> str:
+        """The marked block (of another runner, the block being unmarked) that replaces the
+        very statements this edit replaces: omni declared them its own there ("" for
+        none)."""
+        block = self.block
+        if block.marked or not block.anchor.replaced:
+            return ""
+        return self.member.inputs.declared.get(tuple(block.anchor.replaced), "")
+
+    @property
     def constraint(self) -> Constraint | None:
         """The catalog's constraint on the block's place (None when it has none)."""
         return self.member.inputs.constraints.get(self.block.id)
@@ -488,14 +505,21 @@ class ModuleFacts:
     upstream: Upstream
     #: Catalog constraints by block id, as the catalog's Location lines state them.
     constraints: Mapping[str, Constraint] = field(default_factory=dict)
+    #: What marked blocks of the whole patch set replace (``declared``).
+    declared: Declared = field(default_factory=dict)
 
     @classmethod
     def of(
-        cls, module: ModulePatches, upstream: Upstream, locations: Mapping[str, str] | None = None
+        cls,
+        module: ModulePatches,
+        upstream: Upstream,
+        locations: Mapping[str, str] | None = None,
+        declared: Declared | None = None,
     ) -> ModuleFacts:
-        """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id."""
+        """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id,
+        ``declared`` what the patch set's marked blocks replace (``declared``)."""
         parsed = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-        return cls(module, upstream, parsed)
+        return cls(module, upstream, parsed, declared or {})
 
     def member(self, copy: Copy) -> Stmt | None:
         """``copy``'s member in the new upstream (None when it vanished)."""
@@ -517,7 +541,8 @@ class ModuleFacts:
             if b.id in self.constraints and catalog.held(self.constraints[b.id], b, base)
         }
         upgrade = self.module.base_sha256 != self.upstream.sha256
-        inputs = Inputs(self.upstream.tree, past, constraints, upgrade, self._attributes)
+        declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
+        inputs = Inputs(self.upstream.tree, past, constraints, upgrade, self._attributes, declared)
         return MemberFacts(member, inputs)
 
     @cached_property
@@ -539,6 +564,29 @@ class ModuleFacts:
         target = Release(upstream.label, "")
         member = (upstream_owner(copy, upstream), copy.upstream_name)
         return history.member_history(upstream.history, module.base, target, upstream.tree, member)
+
+
+#: Upstream statements marked blocks replace, by upstream member (class, name): each run of
+#: replaced keys with the id of the block that replaces it.
+Declared = Mapping[tuple[str, str], Mapping[tuple[str, ...], str]]
+
+
+def declared(patches: PatchSet) -> Declared:
+    """What the marked blocks of every runner of ``patches`` replace, by the upstream
+    member their copy comes from: an unmarked edit of the same statements in another
+    runner is omni's by that declaration (the intent rule reads it)."""
+    found: dict[tuple[str, str], dict[tuple[str, ...], str]] = {}
+    for module in patches.modules:
+        copies = {(p.owner, p.name): p for p in module.pieces if isinstance(p, Copy)}
+        for piece in module.pieces:
+            if not isinstance(piece, Block) or not piece.marked or not piece.anchor.replaced:
+                continue
+            copy = copies.get((piece.owner, piece.member))
+            if copy is None:
+                continue
+            member = found.setdefault((copy.upstream_owner, copy.upstream_name), {})
+            member.setdefault(tuple(piece.anchor.replaced), piece.id)
+    return found
 
 
 def upstream_owner(copy: Copy, upstream: Upstream) -> str:

@@ -11,6 +11,7 @@ from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
 from omni_port.sync import splice
+from omni_port.sync.facts import declared
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
 
@@ -89,8 +90,9 @@ def sync(
     files: dict[str, bytes] = {}
     placements: list[Placement] = []
     findings: list[Finding] = []
+    owned = declared(patches)
     for module in patches.modules:
-        built = splice.build(module, upstream, top, options.locations, options.rules)
+        built = splice.build(module, upstream, top, options.locations, options.rules, owned)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)

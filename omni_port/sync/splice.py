@@ -36,7 +36,7 @@ from omni_port.pyast.syntax import header_end, reindent
 from omni_port.report import candidate_place, shorten
 from omni_port.sync import imports, locate
 from omni_port.sync.evidence import catalog
-from omni_port.sync.facts import MemberFacts, ModuleFacts
+from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
 
@@ -84,16 +84,17 @@ def build(
     header: str,
     locations: Mapping[str, str] | None = None,
     rules: Sequence[PlacementRule] = RULES,
+    declared: Declared | None = None,
 ) -> Built:
     """Generate one runner module from its patches and the new upstream.
 
     ``locations`` are the catalog's ``Location:`` lines by block id (constraints);
     ``rules`` the placement rules the engine asks (all of them, but in a golden case that
-    asks one rule alone).
+    asks one rule alone); ``declared`` what the patch set's marked blocks replace.
     """
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    known = ModuleFacts.of(module, upstream, locations)
+    known = ModuleFacts.of(module, upstream, locations, declared)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent

@@ -32,7 +32,7 @@ from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.syntax import find_def, find_member, split_full_key
 from omni_port.report import candidate_place, shorten
 from omni_port.sync.evidence.places import Scored
-from omni_port.sync.facts import ModuleFacts
+from omni_port.sync.facts import ModuleFacts, declared
 
 #: Statements of context on each side of a block when showing upstream changes near it.
 NEAR = 3
@@ -237,8 +237,9 @@ def _windows(upgrade: Upgrade, upstream: Upstream) -> Windows:
     """The upstream statements around where every block's anchor points in ``upstream``
     (its best ranked place), read from the same facts as a sync onto it."""
     found: Windows = {}
+    owned = declared(upgrade.patches)
     for module in upgrade.patches.modules:
-        known = ModuleFacts.of(module, upstream, upgrade.locations)
+        known = ModuleFacts.of(module, upstream, upgrade.locations, owned)
         for copy, blocks in _copies(module):
             facts = known.member_facts(copy, blocks)
             if facts is not None:

@@ -5,7 +5,8 @@ upstream release explains (every release before the base that has the place hold
 statements there) is omni's too. Where upstream edited those statements and the
 statement merge cannot take the edit, omni's code wins: the runner is deployable, and
 the decision carries upstream's change for a maintainer to review (OP309). An unmarked
-replacement both sides changed stays a conflict: nothing declares it omni's.
+replacement both sides changed stays a conflict unless a marked block of another runner
+replaces the very same upstream statements: omni declared them its own there.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class Intent(Silent):
         """Omni's code at ``best`` over upstream's edit of what it replaces or deletes."""
         block = ctx.block
         kinds = (BlockKind.REPLACEMENT, BlockKind.INSERTION)
-        if not block.marked or block.kind not in kinds or rebase is not None:
+        declared = block.marked or ctx.facts.declared_by
+        if not declared or block.kind not in kinds or rebase is not None:
             return None
         return _owned(ctx, best)
 
@@ -117,6 +119,8 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
         return None  # upstream code further on reads what only upstream's edit binds
     what = "deletes" if block.kind is BlockKind.DELETION else "replaces"
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
+    if ctx.facts.declared_by:
+        reason = f"{reason} (omni's marked {ctx.facts.declared_by} replaces them too)"
     chosen = Scored(slot, best.score, best.replaced, best.parts, best.contradicted)
     if kept is None:
         return Proposal(chosen, reason, review=Review(before, facts.source(slot.held())))
