@@ -1,0 +1,185 @@
+"""Upstream changes are atomic (DESIGN rule 5): two steps of the engine on the decisions of
+one copied member, after the rules settled them.
+
+- ``followed_whole``: where the engine follows an upstream commit at one edit (the runners
+  lag behind it) and keeps omni's code over statements the same commit brought at
+  another, every edit of that commit in the method is a conflict naming it; with releases
+  alone (a release is the diff of many commits) the kept edit's reason says so.
+- ``run_once``: no call statement runs more often than in both the new upstream and the
+  old runner: a placed block that would add a copy is a conflict naming the call and the
+  block that took the old copy away.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from omni_port.model import BlockKind
+from omni_port.report import shorten
+from omni_port.sync.context import Decision, conflict
+from omni_port.sync.facts import MemberFacts
+
+
+def followed_whole(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+    """An upstream change is followed whole within a method (DESIGN rule 5). Where the
+    engine follows a commit of a clone at one edit (the runners lag: they never had it)
+    and keeps omni's code over statements the same commit brought at another, every edit
+    of that commit here is a conflict naming it and its hunks. A release is the diff of
+    many commits: there the kept edit is left as decided, and its reason says what
+    release-level evidence cannot tell."""
+    split = _split_changes(facts, decisions)
+    if not split:
+        return decisions
+    found: list[Decision] = []
+    for decision in decisions:
+        change = next((c for c, parts in split.items() if decision in parts[0] + parts[1]), "")
+        if change:
+            followers, keepers = split[change]
+            hunks = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers + keepers)
+            named = facts.named(change)
+            if facts.is_commit(change):
+                reason = (
+                    f"upstream change {named} would be followed by half in this method: "
+                    f"its hunks here are {hunks} (followed as the runners' lag at some, "
+                    "omni's code kept over the others); follow it whole or keep omni's code"
+                )
+                decision = _conflict(decision, reason)
+            elif decision in keepers:
+                ids = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers)
+                note = (
+                    f"{named} also brought code another edit here follows ({ids}); "
+                    "releases alone cannot tell whether that is one change (a clone can: "
+                    "--upstream-repo)"
+                )
+                reason = f"{decision.reason}; {note}" if decision.reason else note
+                decision = replace(decision, reason=reason)
+        found.append(decision)
+    return found
+
+
+def _split_changes(
+    facts: MemberFacts, decisions: Sequence[Decision]
+) -> dict[str, tuple[list[Decision], list[Decision]]]:
+    """The upstream changes the member's decisions split, each with the decisions that
+    follow it (an edit that is the runners' lag behind it) and those that keep omni's code
+    as it is (no merge) over statements it brought."""
+    followed: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        found = facts.of(decision.block).explained if decision.follow else None
+        if found is not None and found.lag and found.brought_by:
+            followed.setdefault(found.brought_by, []).append(decision)
+    split: dict[str, tuple[list[Decision], list[Decision]]] = {}
+    for decision in decisions:
+        # A merge took upstream's changes since the edit's own release in: not kept over.
+        kept = not (decision.conflict or decision.follow) and decision.code is None
+        if not kept or decision.block.anchor.resolution is not None:
+            continue
+        change = facts.of(decision.block).arrived_in
+        if change in followed:
+            split.setdefault(change, (followed[change], []))[1].append(decision)
+    return split
+
+
+def _conflict(decision: Decision, reason: str) -> Decision:
+    """``decision`` as a conflict at its place, with its candidates and ``reason``."""
+    best = decision.candidates[0] if decision.candidates else None
+    found = conflict(decision.block, best, decision.candidates, reason)
+    return replace(found, slot=decision.slot, score=decision.score, rules=decision.rules)
+
+
+def run_once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+    """No call statement runs more often than in both the new upstream and the old runner
+    (DESIGN rule 5): a placed block that adds one more copy of a call, where one side
+    moved it and the other kept it (or where the block that took the old copy away is a
+    conflict), is a conflict itself. A maintainer's recorded place stands (verify's
+    OP512 is the net there)."""
+    old = facts.runner_calls([d.block for d in decisions])
+    if old is None:
+        return decisions
+    new = facts.upstream_calls
+    out = _output_calls(facts, decisions)
+    extra = {k: n for k, n in out.items() if n >= 2 and n > max(old[k], new[k])}
+    if not extra:
+        return decisions
+    found: list[Decision] = []
+    for decision in decisions:
+        added = _added_calls(facts, decision)
+        twice = [k for k in extra if added[k]]
+        if twice and decision.block.anchor.resolution is None:
+            key = twice[0]
+            counts = _Twice(key, extra[key], new[key], old[key])
+            decision = _twice(facts, decision, counts, _remover(facts, decisions, key))
+        found.append(decision)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Twice:
+    """A call statement (``ast`` dump) and how often the output, the new upstream and the
+    old runner run it."""
+
+    key: str
+    output: int
+    upstream: int
+    runner: int
+
+
+def _remover(facts: MemberFacts, decisions: Sequence[Decision], key: str) -> str:
+    """Why the old runner's removal of a copy of the call ``key`` is not in the output:
+    the block that removed it is a conflict, or follows upstream (its upstream change
+    followed by half: the call kept at both places); "" when no block removed one."""
+    for decision in decisions:
+        if not decision.conflict and not decision.follow:
+            continue
+        replaced = facts.of(decision.block).replaced_text
+        if replaced is None or facts.calls(replaced)[key] <= facts.calls(decision.block.code)[key]:
+            continue
+        fate = "is a conflict" if decision.conflict else "follows upstream there"
+        return f"{decision.block.id}, which took the old copy away in the runner, {fate}"
+    return ""
+
+
+def _added_calls(facts: MemberFacts, decision: Decision) -> Counter[str]:
+    """The call statements a placed block puts into the output (none for a conflict, an
+    edit that follows upstream, a compound header, or a plain deletion)."""
+    block = decision.block
+    if decision.conflict or decision.follow or block.kind is BlockKind.HEADER:
+        return Counter()
+    if block.kind is BlockKind.DELETION and decision.code is None:
+        return Counter()
+    return facts.calls(decision.code if decision.code is not None else block.code)
+
+
+def _output_calls(facts: MemberFacts, decisions: Sequence[Decision]) -> Counter[str]:
+    """The call statements of the member the decisions make: the new upstream's, less the
+    statements placed blocks replace, plus the blocks' own."""
+    counts = facts.upstream_calls.copy()
+    for decision in decisions:
+        placed = not decision.conflict and not decision.follow
+        held = decision.slot.held() if decision.slot is not None else ()
+        if placed and held and decision.block.kind is not BlockKind.HEADER:
+            counts -= facts.calls(facts.source(held))
+        counts += _added_calls(facts, decision)
+    return counts
+
+
+def _twice(facts: MemberFacts, decision: Decision, counts: _Twice, remover: str) -> Decision:
+    """``decision`` as a conflict: at its place, a call would run more often than in the
+    new upstream and the old runner; the reason names the upstream change that made the
+    counts differ, or the conflict that leaves upstream's copy in."""
+    code = shorten(facts.call_code(decision.code or decision.block.code, counts.key))
+    by = facts.calls_changed_by(counts.key)
+    if remover:
+        why = remover
+    elif by:
+        why = f"upstream moved or added it in {by}"
+    else:
+        why = "upstream keeps its own copy elsewhere"
+    reason = (
+        f"`{code}` would run {counts.output} times in the method, more often than in the new "
+        f"upstream ({counts.upstream}) and in the old runner ({counts.runner}): {why}; "
+        "keep one copy"
+    )
+    return _conflict(decision, reason)
