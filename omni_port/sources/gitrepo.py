@@ -49,14 +49,18 @@ def pinned(path: str, rev: str) -> str:
     if re.fullmatch(r"[0-9a-f]{7,40}", rev):
         return rev  # a hash (history names hundreds): no git to ask
     refs = [f"refs/heads/{rev}", f"refs/remotes/{rev}"] if rev != "HEAD" else []
-    moving = rev == "HEAD" or any(
-        subprocess.run(
-            ["git", "-C", path, "show-ref", "--verify", "--quiet", ref], check=False
-        ).returncode
-        == 0
-        for ref in refs
-    )
+    moving = rev == "HEAD" or any(_has_ref(path, ref) for ref in refs)
     return label(path, commit(path, rev)).rsplit("@", 1)[1] if moving else rev
+
+
+def _has_ref(path: str, ref: str) -> bool:
+    """Whether the clone has the full ref ``ref`` (False when git cannot run: the next git
+    command says why, as BadInput)."""
+    command = ["git", "-C", path, "show-ref", "--verify", "--quiet", ref]
+    try:
+        return subprocess.run(command, capture_output=True, check=False).returncode == 0
+    except OSError:
+        return False
 
 
 def commits_touching(path: str, since: str, until: str, member: str, limit: int) -> list[str]:
