@@ -237,7 +237,7 @@ def test_with_releases_alone_a_split_release_is_said_of_the_edit_it_leaves() -> 
     base = api.parse_upstream(texts[1], "r1")
     target = api.parse_upstream(texts[2], "r2", "fakeacc.runner_v1")
     releases = tuple(Release(label, text) for label, text in zip(labels, texts, strict=True))
-    target = api.Upstream(target.label, target.sha256, target.tree, target.module, history=releases)
+    target = replace(target, history=releases)
     omni = HALF_OMNI.replace("class NPUModelRunner(GPUModelRunner)", "class R(NPUModelRunner)")
     omni = omni.replace(
         "fakeacc.runner import GPUModelRunner", "fakeacc.runner_v1 import NPUModelRunner"

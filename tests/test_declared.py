@@ -5,6 +5,8 @@ review note) instead of leaving a conflict. Runners written for these tests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from omni_port import api
 from omni_port.model import PatchSet, Placement, Release, Rule, Status
 
@@ -74,7 +76,7 @@ def _fates(*runners: tuple[str, str]) -> dict[str, Placement]:
     base = api.parse_upstream(BASE, "base.py")
     target = api.parse_upstream(TARGET, "target.py", "fakeacc.runner_v1")
     history = (Release("base.py", BASE), Release("target.py", TARGET))
-    target = api.Upstream(target.label, target.sha256, target.tree, target.module, history=history)
+    target = replace(target, history=history)
     options = api.ExtractOptions(implicit=True)
     modules = tuple(api.extract_text(text, name, base, options).module for name, text in runners)
     result = api.sync_patches(PatchSet(modules), target, tool="t").result

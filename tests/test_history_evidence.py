@@ -48,9 +48,7 @@ def _block_and_history() -> tuple[Block, history.MemberHistory]:
     base = api.parse_upstream(BASE, "base.py")
     target = api.parse_upstream(TARGET, "target.py", "fakeacc.runner_v1")
     releases = tuple(Release(n, t) for n, t in (("base.py", BASE), ("newer.py", NEWER)))
-    target = api.Upstream(
-        target.label, target.sha256, target.tree, target.module, history=(*releases,)
-    )
+    target = replace(target, history=releases)
     module = api.extract_text(OMNI, "omni.py", base).module
     target = with_members(target, PatchSet((module,)))
     copy = next(p for p in module.pieces if isinstance(p, Copy))

@@ -62,9 +62,7 @@ def _sync(omni: str, upstream: str, history: bool = True) -> SyncResult:
     target = api.parse_upstream(upstream, "upstream.py", "fakeacc.runner_v1")
     if history:
         releases = (Release("base.py", BASE), Release("upstream.py", upstream))
-        target = api.Upstream(
-            target.label, target.sha256, target.tree, target.module, history=releases
-        )
+        target = replace(target, history=releases)
     extraction = api.extract_text(omni, "omni.py", base)
     return api.sync_patches(PatchSet((extraction.module,)), target, tool="t").result
 
