@@ -476,6 +476,10 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
     ]
     if len(runs) == 1:
         return runs[0]
+    # The member holds the run more than once: the one in the body the edit was in.
+    along = [run for run in runs if run.path == tuple(block.anchor.path)]
+    if len(along) == 1:
+        return along[0]
     scored = sorted(
         places.score_all(index, replace(block, kind=BlockKind.INSERTION)), key=lambda s: -s.score
     )
@@ -486,6 +490,10 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
     for start in (slot.index, slot.index - len(span)):
         if start >= 0 and keys_of(stmts[start : start + len(span)]) == span:
             return Slot(slot.suite, slot.path, start, len(span))
+    # The member holds the run more than once: the one in the body the anchor points into.
+    here = [run for run in runs if run.suite is slot.suite]
+    if len(here) == 1:
+        return here[0]
     return Slot(slot.suite, slot.path, slot.index, 0)
 
 

@@ -374,7 +374,10 @@ def held_in_member(block: Block, history: MemberHistory) -> Explained | None:
     span = _keys_at(target, block.anchor) or ()
     quoted = _quoted(mine)
     if history.target in holders:
-        return Explained(target.label, False, "", span, "upstream made the same change")
+        # The new upstream's run of the edit's statements stands for it (where the anchor's
+        # place is gone): a row can name its lines.
+        standing = span or (() if header else mine)
+        return Explained(target.label, False, "", standing, "upstream made the same change")
     older = [i for i in holders if i < history.base]
     if older:
         holder = older[-1]
