@@ -235,6 +235,11 @@ class Code(enum.StrEnum):
         "repeated-call",
         "A method runs a call more often than both the new upstream and the old runner do.",
     )
+    OP513 = (
+        "OP513",
+        "placed-nowhere",
+        "A block reported placed has no line in the output, nor upstream's standing for it.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

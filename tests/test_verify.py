@@ -14,10 +14,11 @@ from dataclasses import replace
 import pytest
 
 from omni_port import api
-from omni_port.model import Finding, PatchSet, Placement, Rule, Severity, Status
+from omni_port.model import BlockKind, Code, Finding, PatchSet, Placement, Rule, Severity, Status
 from omni_port.sources.textio import decode, read_source
 from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
+from omni_port.verify.rows import row_findings
 from tests.golden import DATA
 
 GEN = "gen.py"
@@ -1388,3 +1389,29 @@ def test_a_repeated_call_names_its_lines_and_both_counts() -> None:
         for f in _verify(text, alone, _copies(text, "Runner", "NPUModelRunner"))
         if f.code.value == "OP512"
     ]
+
+
+# --- check 8: a placed row names lines of the output ------------------------------------------
+
+
+def _row(kind: BlockKind, status: Status, lines: tuple[int, int]) -> Placement:
+    return Placement(
+        f"runner.R.step.{kind.value}", "runner.py", "R", "step", kind, False, status, 1.0, *lines
+    )
+
+
+def test_a_placed_row_with_no_output_lines_is_an_error() -> None:
+    """A row that says "placed" with nothing of it in the output (not even upstream's
+    statements that stand for it) is OP513; a deletion holds no lines by nature, a
+    conflict is OP310's business, and a row with lines is fine."""
+    rows = [
+        _row(BlockKind.REPLACEMENT, Status.PLACED, (0, 0)),
+        _row(BlockKind.INSERTION, Status.PLACED, (7, 6)),
+        _row(BlockKind.REPLACEMENT, Status.PLACED, (3, 5)),
+        _row(BlockKind.DELETION, Status.PLACED, (0, 0)),
+        _row(BlockKind.INSERTION, Status.CONFLICT, (0, 0)),
+    ]
+    found = list(row_findings(rows, frozenset({"runner.py"})))
+    assert [f.code for f in found] == [Code.OP513, Code.OP513]
+    assert "runner.R.step.replacement is reported placed" in found[0].message
+    assert not list(row_findings(rows, frozenset({"other.py"})))

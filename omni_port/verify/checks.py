@@ -16,9 +16,11 @@ checks, in the order ``verify`` runs them:
    the fields of its upstream original (OP510);
 7. a copied method runs no call statement more often than both the new upstream method and
    the old runner's method do (OP512; only when the omni sources are given).
+8. every row that says "placed" names lines of the output: the block's code, or upstream's
+   statements that stand for it (OP513).
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
-``arguments``, ``repeats``; ``context`` holds what they are checked against.
+``arguments``, ``repeats``, ``rows``; ``context`` holds what they are checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
 error. Known limits, all on the side of silence or of a note rather than a false error
@@ -67,6 +69,7 @@ from omni_port.verify.imports import import_findings
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
 from omni_port.verify.repeats import repeat_findings
+from omni_port.verify.rows import row_findings
 
 # Inputs are re-exported: callers build them from ``checks``.
 __all__ = [
@@ -112,4 +115,5 @@ def verify(
     findings.extend(import_findings(world, trees, context))
     findings.extend(override_findings(world, trees, overrides, context.upstream))
     findings.extend(argument_findings(world, trees, overrides, context))
+    findings.extend(row_findings(placements, frozenset(modules)))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
