@@ -50,7 +50,7 @@ def pinned(path: str, rev: str) -> str:
         return rev  # a hash (history names hundreds): no git to ask
     refs = [f"refs/heads/{rev}", f"refs/remotes/{rev}"] if rev != "HEAD" else []
     moving = rev == "HEAD" or any(_has_ref(path, ref) for ref in refs)
-    return label(path, commit(path, rev)).rsplit("@", 1)[1] if moving else rev
+    return _named(path, commit(path, rev)) if moving else rev
 
 
 def _has_ref(path: str, ref: str) -> bool:
@@ -87,8 +87,13 @@ def commits_before(path: str, rev: str, member: str, days: int, limit: int) -> l
 
 def label(path: str, commit: str) -> str:
     """``PATH@TAG`` for a tagged commit (the first tag, sorted), else ``PATH@<12 hex>``."""
+    return f"{path}@{_named(path, commit)}"
+
+
+def _named(path: str, commit: str) -> str:
+    """A commit's first tag (sorted), else its 12 hex digits."""
     tags = _git(path, ["tag", "--points-at", commit], f"{path}@{commit}").decode().split()
-    return f"{path}@{sorted(tags)[0] if tags else commit[:12]}"
+    return sorted(tags)[0] if tags else commit[:12]
 
 
 def python_files(path: str, rev: str, package: str) -> dict[str, str]:

@@ -30,26 +30,29 @@ def followed_whole(facts: MemberFacts, decisions: list[Decision]) -> list[Decisi
     many commits: there the kept edit is left as decided, and its reason says what
     release-level evidence cannot tell."""
     split = _split_changes(facts, decisions)
-    if not split:
-        return decisions
+    # Each decision of a split change, by its block's id, with that change.
+    parts = {
+        d.block.id: (change, d in keepers)
+        for change, (followers, keepers) in split.items()
+        for d in (*followers, *keepers)
+    }
     found: list[Decision] = []
     for decision in decisions:
-        change = next((c for c, parts in split.items() if decision in parts[0] + parts[1]), "")
+        change, kept = parts.get(decision.block.id, ("", False))
         if change:
             followers, keepers = split[change]
-            hunks = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers + keepers)
             named = facts.named(change)
             if facts.is_commit(change):
+                hunks = _ids((*followers, *keepers))
                 reason = (
                     f"upstream change {named} would be followed by half in this method: "
                     f"its hunks here are {hunks} (followed as the runners' lag at some, "
                     "omni's code kept over the others); follow it whole or keep omni's code"
                 )
                 decision = _conflict(decision, reason)
-            elif decision in keepers:
-                ids = ", ".join(d.block.id.rsplit(".", 1)[-1] for d in followers)
+            elif kept:
                 note = (
-                    f"{named} also brought code another edit here follows ({ids}); "
+                    f"{named} also brought code another edit here follows ({_ids(followers)}); "
                     "releases alone cannot tell whether that is one change (a clone can: "
                     "--upstream-repo)"
                 )
@@ -57,6 +60,11 @@ def followed_whole(facts: MemberFacts, decisions: list[Decision]) -> list[Decisi
                 decision = replace(decision, reason=reason)
         found.append(decision)
     return found
+
+
+def _ids(decisions: Sequence[Decision]) -> str:
+    """The blocks' short ids (``edit-01``), as a list in a note."""
+    return ", ".join(d.block.id.rsplit(".", 1)[-1] for d in decisions)
 
 
 def _split_changes(
@@ -70,6 +78,8 @@ def _split_changes(
         found = facts.of(decision.block).explained if decision.follow else None
         if found is not None and found.lag and found.brought_by:
             followed.setdefault(found.brought_by, []).append(decision)
+    if not followed:
+        return {}  # nothing followed: no kept edit's arrival is worth working out
     split: dict[str, tuple[list[Decision], list[Decision]]] = {}
     for decision in decisions:
         # A merge took upstream's changes since the edit's own release in: not kept over.
