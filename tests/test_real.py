@@ -387,11 +387,12 @@ def test_resolve_records_the_statements_of_the_syncs_own_candidate(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On the next real upgrade, the sample_tokens block of the generation runner: its best
-    place replaces 8 statements, whose names upstream's later code reads, so no place runs
-    and none is offered; `resolve --at 2804` records the 8 statements sync would replace
-    there. (`resolve --at '#1'` once asked an engine without the sync's evidence, whose #1
-    was an insertion there: omni's block beside upstream's sampling code, which then read
-    names nothing bound, OP502.)"""
+    place replaces 8 statements, whose names upstream's later code reads only in code the
+    runner's other edits replace or delete (edit-09, edit-13, edit-14, edit-15), so it runs
+    there with the runner judged whole and is offered as #1; `resolve --at 2804` records
+    the 8 statements sync would replace there. (`resolve --at '#1'` once asked an engine
+    without the sync's evidence, whose #1 was an insertion there: omni's block beside
+    upstream's sampling code, which then read names nothing bound, OP502.)"""
     (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
@@ -402,8 +403,8 @@ def test_resolve_records_the_statements_of_the_syncs_own_candidate(
     assert upgraded.exit_code == 1
     block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.block-01"
     listed = next(line for line in upgraded.stdout.splitlines() if f"OP301 block {block}" in line)
-    assert "no place runs: upstream's code further on reads" in listed
-    assert "candidates in vllm-ascend==0.30.0rc2: none" in listed
+    assert "no place runs" not in listed
+    assert "candidates in vllm-ascend==0.30.0rc2: #1 line 2804, replacing 8 statements" in listed
     assert cli(*common, "resolve", block, "--at", "2804").exit_code == 0
     patch = (tmp_path / "patches" / "npu_generation_model_runner").glob("*.block-01.patch")
     text = next(p for p in patch if "sample_tokens" in p.name).read_text()

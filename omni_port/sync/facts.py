@@ -34,6 +34,7 @@ from omni_port.model import (
     Tree,
     Upstream,
 )
+from omni_port.pyast.diff import similarity
 from omni_port.pyast.packages import call_counts, call_statements
 from omni_port.pyast.syntax import dedent_code, find_member, full_key, header_end, split_full_key
 from omni_port.sync.evidence import catalog, code, flow, history, places, runs
@@ -171,14 +172,37 @@ class MemberFacts:
         )
         return runs.Place(self.member, self.index, local | self._parameters, self._parameters)
 
-    def why_not(self, block: Block, slot: Slot) -> str:
+    def why_not(self, block: Block, slot: Slot, others: Sequence[Block] = ()) -> str:
         """Why ``block``'s code would not run at ``slot`` ("" when it would): it reads a
         name nothing binds before it or an attribute nothing assigns any more, or it takes
-        away a binding upstream's later code reads."""
+        away a binding upstream's later code reads, other than code ``others`` (the
+        member's other blocks) replace or delete in the runner."""
         mine = self.of(block).flow
         if mine is None:
             return ""
-        return runs.why_not(self._place, mine, slot, self.inputs.attributes)
+        taken = self.taken_by([b for b in others if b is not block])
+        return runs.why_not(self._place, mine, slot, self.inputs.attributes, taken)
+
+    def taken_by(self, blocks: Sequence[Block]) -> tuple[tuple[int, int], ...]:
+        """The line ranges of the new upstream's statements that ``blocks`` replace or
+        delete (each replaced statement found by its kind and key, edited a little as the
+        anchor tells one statement edited from another), a compound one with its body."""
+        heads = {
+            (split_full_key(key)[0], _kind(key))
+            for block in blocks
+            if block.kind is not BlockKind.HEADER
+            for key in block.anchor.replaced
+        }
+        return tuple(
+            (stmt.start, stmt.full_end)
+            for _, suite in self.index.suites
+            for stmt in suite.stmts
+            if any(
+                stmt.kind == kind
+                and (head == stmt.key or similarity(head, stmt.key) >= places.FUZZY)
+                for head, kind in heads
+            )
+        )
 
     def parsed(self, text: str) -> list[ast.stmt] | None:
         """The statements of some code as ``ast`` reads them (None when it does not
@@ -417,6 +441,26 @@ class BlockFacts:
         return self.member.named(found) if found else ""
 
     @cached_property
+    def removed_by(self) -> str:
+        """The release or commit after the base that took the statements the block replaced
+        out of the member: the first that changed them at their place, when the new
+        upstream holds none of them anywhere, not even edited ("" otherwise, or without
+        history)."""
+        past = self.member.inputs.history
+        replaced = self.block.anchor.replaced
+        if past is None or not replaced:
+            return ""
+        heads = [(split_full_key(key)[0], _kind(key)) for key in replaced]
+        stmts = [s for _, suite in self.member.index.suites for s in suite.stmts]
+        if any(
+            s.kind == kind and similarity(head, s.key) >= places.FUZZY
+            for head, kind in heads
+            for s in stmts
+        ):
+            return ""
+        return history.changed_by(self.block, past)
+
+    @cached_property
     def arrived_in(self) -> str:
         """The release or commit that brought what the block replaced to its place ("" when
         unknown, or without history)."""
@@ -463,6 +507,14 @@ class BlockFacts:
             return None
         found = history.place(base, self.block.anchor)
         return found if found is not None and found.keys() == self.block.anchor.replaced else None
+
+
+def _kind(key: str) -> str:
+    """The kind of the statement keyed ``key`` (a compound one by its header), as ``Stmt``
+    names it ("" when the key does not parse)."""
+    head = split_full_key(key)[0]
+    nodes = code.parsed(head) or code.parsed(code.with_body(head))
+    return type(nodes[0]).__name__ if nodes else ""
 
 
 def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:

@@ -118,7 +118,7 @@ class _Engine:
                     for old, new in zip(decisions, settled, strict=True)
                 ]
         whole = atomic.followed_whole(facts, decisions)
-        return [_named(facts, _runnable(facts, d)) for d in atomic.run_once(facts, whole)]
+        return [_named(facts, _runnable(facts, d, blocks)) for d in atomic.run_once(facts, whole)]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -346,15 +346,15 @@ def _named(facts: MemberFacts, decision: Decision) -> Decision:
     return decision
 
 
-def _runnable(facts: MemberFacts, decision: Decision) -> Decision:
-    """A conflict offers only the places where the block's code runs; when none does, it
-    says why instead."""
+def _runnable(facts: MemberFacts, decision: Decision, blocks: Sequence[Block]) -> Decision:
+    """A conflict offers only the places where the block's code runs, with the member's
+    other ``blocks`` applied as in the runner; when none does, it says why instead."""
     if not decision.conflict or not decision.candidates:
         return decision
     kept: list[Scored] = []
     why = ""
     for candidate in decision.candidates:
-        found = facts.why_not(decision.block, candidate.slot)
+        found = facts.why_not(decision.block, candidate.slot, blocks)
         if found:
             why = why or found
         else:

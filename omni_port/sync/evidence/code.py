@@ -196,6 +196,44 @@ def parsed(code: str) -> list[ast.stmt] | None:
         return None
 
 
+def renamed(old: Sequence[ast.stmt], new: Sequence[ast.stmt]) -> dict[str, str] | None:
+    """The variables ``new`` renames in ``old`` when it is ``old`` with nothing else changed
+    (each old name always to the same new one, none of them a called function); None when
+    anything else differs, or nothing does."""
+    if len(old) != len(new):
+        return None
+    called = {id(n.func) for tree in new for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names: list[tuple[ast.Name, ast.Name]] = []
+    for before, after in zip(old, new, strict=True):
+        nodes = list(ast.walk(before)), list(ast.walk(after))
+        if len(nodes[0]) != len(nodes[1]):
+            return None
+        for a, b in zip(*nodes, strict=True):
+            if type(a) is not type(b):
+                return None
+            if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+                names.append((a, b))
+    mapping = {a.id: b.id for a, b in names if a.id != b.id}
+    consistent = all(mapping.get(a.id, a.id) == b.id for a, b in names)
+    if not mapping or not consistent or len(set(mapping.values())) != len(mapping):
+        return None
+    if any(id(b) in called for a, b in names if a.id != b.id):
+        return None
+    undo = {new_name: old_name for old_name, new_name in mapping.items()}
+    back = [_Renamer(undo).visit(ast.parse(ast.unparse(n)).body[0]) for n in new]
+    same = [ast.dump(n) for n in old] == [ast.dump(n) for n in back]
+    return mapping if same else None
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+
 def echo(
     mine: Sequence[ast.stmt], new: Sequence[Stmt], source: Callable[[Stmt], str]
 ) -> Stmt | None:

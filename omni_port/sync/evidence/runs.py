@@ -113,8 +113,18 @@ class Place:
     parameters: frozenset[str]
 
 
-def why_not(place: Place, mine: Flow, slot: Slot, attributes: Attributes | None) -> str:
-    """Why the block's code (``mine``) does not run at ``slot`` ("" when it does)."""
+def why_not(
+    place: Place,
+    mine: Flow,
+    slot: Slot,
+    attributes: Attributes | None,
+    taken: Sequence[tuple[int, int]] = (),
+) -> str:
+    """Why the block's code (``mine``) does not run at ``slot`` ("" when it does).
+
+    ``taken`` are the line ranges of upstream statements omni's other blocks of the member
+    replace or delete: the runner never runs them, so what they read does not hold the
+    block back (the runner is judged whole, as a maintainer resolves it)."""
     bound = bound_at(place, slot)
     unbound = sorted(n for n in mine.reads - bound if n in place.local and "." not in n)
     if unbound:
@@ -128,7 +138,7 @@ def why_not(place: Place, mine: Flow, slot: Slot, attributes: Attributes | None)
     held = slot.held()
     if held:
         writes = frozenset(n for s in held for n in s.writes)
-        lost = sorted((writes & _read_after(place, slot)) - mine.writes - bound)
+        lost = sorted((writes & _read_after(place, slot, taken)) - mine.writes - bound)
         if lost:
             return f"upstream's code further on reads {_names(lost)}, which it would unbind"
     return ""
@@ -146,14 +156,16 @@ def bound_at(place: Place, slot: Slot) -> frozenset[str]:
     return frozenset(names)
 
 
-def _read_after(place: Place, slot: Slot) -> frozenset[str]:
+def _read_after(place: Place, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> frozenset[str]:
     stmts = slot.held()
     end = stmts[-1].full_end if stmts else slot.line() - 1
     return frozenset(
         name
         for _, suite in place.index.suites
         for stmt in suite.stmts
-        if stmt.start > end and not stmt.clauses
+        if stmt.start > end
+        and not stmt.clauses
+        and not any(start <= stmt.start <= stop for start, stop in taken)
         for name in stmt.reads
     )
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from omni_port.model import Rule
+from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import Context, Decision, Lag, Settled, Withdrawn, followed
+from omni_port.sync.evidence import code
 from omni_port.sync.evidence.code import nested
 from omni_port.sync.evidence.flow import Flow
+from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.facts import MemberFacts
 from omni_port.sync.rule import Silent
 
@@ -32,7 +34,9 @@ class UpstreamHistory(Silent):
         upstream's own text is the same change: ``convergent``): the output follows the
         new upstream, naming the release."""
         found = ctx.facts.explained
-        if found is None or found.release == ctx.of.target:
+        if found is None:
+            return _renamed_in_removed(ctx)
+        if found.release == ctx.of.target:
             return None
         lag = Lag(found.brought_by) if found.brought_by else None
         here = ctx.facts.explained_place
@@ -65,6 +69,31 @@ class UpstreamHistory(Silent):
                 note = f"kept although it is upstream code of {decision.release}: {why}"
                 result[position] = Withdrawn(decision, note)
         return result
+
+
+def _renamed_in_removed(ctx: Context) -> Decision | None:
+    """An edit that only renames variables (omni's names for what upstream's code calls
+    otherwise) in statements upstream has since taken out of the member: the removal is
+    followed, as nothing of omni's is lost with it. An edit that changes anything else, or
+    statements upstream still has anywhere in the member (perhaps edited), stays omni's."""
+    block, facts = ctx.block, ctx.of
+    if block.marked or block.kind is not BlockKind.REPLACEMENT or not block.anchor.replaced:
+        return None
+    by = ctx.facts.removed_by
+    text = ctx.facts.replaced_text
+    if not by or text is None:
+        return None
+    old, new = facts.parsed(text), facts.parsed(block.code)
+    names = code.renamed(old, new) if old is not None and new is not None else None
+    if names is None:
+        return None
+    here = Scored(Slot(facts.member.clauses[0], (), 0, 0), 1.0, 1.0)
+    renames = ", ".join(f"`{a}` to `{b}`" for a, b in sorted(names.items()))
+    reason = (
+        f"{facts.named(by)} took out `{code.short(text.strip(), 60)}`, where omni's edit only "
+        f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
+    )
+    return replace(followed(block, here, (here,), reason), release=by)
 
 
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:

@@ -1,0 +1,14 @@
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        # ---------- Omni-new ----------
+        result = self.run_omni(tokens)
+        # ---------- Omni-new ----------
+        if self.timing:
+            self.sync()
+            result.ms = self.elapsed() * 1000
+        self.log(tokens)
+        return result
