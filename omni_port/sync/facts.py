@@ -172,37 +172,42 @@ class MemberFacts:
         )
         return runs.Place(self.member, self.index, local | self._parameters, self._parameters)
 
-    def why_not(self, block: Block, slot: Slot, others: Sequence[Block] = ()) -> str:
+    def why_not(self, block: Block, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> str:
         """Why ``block``'s code would not run at ``slot`` ("" when it would): it reads a
         name nothing binds before it or an attribute nothing assigns any more, or it takes
-        away a binding upstream's later code reads, other than code ``others`` (the
-        member's other blocks) replace or delete in the runner."""
+        away a binding upstream's later code reads, other than code at the line ranges
+        ``taken`` (what the member's other blocks replace or delete in the runner)."""
         mine = self.of(block).flow
         if mine is None:
             return ""
-        taken = self.taken_by([b for b in others if b is not block])
         return runs.why_not(self._place, mine, slot, self.inputs.attributes, taken)
 
     def taken_by(self, blocks: Sequence[Block]) -> tuple[tuple[int, int], ...]:
         """The line ranges of the new upstream's statements that ``blocks`` replace or
-        delete (each replaced statement found by its kind and key, edited a little as the
-        anchor tells one statement edited from another), a compound one with its body."""
-        heads = {
-            (split_full_key(key)[0], _kind(key))
-            for block in blocks
-            if block.kind is not BlockKind.HEADER
-            for key in block.anchor.replaced
-        }
-        return tuple(
-            (stmt.start, stmt.full_end)
+        delete, a compound one with its body."""
+        keys = [k for b in blocks if b.kind is not BlockKind.HEADER for k in b.anchor.replaced]
+        return tuple((stmt.start, stmt.full_end) for stmt in self.resembling(keys))
+
+    def resembling(self, keys: Sequence[str]) -> list[Stmt]:
+        """The statements of the new member, in any body, of the kind of a statement keyed
+        in ``keys`` and alike to it as the anchor tells one statement edited from another."""
+        heads = {(split_full_key(key)[0], self._kind(key)) for key in keys}
+        return [
+            stmt
             for _, suite in self.index.suites
             for stmt in suite.stmts
             if any(
-                stmt.kind == kind
-                and (head == stmt.key or similarity(head, stmt.key) >= places.FUZZY)
+                stmt.kind == kind and similarity(head, stmt.key) >= places.FUZZY
                 for head, kind in heads
             )
-        )
+        ]
+
+    def _kind(self, key: str) -> str:
+        """The kind of the statement keyed ``key`` (a compound one by its header), as
+        ``Stmt`` names it ("" when the key does not parse)."""
+        head = split_full_key(key)[0]
+        nodes = self.parsed(head) or self.parsed(code.with_body(head))
+        return type(nodes[0]).__name__ if nodes else ""
 
     def parsed(self, text: str) -> list[ast.stmt] | None:
         """The statements of some code as ``ast`` reads them (None when it does not
@@ -450,13 +455,7 @@ class BlockFacts:
         replaced = self.block.anchor.replaced
         if past is None or not replaced:
             return ""
-        heads = [(split_full_key(key)[0], _kind(key)) for key in replaced]
-        stmts = [s for _, suite in self.member.index.suites for s in suite.stmts]
-        if any(
-            s.kind == kind and similarity(head, s.key) >= places.FUZZY
-            for head, kind in heads
-            for s in stmts
-        ):
+        if self.member.resembling(replaced):
             return ""
         return history.changed_by(self.block, past)
 
@@ -507,14 +506,6 @@ class BlockFacts:
             return None
         found = history.place(base, self.block.anchor)
         return found if found is not None and found.keys() == self.block.anchor.replaced else None
-
-
-def _kind(key: str) -> str:
-    """The kind of the statement keyed ``key`` (a compound one by its header), as ``Stmt``
-    names it ("" when the key does not parse)."""
-    head = split_full_key(key)[0]
-    nodes = code.parsed(head) or code.parsed(code.with_body(head))
-    return type(nodes[0]).__name__ if nodes else ""
 
 
 def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | None:

@@ -353,8 +353,9 @@ def _runnable(facts: MemberFacts, decision: Decision, blocks: Sequence[Block]) -
         return decision
     kept: list[Scored] = []
     why = ""
+    taken = facts.taken_by([b for b in blocks if b is not decision.block])
     for candidate in decision.candidates:
-        found = facts.why_not(decision.block, candidate.slot, blocks)
+        found = facts.why_not(decision.block, candidate.slot, taken)
         if found:
             why = why or found
         else:
