@@ -194,6 +194,7 @@ def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
         for position, i in _matches(index, split_full_key(anchor.replaced[0])[0]):
             yield _slot(index, position, i, span)
         yield from _between_neighbours(index, anchor, span)
+        yield from _short_at_edge(index, anchor, span)
     if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
         for position, (path, suite) in enumerate(index.suites):
             if index.path_score(anchor.path, path) >= FUZZY:
@@ -214,6 +215,21 @@ def _between_neighbours(index: Index, anchor: Anchor, span: int) -> Iterator[Slo
             if other == position and 0 < j - i - 1 < span:
                 path, suite = index.suites[position]
                 yield Slot(suite, path, i + 1, j - i - 1)
+
+
+def _short_at_edge(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
+    """Fewer statements than the block replaced, between its nearest old neighbour and
+    the end (or start) of the body it ended (began): upstream deleted some of them."""
+    if anchor.edge is Edge.LAST and anchor.before and not anchor.after:
+        for position, i in index.by_key.get(anchor.before[0], []):
+            path, suite = index.suites[position]
+            if 0 < len(suite.stmts) - i - 1 < span:
+                yield Slot(suite, path, i + 1, len(suite.stmts) - i - 1)
+    if anchor.edge is Edge.FIRST and anchor.after and not anchor.before:
+        for position, j in index.by_key.get(anchor.after[0], []):
+            path, suite = index.suites[position]
+            if 0 < j < span:
+                yield Slot(suite, path, 0, j)
 
 
 def _slot(index: Index, position: int, at: int, span: int) -> Slot:
