@@ -80,6 +80,8 @@ class Inputs:
     #: runner) replaces, as the block's replaced keys, with that block's id: omni declared
     #: them its own.
     declared: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    #: Names the member's marked blocks bind, with the first such block's id.
+    marked_binds: Mapping[str, str] = field(default_factory=dict)
 
 
 class MemberFacts:
@@ -353,6 +355,18 @@ class BlockFacts:
             return ""
         return self.member.inputs.declared.get(tuple(block.anchor.replaced), "")
 
+    @cached_property
+    def built_on(self) -> tuple[tuple[str, str], ...]:
+        """The names the unmarked edit's code reads that only marked blocks of the member
+        bind (upstream binds them nowhere in the member), each with its block's id: omni's
+        edit is built on omni's marked code, so it is omni's change too (none: empty)."""
+        block, mine = self.block, self.flow
+        if block.marked or block.kind is BlockKind.DELETION or mine is None:
+            return ()
+        upstream = self.member._place.local
+        own = self.member.inputs.marked_binds
+        return tuple((n, own[n]) for n in sorted(mine.reads) if n in own and n not in upstream)
+
     @property
     def constraint(self) -> Constraint | None:
         """The catalog's constraint on the block's place (None when it has none)."""
@@ -540,6 +554,21 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
     return Slot(slot.suite, slot.path, slot.index, 0)
 
 
+def marked_binds(blocks: Sequence[Block]) -> dict[str, str]:
+    """Names the marked ``blocks`` bind, each with the first such block's id."""
+    found: dict[str, str] = {}
+    for block in blocks:
+        if not block.marked:
+            continue
+        try:
+            nodes = ast.parse(dedent_code(block.code)).body
+        except (SyntaxError, ValueError):
+            continue
+        for name in sorted(flow.flow(nodes).writes):
+            found.setdefault(name, block.id)
+    return found
+
+
 def keys_of(stmts: Sequence[Stmt]) -> tuple[str, ...]:
     """The full keys of ``stmts`` (a compound statement with its body's fingerprint)."""
     return tuple(full_key(s) for s in stmts)
@@ -593,7 +622,10 @@ class ModuleFacts:
         }
         upgrade = self.module.base_sha256 != self.upstream.sha256
         declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
-        inputs = Inputs(self.upstream.tree, past, constraints, upgrade, self._attributes, declared)
+        binds = marked_binds(blocks)
+        inputs = Inputs(
+            self.upstream.tree, past, constraints, upgrade, self._attributes, declared, binds
+        )
         return MemberFacts(member, inputs)
 
     @cached_property

@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from omni_port.model import Block, Rule
+from omni_port.model import Block, BlockKind, Rule
+from omni_port.pyast.syntax import walk
 from omni_port.sync import atomic
 from omni_port.sync.context import (
     Answer,
@@ -48,7 +49,7 @@ from omni_port.sync.context import (
     Withdrawn,
     conflict,
 )
-from omni_port.sync.evidence.code import new_code_around
+from omni_port.sync.evidence.code import new_code_around, short
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import (
     ACCEPT,
@@ -118,7 +119,8 @@ class _Engine:
                     for old, new in zip(decisions, settled, strict=True)
                 ]
         whole = atomic.followed_whole(facts, decisions)
-        return [_named(facts, _runnable(facts, d, blocks)) for d in atomic.run_once(facts, whole)]
+        once = _apart(_on_placed(facts, atomic.run_once(facts, whole)))
+        return [_named(facts, _runnable(facts, d, blocks)) for d in once]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -344,6 +346,69 @@ def _named(facts: MemberFacts, decision: Decision) -> Decision:
     if decision.review is not None and not decision.conflict:
         return replace(decision, review=replace(decision.review, by=by))
     return decision
+
+
+def _on_placed(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision]:
+    """An edit that reads what only a marked block binds (``built_on``) is a conflict when
+    that block is one: placed alone, it would read a name nothing binds."""
+    fates = {d.block.id: d for d in decisions}
+    result = list(decisions)
+    for position, decision in enumerate(decisions):
+        if decision.conflict or decision.follow or decision.slot is None:
+            continue
+        built_on = facts.of(decision.block).built_on
+        unplaced = [(n, b) for n, b in built_on if b not in fates or fates[b].conflict]
+        if not unplaced:
+            continue
+        name, marked = unplaced[0]
+        reason = f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
+        shown = Scored(decision.slot, decision.score, 1.0) if decision.slot is not None else None
+        result[position] = conflict(decision.block, shown, decision.candidates, reason)
+    return result
+
+
+def _apart(decisions: Sequence[Decision]) -> list[Decision]:
+    """A decision that replaces (or keeps as upstream's) statements holding another
+    decision's place is a conflict: the output cannot both replace them and put the other
+    block in them, and which of the two holds is the maintainer's call."""
+    result = list(decisions)
+    for position, outer in enumerate(decisions):
+        if outer.conflict or outer.slot is None or not outer.slot.span:
+            continue
+        if outer.block.kind is BlockKind.HEADER:
+            continue  # a header edit leaves the body, and the blocks in it, alone
+        inner = next((d for d in decisions if d is not outer and _within(d, outer.slot)), None)
+        if inner is None:
+            continue
+        held = outer.slot.held()[0]
+        reason = (
+            f"it replaces `{short(held.key)}`, where {inner.block.id} goes too: "
+            "they cannot both hold; place one by hand"
+        )
+        if outer.reason:
+            reason = f"{reason} (alone: {outer.reason})"
+        shown = Scored(outer.slot, outer.score, 1.0)
+        result[position] = conflict(outer.block, shown, outer.candidates, reason)
+    return result
+
+
+def _within(decision: Decision, slot: Slot) -> bool:
+    """Whether ``decision``'s place lies in the statements ``slot`` spans (at its edges
+    is beside them, not in them; a conflict's place is where its note goes, before the
+    statements it shows)."""
+    mine = decision.slot
+    if mine is None:
+        return False
+    if mine.suite is slot.suite:
+        if mine.span and not decision.conflict:
+            return mine.index < slot.index + slot.span and slot.index < mine.index + mine.span
+        return slot.index < mine.index < slot.index + slot.span
+    return any(
+        inner is mine.suite
+        for stmt in slot.held()
+        for clause in stmt.clauses
+        for _, inner in walk(clause)
+    )
 
 
 def _runnable(facts: MemberFacts, decision: Decision, blocks: Sequence[Block]) -> Decision:

@@ -622,7 +622,8 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
     path = block.anchor.path
     heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
     runners = [(h, _arrival(history, h, path)) for h in heads]
-    dated = [(h, at) for h, at in runners if at is not None]
+    # A statement the oldest release already had dates nothing: it may be older still.
+    dated = [(h, at) for h, at in runners if at]
     if not dated:
         return None
     runner, since = max(dated, key=lambda pair: pair[1])

@@ -44,7 +44,7 @@ class Intent(Silent):
         """Omni's code at ``best`` over upstream's edit of what it replaces or deletes."""
         block = ctx.block
         kinds = (BlockKind.REPLACEMENT, BlockKind.INSERTION)
-        declared = block.marked or ctx.facts.declared_by
+        declared = block.marked or ctx.facts.declared_by or ctx.facts.built_on
         if not declared or block.kind not in kinds or rebase is not None:
             return None
         return _owned(ctx, best)
@@ -121,6 +121,9 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
     if ctx.facts.declared_by:
         reason = f"{reason} (omni's marked {ctx.facts.declared_by} replaces them too)"
+    elif ctx.facts.built_on and not block.marked:
+        name, marked = ctx.facts.built_on[0]
+        reason = f"{reason} (it reads `{name}`, which only omni's marked {marked} binds)"
     chosen = Scored(slot, best.score, best.replaced, best.parts, best.contradicted)
     if kept is None:
         return Proposal(chosen, reason, review=Review(before, facts.source(slot.held())))
