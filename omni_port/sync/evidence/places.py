@@ -39,6 +39,9 @@ DECAY = 0.8
 DOMINANCE = 0.2
 #: Weight left to a neighbour match when the nearest old neighbour sits on the other side.
 CONTRADICTED = 0.5
+#: Most new statements upstream may have put among the replaced ones for a place to hold
+#: them all.
+AMONG = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,7 @@ def _candidate_slots(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
             yield _slot(index, position, i, span)
         yield from _between_neighbours(index, anchor, span)
         yield from _short_at_edge(index, anchor, span)
+        yield from _among_neighbours(index, anchor, span)
     if anchor.edge is not Edge.NONE or not (anchor.before or anchor.after):
         for position, (path, suite) in enumerate(index.suites):
             if index.path_score(anchor.path, path) >= FUZZY:
@@ -213,6 +217,19 @@ def _between_neighbours(index: Index, anchor: Anchor, span: int) -> Iterator[Slo
     for position, i in index.by_key.get(anchor.before[0], []):
         for other, j in afters:
             if other == position and 0 < j - i - 1 < span:
+                path, suite = index.suites[position]
+                yield Slot(suite, path, i + 1, j - i - 1)
+
+
+def _among_neighbours(index: Index, anchor: Anchor, span: int) -> Iterator[Slot]:
+    """More statements than the block replaced (a few), between both its nearest old
+    neighbours in one body: upstream put new statements among them."""
+    if not (anchor.before and anchor.after):
+        return
+    afters = index.by_key.get(anchor.after[0], [])
+    for position, i in index.by_key.get(anchor.before[0], []):
+        for other, j in afters:
+            if other == position and span < j - i - 1 <= span + AMONG:
                 path, suite = index.suites[position]
                 yield Slot(suite, path, i + 1, j - i - 1)
 
@@ -407,8 +424,8 @@ def replaced_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
     of them, in order, and every deleted one counts as a change."""
     if len(found) < len(replaced):
         return _fewer_score(replaced, found)
-    if len(found) != len(replaced):
-        return 0.0
+    if len(found) > len(replaced):
+        return _more_score(replaced, found)
     total = sum(
         _same_statement(recorded, stmt) for recorded, stmt in zip(replaced, found, strict=True)
     )
@@ -454,6 +471,53 @@ def _fewer_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
                 best[j] = previous + alike
     total = best[len(found)]
     return total / len(replaced) if total is not None else 0.0
+
+
+def _more_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
+    """The best in-order pairing of every replaced statement with a found one (alike at
+    least ``FUZZY``), as a share of the found statements (each new one counts as a change);
+    0.0 when one of the replaced has no partner, or the first or last found is new."""
+    pairs = among(replaced, found)
+    # New statements at an end are beside the replaced ones, not among them.
+    if pairs is None or pairs[0][1] != 0 or pairs[-1][1] != len(found) - 1:
+        return 0.0
+    return sum(_same_statement(replaced[i], found[j]) for i, j in pairs) / len(found)
+
+
+def new_among(replaced: Sequence[str], found: Sequence[Stmt]) -> tuple[Stmt, ...]:
+    """The statements of ``found`` upstream put among the replaced ones, when the others
+    are the replaced statements, edited no further than the anchor still calls them the
+    same, in order, the first and the last among them (none otherwise)."""
+    if len(found) <= len(replaced) or not _more_score(replaced, found):
+        return ()
+    pairs = among(replaced, found)
+    paired = {j for _, j in pairs or ()}
+    return tuple(stmt for j, stmt in enumerate(found) if j not in paired)
+
+
+def among(replaced: Sequence[str], found: Sequence[Stmt]) -> list[tuple[int, int]] | None:
+    """The in-order pairs (replaced index, found index) that pair every replaced statement
+    with one of ``found`` alike at least ``FUZZY``, the most alike first; None when there
+    are none. The found statements left unpaired are the ones upstream put among them."""
+    # best[i][j]: the best total pairing replaced[:i] into found[:j], with its pairs.
+    rows, cols = len(replaced), len(found)
+    best: list[list[tuple[float, tuple[tuple[int, int], ...]] | None]] = [
+        [None] * (cols + 1) for _ in range(rows + 1)
+    ]
+    for j in range(cols + 1):
+        best[0][j] = (0.0, ())
+    for i in range(1, rows + 1):
+        for j in range(i, cols + 1):
+            skip = best[i][j - 1]
+            kept = best[i - 1][j - 1]
+            alike = _same_statement(replaced[i - 1], found[j - 1])
+            take = None
+            if kept is not None and alike >= FUZZY:
+                take = (kept[0] + alike, (*kept[1], (i - 1, j - 1)))
+            options = [o for o in (skip, take) if o is not None]
+            best[i][j] = max(options, key=lambda o: o[0]) if options else None
+    found_best = best[rows][cols]
+    return list(found_best[1]) if found_best is not None else None
 
 
 def path_score(old: Sequence[str], new: Sequence[str]) -> float:

@@ -32,7 +32,7 @@ from omni_port.sync.context import (
 )
 from omni_port.sync.evidence.code import echo_reason, short
 from omni_port.sync.evidence.history import NeverHad, Rebase
-from omni_port.sync.evidence.places import Scored, Slot, clear, edited_in_place
+from omni_port.sync.evidence.places import Scored, Slot, clear, edited_in_place, new_among
 from omni_port.sync.facts import MemberFacts, Stmt
 from omni_port.sync.rule import Silent
 
@@ -105,7 +105,9 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
     block, facts = ctx.block, ctx.of
     slot = best.slot
     if not edited_in_place(block.anchor.replaced, slot.held()):
-        return None  # not the statements it replaced, edited: nothing to own there
+        new = new_among(block.anchor.replaced, slot.held())
+        if not new or not _dead(facts, slot, new):
+            return None  # not the statements it replaced, edited: nothing to own there
     kept = ctx.facts.never_had if not (block.marked and block.kind is BlockKind.DELETION) else None
     around = None
     if kept is not None:
@@ -141,6 +143,20 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
     review = Review(before, facts.source(slot.held())) if slot.span else None
     reason = f"{reason}; {note}"
     return Proposal(chosen, reason, release=kept.had, lag=lag, review=review, around=around)
+
+
+def _dead(facts: MemberFacts, slot: Slot, new: Sequence[Stmt]) -> bool:
+    """Whether the statements upstream put among those omni replaces only bind local
+    names that no code after ``slot`` reads: part of upstream's edit of what omni replaces,
+    for nothing else once omni's code stands there."""
+    later = facts.read_after(slot)
+    return all(
+        stmt.kind in ("Assign", "AnnAssign")
+        and stmt.writes
+        and not any("." in name for name in stmt.writes)
+        and not stmt.writes & later
+        for stmt in new
+    )
 
 
 def _kept_beside(anchor: Anchor, slot: Slot, trimmed: Slot) -> Anchor:
