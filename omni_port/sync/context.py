@@ -80,6 +80,9 @@ class Decision:
     review: Review | None = None
     #: A conflict between two places that score alike (what the order of blocks may decide).
     tied: bool = False
+    #: Blocks this decision holds only with (their code, or what they replace, is what
+    #: makes this one run): when one of them ends a conflict, so does this one.
+    relies_on: tuple[str, ...] = ()
 
 
 def conflict(

@@ -151,9 +151,10 @@ class MemberFacts:
         found = self.flow_at(slot)
         return found.writes if found is not None else frozenset()
 
-    def read_after(self, slot: Slot) -> frozenset[str]:
-        """Names that statements after ``slot``'s statements read."""
-        return code.read_after(self.member, slot)
+    def read_after(self, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> frozenset[str]:
+        """Names that statements after ``slot``'s statements read, other than those in the
+        line ranges ``taken``."""
+        return code.read_after(self.member, slot, taken)
 
     def verdict(self, mine: Flow, new: Sequence[Stmt], start: Slot) -> flow.Verdict | None:
         """What data flow says about a block (``mine``) and new upstream code from ``start``."""

@@ -349,45 +349,74 @@ def _named(facts: MemberFacts, decision: Decision) -> Decision:
 
 
 def _on_placed(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision]:
-    """An edit that reads what only a marked block binds (``built_on``) is a conflict when
-    that block is one: placed alone, it would read a name nothing binds."""
-    fates = {d.block.id: d for d in decisions}
+    """A decision that holds only with another block placed is a conflict when that block
+    is one: an edit that reads what only a marked block binds (``built_on``) would read a
+    name nothing binds, and one that relies on what another replaces would leave code
+    reading what it took away. Settled until no more change."""
     result = list(decisions)
-    for position, decision in enumerate(decisions):
-        if decision.conflict or decision.follow or decision.slot is None:
-            continue
-        built_on = facts.of(decision.block).built_on
-        unplaced = [(n, b) for n, b in built_on if b not in fates or fates[b].conflict]
-        if not unplaced:
-            continue
-        name, marked = unplaced[0]
-        reason = f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
-        shown = Scored(decision.slot, decision.score, 1.0) if decision.slot is not None else None
-        result[position] = conflict(decision.block, shown, decision.candidates, reason)
+    changed = True
+    while changed:
+        changed = False
+        fates = {d.block.id: d for d in result}
+        for position, decision in enumerate(result):
+            if decision.conflict or decision.follow or decision.slot is None:
+                continue
+            reason = _unheld(facts, decision, fates)
+            if reason:
+                shown = Scored(decision.slot, decision.score, 1.0)
+                result[position] = conflict(decision.block, shown, decision.candidates, reason)
+                changed = True
     return result
 
 
+def _unheld(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> str:
+    """Why ``decision`` does not hold with the member's other decisions ("" when it does)."""
+
+    def gone(block_id: str) -> bool:
+        return block_id not in fates or fates[block_id].conflict
+
+    for name, marked in facts.of(decision.block).built_on:
+        if gone(marked):
+            return f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
+    for other in decision.relies_on:
+        if gone(other):
+            return f"it holds only with {other} placed, a conflict"
+    return ""
+
+
 def _apart(decisions: Sequence[Decision]) -> list[Decision]:
-    """A decision that replaces (or keeps as upstream's) statements holding another
-    decision's place is a conflict: the output cannot both replace them and put the other
-    block in them, and which of the two holds is the maintainer's call."""
+    """A decision that replaces statements holding another decision's place is a conflict:
+    the output cannot both replace them and put the other block in them, and which of the
+    two holds is the maintainer's call. An edit followed as upstream's code keeps
+    upstream's statements and owns none (as in the order rule): it gives them up instead."""
     result = list(decisions)
-    for position, outer in enumerate(decisions):
-        if outer.conflict or outer.slot is None or not outer.slot.span:
+    for position in range(len(result)):
+        outer = result[position]
+        slot = outer.slot
+        if outer.conflict or slot is None or not slot.span:
             continue
         if outer.block.kind is BlockKind.HEADER:
             continue  # a header edit leaves the body, and the blocks in it, alone
-        inner = next((d for d in decisions if d is not outer and _within(d, outer.slot)), None)
-        if inner is None:
+        inside = [i for i, d in enumerate(result) if i != position and _within(d, slot)]
+        if not inside:
             continue
-        held = outer.slot.held()[0]
+        if outer.follow:
+            result[position] = replace(outer, slot=Slot(slot.suite, slot.path, slot.index, 0))
+            continue
+        after = Slot(slot.suite, slot.path, slot.index + slot.span, 0)
+        for i in inside:
+            if result[i].follow:
+                result[i] = replace(result[i], slot=after)
+        placed = [result[i] for i in inside if not result[i].follow]
+        if not placed:
+            continue
         reason = (
-            f"it replaces `{short(held.key)}`, where {inner.block.id} goes too: "
-            "they cannot both hold; place one by hand"
+            f"it replaces `{short(slot.held()[0].key)}`, where {placed[0].block.id} goes "
+            "too: they cannot both hold; place one by hand"
         )
         if outer.reason:
             reason = f"{reason} (alone: {outer.reason})"
-        shown = Scored(outer.slot, outer.score, 1.0)
+        shown = Scored(slot, outer.score, 1.0)
         result[position] = conflict(outer.block, shown, outer.candidates, reason)
     return result
 

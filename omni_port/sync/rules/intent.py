@@ -55,7 +55,8 @@ class Intent(Silent):
         statements' merge, which may show the edits went to code omni moved (no conflict)."""
         result: list[Settled] = list(decisions)
         for position, decision in enumerate(decisions):
-            owned = _owned_deletion(facts, decision)
+            others = [d for d in decisions if d is not decision]
+            owned = _owned_deletion(facts, decision, others)
             if owned is not None:
                 result[position] = owned
         return result
@@ -94,14 +95,17 @@ class Intent(Silent):
         return _standing_for(ctx, Scored(twin, chosen.score, 1.0), echoed)
 
 
-def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
+def _owned(
+    ctx: Context, best: Scored, taken: Sequence[tuple[int, int]] = ()
+) -> Proposal | Decision | None:
     """Omni's code (or deletion) at ``best``, where the statements it replaces stand,
     edited by upstream; None when ``best`` does not hold them.
 
     Only what omni changed against the runners' lineage there is omni's: statements it
     replaces that the runners never had (they came with or after the upstream change that
     brought the runner's own code there) stay as upstream has them, beside omni's code;
-    among it, omni's code cannot stand for them (None)."""
+    among it, omni's code cannot stand for them (None). Code at the line ranges ``taken``
+    (what the member's other placed blocks replace) reads nothing in the output."""
     block, facts = ctx.block, ctx.of
     slot = best.slot
     if not edited_in_place(block.anchor.replaced, slot.held()):
@@ -117,7 +121,9 @@ def _owned(ctx: Context, best: Scored) -> Proposal | Decision | None:
         around = _kept_beside(block.anchor, slot, trimmed)
         slot = trimmed
     before = ctx.facts.base_text_without(kept.keys if kept is not None else frozenset())
-    if _binds_anew(facts, facts.bound_by(slot) & facts.read_after(slot), (before, block.code)):
+    if _binds_anew(
+        facts, facts.bound_by(slot) & facts.read_after(slot, taken), (before, block.code)
+    ):
         return None  # upstream code further on reads what only upstream's edit binds
     what = "deletes" if block.kind is BlockKind.DELETION else "replaces"
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
@@ -183,11 +189,15 @@ def _without(slot: Slot, kept: NeverHad) -> Slot | None:
     return Slot(slot.suite, slot.path, slot.index + start, stop - start)
 
 
-def _owned_deletion(facts: MemberFacts, decision: Decision) -> Decision | None:
+def _owned_deletion(
+    facts: MemberFacts, decision: Decision, others: Sequence[Decision]
+) -> Decision | None:
     """``decision``'s deletion taken at its clear place, when omni owns it and upstream
     only edited the statements it deletes; None to keep the decision.
 
-    Taken where it was found: the checks of a place judge inserted code."""
+    Taken where it was found: the checks of a place judge inserted code. Upstream code
+    that the member's ``others`` replace in the output reads nothing there: a deletion
+    that holds only with them relies on them (a conflict if one of them ends one)."""
     block, top = decision.block, decision.candidates
     if not decision.conflict or block.kind is not BlockKind.DELETION:
         return None
@@ -198,10 +208,26 @@ def _owned_deletion(facts: MemberFacts, decision: Decision) -> Decision | None:
     if not top or not clear(top) or (shown is not None and shown.key() != top[0].slot.key()):
         return None
     owned = _owned(one, top[0])
+    relies: tuple[str, ...] = ()
+    if owned is None:
+        replacing = {d.block.id: _replaced_lines(d) for d in others}
+        owned = _owned(one, top[0], [r for lines in replacing.values() for r in lines])
+        relies = tuple(i for i, lines in replacing.items() if lines)
     if owned is None or isinstance(owned, Decision):
         return owned
     taken = placed(block, owned.chosen, top, owned.reason, owned.review)
-    return replace(taken, release=owned.release, lag=owned.lag)
+    return replace(taken, release=owned.release, lag=owned.lag, relies_on=relies)
+
+
+def _replaced_lines(decision: Decision) -> tuple[tuple[int, int], ...]:
+    """The line ranges of upstream statements ``decision`` puts omni's code (or nothing)
+    in place of (none for a conflict, a followed edit or a header edit)."""
+    slot = decision.slot
+    if decision.conflict or decision.follow or slot is None:
+        return ()
+    if decision.block.kind is BlockKind.HEADER:
+        return ()
+    return tuple((s.start, s.full_end) for s in slot.held())
 
 
 def _binds_anew(facts: MemberFacts, edited: frozenset[str], texts: tuple[str, str]) -> bool:

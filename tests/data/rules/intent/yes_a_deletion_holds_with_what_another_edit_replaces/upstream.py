@@ -1,0 +1,9 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def sample(self, batch):
+        out = self.pack(batch)
+        stats, nans = self.book(out, count_nans=True)
+        self.flush()
+        return self.wrap(out, stats, nans)
