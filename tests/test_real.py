@@ -383,16 +383,14 @@ def test_the_default_inputs_run_on_one_vllm(cache_dir: Path) -> None:
     assert ranked[0].label == config.base
 
 
-def test_resolve_records_the_statements_of_the_syncs_own_candidate(
+def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the next real upgrade, the sample_tokens block of the generation runner: its best
-    place replaces 8 statements, whose names upstream's later code reads only in code the
-    runner's other edits replace or delete (edit-09, edit-13, edit-14, edit-15), so it runs
-    there with the runner judged whole and is offered as #1; `resolve --at 2804` records
-    the 8 statements sync would replace there. (`resolve --at '#1'` once asked an engine
-    without the sync's evidence, whose #1 was an insertion there: omni's block beside
-    upstream's sampling code, which then read names nothing bound, OP502.)"""
+    """On the next real upgrade, the generation runner's sample_tokens: intent owns the
+    marked block-01 (upstream's 0.27.1rc1 binding among what it replaces is read only
+    there), edit-15 reads `to_host`, which only block-01 binds, and edit-09's deletion holds
+    with what edit-15 replaces; so no conflict is left, and `resolve` refuses a block sync
+    places ("not a conflict"), recording nothing."""
     (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
@@ -400,15 +398,16 @@ def test_resolve_records_the_statements_of_the_syncs_own_candidate(
         *common, "upgrade", "vllm-omni==0.32.0rc1", "--base", "vllm-ascend==0.26.0rc1",
         "--to", "vllm-ascend==0.30.0rc2", "--summary", "up.md",
     )  # fmt: skip
-    assert upgraded.exit_code == 1
-    block = "npu_generation_model_runner.NPUGenerationModelRunner.sample_tokens.block-01"
-    listed = next(line for line in upgraded.stdout.splitlines() if f"OP301 block {block}" in line)
-    assert "no place runs" not in listed
-    assert "candidates in vllm-ascend==0.30.0rc2: #1 line 2804, replacing 8 statements" in listed
-    assert cli(*common, "resolve", block, "--at", "2804").exit_code == 0
+    assert upgraded.exit_code == 1  # the two signatures verify reports
+    assert "OP301" not in upgraded.stdout
+    lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
+    rows = {r["id"].split(".", 1)[1]: r for r in lock["placements"]}
+    member = "NPUGenerationModelRunner.sample_tokens"
+    for name in ("block-01", "edit-15", "edit-09"):
+        assert "intent" in rows[f"{member}.{name}"]["decided_by"], rows[f"{member}.{name}"]
+    block = f"npu_generation_model_runner.{member}.block-01"
+    refused = cli(*common, "resolve", block, "--at", "2804")
+    assert refused.exit_code == 2 and "not a conflict" in refused.stderr
     patch = (tmp_path / "patches" / "npu_generation_model_runner").glob("*.block-01.patch")
     text = next(p for p in patch if "sample_tokens" in p.name).read_text()
-    assert text.count("\nresolved-replaces: ") == 8
-    # A place sync would not take is refused: #1 of edit-15 takes what edit-13 deletes.
-    refused = cli(*common, "resolve", block.replace("block-01", "edit-15"), "--at", "#1")
-    assert refused.exit_code == 2 and "would not hold" in refused.stderr
+    assert "resolved-replaces: " not in text
