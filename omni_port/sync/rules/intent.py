@@ -213,6 +213,12 @@ def _owned_deletion(
         replacing = {d.block.id: _replaced_lines(d) for d in others}
         owned = _owned(one, top[0], [r for lines in replacing.values() for r in lines])
         relies = tuple(i for i, lines in replacing.items() if lines)
+        # Their own code must not read what the deleted statements bind.
+        bound = facts.bound_by(top[0].slot)
+        for other in (d for d in others if d.block.id in relies):
+            flow = facts.flow_of(other.code if other.code is not None else other.block.code)
+            if flow is None or flow.reads & bound:
+                return None
     if owned is None or isinstance(owned, Decision):
         return owned
     taken = placed(block, owned.chosen, top, owned.reason, owned.review)
