@@ -80,8 +80,8 @@ class Inputs:
     #: runner) replaces, as the block's replaced keys, with that block's id: omni declared
     #: them its own.
     declared: Mapping[tuple[str, ...], str] = field(default_factory=dict)
-    #: Names the member's marked blocks bind, with the first such block's id.
-    marked_binds: Mapping[str, str] = field(default_factory=dict)
+    #: The member's marked blocks (what their code binds is omni's: ``marked_binds``).
+    marked: tuple[Block, ...] = ()
 
 
 class MemberFacts:
@@ -150,6 +150,16 @@ class MemberFacts:
         """Names the upstream statements at ``slot`` bind."""
         found = self.flow_at(slot)
         return found.writes if found is not None else frozenset()
+
+    @cached_property
+    def marked_binds(self) -> dict[str, str]:
+        """Names the member's marked blocks bind, each with the first such block's id."""
+        found: dict[str, str] = {}
+        for block in self.inputs.marked:
+            bound = self.of(block).flow
+            for name in sorted(bound.writes if bound is not None else ()):
+                found.setdefault(name, block.id)
+        return found
 
     def read_after(self, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> frozenset[str]:
         """Names that statements after ``slot``'s statements read, other than those in the
@@ -365,7 +375,7 @@ class BlockFacts:
         if block.marked or block.kind is BlockKind.DELETION or mine is None:
             return ()
         upstream = self.member._place.local
-        own = self.member.inputs.marked_binds
+        own = self.member.marked_binds
         return tuple((n, own[n]) for n in sorted(mine.reads) if n in own and n not in upstream)
 
     @property
@@ -555,21 +565,6 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
     return Slot(slot.suite, slot.path, slot.index, 0)
 
 
-def marked_binds(blocks: Sequence[Block]) -> dict[str, str]:
-    """Names the marked ``blocks`` bind, each with the first such block's id."""
-    found: dict[str, str] = {}
-    for block in blocks:
-        if not block.marked:
-            continue
-        try:
-            nodes = ast.parse(dedent_code(block.code)).body
-        except (SyntaxError, ValueError):
-            continue
-        for name in sorted(flow.flow(nodes).writes):
-            found.setdefault(name, block.id)
-    return found
-
-
 def keys_of(stmts: Sequence[Stmt]) -> tuple[str, ...]:
     """The full keys of ``stmts`` (a compound statement with its body's fingerprint)."""
     return tuple(full_key(s) for s in stmts)
@@ -623,9 +618,9 @@ class ModuleFacts:
         }
         upgrade = self.module.base_sha256 != self.upstream.sha256
         declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
-        binds = marked_binds(blocks)
+        marked = tuple(b for b in blocks if b.marked)
         inputs = Inputs(
-            self.upstream.tree, past, constraints, upgrade, self._attributes, declared, binds
+            self.upstream.tree, past, constraints, upgrade, self._attributes, declared, marked
         )
         return MemberFacts(member, inputs)
 

@@ -477,9 +477,8 @@ def _more_score(replaced: Sequence[str], found: Sequence[Stmt]) -> float:
     """The best in-order pairing of every replaced statement with a found one (alike at
     least ``FUZZY``), as a share of the found statements (each new one counts as a change);
     0.0 when one of the replaced has no partner, or the first or last found is new."""
-    pairs = among(replaced, found)
-    # New statements at an end are beside the replaced ones, not among them.
-    if pairs is None or pairs[0][1] != 0 or pairs[-1][1] != len(found) - 1:
+    pairs = _inner_pairs(replaced, found)
+    if pairs is None:
         return 0.0
     return sum(_same_statement(replaced[i], found[j]) for i, j in pairs) / len(found)
 
@@ -488,11 +487,20 @@ def new_among(replaced: Sequence[str], found: Sequence[Stmt]) -> tuple[Stmt, ...
     """The statements of ``found`` upstream put among the replaced ones, when the others
     are the replaced statements, edited no further than the anchor still calls them the
     same, in order, the first and the last among them (none otherwise)."""
-    if len(found) <= len(replaced) or not _more_score(replaced, found):
+    pairs = _inner_pairs(replaced, found) if len(found) > len(replaced) else None
+    if not pairs:
         return ()
-    pairs = among(replaced, found)
-    paired = {j for _, j in pairs or ()}
+    paired = {j for _, j in pairs}
     return tuple(stmt for j, stmt in enumerate(found) if j not in paired)
+
+
+def _inner_pairs(replaced: Sequence[str], found: Sequence[Stmt]) -> list[tuple[int, int]] | None:
+    """``among``'s pairs when they hold the first and the last found statement (new ones at
+    an end are beside the replaced ones, not among them); None otherwise."""
+    pairs = among(replaced, found)
+    if not pairs or pairs[0][1] != 0 or pairs[-1][1] != len(found) - 1:
+        return None
+    return pairs
 
 
 def among(replaced: Sequence[str], found: Sequence[Stmt]) -> list[tuple[int, int]] | None:

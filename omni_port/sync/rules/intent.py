@@ -229,9 +229,12 @@ def _replaced_lines(decision: Decision) -> tuple[tuple[int, int], ...]:
     """The line ranges of upstream statements ``decision`` puts omni's code (or nothing)
     in place of (none for a conflict, a followed edit or a header edit)."""
     slot = decision.slot
-    if decision.conflict or decision.follow or slot is None:
-        return ()
-    if decision.block.kind is BlockKind.HEADER:
+    if (
+        decision.conflict
+        or decision.follow
+        or slot is None
+        or decision.block.kind is BlockKind.HEADER
+    ):
         return ()
     return tuple((s.start, s.full_end) for s in slot.held())
 
