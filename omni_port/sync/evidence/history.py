@@ -607,6 +607,35 @@ class NeverHad:
         """The statements, in the order the block replaced them, for a note."""
         return _quoted([k for k in replaced if split_full_key(k)[0] in self.keys])
 
+    def outside(self, slot: Slot) -> Slot | None:
+        """``slot`` less these statements (as upstream may have edited them since) at
+        either end of it; None when one of them stands between statements it keeps."""
+        held = slot.held()
+        start, stop = 0, len(held)
+        while start < stop and self.holds(held[start].key):
+            start += 1
+        while stop > start and self.holds(held[stop - 1].key):
+            stop -= 1
+        if any(self.holds(s.key) for s in held[start:stop]):
+            return None
+        return Slot(slot.suite, slot.path, slot.index + start, stop - start)
+
+    def dropped(self, text: str) -> str:
+        """``text`` (the code of statements) less these statements: what the runners had
+        there, the base of a merge of omni's code (``text`` when it does not parse)."""
+        try:
+            body = ast.parse(dedent_code(text)).body
+        except (SyntaxError, ValueError):
+            return text
+        lines = dedent_code(text).splitlines(keepends=True)
+        gone = {
+            line
+            for node in body
+            if self.holds(node_key(node))
+            for line in range(_first_line(node), (node.end_lineno or node.lineno) + 1)
+        }
+        return "".join(line for number, line in enumerate(lines, 1) if number not in gone)
+
 
 def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
     """The statements ``block`` replaces that the runners never had at its place (None when
@@ -647,6 +676,12 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
         runner,
         versions[since].label,
     )
+
+
+def _first_line(node: ast.stmt) -> int:
+    """The first line of ``node``, its decorators included."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 #: Least similarity of a statement of omni's code to a replaced one for omni to have had it.

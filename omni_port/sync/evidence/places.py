@@ -11,7 +11,7 @@ The best slot wins only with a clear margin over the runner-up (``clear_winner``
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.model import Anchor, Block, BlockKind, Edge, Resolution, Stmt, Suite
 from omni_port.pyast.diff import similarity
@@ -526,6 +526,16 @@ def among(replaced: Sequence[str], found: Sequence[Stmt]) -> list[tuple[int, int
             best[i][j] = max(options, key=lambda o: o[0]) if options else None
     found_best = best[rows][cols]
     return list(found_best[1]) if found_best is not None else None
+
+
+def beside(anchor: Anchor, slot: Slot, trimmed: Slot) -> Anchor:
+    """``anchor`` with the statements ``trimmed`` leaves of ``slot`` as old neighbours."""
+    stmts = slot.suite.stmts
+    leading = stmts[slot.index : trimmed.index][::-1]
+    trailing = stmts[trimmed.index + trimmed.span : slot.index + slot.span]
+    before = (*(s.key for s in leading), *anchor.before)[: len(anchor.before) or 1]
+    after = (*(s.key for s in trailing), *anchor.after)[: len(anchor.after) or 1]
+    return replace(anchor, before=before, after=after)
 
 
 def path_score(old: Sequence[str], new: Sequence[str]) -> float:

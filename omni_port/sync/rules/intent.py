@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from omni_port.model import Anchor, BlockKind, Rule
+from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -31,8 +31,15 @@ from omni_port.sync.context import (
     placed,
 )
 from omni_port.sync.evidence.code import echo_reason, short
-from omni_port.sync.evidence.history import NeverHad, Rebase
-from omni_port.sync.evidence.places import Scored, Slot, clear, edited_in_place, new_among
+from omni_port.sync.evidence.history import Rebase
+from omni_port.sync.evidence.places import (
+    Scored,
+    Slot,
+    beside,
+    clear,
+    edited_in_place,
+    new_among,
+)
 from omni_port.sync.facts import MemberFacts, Stmt
 from omni_port.sync.rule import Silent
 
@@ -115,10 +122,10 @@ def _owned(
     kept = ctx.facts.never_had if not (block.marked and block.kind is BlockKind.DELETION) else None
     around = None
     if kept is not None:
-        trimmed = _without(slot, kept)
+        trimmed = kept.outside(slot)
         if trimmed is None:
             return None  # upstream code the runners never had stands among what it replaces
-        around = _kept_beside(block.anchor, slot, trimmed)
+        around = beside(block.anchor, slot, trimmed)
         slot = trimmed
     before = ctx.facts.base_text_without(kept.keys if kept is not None else frozenset())
     if _binds_anew(
@@ -163,30 +170,6 @@ def _dead(facts: MemberFacts, slot: Slot, new: Sequence[Stmt]) -> bool:
         and not stmt.writes & later
         for stmt in new
     )
-
-
-def _kept_beside(anchor: Anchor, slot: Slot, trimmed: Slot) -> Anchor:
-    """``anchor`` with the statements ``trimmed`` leaves of ``slot`` as old neighbours."""
-    stmts = slot.suite.stmts
-    leading = stmts[slot.index : trimmed.index][::-1]
-    trailing = stmts[trimmed.index + trimmed.span : slot.index + slot.span]
-    before = (*(s.key for s in leading), *anchor.before)[: len(anchor.before) or 1]
-    after = (*(s.key for s in trailing), *anchor.after)[: len(anchor.after) or 1]
-    return replace(anchor, before=before, after=after)
-
-
-def _without(slot: Slot, kept: NeverHad) -> Slot | None:
-    """``slot`` less the statements ``kept`` names (as upstream may have edited them since)
-    at either end of it; None when one of them stands between statements it keeps."""
-    held = slot.held()
-    start, stop = 0, len(held)
-    while start < stop and kept.holds(held[start].key):
-        start += 1
-    while stop > start and kept.holds(held[stop - 1].key):
-        stop -= 1
-    if any(kept.holds(s.key) for s in held[start:stop]):
-        return None
-    return Slot(slot.suite, slot.path, slot.index + start, stop - start)
 
 
 def _owned_deletion(

@@ -26,8 +26,8 @@ from omni_port.sync.context import (
 )
 from omni_port.sync.evidence import merging
 from omni_port.sync.evidence.code import def_source, nested, short, with_body
-from omni_port.sync.evidence.history import Rebase, Version
-from omni_port.sync.evidence.places import Scored
+from omni_port.sync.evidence.history import NeverHad, Rebase, Version
+from omni_port.sync.evidence.places import Scored, Slot, beside
 from omni_port.sync.facts import MemberFacts, Stmt, keys_of
 from omni_port.sync.rule import Silent
 
@@ -43,10 +43,23 @@ class Merge3(Silent):
         block = ctx.block
         if block.kind is BlockKind.DELETION and rebase is None:
             return conflict(block, best, ctx.top, "the statements it deleted changed upstream")
-        theirs = ctx.of.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         base = ctx.facts.replaced_text if rebase is None else rebase.text
         if base is None:
             return conflict(block, best, ctx.top, f"{CHANGED} inside compound statements")
+        kept = _kept(ctx, best)
+        around, note = None, ""
+        if kept is not None:
+            trimmed, never = kept
+            around = beside(block.anchor, best.slot, trimmed)
+            best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
+            base = never.dropped(base)
+            note = (
+                f"upstream code the runners never had here stays: "
+                f"`{never.quoted(block.anchor.replaced)}`, which "
+                f"{ctx.of.named(never.brought_by)} brought ({ctx.of.named(never.had)} had "
+                f"the runners' code here)"
+            )
+        theirs = ctx.of.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Clash):
             changed = CHANGED
@@ -55,14 +68,20 @@ class Merge3(Silent):
             return conflict(block, best, ctx.top, f"{changed}: {merged.reason}")
         reason = "merged upstream's edits: " + "; ".join(merged.taken)
         if not merged.taken:
-            if rebase is None:
+            if rebase is None and kept is None:
                 return None  # upstream's changes are omni's already: the same change
             reason = "upstream's changes are in omni's code already"
-        if rebase is None:
+        if rebase is not None:
+            reason = f"written against {rebase.label}, not the base; {reason}"
+        reason = f"{reason}; {note}" if note else reason
+        if rebase is None and kept is None:
             return Proposal(best, reason, code=merged.text)
-        reason = f"written against {rebase.label}, not the base; {reason}"
-        lag = _lag(ctx.of, rebase.label)
-        return Proposal(best, reason, code=merged.text, release=rebase.label, lag=lag)
+        release, lag = "", None
+        if rebase is not None:
+            release, lag = rebase.label, _lag(ctx.of, rebase.label)
+        if kept is not None:
+            release, lag = release or kept[1].had, lag or Lag(kept[1].brought_by)
+        return Proposal(best, reason, code=merged.text, release=release, lag=lag, around=around)
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
         """Fields of a class body are positions, like arguments: upstream's new fields at
@@ -101,6 +120,22 @@ class Merge3(Silent):
         reason = "merged upstream's edits: " + "; ".join(merged.taken)
         code = merging.without_body(merged.text)
         return Decision(block, None, 1.0, False, (), reason, code=code)
+
+
+def _kept(ctx: Context, best: Scored) -> tuple[Slot, NeverHad] | None:
+    """The place less the statements it holds that the runners never had there (upstream
+    code they lack, which stays as upstream has it beside the merge), with them; None when
+    the block replaces none such, or one stands between statements the place keeps.
+
+    Those statements are no part of omni's edit: the merge's base lacks them as the runners
+    did (DESIGN, intent and lag, rule 5: one upstream change is followed whole)."""
+    never = ctx.facts.never_had if ctx.block.kind is BlockKind.REPLACEMENT else None
+    if never is None:
+        return None
+    trimmed = never.outside(best.slot)
+    if trimmed is None or not trimmed.span:
+        return None
+    return trimmed, never
 
 
 def _lag(facts: MemberFacts, release: str) -> Lag | None:

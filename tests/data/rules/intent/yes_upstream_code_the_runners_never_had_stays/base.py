@@ -1,10 +1,9 @@
 class NPUModelRunner:
     def forward(self, batch):
         ready = self.prepare(batch)
+        self.mark(batch)
         group = self.group()
         if group.size > 1:
             batch = group.split(batch)
-        if self.transfer:
-            self.transfer.flush(batch)
-        tokens = self.count(batch)
-        return self.run(ready, tokens)
+        total = self.total(batch)
+        return self.run(ready, total)

@@ -1,5 +1,5 @@
 class NPUModelRunner:
     def forward(self, batch):
         ready = self.prepare(batch)
-        tokens = self.count(batch)
-        return self.run(ready, tokens)
+        total = self.total(batch)
+        return self.run(ready, total)

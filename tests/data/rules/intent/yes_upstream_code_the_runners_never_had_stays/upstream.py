@@ -1,10 +1,9 @@
 class NPUModelRunner:
     def forward(self, batch):
         ready = self.prepare(batch)
+        self.mark(batch)
         group = self.group()
         if group.size > 1 and not group.last:
             batch = group.split(batch, keep=True)
-        if self.transfer:
-            self.transfer.flush(batch, wait=True)
-        tokens = self.count(batch)
-        return self.run(ready, tokens)
+        total = self.total(batch) * 2
+        return self.run(ready, total)
