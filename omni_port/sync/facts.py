@@ -326,6 +326,27 @@ class MemberFacts:
         return past.versions[past.base] if past is not None else None
 
     @cached_property
+    def dropped_locals(self) -> dict[str, str]:
+        """Local names the base's member binds that the new upstream's binds nowhere (its
+        parameters included), each with the release or commit after the base whose member
+        first binds it nowhere: code of omni's that reads one has lost what it read."""
+        past = self.inputs.history
+        if past is None:
+            return {}
+        now = self._place.local
+        gone: dict[str, str] = {}
+        for version in past.versions[past.base : past.target + 1]:
+            if version.member is None:
+                continue
+            bound = _locals(version.member)
+            if version is past.versions[past.base]:
+                gone = dict.fromkeys(sorted(bound - now), "")
+                continue
+            for name in gone:
+                gone[name] = gone[name] or ("" if name in bound else version.label)
+        return {name: label for name, label in gone.items() if label}
+
+    @cached_property
     def older(self) -> tuple[Version, ...]:
         """The releases before the base that hold the member, newest first."""
         past = self.inputs.history
@@ -674,3 +695,10 @@ def upstream_owner(copy: Copy, upstream: Upstream) -> str:
     if copy.upstream_owner and upstream.class_name:
         return upstream.class_name
     return copy.upstream_owner
+
+
+def _locals(member: Stmt) -> frozenset[str]:
+    """The names ``member`` binds anywhere in its body, and its parameters."""
+    index = places.index_of(member)
+    bound = {n for _, suite in index.suites for s in suite.stmts for n in s.writes}
+    return frozenset(bound | set(code.parameters(member.key)))

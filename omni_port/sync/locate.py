@@ -49,7 +49,7 @@ from omni_port.sync.context import (
     Withdrawn,
     conflict,
 )
-from omni_port.sync.evidence.code import new_code_around, short
+from omni_port.sync.evidence.code import new_code_around, parameters, short
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import (
     ACCEPT,
@@ -120,7 +120,8 @@ class _Engine:
                 ]
         whole = atomic.followed_whole(facts, decisions)
         once = _apart(_on_placed(facts, atomic.run_once(facts, whole)))
-        return [_named(facts, _runnable(facts, d, blocks)) for d in once]
+        fates = {d.block.id: d for d in once}
+        return [_named(facts, _runnable(facts, d, blocks, fates)) for d in once]
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -381,7 +382,42 @@ def _unheld(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) 
     for other in decision.relies_on:
         if gone(other):
             return f"it holds only with {other} placed, a conflict"
-    return ""
+    lost = _lost_binding(facts, decision, fates)
+    return f"{lost}: nothing binds it there" if lost else ""
+
+
+def _lost_binding(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> str:
+    """Why ``decision``'s code reads a local the base's member bound, which upstream took
+    out of the member and none of the member's placed blocks binds ("" when none): placed,
+    it would read a name nothing binds (DESIGN, intent and lag, rule 5: what omni's code
+    depended on moved or went; the maintainer decides what stands for it)."""
+    dropped = facts.dropped_locals
+    mine = facts.flow_of(decision.code if decision.code is not None else decision.block.code)
+    if not dropped or mine is None:
+        return ""
+    bound = {
+        name
+        for other in fates.values()
+        if other is not decision and not other.conflict and not other.follow
+        for name in _binds(facts, other)
+    }
+    lost = sorted(n for n in mine.reads if n in dropped and n not in bound)
+    if not lost:
+        return ""
+    name = lost[0]
+    return (
+        f"it reads `{name}`, which the base's method bound and {facts.named(dropped[name])} "
+        f"binds nowhere in it (upstream moved or removed it)"
+    )
+
+
+def _binds(facts: MemberFacts, decision: Decision) -> frozenset[str]:
+    """The names ``decision``'s code binds (a signature: its parameters)."""
+    text = decision.code if decision.code is not None else decision.block.code
+    if decision.block.kind is BlockKind.SIGNATURE:
+        return frozenset(parameters(" ".join(text.split())))
+    found = facts.flow_of(text)
+    return found.writes if found is not None else frozenset()
 
 
 def _apart(decisions: Sequence[Decision]) -> list[Decision]:
@@ -440,11 +476,19 @@ def _within(decision: Decision, slot: Slot) -> bool:
     )
 
 
-def _runnable(facts: MemberFacts, decision: Decision, blocks: Sequence[Block]) -> Decision:
+def _runnable(
+    facts: MemberFacts, decision: Decision, blocks: Sequence[Block], fates: dict[str, Decision]
+) -> Decision:
     """A conflict offers only the places where the block's code runs, with the member's
-    other ``blocks`` applied as in the runner; when none does, it says why instead."""
+    other ``blocks`` applied as in the runner (``fates``: their decisions); when none does,
+    it says why instead."""
     if not decision.conflict or not decision.candidates:
         return decision
+    lost = _lost_binding(facts, decision, fates)
+    if lost:
+        # Upstream binds the name nowhere in the member: no place there binds it.
+        why = "" if lost in decision.reason else f"; no place runs: {lost}"
+        return replace(decision, candidates=(), reason=f"{decision.reason}{why}")
     kept: list[Scored] = []
     why = ""
     taken = facts.taken_by([b for b in blocks if b is not decision.block])
