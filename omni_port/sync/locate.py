@@ -119,7 +119,9 @@ class _Engine:
                     for old, new in zip(decisions, settled, strict=True)
                 ]
         whole = atomic.followed_whole(facts, decisions)
-        once = _apart(_on_placed(facts, atomic.run_once(facts, whole)))
+        placed = _on_placed(facts, atomic.run_once(facts, whole))
+        # A block that ends a conflict there leaves upstream's statements it replaced in.
+        once = _apart(atomic.run_once(facts, placed))
         fates = {d.block.id: d for d in once}
         return [_named(facts, _runnable(facts, d, blocks, fates)) for d in once]
 
