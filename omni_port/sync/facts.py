@@ -327,9 +327,10 @@ class MemberFacts:
 
     @cached_property
     def dropped_locals(self) -> dict[str, str]:
-        """Local names the base's member binds that the new upstream's binds nowhere (its
-        parameters included), each with the release or commit after the base whose member
-        first binds it nowhere: code of omni's that reads one has lost what it read."""
+        """Local names (no attributes) the base's member binds that the new upstream's binds
+        nowhere (its parameters included), each with the release or commit after the base
+        whose member first binds it nowhere: code of omni's that reads one has lost what it
+        read."""
         past = self.inputs.history
         if past is None:
             return {}
@@ -340,7 +341,8 @@ class MemberFacts:
                 continue
             bound = _locals(version.member)
             if version is past.versions[past.base]:
-                gone = dict.fromkeys(sorted(bound - now), "")
+                # An attribute may be assigned in another method: verify's concern.
+                gone = dict.fromkeys(sorted(n for n in bound - now if "." not in n), "")
                 continue
             for name in gone:
                 gone[name] = gone[name] or ("" if name in bound else version.label)
