@@ -607,6 +607,15 @@ class NeverHad:
         """The statements, in the order the block replaced them, for a note."""
         return _quoted([k for k in replaced if split_full_key(k)[0] in self.keys])
 
+    def note(self, replaced: Sequence[str], named: Callable[[str], str], more: str = "") -> str:
+        """The note that these statements stay, naming the changes with ``named``; ``more``
+        goes inside its closing parenthesis."""
+        return (
+            f"upstream code the runners never had here stays: `{self.quoted(replaced)}`, "
+            f"which {named(self.brought_by)} brought ({named(self.had)} had the runners' "
+            f"code here{more})"
+        )
+
     def outside(self, slot: Slot) -> Slot | None:
         """``slot`` less these statements (as upstream may have edited them since) at
         either end of it; None when one of them stands between statements it keeps."""

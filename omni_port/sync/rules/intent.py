@@ -143,12 +143,8 @@ def _owned(
     if kept is None:
         return Proposal(chosen, reason, review=Review(before, facts.source(slot.held())))
     lag = Lag(kept.brought_by)
-    note = (
-        f"upstream code the runners never had here stays: `{kept.quoted(block.anchor.replaced)}`, "
-        f"which {facts.named(kept.brought_by)} brought ({facts.named(kept.had)} had the "
-        f"runners' code here; the runners have `{short(kept.runners, 60)}` of "
-        f"{facts.named(kept.since)})"
-    )
+    runners = f"; the runners have `{short(kept.runners, 60)}` of {facts.named(kept.since)}"
+    note = kept.note(block.anchor.replaced, facts.named, runners)
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
         found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")

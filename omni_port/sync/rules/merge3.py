@@ -53,12 +53,7 @@ class Merge3(Silent):
             around = beside(block.anchor, best.slot, trimmed)
             best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
             base = never.dropped(base)
-            note = (
-                f"upstream code the runners never had here stays: "
-                f"`{never.quoted(block.anchor.replaced)}`, which "
-                f"{ctx.of.named(never.brought_by)} brought ({ctx.of.named(never.had)} had "
-                f"the runners' code here)"
-            )
+            note = never.note(block.anchor.replaced, ctx.of.named)
         theirs = ctx.of.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Clash):
