@@ -36,7 +36,16 @@ from omni_port.model import (
 )
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.packages import call_counts, call_statements
-from omni_port.pyast.syntax import dedent_code, find_member, full_key, header_end, split_full_key
+from omni_port.pyast.syntax import (
+    dedent_code,
+    find_member,
+    full_key,
+    header_end,
+    is_compound,
+    simple_key,
+    split_full_key,
+    walk,
+)
 from omni_port.sync.evidence import catalog, code, flow, history, places, runs
 from omni_port.sync.evidence.catalog import Constraint
 from omni_port.sync.evidence.flow import Flow
@@ -214,6 +223,31 @@ class MemberFacts:
                 for head, kind in heads
             )
         ]
+
+    @cached_property
+    def _module_simple(self) -> tuple[Stmt, ...]:
+        """Every simple statement of the new upstream module, in any body."""
+        return tuple(s for _, suite in walk(self.tree.body) for s in suite.stmts if not s.clauses)
+
+    def held_in_module(self, text: str) -> bool:
+        """Whether a simple statement of ``text`` (in a compound one's bodies too) stands
+        anywhere in the new upstream module, edited no further than the anchor still calls
+        it the same: what upstream took out of the member may live on elsewhere (moved
+        into a helper the member calls). True when ``text`` does not parse."""
+        nodes = self.parsed(text)
+        if nodes is None:
+            return True
+        leaves = [
+            (type(n).__name__, simple_key(n))
+            for top in nodes
+            for n in ast.walk(top)
+            if isinstance(n, ast.stmt) and not is_compound(n)
+        ]
+        return any(
+            stmt.kind == kind and similarity(key, stmt.key) >= places.FUZZY
+            for kind, key in leaves
+            for stmt in self._module_simple
+        )
 
     def _kind(self, key: str) -> str:
         """The kind of the statement keyed ``key`` (a compound one by its header), as

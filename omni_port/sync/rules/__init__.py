@@ -13,8 +13,9 @@ The order, and why:
    place is upstream's code, not omni's: the output follows the new upstream there.
 3. ``catalog``: the maintainers' ``Location:`` line rules out places before anything
    picks among them.
-4. ``convergent``: upstream made omni's change (or added the block's code at its place):
-   nothing to carry, and code like the block's next to it is a conflict.
+4. ``convergent``: upstream made omni's change (added the block's code at its place, or
+   took out what it deletes): nothing to carry, and code like the block's next to it is a
+   conflict.
 5. ``order``: blocks of one member keep their order and never share statements, settled
    before moved statements take upstream's edits (``merge3``).
 6. ``merge3``: both sides edited one statement: the edits merge, or it is a conflict;

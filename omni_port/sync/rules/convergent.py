@@ -5,13 +5,15 @@ the statements a block replaced into the block's own code, added the block's sta
 at its place, or changed a signature the way omni did, the output keeps upstream's code.
 Where one side's change holds the other's (the statement merge takes nothing from
 upstream, or nothing of omni's is left once it does), the side that holds both stands.
-Where upstream added similar code of its own next to the place (an echo), placing the
-block there could run it twice: a conflict.
+Where upstream took out what a deletion deletes (and runs none of it elsewhere), both
+sides made that change. Where upstream added similar code of its own next to the place
+(an echo), placing the block there could run it twice: a conflict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
@@ -29,6 +31,7 @@ from omni_port.sync.evidence import merging
 from omni_port.sync.evidence.code import (
     def_source,
     echo_reason,
+    shorten,
     through_bridges,
     with_body,
 )
@@ -40,6 +43,7 @@ from omni_port.sync.rule import Silent
 #: What the output says when upstream's code is the block's own.
 SAME_CHANGE = "upstream made the same change"
 ADDED_THERE = "upstream added the same code there"
+TAKEN_OUT = "upstream took out what omni deletes"
 
 
 class Convergent(Silent):
@@ -47,10 +51,11 @@ class Convergent(Silent):
 
     def decide(self, ctx: Context) -> Decision | None:
         """An unmarked edit whose text the new upstream holds at its place (upstream
-        history's explanation names the new upstream itself): the same change."""
+        history's explanation names the new upstream itself), or a deletion of what
+        upstream took out too: the same change."""
         found = ctx.facts.explained
         if found is None or found.release != ctx.of.target:
-            return None
+            return _taken_out_too(ctx)
         here = ctx.facts.explained_place
         return followed(ctx.block, here, (here,), found.reason)
 
@@ -126,6 +131,27 @@ class Convergent(Silent):
             reason = "upstream made omni's changes of the signature"
             return Decision(block, None, 1.0, False, (), reason, follow=True)
         return None
+
+
+def _taken_out_too(ctx: Context) -> Decision | None:
+    """A deletion of statements upstream has since taken out of the member too: none of
+    them is left in it, not even edited, and none of their simple statements is anywhere
+    in the module (moved into a helper the member calls, they would still run). The same
+    change on both sides: upstream's code stands, and the note names the change."""
+    block = ctx.block
+    if block.kind is not BlockKind.DELETION or not ctx.facts.ranked:
+        return None
+    by, text = ctx.facts.removed_by, ctx.facts.replaced_text
+    if not by or text is None or ctx.of.held_in_module(text):
+        return None
+    best = ctx.facts.ranked[0]
+    slot = best.slot
+    here = Scored(Slot(slot.suite, slot.path, slot.index, 0), best.score, 1.0)
+    reason = (
+        f"{TAKEN_OUT}: {ctx.of.named(by)} took out `{shorten(text, 60)}`, "
+        "and none of it runs elsewhere in the module"
+    )
+    return replace(followed(block, here, (here,), reason), release=by)
 
 
 def _echoed(ctx: Context, new: Sequence[Stmt], shown: Scored) -> Decision | None:
