@@ -109,6 +109,13 @@ class Code(enum.StrEnum):
         "A maintainer dropped the omni edit as obsolete on this upstream (`resolve --drop`): "
         "nothing of it is generated; the reason is in its patch and the lock.",
     )
+    OP313 = (
+        "OP313",
+        "carried-binding",
+        "A block keeps the base's binding of a local it reads, which upstream took out of the "
+        "method (a plain read of state upstream still reads): review whether omni's code still "
+        "needs it.",
+    )
     # Composition of Model Runner V2 runners
     OP320 = (
         "OP320",

@@ -20,6 +20,7 @@ from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import ASCEND_RUNNER
 from tests.conftest import Cli
+from tests.golden import DATA
 from tests.test_history_sources import _commit, _git
 
 
@@ -260,3 +261,32 @@ def test_a_branch_names_the_commit_it_is_at(clone: tuple[Path, list[str], str]) 
     assert api.load_upstream(f"{root}@v1", settings).label == f"{root}@v1"
     assert api.load_upstream(f"{root}@releases/v1", settings).label != f"{root}@releases/v1"
     assert api.load_upstream(f"{root}@{commits[2][:12]}", settings).label.endswith(commits[2][:12])
+
+
+def test_a_binding_a_block_carries_is_listed_for_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """A commit took out a binding a marked block reads: the block carries it (OP313), and
+    the upgrade summary lists it for the maintainer to review, not as an unverified note."""
+    case = (
+        DATA / "rules" / "anchor" / "yes_a_block_carries_a_binding_upstream_took_out_of_the_method"
+    )
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    base, target = (_commit(root, (case / name).read_text()) for name in ("base.py", "upstream.py"))
+    omni = (case / "omni.py").read_text().replace("fakeacc.runner_v1", RUNNER_MODULE)
+    (tmp_path / "omni.py").write_text(omni)
+    monkeypatch.chdir(tmp_path)
+    result = cli(
+        "--upstream-repo", root, "upgrade", "omni.py", "--base", f"{root}@{base[:12]}",
+        "--to", f"{root}@{target[:12]}", "--patches", "p", "--generated", "g",
+        "--summary", "up.md",
+    )  # fmt: skip
+    assert "OP313" in result.stdout + result.stderr, result.stdout + result.stderr
+    assert "timing = self.config.timing" in (tmp_path / "g" / "omni.py").read_text()
+    summary = (tmp_path / "up.md").read_text()
+    section = summary.split("## Review: upstream bindings omni's code carries", 1)[1]
+    listed = section.split("\n## ", 1)[0]
+    assert "R.sample.block-01" in listed and "`timing = self.config.timing`" in listed
+    assert "notes: imports or attributes left unverified" not in summary

@@ -83,6 +83,9 @@ class Decision:
     #: Blocks this decision holds only with (their code, or what they replace, is what
     #: makes this one run): when one of them ends a conflict, so does this one.
     relies_on: tuple[str, ...] = ()
+    #: Why the code carries bindings of the base's that upstream took out of the member
+    #: (a note for the maintainer; "" when it carries none).
+    carried: str = ""
 
 
 def conflict(

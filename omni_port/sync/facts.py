@@ -16,6 +16,7 @@ block is decided the same way by each of them.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -382,6 +383,43 @@ class MemberFacts:
                 gone[name] = gone[name] or ("" if name in bound else version.label)
         return {name: label for name, label in gone.items() if label}
 
+    def carried(self, name: str) -> str | None:
+        """The base's binding of the local ``name``, when a block that reads it may carry
+        it as it stood (None otherwise): the base's member binds ``name`` once, in its own
+        body, to a chain of attributes read from ``self`` or a parameter (no call, nothing
+        it could change), which the new upstream module still reads and whose objects the
+        new member rebinds nowhere. Upstream took the binding out of the member; its
+        value is there for omni's code as it was."""
+        base = self.base
+        if base is None or base.member is None:
+            return None
+        binders = [
+            (path, stmt)
+            for path, suite in places.index_of(base.member).suites
+            for stmt in suite.stmts
+            if name in stmt.writes
+        ]
+        if len(binders) != 1 or binders[0][0] or binders[0][1].kind != "Assign":
+            return None
+        text = code.source(base.tree, [binders[0][1]])
+        nodes = self.parsed(text)
+        chain = _chain(nodes[0]) if nodes and len(nodes) == 1 else None
+        if chain is None or chain[0] != name:
+            return None
+        value = chain[1]
+        root = value.split(".")[0]
+        if root != "self" and root not in self._parameters:
+            return None
+        prefixes = {".".join(value.split(".")[:n]) for n in range(1, value.count(".") + 2)}
+        rebound = any(
+            stmt.writes & prefixes for _, suite in self.index.suites for stmt in suite.stmts
+        )
+        read = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?!\w)")
+        lines = (line for line in self.tree.lines if not line.lstrip().startswith("#"))
+        if rebound or not any(read.search(line) for line in lines):
+            return None
+        return text
+
     @cached_property
     def older(self) -> tuple[Version, ...]:
         """The releases before the base that hold the member, newest first."""
@@ -620,6 +658,22 @@ def _followed_slot(index: Index, block: Block, span: tuple[str, ...]) -> Slot | 
     if len(here) == 1:
         return here[0]
     return Slot(slot.suite, slot.path, slot.index, 0)
+
+
+def _chain(node: ast.stmt) -> tuple[str, str] | None:
+    """``(name, value)`` of ``name = a.b.c``, a plain name bound to a chain of attribute
+    reads off one name (None for anything else)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return None
+    target, value = node.targets[0], node.value
+    if not isinstance(target, ast.Name) or not isinstance(value, ast.Attribute):
+        return None
+    inner: ast.expr = value
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    if not isinstance(inner, ast.Name):
+        return None
+    return target.id, ast.unparse(value)
 
 
 def keys_of(stmts: Sequence[Stmt]) -> tuple[str, ...]:

@@ -364,6 +364,11 @@ def _on_placed(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decisi
         for position, decision in enumerate(result):
             if decision.conflict or decision.follow or decision.slot is None:
                 continue
+            carried = _carried(facts, decision, fates)
+            if carried is not None:
+                result[position] = carried
+                changed = True
+                continue
             reason = _unheld(facts, decision, fates)
             if reason:
                 shown = Scored(decision.slot, decision.score, 1.0)
@@ -393,24 +398,53 @@ def _lost_binding(facts: MemberFacts, decision: Decision, fates: dict[str, Decis
     out of the member and none of the member's placed blocks binds ("" when none): placed,
     it would read a name nothing binds (DESIGN, intent and lag, rule 5: what omni's code
     depended on moved or went; the maintainer decides what stands for it)."""
+    lost = _lost(facts, decision, fates)
+    if not lost:
+        return ""
+    name = lost[0]
+    return (
+        f"it reads `{name}`, which the base's method bound and "
+        f"{facts.named(facts.dropped_locals[name])} binds nowhere in it (upstream moved or "
+        "removed it)"
+    )
+
+
+def _lost(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> list[str]:
+    """The locals ``_lost_binding`` is about, sorted."""
     dropped = facts.dropped_locals
     mine = facts.flow_of(decision.code if decision.code is not None else decision.block.code)
     if not dropped or mine is None:
-        return ""
+        return []
     bound = {
         name
         for other in fates.values()
         if other is not decision and not other.conflict and not other.follow
         for name in _binds(facts, other)
     }
-    lost = sorted(n for n in mine.reads if n in dropped and n not in bound)
-    if not lost:
-        return ""
-    name = lost[0]
-    return (
-        f"it reads `{name}`, which the base's method bound and {facts.named(dropped[name])} "
-        f"binds nowhere in it (upstream moved or removed it)"
+    return sorted(n for n in mine.reads if n in dropped and n not in bound)
+
+
+def _carried(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> Decision | None:
+    """``decision`` with the base's bindings of the locals it lost (``_lost``) put before
+    its code, when upstream took each out of the member and its value is a plain read of
+    state upstream still reads (``MemberFacts.carried``): omni's code reads what it read
+    in the runner. None when it lost none, or one cannot be carried."""
+    if decision.block.kind in (BlockKind.HEADER, BlockKind.SIGNATURE):
+        return None  # nothing goes before a header of omni's: it stands on upstream's body
+    lost = _lost(facts, decision, fates)
+    texts = [facts.carried(name) for name in lost]
+    if not texts or any(text is None for text in texts):
+        return None
+    kept = "".join(t for t in texts if t is not None)
+    text = decision.code if decision.code is not None else decision.block.code
+    by = facts.named(facts.dropped_locals[lost[0]])
+    shown = ", ".join(f"`{t.strip()}`" for t in texts if t is not None)
+    note = (
+        f"it carries {shown}, which the base's method ran and {by} took out of it: omni's "
+        "code reads it"
     )
+    reason = f"{decision.reason}; {note}" if decision.reason else note
+    return replace(decision, code=kept + text, reason=reason, carried=note)
 
 
 def _binds(facts: MemberFacts, decision: Decision) -> frozenset[str]:

@@ -208,6 +208,13 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
             assembly.notes.append((ident, _review_finding(module, decision, upstream)))
         if decision.dispute is not None and not decision.conflict:
             assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
+        if decision.carried and not decision.conflict:
+            message = (
+                f"{module.name}: {ident}: {decision.carried}: review whether it still needs it"
+            )
+            line = decision.slot.line() if decision.slot is not None else member.start
+            note = Finding(Code.OP313, upstream.label, line, message, severity=Severity.NOTE)
+            assembly.notes.append((ident, note))
         resolution = decision.block.anchor.resolution
         if resolution is not None and resolution.dropped and not decision.conflict:
             message = f"{module.name}: {ident}: {decision.reason}"

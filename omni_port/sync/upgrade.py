@@ -70,6 +70,7 @@ def summary(upgrade: Upgrade) -> str:
         *_blocks(upgrade, _windows(upgrade, upgrade.old), _windows(upgrade, upgrade.new)),
         *_lags(upgrade),
         *_reviews(upgrade),
+        *_carried(upgrade),
         *_methods(upgrade),
         *_new_methods(upgrade),
         *_verification(upgrade),
@@ -199,6 +200,24 @@ def _reviews(upgrade: Upgrade) -> Iterator[str]:
             yield "  ```diff"
             yield from (f"  {line}" for line in finding.detail.rstrip("\n").splitlines())
             yield "  ```"
+    yield ""
+
+
+def _carried(upgrade: Upgrade) -> Iterator[str]:
+    """Bindings of the base's that blocks carry where upstream took them out (OP313)."""
+    carried = [f for f in upgrade.findings if f.code is Code.OP313]
+    if not carried:
+        return
+    yield "## Review: upstream bindings omni's code carries"
+    yield ""
+    yield (
+        "Upstream took these bindings out of the method, and omni's code reads them. Each is "
+        "a plain read of state upstream still reads, so the runner keeps it before the block, "
+        "as the old runner had it. Upstream's reason for taking it out may apply to omni's "
+        "code too."
+    )
+    yield ""
+    yield from (f"- line {finding.line}: {finding.message}" for finding in carried)
     yield ""
 
 
@@ -343,7 +362,8 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
     notes = [
         f
         for f in upgrade.findings
-        if f.severity is Severity.NOTE and f.code not in (Code.OP306, Code.OP307, Code.OP309)
+        if f.severity is Severity.NOTE
+        and f.code not in (Code.OP306, Code.OP307, Code.OP309, Code.OP313)
     ]
     yield "## Verification of the generated runners"
     yield ""
