@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 from omni_port import api
@@ -24,6 +25,7 @@ from omni_port.sync.context import Decision
 from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rules import order
+from tests.golden import DATA
 
 BASE = """\
 class NPUModelRunner:
@@ -174,3 +176,44 @@ def test_a_lag_followed_where_another_block_replaces_upstream_s_code_says_follow
     settled = order._one_owner_each([placed, lag])
     assert not settled[1].conflict and settled[1].follow
     assert settled[1].slot is not None and settled[1].slot.span == 0
+
+
+#: Runners that lack a guard upstream put before a call it moved there (a hand port of the
+#: move without the guard): omni's copy stands 3 statements before upstream's.
+SHIFTED = (
+    DATA
+    / "rules"
+    / "upstream-history"
+    / "yes_omni_s_copy_of_a_call_upstream_moved_past_code_the_runners_lacked"
+)
+
+
+def _shifted(edit: Callable[[str], str]) -> SyncResult:
+    """The case's sync, every file (upstream history and the runner) passed through ``edit``."""
+    labels = (SHIFTED / "order").read_text().split()
+    texts = {label: edit((SHIFTED / label).read_text()) for label in labels}
+    base = api.parse_upstream(texts["base.py"], "base.py")
+    target = api.parse_upstream(texts["upstream.py"], "upstream.py", "fakeacc.runner_v1")
+    target = replace(target, history=tuple(Release(label, texts[label]) for label in labels))
+    extraction = api.extract_text(edit((SHIFTED / "omni.py").read_text()), "omni.py", base)
+    return api.sync_patches(PatchSet((extraction.module,)), target, tool="t").result
+
+
+def test_a_copy_shifted_past_code_the_runners_lacked_runs_once_where_upstream_has_it() -> None:
+    result = _shifted(lambda text: text)
+    shifted = result.placements[0]
+    assert shifted.status is Status.FOLLOWED, shifted
+    assert "is upstream's own copy, 3 statements off" in shifted.reason
+    text = decode(result.files["omni.py"], "omni.py").text
+    assert _times(result, "self.start_dump()") == 1
+    assert text.index("if not tokens:") < text.index("self.start_dump()")
+
+
+def test_a_copy_shifted_past_a_statement_that_calls_is_omni_s_order_and_a_conflict() -> None:
+    """A statement between the two copies that calls something may depend on the order in
+    which the two run: the shift may be omni's, so it stays a conflict."""
+    result = _shifted(lambda text: text.replace("for i in ids]", "for i in sorted(ids)]"))
+    shifted = result.placements[0]
+    assert shifted.status is Status.CONFLICT
+    assert "`self.start_dump()` would run 2 times in the method" in shifted.reason
+    assert _times(result, "self.start_dump()") == 1

@@ -1,0 +1,13 @@
+import numpy as np
+
+
+class NPUModelRunner:
+    def forward(self, batch):
+        self.start_dump()
+        self.update(batch)
+        ids = self.batch.ids
+        tokens = [batch.tokens[i] for i in ids]
+        if not tokens:
+            return None
+        arr = np.array(tokens)
+        return self.run(arr)
