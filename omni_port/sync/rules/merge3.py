@@ -59,7 +59,9 @@ class Merge3(Silent):
         if isinstance(merged, merging.Clash):
             changed = CHANGED
             if rebase is not None:
-                changed = f"against {rebase.label}, which explains it better than the base"
+                changed = (
+                    f"against {ctx.of.named(rebase.label)}, which explains it better than the base"
+                )
             return conflict(block, best, ctx.top, f"{changed}: {merged.reason}")
         reason = "merged upstream's edits: " + "; ".join(merged.taken)
         if not merged.taken:
@@ -67,7 +69,7 @@ class Merge3(Silent):
                 return None  # upstream's changes are omni's already: the same change
             reason = "upstream's changes are in omni's code already"
         if rebase is not None:
-            reason = f"written against {rebase.label}, not the base; {reason}"
+            reason = f"written against {ctx.of.named(rebase.label)}, not the base; {reason}"
         reason = f"{reason}; {note}" if note else reason
         if rebase is None and kept is None:
             return Proposal(best, reason, code=merged.text)

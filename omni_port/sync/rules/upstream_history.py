@@ -66,7 +66,9 @@ class UpstreamHistory(Silent):
                 continue
             why = why or _unbound(facts, decision, decisions, theirs)
             if why:
-                note = f"kept although it is upstream code of {decision.release}: {why}"
+                note = (
+                    f"kept although it is upstream code of {facts.named(decision.release)}: {why}"
+                )
                 result[position] = Withdrawn(decision, note)
         return result
 
