@@ -6,6 +6,7 @@ made here, a main line and a release branch; nothing online.
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -13,15 +14,17 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
+from omni_port.api import lineage
 from omni_port.api.inputs import Settings
 from omni_port.model import Located, PatchSet, Release, Status
+from omni_port.pyast.parser import parse
 from omni_port.sources import gitrepo, history
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import ASCEND_RUNNER
 from tests.conftest import Cli
 from tests.golden import DATA
-from tests.test_history_sources import _commit, _git
+from tests.test_history_sources import _ENV, _commit, _git
 
 
 def _runner(*lines: str) -> str:
@@ -290,3 +293,57 @@ def test_a_binding_a_block_carries_is_listed_for_review(
     listed = section.split("\n## ", 1)[0]
     assert "R.sample.block-01" in listed and "`timing = self.config.timing`" in listed
     assert "notes: imports or attributes left unverified" not in summary
+
+
+def _dated(root: Path, text: str, day: str) -> str:
+    """A commit of ``text`` as the runner module, made on ``day`` (YYYY-MM-DD)."""
+    (root / ASCEND_RUNNER).parent.mkdir(parents=True, exist_ok=True)
+    (root / ASCEND_RUNNER).write_text(text)
+    when = f"{day}T12:00:00"
+    env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    for args in (("add", "-A"), ("commit", "-q", "-m", f"change of {day}")):
+        subprocess.run(["git", "-C", str(root), *args], env={**_ENV, **env}, check=True)
+    return _git(root, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def dated(tmp_path: Path) -> tuple[Path, list[str], str]:
+    """The main line's four revisions a month apart from 2026-01-10, and a release branch
+    forked from the second one with a change of its own on 2026-02-20."""
+    root = tmp_path / "dated"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    days = ("2026-01-10", "2026-02-10", "2026-03-10", "2026-04-10")
+    commits = [_dated(root, _runner(*lines), day) for lines, day in zip(MAIN, days, strict=True)]
+    _git(root, "checkout", "-q", "-b", "releases/v1", commits[1])
+    branched = _dated(root, _runner(*MAIN[1][:-1], "self.retry()", MAIN[1][-1]), "2026-02-20")
+    _git(root, "checkout", "-q", "main")
+    return root, commits, branched
+
+
+def test_bases_as_of_a_day_rank_only_the_commits_made_by_then(
+    dated: tuple[Path, list[str], str],
+) -> None:
+    """A maintainer upgrading on 2026-03-15 had the main line up to its third revision:
+    runners copied from the fourth are explained best by the third then."""
+    root, commits, _ = dated
+    omni = _runner(*MAIN[3]).replace("class NPUModelRunner(GPUModelRunner)", "class R(X)")
+    settings = Settings(Config(upstream_repo=str(root), upstream_class="NPUModelRunner"))
+    runners = [parse(omni, "npu_model_runner.py")]
+    keys, lines = lineage.candidates(runners, settings, until="2026-03-15")
+    assert f"{root}@{commits[3][:12]}" not in keys
+    best = lineage.ranked(runners, keys, lines)[0]
+    assert best.label == f"{root}@{commits[2][:12]}" and best.lineage == "main"
+    keys, _ = lineage.candidates(runners, settings)
+    assert f"{root}@{commits[3][:12]}" in keys
+
+
+def test_history_to_a_target_on_another_lineage_stops_at_its_day(
+    dated: tuple[Path, list[str], str], tmp_path: Path
+) -> None:
+    """The base is on the main line and the target on a release branch: the main line's
+    commits made after the target are no part of the way to it."""
+    root, commits, branched = dated
+    base, target = f"{root}@{commits[0][:12]}", f"{root}@{branched[:12]}"
+    names = history.labels(base, target, tmp_path / "cache", str(root))
+    assert names == [base, gitrepo.label(str(root), commits[1]), target]

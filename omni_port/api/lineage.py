@@ -34,15 +34,22 @@ REFINE = 3
 Keys = dict[str, basedetect.MethodKeys]
 
 
-def candidates(runners: Sequence[Tree], settings: Settings) -> tuple[Keys, dict[str, str]]:
+def candidates(
+    runners: Sequence[Tree], settings: Settings, until: str = ""
+) -> tuple[Keys, dict[str, str]]:
     """The candidates a clone gives, coarse then fine (see the module doc), with the
-    lineage (branch) of each commit."""
+    lineage (branch) of each commit; with ``until`` (YYYY-MM-DD), those a maintainer had
+    on that day: commits made by then, releases out by then."""
     config = settings.config
     repo = str(config.path(config.upstream_repo))
     refs = gitrepo.lineages(repo)
     newest = max((gitrepo.info(repo, ref).date for _, ref in refs), default="")
+    if until and newest:
+        newest = min(newest, until)
     since = (date.fromisoformat(newest) - timedelta(days=DAYS)).isoformat() if newest else ""
-    lines = {name: gitrepo.first_parent(repo, ref, ASCEND_RUNNER, since) for name, ref in refs}
+    lines = {
+        name: gitrepo.first_parent(repo, ref, ASCEND_RUNNER, since, until) for name, ref in refs
+    }
     keys: Keys = {}
     lineage: dict[str, str] = {}
     labels: dict[str, str] = {}
@@ -63,7 +70,7 @@ def candidates(runners: Sequence[Tree], settings: Settings) -> tuple[Keys, dict[
         at = next(i for i, c in enumerate(commits) if labels.get(c) == best.label)
         step = steps[name]
         rank({c: name for c in commits[max(at - step, 0) : at + step + 1]})
-    for release in _newer(settings, newest):
+    for release in _newer(settings, newest, until):
         found = locate_text(f"vllm-ascend=={release}", settings)
         keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
     # In lineage order (the main line first), newest first: ``ranked`` breaks ties by it.
@@ -86,13 +93,15 @@ def ranked(
     )
 
 
-def _newer(settings: Settings, newest: str) -> list[str]:
-    """The vllm-ascend releases that came out after the clone's newest commit (none when
-    the index cannot say: the clone's commits are ranked alone)."""
+def _newer(settings: Settings, newest: str, until: str = "") -> list[str]:
+    """The vllm-ascend releases that came out after the clone's newest commit, up to the
+    day ``until`` when given (none when the index cannot say: the clone's commits are
+    ranked alone)."""
     if not newest:
         return []
     try:
         released = known_releases("vllm-ascend", settings.cache, ())
     except BadInput:
         return []
-    return sorted((v for v, day in released.items() if day and day > newest), key=version_key)
+    out = [v for v, day in released.items() if day and day > newest and day <= (until or day)]
+    return sorted(out, key=version_key)

@@ -144,11 +144,17 @@ def lineages(path: str) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda pair: (pair[0] not in ("main", "master"), pair[0]))
 
 
-def first_parent(path: str, ref: str, member: str, since: str = "") -> list[str]:
+def first_parent(path: str, ref: str, member: str, since: str = "", until: str = "") -> list[str]:
     """The commits on ``ref``'s first-parent line that change ``member``, newest first
-    (since the date ``since``, YYYY-MM-DD, when given)."""
-    args = ["rev-list", "--first-parent", *([f"--since={since}"] if since else []), ref]
+    (since the date ``since`` and up to the day ``until``, YYYY-MM-DD, when given)."""
+    dates = [*([f"--since={since}"] if since else []), *_until(until)]
+    args = ["rev-list", "--first-parent", *dates, ref]
     return _git(path, [*args, "--", member], f"{path}@{ref}").decode().split()
+
+
+def _until(day: str) -> list[str]:
+    """The rev-list option for commits made up to the end of ``day`` (none without it)."""
+    return [f"--until={day} 23:59:59"] if day else []
 
 
 def texts(path: str, commits: Sequence[str], member: str) -> dict[str, str]:
@@ -210,8 +216,10 @@ def on(path: str, commit: str, ref: str) -> bool:
     return subprocess.run(command, capture_output=True, check=False).returncode == 0
 
 
-def after(path: str, commit: str, ref: str, member: str, limit: int) -> list[str]:
+def after(path: str, commit: str, ref: str, member: str, limit: int, until: str = "") -> list[str]:
     """The commits on ``ref``'s first-parent line after ``commit`` that change ``member``,
-    oldest first (at most ``limit``, the oldest ones)."""
-    args = ["rev-list", "--first-parent", "--reverse", f"{commit}..{ref}", "--", member]
+    oldest first (at most ``limit``, the oldest ones; made up to the day ``until`` when
+    given)."""
+    span = [*_until(until), f"{commit}..{ref}"]
+    args = ["rev-list", "--first-parent", "--reverse", *span, "--", member]
     return _git(path, args, f"{path}@{commit}..{ref}").decode().split()[:limit]

@@ -142,6 +142,11 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
         after = after[: after.index(target_commit)]
         newer: list[str] = []
     else:
+        # A target on another lineage, or older than the clone: no commit made after it is
+        # part of the way to it.
+        day = _day_of(repo, target, target_commit, cache)
+        if day:
+            after = gitrepo.after(repo, base_commit, ref, ASCEND_RUNNER, MOST_COMMITS, day)
         newest = gitrepo.info(repo, ref).date
         newer = _releases_after(newest, target, cache) if target.kind is SpecKind.PYPI else []
         # A release cut from a release branch the clone has, which the base is not on, is
@@ -166,6 +171,21 @@ def _on_branch(label: str, branches: Sequence[str]) -> bool:
     version = parse_spec(label, "vllm-ascend").version
     line = re.sub(r"(rc|\.post)\d+$", "", version)
     return bool(line) and any(b.removeprefix("releases/v").startswith(line) for b in branches)
+
+
+def _day_of(repo: str, target: Spec, commit: str, cache: Path) -> str:
+    """The day the target was made: its commit's, or the day the release came out ("" when
+    unknown)."""
+    from omni_port.sources import gitrepo
+
+    if commit:
+        return gitrepo.info(repo, commit).date
+    if target.kind is not SpecKind.PYPI:
+        return ""
+    try:
+        return known_releases(target.dist, cache, (target.version,)).get(target.version, "")
+    except BadInput:
+        return ""
 
 
 def _commit_in(repo: str, spec: Spec, cache: Path) -> str:
