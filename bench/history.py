@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port import api
+from omni_port.api import lineage
 from omni_port.extract import basedetect
 from omni_port.model import Block, Located, SourceText, Tree, Upstream
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import split_full_key
+from omni_port.sources.config import Config
 from omni_port.sources.history import known_releases
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
@@ -24,6 +26,7 @@ from omni_port.sources.upstream import (
     SpecKind,
     locate,
     locate_runners,
+    parse_spec,
     version_key,
 )
 
@@ -71,9 +74,16 @@ class History:
     pairing table (``--base detect``).
     """
 
-    def __init__(self, cache: Path, every: bool = False) -> None:
+    def __init__(self, cache: Path, every: bool = False, repo: str = "") -> None:
         self.cache = cache
         self.every = every
+        #: A clone of vllm-ascend (``--upstream-repo``): bases among its commits, history
+        #: from them ("" for releases alone).
+        self.repo = repo
+
+    def spec(self, base: str) -> str:
+        """The spec of a base: a release's version, or a clone's ``PATH@REV`` label."""
+        return base if "@" in base else f"vllm-ascend=={base}"
 
     @functools.cache  # noqa: B019 - one History per run
     def omni(self, version: str) -> dict[str, SourceText]:
@@ -109,14 +119,28 @@ class History:
         """The base ``--base detect`` finds for release ``omni``'s runners on day ``until``:
         the best of every vllm-ascend release since ``FLOOR`` out by then, ranked by the
         very code of ``omni-port bases`` (a maintainer upgrading that day)."""
+        if self.repo:
+            return self._detected_in_clone(omni, until)
         out = [v for v, day in self.released().items() if day and day <= until]
         wanted = [f"vllm-ascend=={v}" for v in out if version_key(v) >= version_key(FLOOR)]
         ranked = api.rank_bases(self.runners(omni), api.Settings(cache=self.cache), wanted)
         return ranked.ranked[0].label.removeprefix("vllm-ascend==")
 
+    def _detected_in_clone(self, omni: str, until: str) -> str:
+        """``detected`` among the clone's commits made by ``until`` and the releases newer
+        than the clone out by then, as ``omni-port --upstream-repo CLONE bases`` ranks
+        them."""
+        settings = api.Settings(Config(upstream_repo=self.repo), cache=self.cache)
+        runners = [parse(r.source.text, r.source.path) for r in self.runners(omni)]
+        keys, lines = lineage.candidates(runners, settings, until)
+        best = lineage.ranked(runners, keys, lines)[0]
+        return best.label.removeprefix("vllm-ascend==")
+
     @functools.cache  # noqa: B019
     def ascend(self, version: str) -> SourceText:
-        return locate(Spec(SpecKind.PYPI, "vllm-ascend", version), ASCEND_RUNNER, self.cache).source
+        """The runner module of a release (by its version) or of a clone's commit."""
+        spec = parse_spec(self.spec(version), "vllm-ascend")
+        return locate(spec, ASCEND_RUNNER, self.cache).source
 
     @functools.cache  # noqa: B019
     def ascend_tree(self, version: str) -> Tree:
@@ -125,7 +149,7 @@ class History:
 
     def base(self, version: str) -> Upstream:
         source = self.ascend(version)
-        return Upstream(f"vllm-ascend=={version}", source.sha256, self.ascend_tree(version))
+        return Upstream(self.spec(version), source.sha256, self.ascend_tree(version))
 
     @functools.cache  # noqa: B019
     def pairing(self, omni: str, candidates: tuple[str, ...]) -> basedetect.BaseScore:

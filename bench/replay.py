@@ -30,9 +30,9 @@ from bench.history import (
 from bench.score import OUTCOMES, Tally, score
 from omni_port import api
 from omni_port.model import PatchSet, Placement, Release, Rule, SourceText, Status, Upstream
-from omni_port.sources.history import window
+from omni_port.sources.history import labels, load, window
 from omni_port.sources.textio import decode
-from omni_port.sources.upstream import default_cache, version_key
+from omni_port.sources.upstream import default_cache
 from omni_port.verify.context import overrides_of
 from omni_port.verify.repeats import repeats
 
@@ -68,6 +68,11 @@ def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
     upstream = history.base(version)
     if not old_base:
         return upstream
+    if history.repo:
+        # As sync's ``history = auto`` picks them with ``upstream-repo``: the clone's
+        # commits around the base on its lineage, then releases newer than the clone.
+        names = labels(history.spec(old_base), history.spec(version), history.cache, history.repo)
+        return replace(upstream, history=load(names, history.cache)[0])
     releases = tuple(
         Release(f"vllm-ascend=={v}", history.ascend(v).text, history.cache)
         for v in window(history.released(), old_base, version)
@@ -147,7 +152,9 @@ def run_omni_port(
     edits = score(
         every, result.placements, truth_edits, got_edits, upstream, marked=False, output=output
     )
-    rules = rule_counts(result.placements, step.old_base)
+    before = [r.label for r in target.history]
+    at = before.index(history.spec(step.old_base)) if history.spec(step.old_base) in before else 0
+    rules = rule_counts(result.placements, frozenset(before[:at]))
     repeated = run_twice(generated, history.omni(step.old), new_base, patches)
     return Run(marked, edits, rules, elapsed, repeated)
 
@@ -177,17 +184,16 @@ def run_twice(
     )
 
 
-def rule_counts(placements: Sequence[Placement], base: str) -> Counter[str]:
+def rule_counts(placements: Sequence[Placement], older: frozenset[str]) -> Counter[str]:
     """How many decisions each rule took part in, beside the followed (the lags among
-    them: code of a release older than ``base``) and the conflicts."""
+    them: code of a release or commit ``older`` than the base) and the conflicts."""
     counts: Counter[str] = Counter()
     for placement in placements:
         if placement.status is Status.CONFLICT:
             counts["conflict"] += 1
         if placement.status is Status.FOLLOWED:
             counts["followed"] += 1
-            held = placement.release.partition("==")[2]
-            if held and version_key(held) < version_key(base):
+            if placement.release in older:
                 counts["lags"] += 1
         for rule in placement.decided_by:
             if rule in COUNTED:
@@ -208,7 +214,8 @@ def print_table(title: str, results: list[tuple[Step, dict[str, Tally]]], verbos
     for step, tallies in results:
         for tool in tools:
             tally = tallies[tool]
-            _row(f"{step.old} -> {step.new}", f"{step.old_base} -> {step.new_base}", tool, tally)
+            bases = f"{shown(step.old_base)} -> {shown(step.new_base)}"
+            _row(f"{step.old} -> {step.new}", bases, tool, tally)
             totals[tool].counts.update(tally.counts)
             totals[tool].flagged_with_candidate += tally.flagged_with_candidate
     for tool in tools:
@@ -219,6 +226,11 @@ def print_table(title: str, results: list[tuple[Step, dict[str, Tally]]], verbos
                 for block, outcome, detail in tally.rows:
                     if outcome != "correct":
                         print(f"  {step.old}->{step.new} {tool}: {outcome:8} {block} {detail}")
+
+
+def shown(base: str) -> str:
+    """A base as the tables show it: a release's version, or a clone's ``repo@REV``."""
+    return base.rsplit("/", 1)[-1]
 
 
 def _row(step: str, upstream: str, tool: str, tally: Tally) -> None:
@@ -284,12 +296,20 @@ def main(argv: list[str] | None = None) -> int:
         help="OLD's base: the pairing table's, or found as `--base detect` finds it on the "
         "day NEW came out (every release since 0.13.0 out by then; history from all of them)",
     )
+    parser.add_argument(
+        "--upstream-repo",
+        type=Path,
+        help="a clone of vllm-ascend: upstream history from its commits, and with --base "
+        "detect OLD's base among the commits made by the day NEW came out (as `omni-port "
+        "--upstream-repo CLONE upgrade --base detect` ranks them)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every non-correct block")
     parser.add_argument("--cache-dir", type=Path, default=default_cache())
     args = parser.parse_args(argv)
 
     detect = args.base == "detect"
-    history = History(args.cache_dir, every=detect)
+    repo = str(args.upstream_repo.resolve()) if args.upstream_repo else ""
+    history = History(args.cache_dir, every=detect, repo=repo)
     candidates = ASCEND_RELEASES if args.upstreams == "final" else ASCEND_CANDIDATES
     print(
         f"# Placement replay ({time.strftime('%Y-%m-%d')}, upstream candidates: {args.upstreams})\n"
@@ -308,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| --- | --- | --- |")
         for step in steps:
             table = history.pairing(step.old, candidates).label
-            print(f"| {step.old} -> {step.new} | {step.old_base} | {table} |")
+            print(f"| {step.old} -> {step.new} | {shown(step.old_base)} | {table} |")
     runs: list[tuple[Step, Run]] = []
     results: list[tuple[Step, dict[str, Tally]]] = []
     edit_results: list[tuple[Step, dict[str, Tally]]] = []

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.history import ASCEND_CANDIDATES, History
+from bench.replay import plan_steps, run_omni_port
 from omni_port import api
 from omni_port.api.inputs import Settings
 from omni_port.sources.config import Config
@@ -68,3 +70,16 @@ def test_the_upstream_history_of_a_clone_names_commits(cache_dir: Path) -> None:
     commits = [label for label in labels if label.startswith(f"{clone}@")]
     assert commits, labels
     assert labels[-1] == upstream.label
+
+
+def test_a_replay_as_of_the_day_with_the_clone_places_no_block_wrong(cache_dir: Path) -> None:
+    """`bench/replay.py --base detect --upstream-repo CLONE` on 0.24.0 -> 0.26.0: OLD's base
+    detected among the clone's commits made by the day 0.26.0 came out, history from the
+    clone; no block placed wrongly or lost (a conflict is fine)."""
+    history = History(cache_dir, every=True, repo=str(Path(CLONE).resolve()))
+    (step,) = plan_steps(history, ASCEND_CANDIDATES, ["0.24.0:0.26.0"], detect=True)
+    run = run_omni_port(history, step, implicit=True)
+    for tally in (run.marked, run.edits):
+        bad = [row for row in tally.rows if row[1] in ("wrong", "missing")]
+        assert not bad, bad
+        assert tally.counts["correct"], tally.rows
