@@ -261,7 +261,7 @@ def test_the_readme_says_how_long_make_test_takes_and_what_its_skipped_tests_nee
 
     setup = README.split("## Set up", 1)[1].split("### The default inputs", 1)[0]
     assert re.search(r"`make test` ran \d+ tests in \d+ minutes", setup), setup
-    assert "It skips 5 tests" in setup
+    assert "It skips 6 tests" in setup
     assert "OMNI_PORT_ASCEND_GIT" in setup
     assert "OMNI_PORT_ASCEND_GIT" in Path(test_clone_real.__file__).read_text()
     wanted = {test_real.REAL_CATALOG.name, test_v2_real.SEED_PAGE.name}
