@@ -24,7 +24,7 @@ from omni_port.sync.context import (
     Tie,
     conflict,
 )
-from omni_port.sync.evidence import merging
+from omni_port.sync.evidence import code, history, merging
 from omni_port.sync.evidence.code import def_source, nested, short, with_body
 from omni_port.sync.evidence.history import NeverHad, Rebase, Version
 from omni_port.sync.evidence.places import Scored, Slot, beside
@@ -63,7 +63,7 @@ class Merge3(Silent):
                     f"against {ctx.of.named(rebase.label)}, which explains it better than the base"
                 )
             return conflict(block, best, ctx.top, f"{changed}: {merged.reason}")
-        reason = "merged upstream's edits: " + "; ".join(merged.taken)
+        reason = _merged_note(ctx, best, base, rebase, merged.taken)
         if not merged.taken:
             if rebase is None and kept is None:
                 return None  # upstream's changes are omni's already: the same change
@@ -172,6 +172,47 @@ def _moves(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] |
             origins.update(moved.origins)
         result.append(_with_moves(facts, decision, moved))
     return [_moved_away(facts, d, origins, base) for d in result]
+
+
+def _merged_note(
+    ctx: Context, best: Scored, base: str, rebase: Rebase | None, taken: Sequence[str]
+) -> str:
+    """The note of upstream's edits merged into omni's code, each with the release or
+    commit that first made it (DESIGN rule 6), where upstream history shows it."""
+    made = _made_in(ctx, base, rebase, taken)
+    if not made or (len(set(made.values())) == 1 and len(made) == len(taken)):
+        by = f" of {ctx.of.named(next(iter(made.values())))}" if made else ""
+        return f"merged upstream's edits{by}: " + "; ".join(taken)
+    parts = [f"{t} ({ctx.of.named(made[t])})" if t in made else t for t in taken]
+    return "merged upstream's edits: " + "; ".join(parts)
+
+
+def _made_in(
+    ctx: Context, base: str, rebase: Rebase | None, taken: Sequence[str]
+) -> dict[str, str]:
+    """The first release or commit after the merge's base whose code at the block's place
+    merges into omni's with each of ``taken`` (by label; none without history)."""
+    past = ctx.of.inputs.history
+    if past is None or not taken:
+        return {}
+    labels = [v.label for v in past.versions]
+    start = (
+        labels.index(rebase.label) if rebase is not None and rebase.label in labels else past.base
+    )
+    block, last = ctx.block, ""
+    made: dict[str, str] = {}
+    for version in past.versions[start + 1 : past.target + 1]:
+        found = history.place(version, block.anchor)
+        if found is None:
+            continue
+        theirs = code.source(version.tree, found.stmts(), header=block.kind is BlockKind.HEADER)
+        if theirs == last:
+            continue
+        last = theirs
+        merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
+        if isinstance(merged, merging.Merged):
+            made.update((t, version.label) for t in merged.taken if t in taken and t not in made)
+    return made
 
 
 def _removed(
