@@ -163,61 +163,59 @@ def decided_by(placement: Placement) -> str:
 def _lags(upgrade: Upgrade) -> Iterator[str]:
     """Upstream code the runners never had: an edit that is an older release's code,
     which a later release changed (OP306). The new upstream is followed there."""
-    lags = [f for f in upgrade.findings if f.code is Code.OP306]
-    if not lags:
-        return
-    yield "## Upstream changes the runners never had"
-    yield ""
-    yield (
+    yield from _listed(
+        upgrade,
+        Code.OP306,
+        "Upstream changes the runners never had",
         "The runners held an older release's code here; the release named brought the "
         "change, and the output follows the new upstream. Check that omni did not mean to "
-        "keep the old code."
+        "keep the old code.",
     )
-    yield ""
-    for finding in lags:
-        yield f"- line {finding.line}: {finding.message}"
-    yield ""
 
 
 def _reviews(upgrade: Upgrade) -> Iterator[str]:
     """Omni's code won where upstream changed the statements it replaces or deletes
     (OP309): upstream's change, as a diff, for a maintainer to read."""
-    reviews = [f for f in upgrade.findings if f.code is Code.OP309]
-    if not reviews:
-        return
-    yield "## Review: upstream changed code omni replaces"
-    yield ""
-    yield (
+    yield from _listed(
+        upgrade,
+        Code.OP309,
+        "Review: upstream changed code omni replaces",
         "Omni's code stands here (a marked block, or a deletion no upstream release "
         "explains), and upstream edited the statements it replaces. The runner keeps omni's "
-        "code; upstream's change may need to be taken into it."
+        "code; upstream's change may need to be taken into it.",
     )
+
+
+def _carried(upgrade: Upgrade) -> Iterator[str]:
+    """Bindings of the base's that blocks carry where upstream took them out (OP313)."""
+    yield from _listed(
+        upgrade,
+        Code.OP313,
+        "Review: upstream bindings omni's code carries",
+        "Upstream took these bindings out of the method, and omni's code reads them. Each is "
+        "a plain read of state upstream still reads, so the runner keeps it before the block, "
+        "as the old runner had it. Upstream's reason for taking it out may apply to omni's "
+        "code too.",
+    )
+
+
+def _listed(upgrade: Upgrade, code: Code, heading: str, intro: str) -> Iterator[str]:
+    """A section listing the findings of ``code`` (each with its diff, when it has one);
+    nothing when there are none."""
+    found = [f for f in upgrade.findings if f.code is code]
+    if not found:
+        return
+    yield f"## {heading}"
     yield ""
-    for finding in reviews:
+    yield intro
+    yield ""
+    for finding in found:
         yield f"- line {finding.line}: {finding.message}"
         if finding.detail:
             yield ""
             yield "  ```diff"
             yield from (f"  {line}" for line in finding.detail.rstrip("\n").splitlines())
             yield "  ```"
-    yield ""
-
-
-def _carried(upgrade: Upgrade) -> Iterator[str]:
-    """Bindings of the base's that blocks carry where upstream took them out (OP313)."""
-    carried = [f for f in upgrade.findings if f.code is Code.OP313]
-    if not carried:
-        return
-    yield "## Review: upstream bindings omni's code carries"
-    yield ""
-    yield (
-        "Upstream took these bindings out of the method, and omni's code reads them. Each is "
-        "a plain read of state upstream still reads, so the runner keeps it before the block, "
-        "as the old runner had it. Upstream's reason for taking it out may apply to omni's "
-        "code too."
-    )
-    yield ""
-    yield from (f"- line {finding.line}: {finding.message}" for finding in carried)
     yield ""
 
 
