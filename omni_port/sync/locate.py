@@ -429,8 +429,8 @@ def _carried(facts: MemberFacts, decision: Decision, fates: dict[str, Decision])
     its code, when upstream took each out of the member and its value is a plain read of
     state upstream still reads (``MemberFacts.carried``): omni's code reads what it read
     in the runner. None when it lost none, or one cannot be carried."""
-    if decision.block.kind in (BlockKind.HEADER, BlockKind.SIGNATURE):
-        return None  # nothing goes before a header of omni's: it stands on upstream's body
+    if decision.carried or decision.block.kind in (BlockKind.HEADER, BlockKind.SIGNATURE):
+        return None  # carried once; nothing goes before a header of omni's
     lost = _lost(facts, decision, fates)
     texts = [facts.carried(name) for name in lost]
     if not texts or any(text is None for text in texts):
