@@ -100,16 +100,20 @@ def parameters(header: str) -> set[str]:
     return {a.arg for a in every}
 
 
-def read_after(method: Stmt, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> frozenset[str]:
+def read_after(
+    method: Stmt, slot: Slot, taken: Sequence[tuple[int, int]] = (), simple: bool = False
+) -> frozenset[str]:
     """Names that statements of ``method`` after ``slot``'s statements read, other than
-    those starting in the line ranges ``taken``."""
+    those starting in the line ranges ``taken`` (``simple``: simple statements only)."""
     stmts = slot.held()
     end = stmts[-1].full_end if stmts else slot.line() - 1
     return frozenset(
         name
         for _, suite in walk(method.clauses[0])
         for stmt in suite.stmts
-        if stmt.start > end and not any(start <= stmt.start <= stop for start, stop in taken)
+        if stmt.start > end
+        and not (simple and stmt.clauses)
+        and not any(start <= stmt.start <= stop for start, stop in taken)
         for name in stmt.reads
     )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from omni_port.model import Stmt
 from omni_port.pyast.syntax import dedent_code
+from omni_port.sync.evidence.code import read_after
 from omni_port.sync.evidence.flow import Flow
 from omni_port.sync.evidence.places import Index, Slot
 
@@ -138,7 +139,9 @@ def why_not(
     held = slot.held()
     if held:
         writes = frozenset(n for s in held for n in s.writes)
-        lost = sorted((writes & _read_after(place, slot, taken)) - mine.writes - bound)
+        lost = sorted(
+            (writes & read_after(place.member, slot, taken, simple=True)) - mine.writes - bound
+        )
         if lost:
             return f"upstream's code further on reads {_names(lost)}, which it would unbind"
     return ""
@@ -154,20 +157,6 @@ def bound_at(place: Place, slot: Slot) -> frozenset[str]:
             if stmt.full_end < line or (stmt.clauses and stmt.start < line <= stmt.full_end):
                 names.update(stmt.writes)
     return frozenset(names)
-
-
-def _read_after(place: Place, slot: Slot, taken: Sequence[tuple[int, int]] = ()) -> frozenset[str]:
-    stmts = slot.held()
-    end = stmts[-1].full_end if stmts else slot.line() - 1
-    return frozenset(
-        name
-        for _, suite in place.index.suites
-        for stmt in suite.stmts
-        if stmt.start > end
-        and not stmt.clauses
-        and not any(start <= stmt.start <= stop for start, stop in taken)
-        for name in stmt.reads
-    )
 
 
 def _names(names: Sequence[str]) -> str:
