@@ -191,7 +191,7 @@ def _owned_deletion(
     if owned is None:
         replacing = {d.block.id: _replaced_lines(d) for d in others}
         owned = _owned(one, top[0], [r for lines in replacing.values() for r in lines])
-        relies = tuple(i for i, lines in replacing.items() if lines)
+        relies = _readers_in(facts, top[0].slot, replacing)
         # Their own code must not read what the deleted statements bind.
         bound = facts.bound_by(top[0].slot)
         for other in (d for d in others if d.block.id in relies):
@@ -202,6 +202,28 @@ def _owned_deletion(
         return owned
     taken = placed(block, owned.chosen, top, owned.reason, owned.review)
     return replace(taken, release=owned.release, lag=owned.lag, relies_on=relies)
+
+
+def _readers_in(
+    facts: MemberFacts, slot: Slot, replacing: dict[str, tuple[tuple[int, int], ...]]
+) -> tuple[str, ...]:
+    """The blocks (of ``replacing``: id to the line ranges it replaces) that replace
+    upstream code after ``slot`` reading what the statements there bind: a deletion there
+    holds only with those placed."""
+    stmts = slot.held()
+    end = stmts[-1].full_end if stmts else slot.line() - 1
+    bound = facts.bound_by(slot)
+    readers = [
+        stmt.start
+        for _, suite in facts.index.suites
+        for stmt in suite.stmts
+        if stmt.start > end and stmt.reads & bound
+    ]
+    return tuple(
+        block
+        for block, lines in replacing.items()
+        if any(start <= line <= stop for line in readers for start, stop in lines)
+    )
 
 
 def _replaced_lines(decision: Decision) -> tuple[tuple[int, int], ...]:
