@@ -12,6 +12,7 @@ sides made that change. Where upstream added similar code of its own next to the
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -135,9 +136,10 @@ class Convergent(Silent):
 
 def _taken_out_too(ctx: Context) -> Decision | None:
     """A deletion of statements upstream has since taken out of the member too: none of
-    them is left in it, not even edited, and none of their simple statements is anywhere
-    in the module (moved into a helper the member calls, they would still run). The same
-    change on both sides: upstream's code stands, and the note names the change."""
+    them is left in it, not even edited, none of their simple statements is anywhere in
+    the module (moved into a helper the member calls, they would still run), and what
+    upstream has where they were calls nothing (a call there may run them another way).
+    The same change on both sides: upstream's code stands, and the note names the change."""
     block = ctx.block
     if block.kind is not BlockKind.DELETION or not ctx.facts.ranked:
         return None
@@ -146,12 +148,22 @@ def _taken_out_too(ctx: Context) -> Decision | None:
         return None
     best = ctx.facts.ranked[0]
     slot = best.slot
+    if _calls(ctx, slot.held()):
+        return None  # what upstream put there instead may run the same thing another way
     here = Scored(Slot(slot.suite, slot.path, slot.index, 0), best.score, 1.0)
     reason = (
         f"{TAKEN_OUT}: {ctx.of.named(by)} took out `{shorten(text, 60)}`, "
         "and none of it runs elsewhere in the module"
     )
     return replace(followed(block, here, (here,), reason), release=by)
+
+
+def _calls(ctx: Context, stmts: Sequence[Stmt]) -> bool:
+    """Whether ``stmts`` call anything (or do not parse)."""
+    if not stmts:
+        return False
+    nodes = ctx.of.parsed(ctx.of.source(stmts))
+    return nodes is None or any(isinstance(n, ast.Call) for top in nodes for n in ast.walk(top))
 
 
 def _echoed(ctx: Context, new: Sequence[Stmt], shown: Scored) -> Decision | None:
