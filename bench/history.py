@@ -133,8 +133,11 @@ class History:
         settings = api.Settings(Config(upstream_repo=self.repo), cache=self.cache)
         runners = [parse(r.source.text, r.source.path) for r in self.runners(omni)]
         keys, lines = lineage.candidates(runners, settings, until)
-        best = lineage.ranked(runners, keys, lines)[0]
-        return best.label.removeprefix("vllm-ascend==")
+        ranked = lineage.ranked(runners, keys, lines)
+        if not ranked:
+            # The clone has nothing made by then: the releases out that day, as without it.
+            return replace_repo(self, "").detected(omni, until)
+        return ranked[0].label.removeprefix("vllm-ascend==")
 
     @functools.cache  # noqa: B019
     def ascend(self, version: str) -> SourceText:
@@ -156,6 +159,11 @@ class History:
         keys = {v: basedetect.method_keys(self.ascend(v).text) for v in candidates}
         ranked = basedetect.rank(self.omni_trees(omni), keys)
         return ranked[0]
+
+
+def replace_repo(history: History, repo: str) -> History:
+    """``history`` reading the same cache with another clone ("" for releases alone)."""
+    return History(history.cache, history.every, repo)
 
 
 @dataclass(frozen=True, slots=True)
