@@ -136,7 +136,7 @@ class History:
         ranked = lineage.ranked(runners, keys, lines)
         if not ranked:
             # The clone has nothing made by then: the releases out that day, as without it.
-            return replace_repo(self, "").detected(omni, until)
+            return History(self.cache, self.every).detected(omni, until)
         return ranked[0].label.removeprefix("vllm-ascend==")
 
     @functools.cache  # noqa: B019
@@ -159,11 +159,6 @@ class History:
         keys = {v: basedetect.method_keys(self.ascend(v).text) for v in candidates}
         ranked = basedetect.rank(self.omni_trees(omni), keys)
         return ranked[0]
-
-
-def replace_repo(history: History, repo: str) -> History:
-    """``history`` reading the same cache with another clone ("" for releases alone)."""
-    return History(history.cache, history.every, repo)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from omni_port.model import BlockKind
 from omni_port.report import shorten
 from omni_port.sync.context import Decision, conflict, followed
+from omni_port.sync.evidence.code import binds_locals
 from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.facts import MemberFacts, Stmt
 
@@ -223,11 +224,7 @@ def _assigned(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 def _local_binding(facts: MemberFacts, stmt: Stmt, reads: frozenset[str]) -> bool:
     """Whether ``stmt`` only binds plain locals none of ``reads`` names, calling nothing."""
-    if stmt.kind not in ("Assign", "AnnAssign") or not stmt.writes or stmt.writes & reads:
-        return False
-    nodes = facts.parsed(facts.source([stmt]))
-    calls = nodes is None or any(isinstance(n, ast.Call) for top in nodes for n in ast.walk(top))
-    return not calls and not any("." in name or "[" in name for name in stmt.writes)
+    return binds_locals(stmt) and not stmt.writes & reads and not facts.makes_calls([stmt])
 
 
 def _added_calls(facts: MemberFacts, decision: Decision) -> Counter[str]:

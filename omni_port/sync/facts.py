@@ -250,6 +250,13 @@ class MemberFacts:
             for stmt in self._module_simple
         )
 
+    def makes_calls(self, stmts: Sequence[Stmt]) -> bool:
+        """Whether upstream's ``stmts`` call anything (True when they do not parse)."""
+        if not stmts:
+            return False
+        nodes = self.parsed(self.source(stmts))
+        return nodes is None or any(isinstance(n, ast.Call) for top in nodes for n in ast.walk(top))
+
     def _kind(self, key: str) -> str:
         """The kind of the statement keyed ``key`` (a compound one by its header), as
         ``Stmt`` names it ("" when the key does not parse)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from omni_port.model import Anchor, Edge, Stmt, Tree
 from omni_port.pyast.diff import similarity
@@ -105,16 +105,29 @@ def read_after(
 ) -> frozenset[str]:
     """Names that statements of ``method`` after ``slot``'s statements read, other than
     those starting in the line ranges ``taken`` (``simple``: simple statements only)."""
-    stmts = slot.held()
-    end = stmts[-1].full_end if stmts else slot.line() - 1
     return frozenset(
         name
-        for _, suite in walk(method.clauses[0])
-        for stmt in suite.stmts
-        if stmt.start > end
-        and not (simple and stmt.clauses)
+        for stmt in statements_after(method, slot)
+        if not (simple and stmt.clauses)
         and not any(start <= stmt.start <= stop for start, stop in taken)
         for name in stmt.reads
+    )
+
+
+def statements_after(method: Stmt, slot: Slot) -> Iterator[Stmt]:
+    """The statements of ``method``, in any body, that start after ``slot``'s statements."""
+    stmts = slot.held()
+    end = stmts[-1].full_end if stmts else slot.line() - 1
+    for _, suite in walk(method.clauses[0]):
+        yield from (stmt for stmt in suite.stmts if stmt.start > end)
+
+
+def binds_locals(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is an assignment that binds plain local names only."""
+    return (
+        stmt.kind in ("Assign", "AnnAssign")
+        and bool(stmt.writes)
+        and not any("." in name for name in stmt.writes)
     )
 
 

@@ -31,6 +31,7 @@ from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import (
     dedent_code,
     find_def,
+    first_line,
     full_key,
     is_compound,
     node_key,
@@ -641,7 +642,7 @@ class NeverHad:
             line
             for node in body
             if self.holds(node_key(node))
-            for line in range(_first_line(node), (node.end_lineno or node.lineno) + 1)
+            for line in range(first_line(node), (node.end_lineno or node.lineno) + 1)
         }
         return "".join(line for number, line in enumerate(lines, 1) if number not in gone)
 
@@ -685,12 +686,6 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
         runner,
         versions[since].label,
     )
-
-
-def _first_line(node: ast.stmt) -> int:
-    """The first line of ``node``, its decorators included."""
-    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 #: Least similarity of a statement of omni's code to a replaced one for omni to have had it.

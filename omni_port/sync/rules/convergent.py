@@ -12,7 +12,6 @@ sides made that change. Where upstream added similar code of its own next to the
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -148,7 +147,7 @@ def _taken_out_too(ctx: Context) -> Decision | None:
         return None
     best = ctx.facts.ranked[0]
     slot = best.slot
-    if _calls(ctx, slot.held()):
+    if ctx.of.makes_calls(slot.held()):
         return None  # what upstream put there instead may run the same thing another way
     here = Scored(Slot(slot.suite, slot.path, slot.index, 0), best.score, 1.0)
     reason = (
@@ -156,14 +155,6 @@ def _taken_out_too(ctx: Context) -> Decision | None:
         "and none of it runs elsewhere in the module"
     )
     return replace(followed(block, here, (here,), reason), release=by)
-
-
-def _calls(ctx: Context, stmts: Sequence[Stmt]) -> bool:
-    """Whether ``stmts`` call anything (or do not parse)."""
-    if not stmts:
-        return False
-    nodes = ctx.of.parsed(ctx.of.source(stmts))
-    return nodes is None or any(isinstance(n, ast.Call) for top in nodes for n in ast.walk(top))
 
 
 def _echoed(ctx: Context, new: Sequence[Stmt], shown: Scored) -> Decision | None:

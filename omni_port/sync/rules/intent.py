@@ -30,7 +30,7 @@ from omni_port.sync.context import (
     followed,
     placed,
 )
-from omni_port.sync.evidence.code import echo_reason, short
+from omni_port.sync.evidence.code import binds_locals, echo_reason, short, statements_after
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import (
     Scored,
@@ -159,13 +159,7 @@ def _dead(facts: MemberFacts, slot: Slot, new: Sequence[Stmt]) -> bool:
     names that no code after ``slot`` reads: part of upstream's edit of what omni replaces,
     for nothing else once omni's code stands there."""
     later = facts.read_after(slot)
-    return all(
-        stmt.kind in ("Assign", "AnnAssign")
-        and stmt.writes
-        and not any("." in name for name in stmt.writes)
-        and not stmt.writes & later
-        for stmt in new
-    )
+    return all(binds_locals(stmt) and not stmt.writes & later for stmt in new)
 
 
 def _owned_deletion(
@@ -210,15 +204,8 @@ def _readers_in(
     """The blocks (of ``replacing``: id to the line ranges it replaces) that replace
     upstream code after ``slot`` reading what the statements there bind: a deletion there
     holds only with those placed."""
-    stmts = slot.held()
-    end = stmts[-1].full_end if stmts else slot.line() - 1
     bound = facts.bound_by(slot)
-    readers = [
-        stmt.start
-        for _, suite in facts.index.suites
-        for stmt in suite.stmts
-        if stmt.start > end and stmt.reads & bound
-    ]
+    readers = [s.start for s in statements_after(facts.member, slot) if s.reads & bound]
     return tuple(
         block
         for block, lines in replacing.items()
