@@ -34,6 +34,12 @@ class Code(enum.StrEnum):
         "unwritable",
         "Output cannot be written: read-only location, full disk, or no permission.",
     )
+    OP007 = (
+        "OP007",
+        "busy",
+        "Another omni-port command holds the workspace's lock (one writer at a time): this "
+        "one waited, then stopped without reading or writing anything.",
+    )
     # Markers
     OP101 = ("OP101", "malformed-marker", "Block marker opened but never closed.")
     OP102 = ("OP102", "malformed-marker", "Block marker closes a block that was never opened.")
@@ -63,6 +69,12 @@ class Code(enum.StrEnum):
         "unrecorded-edit",
         "An edit of a generated runner that `continue` cannot record as a block's place and "
         "code (it is in code no block owns).",
+    )
+    OP207 = (
+        "OP207",
+        "hand-edit",
+        "A generated runner was edited since sync wrote it: a command that would overwrite "
+        "it refuses (`omni-port continue` takes the edits, `--discard-edits` drops them).",
     )
     # Sync
     OP301 = ("OP301", "conflict", "Block conflict: no certain place for it in the new upstream.")

@@ -234,9 +234,14 @@ def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:
             actual = hashlib.sha256((folder / name).read_bytes()).hexdigest()
         except OSError:
             actual = ""
-        if actual != digest:
-            state = "is missing" if not actual else "differs from what sync wrote"
-            reasons.append(f"{name} {state}: run `omni-port sync`")
+        if not actual:
+            reasons.append(f"{name} is missing: run `omni-port sync`")
+        elif actual != digest:
+            # A hand edit: sync would refuse to overwrite it; continue records it.
+            reasons.append(
+                f"{name} was edited since sync wrote it: take the edit with `omni-port "
+                "continue` (or drop it: `omni-port sync --discard-edits`)"
+            )
     return reasons
 
 

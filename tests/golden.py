@@ -15,8 +15,11 @@ UPDATE = os.environ.get("OMNI_PORT_UPDATE_GOLDEN") == "1"
 
 
 def cases(kind: str) -> list[str]:
-    """Case directory names under tests/data/<kind>, sorted (they become test ids)."""
-    return sorted(p.name for p in (DATA / kind).iterdir() if p.is_dir())
+    """Case directory names under tests/data/<kind>, sorted (they become test ids); a
+    hidden folder (a tool's state, such as ``.omni-port/``) is none."""
+    return sorted(
+        p.name for p in (DATA / kind).iterdir() if p.is_dir() and not p.name.startswith(".")
+    )
 
 
 def diff(expected: str, actual: str, name: str) -> str:

@@ -12,9 +12,9 @@ Each case directory holds its input files and:
 - ``xfail`` (optional): why the case fails today (a known bug; strict).
 
 A case runs in a copy of its directory (nothing is written into the repository), with
-``--config`` naming tests/data/corpus/pyproject.toml so that no other configuration
-applies, and a download cache inside the copy. A bad input (exit 2) must leave the copy
-exactly as it was, the cache aside: no file written, changed or removed.
+``--config`` naming a copy of tests/data/corpus/pyproject.toml beside it so that no other
+configuration applies, and a download cache inside the copy. A bad input (exit 2) must
+leave the copy exactly as it was, the cache aside: no file written, changed or removed.
 """
 
 from __future__ import annotations
@@ -99,7 +99,10 @@ def test_corpus_case(case: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.Mo
     work = tmp_path / case
     shutil.copytree(folder, work, ignore=shutil.ignore_patterns("args", "expected.txt", "exit"))
     monkeypatch.chdir(work)
-    config = ["--config", str(CORPUS / "pyproject.toml"), "--cache-dir", ".cache"]
+    # The configuration beside the copy: its folder is the workspace root, where the lock
+    # and a killed run's journal go (``.omni-port/``), outside the snapshot.
+    shutil.copy(CORPUS / "pyproject.toml", tmp_path / "pyproject.toml")
+    config = ["--config", str(tmp_path / "pyproject.toml"), "--cache-dir", ".cache"]
     *setup, command = (line for line in (folder / "args").read_text().splitlines() if line)
     for line in setup:
         result = cli(*config, *shlex.split(line))

@@ -98,7 +98,7 @@ def test_a_hook_of_the_sample_runs_in_a_git_repository(tmp_path: Path) -> None:
     runner.write_text(runner.read_text() + "# edited by hand\n")
     failed = _pre_commit("run", "omni-port-check", "--all-files", cwd=repo, home=tmp_path)
     assert failed.returncode == 1
-    assert "Failed" in failed.stdout and "OP406" in failed.stdout
+    assert "Failed" in failed.stdout and "OP207" in failed.stdout
 
 
 def test_the_actions_sample_runs_make_targets_that_exist(tmp_path: Path) -> None:

@@ -259,7 +259,10 @@ def test_runners_verify_has_not_passed_are_refused(tree: Path) -> None:
 def test_a_module_edited_after_sync_is_refused(tree: Path) -> None:
     runner = tree / "npu_model_runner.py"
     runner.write_text(runner.read_text() + "# edited\n")
-    assert "npu_model_runner.py differs from what sync wrote" in _refused(tree)
+    assert (
+        "npu_model_runner.py was edited since sync wrote it: take the edit with `omni-port continue`"
+        in _refused(tree)
+    )
 
 
 def test_another_installed_vllm_ascend_is_refused(tree: Path) -> None:

@@ -1,6 +1,7 @@
 """Safe I/O: atomic writes, paths that cannot escape, wheels and caches, inputs never executed.
 
-What the writers guarantee (``textio.write_atomic``, ``textio.write_tree``, ``store.apply``):
+What the writers guarantee (``textio.write_atomic``, and ``transaction.publish``, through
+which every command publishes the files it writes):
 
 - a file is never half-written: each is written to a temp file beside it, synced, renamed;
 - no temp file is left behind, whatever fails; a run killed outright (SIGKILL) leaves its
@@ -32,8 +33,8 @@ from omni_port.errors import BadInput
 from omni_port.model import Chunk, ModulePatches, Origin
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, parse_piece, piece_filename
-from omni_port.patches.store import apply, plan, read_patch_set
-from omni_port.sources import index, textio, upstream
+from omni_port.patches.store import plan, read_patch_set
+from omni_port.sources import index, textio, transaction, upstream
 from omni_port.sources.upstream import Spec, SpecKind, parse_spec
 from tests.conftest import Cli, LocalIndex
 
@@ -109,6 +110,41 @@ def old_tree(tmp_path: Path) -> Path:
 NEW = {"a.py": b"a new\n", "b.py": b"b new\n", "c.py": b"c new\n", LOCK_NAME: b"lock new\n"}
 
 
+def _publish(root: Path, files: dict[str, bytes], remove: tuple[str, ...] = ()) -> None:
+    """Publish ``files`` under ``root`` as a command does, its journal in ``root``'s parent."""
+    staged = transaction.Transaction(root.parent, "omni-port test")
+    staged.write_tree(root, files, sorted(files))
+    for rel in remove:
+        staged.remove(root / rel)
+    staged.commit()
+
+
+def _about(root: Path, real: Callable[..., Any], fake: Callable[..., Any]) -> Callable[..., Any]:
+    """``fake`` for calls about a file in ``root`` (a path, a ``dir=`` or an open file
+    descriptor's file), ``real`` for the others (the journal's own writes)."""
+
+    def route(*args: Any, **kwargs: Any) -> Any:
+        about = kwargs.get("dir", args[-1] if args else "")
+        if isinstance(about, int):
+            about = os.readlink(f"/proc/self/fd/{about}")
+        path = Path(os.path.abspath(str(about)))
+        inside = root in (path, path.parent) and path.name != transaction.STATE_DIR
+        return (fake if inside else real)(*args, **kwargs)
+
+    return route
+
+
+def _in_tree(root: Path, real: Callable[..., Any], fake: Callable[..., Any]) -> Callable[..., Any]:
+    """``fake`` for the calls whose last argument is a path in ``root`` (the published
+    files), ``real`` for the others (the journal's own writes)."""
+
+    def route(*args: Any) -> Any:
+        inside = Path(str(args[-1])).parent == root
+        return (fake if inside else real)(*args)
+
+    return route
+
+
 @pytest.mark.parametrize("call", [1, 2, 4])
 def test_write_tree_failing_while_staging_changes_nothing(
     old_tree: Path, monkeypatch: pytest.MonkeyPatch, call: int
@@ -116,8 +152,9 @@ def test_write_tree_failing_while_staging_changes_nothing(
     before = _tree(old_tree)
     monkeypatch.setattr(os, "fsync", _failing_on(call, os.fsync))
     with pytest.raises(BadInput):
-        textio.write_tree(old_tree, NEW, last=(LOCK_NAME,))
+        _publish(old_tree, NEW)
     assert _tree(old_tree) == before
+    assert not (old_tree.parent / transaction.STATE_DIR / transaction.JOURNAL_NAME).exists()
 
 
 @pytest.mark.parametrize("call", [1, 2, 3, 4])
@@ -125,10 +162,12 @@ def test_write_tree_failing_rename_puts_back_what_it_renamed(
     old_tree: Path, monkeypatch: pytest.MonkeyPatch, call: int
 ) -> None:
     before = _tree(old_tree)
-    monkeypatch.setattr(os, "replace", _failing_on(call, os.replace))
+    real = os.replace
+    monkeypatch.setattr(os, "replace", _in_tree(old_tree, real, _failing_on(call, real)))
     with pytest.raises(BadInput):
-        textio.write_tree(old_tree, NEW, remove=("b.py",), last=(LOCK_NAME,))
+        _publish(old_tree, NEW, remove=("b.py",))
     assert _tree(old_tree) == before
+    assert not (old_tree.parent / transaction.STATE_DIR / transaction.JOURNAL_NAME).exists()
 
 
 def test_write_tree_renames_the_manifest_last_and_removes_after(
@@ -138,13 +177,12 @@ def test_write_tree_renames_the_manifest_last_and_removes_after(
     real = os.replace
 
     def spy(src: str, dst: Path) -> None:
-        order.append(Path(dst).name)
+        if Path(dst).parent == old_tree:
+            order.append(Path(dst).name)
         real(src, dst)
 
     monkeypatch.setattr(os, "replace", spy)
-    textio.write_tree(
-        old_tree, {LOCK_NAME: b"l\n", "z.py": b"z\n"}, remove=("a.py",), last=(LOCK_NAME,)
-    )
+    _publish(old_tree, {LOCK_NAME: b"l\n", "z.py": b"z\n"}, remove=("a.py",))
     assert order == ["z.py", LOCK_NAME]
     assert _tree(old_tree) == {"b.py": b"b old\n", "z.py": b"z\n", LOCK_NAME: b"l\n"}
 
@@ -155,9 +193,7 @@ def test_write_tree_renames_the_manifest_last_and_removes_after(
 def test_write_tree_refuses_paths_outside_its_root(old_tree: Path, rel: str) -> None:
     before = _tree(old_tree.parent)
     with pytest.raises(ValueError, match="outside"):
-        textio.write_tree(old_tree, {"fine.py": b"x\n", rel: b"evil\n"})
-    with pytest.raises(ValueError, match="outside"):
-        textio.write_tree(old_tree, {}, remove=(rel,))
+        _publish(old_tree, {"fine.py": b"x\n", rel: b"evil\n"})
     assert _tree(old_tree.parent) == before
 
 
@@ -170,7 +206,11 @@ def test_stale_candidates_never_reach_outside_the_root(tmp_path: Path) -> None:
         root, {"new.py": b"x\n"}, ["old.py", "../victim.txt", str(tmp_path / "victim.txt")]
     )
     assert changes.removed == ("old.py",)
-    apply(root, {"new.py": b"x\n"}, changes)
+    staged = transaction.Transaction(tmp_path, "omni-port test")
+    staged.write_tree(root, {"new.py": b"x\n"}, changes.changed)
+    for rel in changes.removed:
+        staged.remove(root / rel)
+    staged.commit()
     assert (tmp_path / "victim.txt").read_text() == "precious"
     assert sorted(_tree(root)) == ["new.py"]
 
@@ -223,7 +263,9 @@ def test_a_sync_that_cannot_write_exits_2_in_one_line_and_keeps_the_outputs(
     # The new upstream's tree goes into the cache first, so the counted calls are the output's.
     assert _run(cli, "sync", "--check", "--patches", "p", "--upstream", "v2.py").exit_code == 1
     owner = tempfile if function == "mkstemp" else os
-    monkeypatch.setattr(owner, function, _failing_on(call, getattr(owner, function), error))
+    real = getattr(owner, function)
+    fake = _failing_on(call, real, error)
+    monkeypatch.setattr(owner, function, _about(workspace / "g", real, fake))
     result = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
     assert result.exit_code == 2, result.stderr
     _only_error_line(result.stderr, "OP006")
@@ -308,12 +350,13 @@ def test_a_rewritten_file_keeps_its_mode(
 ) -> None:
     """As an editor does: a file someone made 640 or 755 stays so when it is written again."""
     umask(0o022)
-    target = tmp_path / "runner.py"
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "runner.py"
     target.write_bytes(b"old\n")
     target.chmod(mode)
     textio.write_atomic(target, b"new\n")
     assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"new\n", mode)
-    textio.write_tree(tmp_path, {"runner.py": b"newer\n"})
+    _publish(tmp_path / "out", {"runner.py": b"newer\n"})
     assert (target.read_bytes(), stat.S_IMODE(target.stat().st_mode)) == (b"newer\n", mode)
 
 
@@ -368,7 +411,9 @@ from omni_port import cli
 real, calls = os.fsync, []
 
 def fsync(fd):
-    calls.append(fd)
+    name = os.readlink(f"/proc/self/fd/{fd}")
+    if name.endswith(".tmp") and "/g/" in name:  # an output's temp file, not the journal's
+        calls.append(fd)
     if len(calls) == 2:  # both temp files staged, none renamed yet
         os.kill(os.getpid(), signal.SIGKILL)
     real(fd)
@@ -392,10 +437,9 @@ def test_temp_files_of_a_sync_killed_while_staging_go_with_the_next_sync(
     assert killed.returncode == -9, killed.stderr
     left = sorted(p.name for p in (workspace / "g").glob(".*.tmp"))
     assert left and _tree(workspace / "g").keys() - before.keys() == {*left}, "only temp files"
-    assert (
-        _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g").exit_code
-        == 0
-    )
+    again = _run(cli, "sync", "--patches", "p", "--upstream", "v2.py", "--generated", "g")
+    assert again.exit_code == 0
+    assert "rolled back the interrupted `omni-port sync`" in again.stderr
     assert not list(workspace.rglob("*.tmp"))
 
 
@@ -498,8 +542,13 @@ def test_extract_of_a_source_named_dotdot_writes_nothing(cli: Cli, workspace: Pa
     before = _tree(workspace)
     result = _run(cli, "extract", "...py", "--base", "base.py", "--patches", "p")
     assert result.exit_code == 2 and "OP203" in result.stderr
-    # The base's parsed tree may be kept in the cache: it is sound, and no output.
-    after = {name: data for name, data in _tree(workspace).items() if not name.startswith("cache/")}
+    # The base's parsed tree may be kept in the cache: it is sound, and no output; the
+    # workspace's lock is the tool's own state, as the cache is.
+    after = {
+        name: data
+        for name, data in _tree(workspace).items()
+        if not name.startswith(("cache/", f"{transaction.STATE_DIR}/"))
+    }
     assert after == before
 
 

@@ -440,7 +440,10 @@ def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -
     assert check.exit_code == 1
     assert "-# edited by hand" in check.stdout
     assert edited.read_text().endswith("# edited by hand\n"), "--check writes nothing"
-    cli(*args)
+    refused = cli(*args)
+    assert refused.exit_code == 2 and ": OP207 " in refused.stderr, refused.stderr
+    assert edited.read_text().endswith("# edited by hand\n"), "a hand edit is never lost"
+    assert cli(*args, "--discard-edits").exit_code == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == written
     # The header's Regenerate command is one the CLI takes, and it reproduces the tree.
     regenerate = next(

@@ -64,6 +64,7 @@ from omni_port.api.workflows import (
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
 from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Tree, Upstream
 from omni_port.patches import lockfile
+from omni_port.patches.store import edit_finding, hand_edits
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
 from omni_port.sources.textio import decode, sha256
@@ -236,4 +237,8 @@ def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "
     source = patches_source(patch_set, config.source)
     context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
     findings = verify_files(files, placements, patch_set, context)
+    # What is on disk is verified; a file edited since sync wrote it is not what the lock
+    # says, and no patch records it yet (the runtime switch refuses it).
+    edited = hand_edits(generated, lock.outputs, {})
+    findings.extend(edit_finding(edit.rel, edit, refused=False) for edit in edited)
     return Verified(tuple(files), placements, tuple(findings))

@@ -36,7 +36,7 @@ from omni_port.gpu import parity
 from omni_port.model import Code, Finding, PatchSet, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import INDEX_NAME, render_patch_set
-from omni_port.patches.store import existing, read_patch_set
+from omni_port.patches.store import edit_finding, existing, hand_edits, read_patch_set
 from omni_port.pyast.parser import parse
 from omni_port.report import shown
 from omni_port.sources.config import Config, key_line
@@ -180,7 +180,13 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     files = lockfile.configured_files(result.files, configured)
     actual = {rel: read_bytes_or_none(inputs.generated / rel) for rel in files}
     command = lock.command or "omni-port sync"
-    findings = drift.stale_findings(files, actual, shown(inputs.generated), command)
+    # A file edited since sync wrote it is a hand edit, which `continue` takes; one that
+    # holds what sync wrote but not what it would write now is stale: sync rewrites it.
+    edits = hand_edits(inputs.generated, lock.outputs, files)
+    edited = {edit.rel for edit in edits}
+    findings = [edit_finding(f"{shown(inputs.generated)}/{e.rel}", e, False) for e in edits]
+    stale = {rel: data for rel, data in files.items() if rel not in edited}
+    findings += drift.stale_findings(stale, actual, shown(inputs.generated), command)
     # What sync found about the history, the GPU runners and the catalog stays visible:
     # upstream changes the runners never had (OP306), blocks omni's GPU runner puts
     # elsewhere across code that reads them (OP308), upstream edits of code omni's code

@@ -8,7 +8,7 @@ Exit codes (every command):
   2    bad input or usage: unreadable file, malformed markers, syntax error, bad option,
        an output that cannot be written (read-only location, full disk)
   123  internal error (a bug in omni-port; please report it)
-  130  interrupted (Ctrl-C); every write is atomic, so nothing is half-written
+  130  interrupted (Ctrl-C); a command's writes are one transaction: nothing half-written
   141  stdout's reader stopped reading (a pager, `head`): quiet, as after SIGPIPE
 """
 
@@ -216,6 +216,39 @@ def _fetching(config: Config, quiet: bool) -> contextlib.AbstractContextManager[
     return fetch.fetching(fetch.Fetching(fetch.Downloads(config.downloads), meter))
 
 
+def in_workspace(writes: bool) -> Callable[[F], F]:
+    """Run a command on its workspace (the configuration's folder): with the workspace lock
+    held, exclusively when it ``writes`` (and not under ``--check``), shared when it only
+    reads; a transaction a killed run left completed or rolled back first (said on
+    stderr); and the command's writes staged in one transaction, published together when
+    it returns (or earlier, where it commits itself), dropped when it fails.
+
+    Put it under ``handle_errors``: a busy workspace (OP007) is an exit 2 like bad input.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(options: Options, /, *args: Any, **kwargs: Any) -> Any:
+            from omni_port.sources import transaction
+
+            exclusive = writes and not kwargs.get("check", False)
+            context = click.get_current_context()
+            line = f"omni-port {context.info_name}"
+            root = Path(options.config.root)
+            with transaction.session(root, line, exclusive) as staged:
+                for recovered in staged.recovered:
+                    # Said even with -q, as git's warnings are: the workspace moved.
+                    click.echo(f"omni-port: {recovered}", err=True)
+                result = command(options, *args, **kwargs)
+                if not staged.committed:
+                    staged.commit()
+            return result
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
 # --- options several commands share ----------------------------------------------------------
 
 
@@ -235,6 +268,18 @@ def discard_option(command: F) -> F:
         "--discard-decisions",
         is_flag=True,
         help="Write even when recorded resolutions would be dropped (refused, exit 2, without it).",
+    )(command)
+
+
+def discard_edits_option(command: F) -> F:
+    """``--discard-edits``: a command that would overwrite a generated runner edited by
+    hand refuses without it (exit 2, OP207 naming each edit)."""
+    return click.option(
+        "--discard-edits",
+        is_flag=True,
+        help="Overwrite generated runners edited by hand (refused, exit 2, without it; "
+        "`omni-port continue` takes the edits instead). A copy of each goes to "
+        ".omni-port/discarded/.",
     )(command)
 
 

@@ -9,8 +9,15 @@ import click
 from omni_port import TOOL
 from omni_port.api.run import GENERATED
 from omni_port.catalog import describe, markdown
-from omni_port.cli import Options, handle_errors, patches_option, summary, write_options
-from omni_port.cli.files import write_files
+from omni_port.cli import (
+    Options,
+    handle_errors,
+    in_workspace,
+    patches_option,
+    summary,
+    write_options,
+)
+from omni_port.cli.files import publish, write_files
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.model import Code, PatchSet, Report
@@ -40,6 +47,7 @@ def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
 @write_options("the catalog")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def catalog_command(
     options: Options, patches_dir: Path | None, out: Path | None, check: bool, diff: bool
 ) -> Report:
@@ -64,6 +72,7 @@ def catalog_command(
         return Report()
     files = {target.name: encode(text)}
     changes, would = write_files(target.parent, files, (), check, diff)
+    publish()
     count = len(describe.entries(patch_set))
     state = "unchanged" if changes.clean else ("would change" if check else "written")
     outcome = Report(findings=tuple(would), counts={"entries": count})

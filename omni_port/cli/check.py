@@ -21,6 +21,7 @@ from omni_port.cli import (
     Options,
     finding_counts,
     handle_errors,
+    in_workspace,
     json_option,
     patches_option,
     summary,
@@ -142,6 +143,7 @@ def _check_inputs(options: Options, flags: CheckFlags) -> CheckInputs:
 )
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=False)
 def check_command(options: Options, /, **given: Any) -> Report:
     """The CI and pre-commit gate: catalog, markers, stale outputs, conflicts, parity.
 

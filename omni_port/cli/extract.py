@@ -14,13 +14,14 @@ from omni_port.cli import (
     Options,
     discard_option,
     handle_errors,
+    in_workspace,
     json_option,
     one_payload,
     patches_option,
     summary,
     write_options,
 )
-from omni_port.cli.files import write_files
+from omni_port.cli.files import publish, write_files
 from omni_port.cli.output import emit
 from omni_port.extract.listing import extracted_blocks
 from omni_port.model import Chunk, Copy, PatchSet, Placement, Report
@@ -71,6 +72,7 @@ class ExtractFlags:
 @write_options("the patches")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def extract_command(options: Options, /, **given: Any) -> Report:
     """Scan runner files for Omni-new blocks and write them as anchored patches.
 
@@ -111,6 +113,7 @@ def extract_command(options: Options, /, **given: Any) -> Report:
     files = {rel: encode(text) for rel, text in render_patch_set(patch_set, TOOL).items()}
     stale = existing(directory, "*/*.patch")
     changes, would = write_files(directory, files, stale, check, diff)
+    publish()
     rows = extracted_blocks(patch_set)
     counts = _extract_counts(patch_set, rows, changes)
     counts["kept"] = len(kept)

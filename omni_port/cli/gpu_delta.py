@@ -15,6 +15,7 @@ from omni_port import TOOL, api, report
 from omni_port.cli import (
     Options,
     handle_errors,
+    in_workspace,
     json_option,
     one_payload,
     patches_option,
@@ -86,6 +87,7 @@ ALLOW_LIST = click.Path(dir_okay=False, path_type=Path)
 @renamed("--allow", "--parity-allow", "allow_path", ALLOW_LIST)
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def gpu_delta_command(options: Options, /, **given: Any) -> Report:
     """List the omni changes of vLLM-Omni's GPU runners, each copied method against the
     vLLM release its body matches best; with --parity, the hunks the NPU runners lack.

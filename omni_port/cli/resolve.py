@@ -11,9 +11,16 @@ import click
 
 from omni_port import api
 from omni_port.api import resolution
-from omni_port.cli import Options, generated_option, handle_errors, patches_option, summary
+from omni_port.cli import (
+    Options,
+    generated_option,
+    handle_errors,
+    in_workspace,
+    patches_option,
+    summary,
+)
 from omni_port.cli.author import author
-from omni_port.cli.files import save_patches
+from omni_port.cli.files import publish, save_patches
 from omni_port.cli.sync import sticky_upstream
 from omni_port.errors import BadInput
 from omni_port.model import (
@@ -73,6 +80,7 @@ class ResolveFlags:
 @generated_option("Generated directory whose lock names the last sync's upstream.")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def resolve_command(options: Options, /, **given: Any) -> None:
     """Record where a conflicting block goes, so that every later sync places it there.
 
@@ -136,6 +144,7 @@ def resolve_command(options: Options, /, **given: Any) -> None:
         )
         raise BadInput.at(Code.OP301, where, 1, message)
     save_patches(directory, edits.resolve(patch_set, block_id, record))
+    publish()
     if record.dropped:
         summary(options, f"recorded: {block_id} is dropped on {label}; run `omni-port sync`")
         return
@@ -237,6 +246,7 @@ def _ask(candidates: tuple[Candidate, ...]) -> str:
 @patches_option("Patches directory (default: `patches`).")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path | None) -> None:
     """Turn an implicit edit (code changed outside markers) into a titled, marked Omni-new block.
 
@@ -247,4 +257,5 @@ def adopt_command(options: Options, edit_id: str, title: str, patches_dir: Path 
     directory = patches_dir or config.path(config.patches)
     patch_set, new_id = edits.adopt(read_patch_set(directory), edit_id, title)
     save_patches(directory, patch_set)
+    publish()
     summary(options, f"{edit_id} is now the marked block {new_id} in {shown(directory)}/")

@@ -12,12 +12,13 @@ from omni_port.cli import (
     Options,
     generated_option,
     handle_errors,
+    in_workspace,
     json_option,
     patches_option,
     summary,
 )
 from omni_port.cli.author import author
-from omni_port.cli.files import save_patches, write_files
+from omni_port.cli.files import publish, save_patches, write_files
 from omni_port.cli.output import emit
 from omni_port.cli.resolve import transplants_of
 from omni_port.cli.sync import sticky_upstream
@@ -38,6 +39,7 @@ from omni_port.report import in_directory, shorten
 @json_option
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def continue_command(
     options: Options,
     why: str,
@@ -80,6 +82,7 @@ def continue_command(
         save_patches(directory, done.patch_set)
     files = done.synced.files
     changes, _ = write_files(target, files, api.inputs.previous_outputs(target))
+    publish()
     synced = done.synced.synced
     findings = (*done.notes, *in_directory(synced.findings, target, files))
     left = [p for p in synced.placements if p.status is Status.CONFLICT]

@@ -13,8 +13,10 @@ import click
 from omni_port import api, report
 from omni_port.cli import (
     Options,
+    discard_edits_option,
     generated_option,
     handle_errors,
+    in_workspace,
     json_option,
     one_payload,
     patches_option,
@@ -22,7 +24,7 @@ from omni_port.cli import (
     v2,
     write_options,
 )
-from omni_port.cli.files import write_files
+from omni_port.cli.files import Writing, keep_hand_edits, publish, write_files
 from omni_port.cli.output import emit
 from omni_port.errors import BadInput
 from omni_port.gpu.transplant import Merged
@@ -43,6 +45,7 @@ class SyncFlags:
     upstream_class: str | None
     history_mode: str | None
     transplant_dirs: tuple[Path, ...]
+    discard_edits: bool
     check: bool
     diff: bool
 
@@ -78,9 +81,11 @@ class SyncFlags:
     help="Extra blocks for the copies of the patches (written by `gpu-delta --transplant`); "
     "repeatable. A block whose method the patches do not copy is a conflict.",
 )
+@discard_edits_option
 @write_options("the output")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def sync_command(options: Options, /, **given: Any) -> Report:
     """Generate the NPU runners from the patches and an upstream vllm-ascend.
 
@@ -91,6 +96,10 @@ def sync_command(options: Options, /, **given: Any) -> Report:
     the copy's own blocks.
     Without --upstream, the upstream of the last sync (recorded in the lock) is kept until
     the configuration names another one.
+
+    A generated runner edited since sync wrote it is never overwritten: sync refuses (exit
+    2, OP207, naming the edited lines) until the edits are taken (`omni-port continue`) or
+    dropped (--discard-edits, which keeps a copy in .omni-port/discarded/).
     """
     flags = SyncFlags(**given)
     check, diff = flags.check, flags.diff
@@ -115,6 +124,7 @@ def sync_command(options: Options, /, **given: Any) -> Report:
         raise BadInput(uncompiled)
     result = synced.result
     files = done.files
+    kept = [] if check else keep_hand_edits(target, files, flags.discard_edits)
     changes, would = write_files(target, files, api.inputs.previous_outputs(target), check, diff)
     findings = (*done.notes, *in_directory(synced.findings, target, files), *would)
     if check:
@@ -128,9 +138,15 @@ def sync_command(options: Options, /, **given: Any) -> Report:
         counts.update(_transplant_counts(synced.merged, placements))
     outcome = Report(placements, findings, counts)
     emit(outcome, flags.json_path, diff=diff, document=_json_report(outcome, synced))
+    # With `v2-source` configured, the V2 runners are part of the workspace sync makes,
+    # published with the V1 runners or not at all.
+    writing = Writing(check, diff, flags.discard_edits)
+    combined = v2.combined(outcome, v2.sync_configured(options, writing))
+    publish()
+    for copy in kept:
+        summary(options, f"discarded a hand edit; its file was kept as {copy}")
     summary(options, _syncsummary(counts, changes, check, target))
-    # With `v2-source` configured, the V2 runners are part of the workspace sync makes.
-    return v2.combined(outcome, v2.sync_configured(options, check, diff))
+    return combined
 
 
 def sticky_upstream(options: Options, generated: Path) -> str:

@@ -12,20 +12,22 @@ import click
 from omni_port import api
 from omni_port.cli import (
     Options,
+    discard_edits_option,
     discard_option,
     generated_option,
     handle_errors,
     in_existing_folder,
+    in_workspace,
     json_option,
     patches_option,
     summary,
 )
-from omni_port.cli.files import save_patches, write_files
+from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
 from omni_port.cli.output import emit
 from omni_port.model import Report
 from omni_port.report import shown
 from omni_port.sources.config import config_file, pinned
-from omni_port.sources.textio import encode, write_atomic
+from omni_port.sources.textio import encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,7 @@ class UpgradeFlags:
     candidates: str | None
     lenient: bool
     discard_decisions: bool
+    discard_edits: bool
 
 
 @click.command("upgrade")
@@ -79,8 +82,10 @@ class UpgradeFlags:
     help="Extract despite malformed markers; list them as findings (default: `lenient`).",
 )
 @discard_option
+@discard_edits_option
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def upgrade_command(options: Options, /, **given: Any) -> Report:
     """Port the runners onto a new upstream and write a summary ready for a pull request.
 
@@ -93,6 +98,10 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     here when there is none) is edited in place, comments and layout kept, to name the
     source, the base (the detected one) and the target, so that `extract --check`,
     `sync --check`, `check` and `make sync` agree with what the upgrade wrote.
+
+    Everything it writes (patches, runners, lock, summary, configuration) is published
+    together once every check passed, or not at all. A generated runner edited since sync
+    wrote it is never overwritten (exit 2, OP207) unless --discard-edits.
     """
     flags = UpgradeFlags(**given)
     summary_path, json_path = flags.summary_path, flags.json_path
@@ -123,13 +132,19 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     if done.detected is not None:
         best = done.detected
         summary(options, f"detected base {best.label} ({best.similarity:.1%} of copied statements)")
+    kept = keep_hand_edits(request.generated, done.files, flags.discard_edits)
     save_patches(request.patches, done.patch_set)
     write_files(request.generated, done.files, api.inputs.previous_outputs(request.generated))
+    if str(summary_path) != "-":
+        staging().write(summary_path, encode(done.summary))
+    pinned_keys = _pin(options, done.pins)
+    publish()
     if str(summary_path) == "-":
         click.echo(done.summary, nl=False)
-    else:
-        write_atomic(summary_path, encode(done.summary))
-    _pin(options, done.pins)
+    for copy in kept:
+        summary(options, f"discarded a hand edit; its file was kept as {copy}")
+    if pinned_keys:
+        summary(options, pinned_keys)
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
@@ -140,21 +155,22 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     return outcome
 
 
-def _pin(options: Options, pins: dict[str, str | bool]) -> None:
-    """Edit the configuration in place to name what the upgrade used (``pins``, none for
-    an upgrade into other folders); says on stderr which keys changed."""
+def _pin(options: Options, pins: dict[str, str | bool]) -> str:
+    """Stage the configuration, edited in place to name what the upgrade used (``pins``,
+    none for an upgrade into other folders); returns the line that says which keys changed
+    ("" when none did)."""
     if not pins:
-        return
+        return ""
     config = options.config
     wanted = dict(pins)
     target = config_file(config)
     old = target.read_text(encoding="utf-8") if target.is_file() else ""
     new = pinned(old, wanted)
     if new == old:
-        return
-    write_atomic(target, new.encode("utf-8"))
+        return ""
+    staging().write(target, new.encode("utf-8"))
     changed = ", ".join(f"{key} = {_shown(value)}" for key, value in wanted.items())
-    summary(options, f"pinned in {shown(target)} [tool.omni-port]: {changed}")
+    return f"pinned in {shown(target)} [tool.omni-port]: {changed}"
 
 
 def _shown(value: str | bool) -> str:

@@ -17,14 +17,16 @@ from omni_port.api import v2
 from omni_port.cli import (
     F,
     Options,
+    discard_edits_option,
     finding_counts,
     generated_option,
     handle_errors,
+    in_workspace,
     json_option,
     summary,
     write_options,
 )
-from omni_port.cli.files import write_files
+from omni_port.cli.files import Writing, keep_hand_edits, write_files
 from omni_port.cli.output import emit
 from omni_port.model import Finding, Report, Severity, Status
 from omni_port.patches.store import Changes
@@ -79,6 +81,7 @@ class V2Flags:
     generated: Path | None = None
     check: bool = False
     diff: bool = False
+    discard_edits: bool = False
 
 
 def _sources(options: Options, flags: V2Flags) -> v2.Sources:
@@ -291,9 +294,11 @@ def _composed_json(composed: Composed | None) -> dict[str, object] | None:
 )
 @generated_option("Output directory (default: `v2-generated`, generated/v2).")
 @json_option
+@discard_edits_option
 @write_options("the output")
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def v2_sync_command(options: Options, /, **given: Any) -> Report:
     """Generate NPU V2 runners: vLLM-Omni's worker_v2 runners composed with NPUModelRunner.
 
@@ -312,24 +317,28 @@ def v2_sync_command(options: Options, /, **given: Any) -> Report:
     flags = V2Flags(**given)
     sources = replace(_sources(options, flags), force_vllm_mismatch=flags.force_vllm_mismatch)
     target = flags.generated or options.config.path(options.config.v2_generated)
-    return sync_tree(options, sources, target, flags.check, flags.diff, flags.json_path)
+    writing = Writing(flags.check, flags.diff, flags.discard_edits)
+    return sync_tree(options, sources, target, writing, flags.json_path)
 
 
 def sync_tree(
     options: Options,
     sources: v2.Sources,
     target: Path,
-    check: bool,
-    diff: bool,
+    writing: Writing,
     json_path: Path | None = None,
 ) -> Report:
-    """Generate (or, with ``check``, compare) one V2 tree and report it."""
+    """Generate (or, with ``check``, compare) one V2 tree and stage it; report it."""
+    check, diff = writing.check, writing.diff
     loaded, result = v2.generate(sources, options.settings, target)
     for module in sorted([*loaded.omni, *(r.module for r in result.rebased)]):
         summary(options, _module_line(module, result))
+    kept = [] if check else keep_hand_edits(target, result.files, writing.discard_edits)
     changes, would = write_files(
         target, result.files, api.inputs.previous_outputs(target), check, diff
     )
+    for copy in kept:
+        summary(options, f"discarded a hand edit; its file was kept as {copy}")
     counts = {
         **result.counts,
         "written": len(changes.changed),
@@ -382,13 +391,13 @@ def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target:
 # --- the configured V2 tree in sync and verify ----------------------------------------------
 
 
-def sync_configured(options: Options, check: bool, diff: bool) -> Report | None:
-    """`sync` of the configured V2 tree (None when ``v2-source`` is not set)."""
+def sync_configured(options: Options, writing: Writing) -> Report | None:
+    """`sync` of the configured V2 tree, staged (None when ``v2-source`` is not set)."""
     config = options.config
     if not v2.configured(config):
         return None
     target = config.path(config.v2_generated)
-    return sync_tree(options, v2.sources_of(config), target, check, diff)
+    return sync_tree(options, v2.sources_of(config), target, writing)
 
 
 def verify_configured(options: Options) -> api.Verified | None:

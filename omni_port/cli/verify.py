@@ -12,17 +12,19 @@ from omni_port.cli import (
     Options,
     finding_counts,
     handle_errors,
+    in_workspace,
     json_option,
     patches_option,
     summary,
     unresolved,
     v2,
 )
+from omni_port.cli.files import publish, staging
 from omni_port.cli.output import emit
 from omni_port.model import Finding, Report, Severity
 from omni_port.patches import lockfile
 from omni_port.report import in_directory, shown
-from omni_port.sources.textio import sha256, write_atomic
+from omni_port.sources.textio import sha256
 
 
 @click.command("verify")
@@ -42,6 +44,7 @@ from omni_port.sources.textio import sha256, write_atomic
 @json_option
 @click.pass_obj
 @handle_errors
+@in_workspace(writes=True)
 def verify_command(
     options: Options,
     generated: Path | None,
@@ -82,6 +85,7 @@ def verify_command(
     if also is not None:
         v2_out = config.path(config.v2_generated)
         _record_verdict(v2_out, [f for f in findings if _in_tree(f, v2_out)])
+    publish()
     problems = sum(1 for f in findings if f.severity is Severity.ERROR)
     notes = len(findings) - problems
     modules = len(verified.modules)
@@ -102,4 +106,4 @@ def _record_verdict(directory: Path, findings: list[Finding]) -> None:
         return
     problems = tuple(report.text_line(f) for f in findings if f.severity is Severity.ERROR)
     verdict = lockfile.Verdict(sha256(lock.read_bytes()), problems)
-    write_atomic(directory / lockfile.VERDICT_NAME, lockfile.render_verdict(verdict).encode())
+    staging().write(directory / lockfile.VERDICT_NAME, lockfile.render_verdict(verdict).encode())

@@ -1,20 +1,20 @@
-"""The file-system side of patch sets and output trees: read, compare, write atomically."""
+"""The file-system side of patch sets and output trees: read them, and compare a tree with
+what a command would write (the writing is ``sources.transaction``'s)."""
 
 from __future__ import annotations
 
 import difflib
-import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, PatchSet
+from omni_port.model import Code, Finding, PatchSet
 from omni_port.patches import validate
 from omni_port.patches.lockfile import LOCK_NAME
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
-from omni_port.sources.textio import decode, read_source, safe_relative, write_atomic, write_tree
+from omni_port.sources.textio import decode, read_source, safe_relative
 
 
 def read_patch_set(directory: Path, strict: bool = True) -> PatchSet:
@@ -113,44 +113,6 @@ def existing(root: Path, pattern: str) -> list[str]:
     return [p.relative_to(root).as_posix() for p in root.glob(pattern) if p.is_file()]
 
 
-#: Files that describe the rest of a tree: renamed last, so that an interrupted write
-#: leaves a manifest that does not match the files, which the next run notices.
-MANIFESTS = (INDEX_NAME, LOCK_NAME)
-
-
-def apply(root: Path, files: Mapping[str, bytes], changes: Changes) -> None:
-    """Write the changed files and remove stale ones; see ``textio.write_tree``.
-
-    No file is ever half-written. A failure before the renames changes nothing; a failed
-    rename puts back the files renamed before it; the index or lock goes last. A file that
-    is a symbolic link is written through it, as editors do: the link stays a link (its
-    target, when outside ``root``, is written atomically on its own, first).
-    """
-    changed = {}
-    for rel in changes.changed:
-        target = _through_links(root, rel)
-        if isinstance(target, str):
-            changed[target] = files[rel]
-        else:
-            write_atomic(target, files[rel])
-    last = tuple(_through_links(root, rel) for rel in MANIFESTS)
-    write_tree(root, changed, changes.removed, last=tuple(r for r in last if isinstance(r, str)))
-
-
-def _through_links(root: Path, rel: str) -> str | Path:
-    """Where writing ``root/rel`` must go: ``rel`` itself, or for a symbolic link the file
-    it names, relative to ``root`` when inside it, else as an absolute path."""
-    path = root / rel
-    if not path.is_symlink():
-        return rel
-    real = Path(os.path.realpath(path))
-    try:
-        inside = real.relative_to(os.path.realpath(root)).as_posix()
-    except ValueError:
-        return real
-    return inside if safe_relative(inside) else real
-
-
 def unified_diff(root: Path, files: Mapping[str, bytes], changes: Changes) -> str:
     """The unified diff that applying ``changes`` would make, paths relative to ``root``."""
     out: list[str] = []
@@ -176,3 +138,82 @@ def _diff(old: list[str], new: list[str], a: str, b: str) -> list[str]:
     return [
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     ]
+
+
+# --- hand edits of a generated tree -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandEdit:
+    """A file of a generated tree that differs from what the last sync wrote (its lock)."""
+
+    #: Path relative to the tree's root.
+    rel: str
+    #: (first, last) 1-based lines of the file on disk that differ from what sync wrote;
+    #: empty when that text is not at hand (the inputs changed since).
+    regions: tuple[tuple[int, int], ...]
+
+
+def hand_edits(
+    root: Path, written: Mapping[str, str], files: Mapping[str, bytes]
+) -> list[HandEdit]:
+    """The files under ``root`` that a write of ``files`` would overwrite although they
+    differ from what the last sync wrote (``written``: the lock's outputs, path -> sha256).
+
+    A missing file is no edit (nothing would be lost), nor is a file already holding what
+    ``files`` would write. Where the new bytes are exactly what sync wrote last (same
+    inputs, so the same output), the edited regions are the lines that differ from them.
+    """
+    import hashlib
+
+    edits = []
+    for rel, digest in sorted(written.items()):
+        if not safe_relative(rel):
+            continue
+        try:
+            actual = (root / rel).read_bytes()
+        except OSError:
+            continue
+        new = files.get(rel)
+        if hashlib.sha256(actual).hexdigest() == digest or actual == new:
+            continue
+        same_inputs = new is not None and hashlib.sha256(new).hexdigest() == digest
+        regions = _regions(new, actual) if new is not None and same_inputs else ()
+        edits.append(HandEdit(rel, regions))
+    return edits
+
+
+def _regions(before: bytes, after: bytes) -> tuple[tuple[int, int], ...]:
+    """Line ranges of ``after`` that differ from ``before`` (a deletion: the line after it)."""
+    old = before.decode("utf-8", "replace").splitlines()
+    new = after.decode("utf-8", "replace").splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    regions = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            first = min(j1 + 1, max(len(new), 1))
+            regions.append((first, max(first, j2)))
+    return tuple(regions)
+
+
+def edit_finding(path: str, edit: HandEdit, refused: bool) -> Finding:
+    """OP207 for a hand edit of a generated file (``path``, as shown), at its first
+    edited line: what takes it (``continue``) and what drops it, and, when a command
+    ``refused`` to overwrite it, that nothing was written."""
+    drop = "`--discard-edits` (a copy goes to .omni-port/discarded/)"
+    if not edit.regions and refused:
+        message = (
+            f"edited since sync wrote it ({LOCK_NAME} names another sha256), and what sync "
+            "would write there changed since (the patches or the upstream moved): to keep "
+            "the edits, go back to the inputs of the last sync and run `omni-port continue`;"
+            f" to drop them, {drop}; nothing was written"
+        )
+        return Finding(Code.OP207, path, 1, message)
+    lines = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in edit.regions)
+    where = f" (lines {lines})" if lines else ""
+    if refused:
+        tail = f"or drop them with {drop}; nothing was written"
+    else:
+        tail = "or drop them with `omni-port sync --discard-edits`; not deployable until then"
+    message = f"edited since sync wrote it{where}: take the edits with `omni-port continue`, {tail}"
+    return Finding(Code.OP207, path, edit.regions[0][0] if edit.regions else 1, message)

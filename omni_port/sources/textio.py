@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -119,7 +119,7 @@ def scratch_beside(path: Path) -> Iterator[Path]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_dead_temps(path.parent)
-        fd, tmp = _temp_beside(path)
+        fd, tmp = temp_beside(path)
         os.close(fd)
     except OSError as exc:
         raise unwritable(path, exc) from exc
@@ -135,7 +135,7 @@ def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_dead_temps(path.parent)
-        fd, tmp = _temp_beside(path)
+        fd, tmp = temp_beside(path)
     except OSError as exc:
         raise unwritable(path, exc) from exc
     try:
@@ -171,65 +171,15 @@ def safe_relative(rel: str) -> bool:
     )
 
 
-def write_tree(
-    root: Path,
-    files: Mapping[str, bytes],
-    remove: tuple[str, ...] = (),
-    last: tuple[str, ...] = (),
-) -> None:
-    """Write several files under ``root``: every temp file first, then the renames.
-
-    Guarantees: no file is ever half-written, and no temp file is left behind (a run
-    killed outright leaves its own, which the next write into the folder removes: see
-    ``remove_dead_temps``). A failure while staging leaves every previous file untouched.
-    A failure during the renames (an OS error) puts back the files already renamed, best
-    effort, before re-raising. The files named in ``last`` (an index or lock describing the
-    others) are renamed after all the rest, so a run killed in between leaves a tree whose
-    manifest does not match it, which the next run notices. Stale files in ``remove`` go
-    only after every rename succeeded.
-
-    Raises ValueError, writing nothing, for a path that is not a plain relative path below
-    ``root``: callers must never build one. Raises BadInput (OP006) for an OS error
-    (read-only location, full disk), after the clean-up above.
-    """
-    unsafe = [rel for rel in (*files, *remove) if not safe_relative(rel)]
-    if unsafe:
-        raise ValueError(f"refusing to write outside {root}: {unsafe[0]!r}")
-    order = sorted(files, key=lambda rel: (rel in last, rel))
-    staged: list[tuple[str, Path]] = []
-    target = root
-    remove_dead_temps_under(root, order)
-    try:
-        for rel in order:
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = _temp_beside(target)
-            staged.append((tmp, target))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(files[rel])
-                handle.flush()
-                os.fsync(handle.fileno())
-        _rename_all(staged)
-    except BaseException as exc:
-        for tmp, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise unwritable(target, exc) from exc
-        raise
-    for rel in remove:
-        with contextlib.suppress(FileNotFoundError):
-            (root / rel).unlink()
-
-
 def remove_dead_temps_under(root: Path, rels: Iterable[str]) -> None:
     """``remove_dead_temps`` in every folder the files ``rels`` (relative to ``root``) go to."""
     for folder in sorted({(root / rel).parent for rel in rels}):
         remove_dead_temps(folder)
 
 
-def _rename_all(staged: list[tuple[str, Path]]) -> None:
-    """Rename every staged file onto its target; on failure, restore the targets done so far."""
+def rename_all(staged: list[tuple[str, Path]]) -> None:
+    """Rename every staged (temporary file, target) onto its target; on failure, restore
+    the targets done so far (best effort) and raise BadInput (OP006) for an OS error."""
     done: list[tuple[Path, bytes | None]] = []
     target = Path()
     try:
@@ -255,7 +205,7 @@ def _put_back(target: Path, data: bytes) -> None:
         write_atomic(target, data)
 
 
-def _temp_beside(path: Path) -> tuple[int, str]:
+def temp_beside(path: Path) -> tuple[int, str]:
     """A new temp file in ``path``'s folder (so the final rename is atomic), open for writing.
 
     Its name carries this process's id (``.NAME.PID-XXXX.tmp``): a run killed before its
