@@ -60,10 +60,10 @@ def _without_region(text: str, block_id: str) -> str:
     return text[:start] + text[end:]
 
 
-def _edit(work: Path) -> None:
+def _edit(work: Path, generated: str = "g") -> None:
     """What a maintainer does in the generated runner, in place: the signature omni wants,
     the sampling block over upstream's new `if`, the stats block on upstream's new name."""
-    runner = work / "g" / "omni.py"
+    runner = work / generated / "omni.py"
     text = runner.read_text()
     text = _without_region(text, SIGNATURE).replace(
         "def sample(self, logits, k=2):", "def sample(self, logits, k=1):"

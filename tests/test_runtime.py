@@ -260,8 +260,8 @@ def test_a_module_edited_after_sync_is_refused(tree: Path) -> None:
     runner = tree / "npu_model_runner.py"
     runner.write_text(runner.read_text() + "# edited\n")
     assert (
-        "npu_model_runner.py was edited since sync wrote it: take the edit with `omni-port continue`"
-        in _refused(tree)
+        "npu_model_runner.py was edited since sync wrote it: take the edit with "
+        "`omni-port continue`" in _refused(tree)
     )
 
 

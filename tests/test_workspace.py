@@ -334,3 +334,102 @@ def test_two_writers_at_once_never_mix(cli: Cli, work: Path) -> None:
     assert codes[0] in (0, 1) and codes[1] in (0, 1), [p.stderr.read() for p in started if p.stderr]
     assert cli("extract", "--check").exit_code == 0
     assert cli("sync", "--check").exit_code == 0
+
+
+# --- init: a workspace where decisions are committed ------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ann Maintainer",
+        "GIT_AUTHOR_EMAIL": "ann@example.org",
+        "GIT_COMMITTER_NAME": "Ann Maintainer",
+        "GIT_COMMITTER_EMAIL": "ann@example.org",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project's repository, with its own pyproject.toml and rules that would hide what a
+    workspace commits (`*.lock`, `generated/`), and the loop's runner and upstreams."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    for name in ("base.py", "new.py", "omni.py"):
+        shutil.copy(DATA / "loop" / name, repo / name)
+    (repo / "pyproject.toml").write_text('[project]\nname = "project"  # ours\n')
+    (repo / ".gitignore").write_text("*.lock\ngenerated/\n__pycache__/\n")
+    _git(repo, "init", "-q")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("OMNI_PORT_LOCK_WAIT", "0.3")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ann Maintainer")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ann@example.org")
+    return repo
+
+
+def test_init_writes_the_table_and_keeps_the_rest(cli: Cli, repository: Path) -> None:
+    made = cli("init", "--source", "omni.py", "--base", "base.py", "--upstream", "base.py")
+    assert made.exit_code == 0, made.stderr
+    text = (repository / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "project"  # ours\n'), "comments and layout kept"
+    assert '[tool.omni-port]\nsource = "omni.py"' in text
+    assert 'patches = "omni-port/patches"\ngenerated = "omni-port/generated"' in text
+    assert "omni-port check" in made.stdout and "repos:" in made.stdout
+    again = cli.loud("init", "--upstream", "new.py")
+    assert again.exit_code == 0 and "already an omni-port workspace" in again.stderr
+    assert (repository / "pyproject.toml").read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("--upstream", "base.py"), "OP005"),  # no vLLM-Omni checkout here: which runners?
+        (("--source", "omni.py", "--upstream", "vllm-ascend==notaversion"), "OP005"),
+        (("elsewhere", "--source", "omni.py", "--upstream", "base.py"), "OP001"),
+    ],
+)
+def test_init_refuses_what_no_command_could_use_and_writes_nothing(
+    cli: Cli, repository: Path, args: tuple[str, ...], code: str
+) -> None:
+    before = _tree(repository)
+    refused = cli("init", *args)
+    assert refused.exit_code == 2 and f": {code} " in refused.stderr, refused.stderr
+    assert _tree(repository) == before
+
+
+def test_init_finds_the_runners_of_a_vllm_omni_checkout(cli: Cli, repository: Path) -> None:
+    runners = repository / "vllm_omni" / "platforms" / "npu" / "worker"
+    runners.mkdir(parents=True)
+    shutil.copy(repository / "omni.py", runners / "npu_model_runner.py")
+    assert cli("init", "--upstream", "base.py").exit_code == 0
+    assert 'source = "."' in (repository / "pyproject.toml").read_text()
+
+
+def test_the_walk_in_a_workspace_survives_commit_and_a_fresh_clone(
+    cli: Cli, repository: Path, tmp_path: Path
+) -> None:
+    """The README's upgrade day in an `init`-ed repository: after the walk, commit, clone,
+    and the gate is green in the clone with no re-work (the resolutions are committed)."""
+    assert cli("init", "--source", "omni.py", "--base", "base.py", "--upstream", "base.py")
+    assert cli("extract").exit_code == 0 and cli("sync").exit_code == 0
+    _git(repository, "add", "-A")
+    _git(repository, "commit", "-q", "-m", "omni-port workspace")
+    assert cli("upgrade", "--to", "new.py", "--summary", "up.md").exit_code == 1
+    _edit(repository, "omni-port/generated")
+    assert cli("continue", "--why", "reviewed").exit_code == 0
+    assert cli("verify").exit_code == 0
+    assert cli("check", "--no-cache").exit_code == 0
+    _git(repository, "add", "-A")
+    status = _git(repository, "status", "--porcelain", "--ignored")
+    assert "!! .omni-port/" in status, "the lock and journal stay out"
+    assert "omni-port/generated/omni-port.lock" in _git(repository, "ls-files")
+    _git(repository, "commit", "-q", "-m", "upgrade onto new.py")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(repository), str(clone))
+    os.chdir(clone)
+    fresh = cli("check", "--no-cache")
+    assert fresh.exit_code == 0, fresh.stdout + fresh.stderr

@@ -51,6 +51,7 @@ COMMANDS = {
     "adopt": "omni_port.cli.resolve:adopt_command",
     "bases": "omni_port.cli.bases:bases_command",
     "upgrade": "omni_port.cli.upgrade:upgrade_command",
+    "init": "omni_port.cli.init:init_command",
     "v2-report": "omni_port.cli.v2:v2_report_command",
     "v2-sync": "omni_port.cli.v2:v2_sync_command",
 }

@@ -171,7 +171,12 @@ def load(path: Path | None) -> Config:
         path = find_pyproject(Path.cwd())
         if path is None:
             return Config()
-    text = _read(path)
+    return loads(path, _read(path))
+
+
+def loads(path: Path, text: str) -> Config:
+    """The configuration ``text`` holds, as if read from ``path`` (relative paths start at
+    its folder): ``load`` of a file not written yet. Raises BadInput as ``load`` does."""
     tool = _tool_table(path, text)
     if "omni-port" not in tool:
         raise BadInput.at(Code.OP005, str(path), 1, f"no {TABLE} table in this file")
