@@ -209,7 +209,7 @@ def test_an_upstream_commit_is_followed_whole_or_is_a_conflict_naming_it(
     """The runners lag behind a commit at one hunk (its `check`) and keep omni's code over
     its other hunk (the `return`): following the first and keeping the second would take
     half of the commit. With the clone both are conflicts that name the commit and list
-    its hunks (DESIGN rule 5)."""
+    its hunks (docs/design.md rule 5)."""
     root = tmp_path / "ascend"
     commits = _halves(root)
     omni = HALF_OMNI.replace("class NPUModelRunner(GPUModelRunner)", "class R(NPUModelRunner)")

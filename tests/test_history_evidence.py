@@ -1,5 +1,5 @@
 """Upstream history as evidence, read directly: which upstream change changed what a block
-replaced (the change its notes name, DESIGN rule 6). Runners written for these tests."""
+replaced (the change its notes name, docs/design.md rule 6). Runners written for these tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the output holds is what the rows say (DESIGN rule 5, issue 32 item 6). A call moved
+"""What the output holds is what the rows say (docs/design.md rule 5, issue 32 item 6). A call moved
 is moved, never duplicated: the engine's last step on a member counts the call statements
 the decisions make, and a placed block that would run a call more often than both the new
 upstream and the old runner is a conflict that says so. And an edit that upstream's own
@@ -87,7 +87,7 @@ def test_a_block_that_would_run_a_call_upstream_added_elsewhere_is_a_conflict() 
     assert placement.status is Status.CONFLICT
     assert "`self.sync_device()` would run 2 times in the method" in placement.reason
     assert "new upstream (1) and in the old runner (1)" in placement.reason
-    # The note names the upstream change that made the counts differ (DESIGN rule 6).
+    # The note names the upstream change that made the counts differ (docs/design.md rule 6).
     assert "upstream moved or added it in upstream.py" in placement.reason
     assert _times(result, "self.sync_device()") == 1
 

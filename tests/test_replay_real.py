@@ -59,7 +59,7 @@ def test_replayed_upgrade_places_every_block_right_or_flags_it(
         assert not bad, bad
         assert tally.counts["correct"] >= floor, tally.rows
     # No call statement runs more often than in both the new upstream and the old runner:
-    # a moved call is moved, never kept at both places (DESIGN rule 5).
+    # a moved call is moved, never kept at both places (docs/design.md rule 5).
     assert run.repeated == 0
     # Evidence beyond the anchor decided some of them: at least these rules each took part.
     assert all(run.rules[rule] > 0 for rule in deciding), run.rules

@@ -431,8 +431,8 @@ def _shares(
     The taker stands in for the gap's base statements, except where a segment beside it
     holds an edit of one at its end of the gap: an unmarked ``if`` that lost a clause,
     next to a marked block. That segment replaces it itself (the taker may be left with
-    none: an insertion): a marked block owns only what omni changed in it (DESIGN,
-    "Intent and lag", rules 2 and 4), and the edit is ported as an edit of that
+    none: an insertion): a marked block owns only what omni changed in it
+    (docs/design.md, rules 2 and 4), and the edit is ported as an edit of that
     statement, not lost with the block's replacement.
     """
     at = segments.index(taker)

@@ -1,4 +1,4 @@
-"""Upstream changes are atomic (DESIGN rule 5): two steps of the engine on the decisions of
+"""Upstream changes are atomic (docs/design.md rule 5): two steps of the engine on the decisions of
 one copied member, after the rules settled them.
 
 - ``followed_whole``: where the engine follows an upstream commit at one edit (the runners
@@ -26,7 +26,7 @@ from omni_port.sync.facts import MemberFacts, Stmt
 
 
 def followed_whole(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
-    """An upstream change is followed whole within a method (DESIGN rule 5). Where the
+    """An upstream change is followed whole within a method (docs/design.md rule 5). Where the
     engine follows a commit of a clone at one edit (the runners lag: they never had it)
     and keeps omni's code over statements the same commit brought at another, every edit
     of that commit here is a conflict naming it and its hunks. A release is the diff of
@@ -104,7 +104,7 @@ def _conflict(decision: Decision, reason: str) -> Decision:
 
 def run_once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
     """No call statement runs more often than in both the new upstream and the old runner
-    (DESIGN rule 5): a placed block that adds one more copy of a call, where one side
+    (docs/design.md rule 5): a placed block that adds one more copy of a call, where one side
     moved it and the other kept it (or where the block that took the old copy away is a
     conflict), is a conflict itself. A maintainer's recorded place stands (verify's
     OP512 is the net there)."""
@@ -174,7 +174,7 @@ def _shifted(
     Between the inserted copy and upstream's stand only those and bindings of plain locals
     the runners had too, which call nothing and which the call does not read: the runner's
     copy is upstream's call written where the runners lacked what upstream put before it.
-    One copy runs, upstream's (DESIGN rule 5: a call upstream moved is moved, not
+    One copy runs, upstream's (docs/design.md rule 5: a call upstream moved is moved, not
     duplicated); the block keeps nothing of omni's."""
     block, mine, theirs = decision.block, decision.slot, remover.slot
     if block.marked or block.kind is not BlockKind.INSERTION or remover.lag is None:

@@ -339,7 +339,7 @@ class _Engine:
 
 def _named(facts: MemberFacts, decision: Decision) -> Decision:
     """A conflict about, or omni's code winning over, statements upstream changed names the
-    upstream change that made the edit (DESIGN rule 6)."""
+    upstream change that made the edit (docs/design.md rule 6)."""
     block = decision.block
     by = facts.of(block).changed_by if block.anchor.replaced else ""
     if not by:
@@ -396,7 +396,7 @@ def _unheld(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) 
 def _lost_binding(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> str:
     """Why ``decision``'s code reads a local the base's member bound, which upstream took
     out of the member and none of the member's placed blocks binds ("" when none): placed,
-    it would read a name nothing binds (DESIGN, intent and lag, rule 5: what omni's code
+    it would read a name nothing binds (docs/design.md, rule 5: what omni's code
     depended on moved or went; the maintainer decides what stands for it)."""
     lost = _lost(facts, decision, fates)
     if not lost:

@@ -588,7 +588,7 @@ class NeverHad:
     dates from the change that brought the newest upstream statement the runner holds
     there (in the block's code or right beside it). A replaced statement that arrived with
     that change or after it was never the runners' to replace: upstream code they lack
-    (DESIGN, intent and lag, rules 4 and 5), kept as upstream has it."""
+    (docs/design.md, rules 4 and 5), kept as upstream has it."""
 
     #: Their statement keys (a compound statement by its header).
     keys: frozenset[str]

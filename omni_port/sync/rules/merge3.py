@@ -125,7 +125,7 @@ def _kept(ctx: Context, best: Scored) -> tuple[Slot, NeverHad] | None:
     the block replaces none such, or one stands between statements the place keeps.
 
     Those statements are no part of omni's edit: the merge's base lacks them as the runners
-    did (DESIGN, intent and lag, rule 5: one upstream change is followed whole)."""
+    did (docs/design.md, rule 5: one upstream change is followed whole)."""
     never = ctx.facts.never_had if ctx.block.kind is BlockKind.REPLACEMENT else None
     if never is None:
         return None
@@ -178,7 +178,7 @@ def _merged_note(
     ctx: Context, best: Scored, base: str, rebase: Rebase | None, taken: Sequence[str]
 ) -> str:
     """The note of upstream's edits merged into omni's code, each with the release or
-    commit that first made it (DESIGN rule 6), where upstream history shows it."""
+    commit that first made it (docs/design.md rule 6), where upstream history shows it."""
     made = _made_in(ctx, base, rebase, taken)
     if not made or (len(set(made.values())) == 1 and len(made) == len(taken)):
         by = f" of {ctx.of.named(next(iter(made.values())))}" if made else ""
