@@ -640,11 +640,13 @@ def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path
         assert refused.stderr.startswith("omni.py:18:9: OP102 ")
         assert not (work / "p").exists() and not (work / "g").exists()
     assert (work / "pyproject.toml").read_text() == config
-    # --lenient takes everything else, and the workspace says so from then on.
-    upgraded = cli("upgrade", "--lenient", "--to", "v2.py", "--summary", "up.md")
+    # --lenient takes everything else, and the workspace lists what it took from then on.
+    upgraded = cli.loud("upgrade", "--lenient", "--to", "v2.py", "--summary", "up.md")
     assert upgraded.exit_code == 1
     assert ("omni.py:18", "OP102") in _codes(upgraded.stdout)
-    assert "lenient = true\n" in (work / "pyproject.toml").read_text()
+    assert 'marker-allow = "marker-allow.txt"\n' in (work / "pyproject.toml").read_text()
+    assert _entries(work / "marker-allow.txt") == ["omni.py:18: OP102"]
+    assert "omni.py:18: OP102" in upgraded.stderr, "it says which it added"
     # Later commands agree with the upgrade; the reviewed marker is a note, not a failure.
     extracted = cli("extract", "--check", "--json", "-")
     assert extracted.exit_code == 0, extracted.stderr
@@ -652,6 +654,12 @@ def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path
     assert ("OP102", "note") in [(f["code"], f["severity"]) for f in notes]
     assert {f["severity"] for f in notes} == {"note"}
     assert cli("sync", "--check").exit_code == 0
+
+
+def _entries(path: Path) -> list[str]:
+    """What each entry of a marker-allow list names (its reason left out)."""
+    lines = path.read_text().splitlines()
+    return [line.split("  ")[0] for line in lines if line and not line.startswith("#")]
 
 
 def test_an_upgrade_into_other_folders_leaves_the_configuration_be(cli: Cli, work: Path) -> None:

@@ -22,6 +22,7 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import save_patches, write_files
 from omni_port.cli.output import emit
+from omni_port.extract import reviewed
 from omni_port.model import Report
 from omni_port.report import shown
 from omni_port.sources.config import config_file, pinned
@@ -76,7 +77,8 @@ class UpgradeFlags:
 @click.option(
     "--lenient",
     is_flag=True,
-    help="Extract despite malformed markers; list them as findings (default: `lenient`).",
+    help="Extract despite malformed markers; list them as findings, and in the `marker-allow` "
+    "list those it did not name (only then do later commands pass them).",
 )
 @discard_option
 @click.pass_obj
@@ -115,7 +117,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         patches,
         generated,
         tuple(c.strip() for c in flags.candidates.split(",")) if flags.candidates else (),
-        lenient=flags.lenient or config.lenient,
+        lenient=flags.lenient,
         discard=flags.discard_decisions,
         pin=pin,
     )
@@ -129,6 +131,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         click.echo(done.summary, nl=False)
     else:
         write_atomic(summary_path, encode(done.summary))
+    _accept(options, done.accepted, flags.target)
     _pin(options, done.pins)
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
@@ -140,7 +143,22 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     return outcome
 
 
-def _pin(options: Options, pins: dict[str, str | bool]) -> None:
+def _accept(options: Options, defects: tuple[reviewed.Defect, ...], to: str) -> None:
+    """List ``defects`` in the marker-allow list (started when there is none, before the
+    configuration names it); says on stderr which it added."""
+    if not defects:
+        return
+    config = options.config
+    target = config.path(config.marker_allow or reviewed.DEFAULT_LIST)
+    why = f"accepted by `omni-port upgrade --lenient --to {to}`"
+    lines = [reviewed.entry_line(d, f"{why}: {d.finding.message}") for d in defects]
+    old = target.read_text(encoding="utf-8") if target.is_file() else ""
+    write_atomic(target, reviewed.with_entries(old, lines).encode("utf-8"))
+    keys = ", ".join(d.key for d in defects)
+    summary(options, f"accepted in {shown(target)} (say why there): {keys}")
+
+
+def _pin(options: Options, pins: dict[str, str]) -> None:
     """Edit the configuration in place to name what the upgrade used (``pins``, none for
     an upgrade into other folders); says on stderr which keys changed."""
     if not pins:
@@ -157,5 +175,5 @@ def _pin(options: Options, pins: dict[str, str | bool]) -> None:
     summary(options, f"pinned in {shown(target)} [tool.omni-port]: {changed}")
 
 
-def _shown(value: str | bool) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
+def _shown(value: str) -> str:
+    return f'"{value}"'
