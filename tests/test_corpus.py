@@ -13,8 +13,10 @@ Each case directory holds its input files and:
 
 A case runs in a copy of its directory (nothing is written into the repository), with
 ``--config`` naming tests/data/corpus/pyproject.toml so that no other configuration
-applies, and a download cache inside the copy. A bad input (exit 2) must leave the copy
-exactly as it was, the cache aside: no file written, changed or removed.
+applies (the case's own ``pyproject.toml``, in the copy, when it has one: a configuration
+under test, or one naming a file of the case), and a download cache inside the copy. A
+bad input (exit 2) must leave the copy exactly as it was, the cache aside: no file
+written, changed or removed.
 """
 
 from __future__ import annotations
@@ -99,7 +101,9 @@ def test_corpus_case(case: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.Mo
     work = tmp_path / case
     shutil.copytree(folder, work, ignore=shutil.ignore_patterns("args", "expected.txt", "exit"))
     monkeypatch.chdir(work)
-    config = ["--config", str(CORPUS / "pyproject.toml"), "--cache-dir", ".cache"]
+    own = work / "pyproject.toml"
+    config_file = own if own.is_file() else CORPUS / "pyproject.toml"
+    config = ["--config", str(config_file), "--cache-dir", ".cache"]
     *setup, command = (line for line in (folder / "args").read_text().splitlines() if line)
     for line in setup:
         result = cli(*config, *shlex.split(line))
