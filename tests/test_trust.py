@@ -511,7 +511,8 @@ def test_implicit_edit_titles_follow_their_code_when_the_base_changes(
     base. Every edit keeps the title its code has in a clean extraction, and check finds
     the patches current."""
     root = Path(__file__).resolve().parent.parent
-    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for name in ("pyproject.toml", "marker-allow.txt"):
+        shutil.copy(root / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     cached = ("--cache-dir", cache_dir)
     assert cli(*cached, "extract", "--base", "vllm-ascend==0.18.0").exit_code == 0
