@@ -54,6 +54,11 @@ class MarkerEntry:
     #: The entry as written: its reason and where it is.
     listed: AllowLine
 
+    @property
+    def key(self) -> str:
+        """What the entry says before its reason."""
+        return _key(self.file, self.line, self.code)
+
 
 @dataclass(frozen=True, slots=True)
 class Defect:
@@ -64,19 +69,17 @@ class Defect:
     #: its path from the repository root: the same name on every machine, unlike the
     #: finding's path (a release's is in the download cache).
     file: str
+    #: The malformed marker, as the scan found it.
     finding: Finding
 
     @property
     def key(self) -> str:
         """What an entry accepting it says before its reason."""
-        return f"{self.file}:{self.finding.line}: {self.finding.code.value}"
+        return _key(self.file, self.finding.line, self.finding.code)
 
-    def listed_by(self, entry: MarkerEntry) -> bool:
-        return (entry.file, entry.line, entry.code) == (
-            self.file,
-            self.finding.line,
-            self.finding.code,
-        )
+
+def _key(file: str, line: int, code: Code) -> str:
+    return f"{file}:{line}: {code.value}"
 
 
 def parse_marker_allow(text: str, path: str) -> tuple[MarkerEntry, ...]:
@@ -114,12 +117,11 @@ class MarkerReview:
         return [self._stale(entry, strict) for entry in self.stale]
 
     def _stale(self, entry: MarkerEntry, strict: bool) -> Finding:
-        key = f"{entry.file}:{entry.line}: {entry.code.value}"
         if entry.file in self.read:
             why, severity = "fixed or moved: delete or update it", Severity.ERROR
         else:
             why, severity = "that file was not read", Severity.NOTE
-        message = f"marker-allow entry {key} matches no malformed marker ({why})"
+        message = f"marker-allow entry {entry.key} matches no malformed marker ({why})"
         severity = severity if strict else Severity.NOTE
         return Finding(Code.OP005, entry.listed.path, entry.listed.line, message, severity=severity)
 
@@ -153,7 +155,7 @@ def review(
             reviewed.append(finding)
             continue
         defect = Defect(files.get(finding.path, finding.path), finding)
-        entry = next((e for e in entries if defect.listed_by(e)), None)
+        entry = next((e for e in entries if e.key == defect.key), None)
         if entry is None:
             unlisted.append(defect)
             reviewed.append(finding)
