@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                 config.base,
                 "--patches",
                 str(patches),
-                # The default source has a marker whose partner was lost (`lenient`).
-                *(["--lenient"] if config.lenient else []),
+                # The default source has a marker whose partner was lost (`marker-allow` lists it).
+                *(["--lenient"] if config.marker_allow else []),
             ],
             cwd=work,
             capture_output=True,

@@ -72,6 +72,100 @@ def test_extract_lenient_reports_and_exits_1(
     assert (tmp_path / "p" / "omni-port.index").is_file()
 
 
+#: A runner with two malformed markers: a closer whose opener was lost (OP102 at 6), and a
+#: marker inside a call (OP104 at 10).
+TWO_DEFECTS = """\
+class R:
+    def forward(self, x):
+        self.prepare(x)
+        y = self.model(x)
+        return y
+        #  ------ Omni-new ------
+
+    def sample(self, logits):
+        tokens = self.sampler(
+            # ---------- Omni-new ----------
+            logits,
+        )
+        return tokens
+"""
+
+
+@pytest.fixture
+def two_defects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace whose marker-allow list names the first defect of ``TWO_DEFECTS``."""
+    monkeypatch.chdir(tmp_path)
+    Path("runner.py").write_text(TWO_DEFECTS)
+    Path("pyproject.toml").write_text(
+        '[tool.omni-port]\nsource = "runner.py"\nmarker-allow = "allow.txt"\n'
+    )
+    Path("allow.txt").write_text("# reviewed\nrunner.py:6: OP102  the opener was lost\n")
+    return tmp_path
+
+
+def _rows(stdout: str) -> list[tuple[str, int, str, str]]:
+    findings = json.loads(stdout)["findings"]
+    return [(f["path"], f["line"], f["code"], f["severity"]) for f in findings]
+
+
+def test_a_listed_marker_defect_is_a_note_and_an_unlisted_one_exits_2(
+    cli: Cli, two_defects: Path
+) -> None:
+    refused = cli("extract", "--patches", "p")
+    assert refused.exit_code == 2
+    assert [line.split(" ")[:2] for line in refused.stderr.splitlines()] == [
+        ["runner.py:10:13:", "OP104"]
+    ]
+    assert not (two_defects / "p").exists()
+    Path("allow.txt").write_text(Path("allow.txt").read_text() + "runner.py:10: OP104  ok\n")
+    accepted = cli("extract", "--patches", "p", "--json", "-")
+    assert accepted.exit_code == 0, accepted.stderr
+    rows = [r for r in _rows(accepted.stdout) if r[2] != "OP506"]
+    assert rows[:2] == [
+        ("runner.py", 6, "OP102", "note"),
+        ("runner.py", 10, "OP104", "note"),
+    ]
+    assert (two_defects / "p" / "omni-port.index").is_file()
+
+
+def test_a_marker_allow_entry_that_matches_no_defect_is_reported(
+    cli: Cli, two_defects: Path
+) -> None:
+    Path("runner.py").write_text(
+        TWO_DEFECTS.replace("            # ---------- Omni-new ----------\n", "")
+    )
+    Path("allow.txt").write_text("runner.py:6: OP102  lost\nrunner.py:10: OP104  ok\n")
+    result = cli("extract", "--patches", "p", "--json", "-")
+    assert result.exit_code == 0, result.stderr
+    assert ("allow.txt", 2, "OP005", "note") in _rows(result.stdout)
+    assert ("allow.txt", 1, "OP005", "note") not in _rows(result.stdout)
+
+
+def test_extract_lenient_takes_every_defect_and_the_listed_ones_stay_notes(
+    cli: Cli, two_defects: Path
+) -> None:
+    """An audit: --lenient extracts everything; what the list names is reviewed."""
+    result = cli("extract", "--lenient", "--patches", "p", "--json", "-")
+    assert result.exit_code == 1
+    rows = _rows(result.stdout)
+    assert ("runner.py", 6, "OP102", "note") in rows
+    assert ("runner.py", 10, "OP104", "error") in rows
+    assert (two_defects / "p" / "omni-port.index").is_file()
+    assert Path("allow.txt").read_text().count("\n") == 2, "extract writes no list"
+
+
+def test_a_marker_allow_list_that_is_not_there_is_exit_2_at_its_key(
+    cli: Cli, two_defects: Path
+) -> None:
+    Path("allow.txt").write_text("runner.py:6: OP102  lost\nrunner.py:10: OP104  ok\n")
+    assert cli("extract", "--patches", "p").exit_code == 0
+    Path("allow.txt").unlink()
+    for command in (("extract",), ("check", "--no-cache")):
+        result = cli(*command)
+        assert result.exit_code == 2, (command, result.stderr)
+        assert result.stderr.startswith("pyproject.toml:3:1: OP005 "), result.stderr
+
+
 def test_extract_syntax_error_shows_caret(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "npu_model_runner.py"
     bad.write_text("def f(:\n    pass\n")

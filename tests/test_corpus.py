@@ -13,8 +13,10 @@ Each case directory holds its input files and:
 
 A case runs in a copy of its directory (nothing is written into the repository), with
 ``--config`` naming a copy of tests/data/corpus/pyproject.toml beside it so that no other
-configuration applies, and a download cache inside the copy. A bad input (exit 2) must
-leave the copy exactly as it was, the cache aside: no file written, changed or removed.
+configuration applies (the case's own ``pyproject.toml``, in the copy, when it has one: a
+configuration under test, or one naming a file of the case), and a download cache inside the copy. A
+bad input (exit 2) must leave the copy exactly as it was, the cache aside: no file
+written, changed or removed.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*")
-        if p.is_file() and p.relative_to(root).parts[0] != ".cache"
+        if p.is_file() and p.relative_to(root).parts[0] not in (".cache", ".omni-port")
     }
 
 
@@ -99,10 +101,14 @@ def test_corpus_case(case: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.Mo
     work = tmp_path / case
     shutil.copytree(folder, work, ignore=shutil.ignore_patterns("args", "expected.txt", "exit"))
     monkeypatch.chdir(work)
-    # The configuration beside the copy: its folder is the workspace root, where the lock
-    # and a killed run's journal go (``.omni-port/``), outside the snapshot.
-    shutil.copy(CORPUS / "pyproject.toml", tmp_path / "pyproject.toml")
-    config = ["--config", str(tmp_path / "pyproject.toml"), "--cache-dir", ".cache"]
+    # A case's own configuration stays in the copy, which is then the workspace root
+    # (its lock and a killed run's journal go to ``.omni-port/``, which the snapshot leaves
+    # out as it does the cache); the shared one is copied beside the copy.
+    own = work / "pyproject.toml"
+    if not own.is_file():
+        shutil.copy(CORPUS / "pyproject.toml", tmp_path / "pyproject.toml")
+    config_file = own if own.is_file() else tmp_path / "pyproject.toml"
+    config = ["--config", str(config_file), "--cache-dir", ".cache"]
     *setup, command = (line for line in (folder / "args").read_text().splitlines() if line)
     for line in setup:
         result = cli(*config, *shlex.split(line))

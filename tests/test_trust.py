@@ -110,7 +110,7 @@ def _one_line(stderr: str) -> str:
         pytest.param(
             CONFIG + 'base = "vllm-ascend==notaversion"\n', ":7:1: OP005", id="pin-of-no-version"
         ),
-        pytest.param(CONFIG + "lenient = 1\n", ":7:1: OP005", id="lenient-not-a-boolean"),
+        pytest.param(CONFIG + "lenient = true\n", ":7:1: OP005", id="lenient-accepts-nothing"),
     ],
 )
 @pytest.mark.parametrize("command", ["extract", "check", "sync", "catalog"])
@@ -418,7 +418,8 @@ def test_check_on_a_fresh_clone_of_this_repository_fails(
     """What a clone holds: the configuration and the committed lock (its conflicts), no
     patches. The gate says nothing was extracted, and lists the lock's conflicts."""
     root = Path(__file__).resolve().parent.parent
-    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for name in ("pyproject.toml", "marker-allow.txt"):
+        shutil.copy(root / name, tmp_path / name)
     shutil.copytree(root / "generated", tmp_path / "generated")
     monkeypatch.chdir(tmp_path)
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
@@ -426,7 +427,7 @@ def test_check_on_a_fresh_clone_of_this_repository_fails(
     result = cli("--cache-dir", cache_dir, "check", "--no-cache")
     assert result.exit_code == 1
     codes = [code for _, code in _diagnostics(result.stdout)]
-    # The default source's lost marker is a note (`lenient = true` reviews it), listed first.
+    # The default source's lost marker is a note (`marker-allow.txt` lists it), listed first.
     assert codes == ["OP102", "OP311"] + ["OP310"] * len(conflicts)
     assert conflicts, "the committed lock lists conflicts"
 
@@ -510,7 +511,8 @@ def test_implicit_edit_titles_follow_their_code_when_the_base_changes(
     base. Every edit keeps the title its code has in a clean extraction, and check finds
     the patches current."""
     root = Path(__file__).resolve().parent.parent
-    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for name in ("pyproject.toml", "marker-allow.txt"):
+        shutil.copy(root / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     cached = ("--cache-dir", cache_dir)
     assert cli(*cached, "extract", "--base", "vllm-ascend==0.18.0").exit_code == 0

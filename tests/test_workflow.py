@@ -640,11 +640,13 @@ def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path
         assert refused.stderr.startswith("omni.py:18:9: OP102 ")
         assert not (work / "p").exists() and not (work / "g").exists()
     assert (work / "pyproject.toml").read_text() == config
-    # --lenient takes everything else, and the workspace says so from then on.
-    upgraded = cli("upgrade", "--lenient", "--to", "v2.py", "--summary", "up.md")
+    # --lenient takes everything else, and the workspace lists what it took from then on.
+    upgraded = cli.loud("upgrade", "--lenient", "--to", "v2.py", "--summary", "up.md")
     assert upgraded.exit_code == 1
     assert ("omni.py:18", "OP102") in _codes(upgraded.stdout)
-    assert "lenient = true\n" in (work / "pyproject.toml").read_text()
+    assert 'marker-allow = "marker-allow.txt"\n' in (work / "pyproject.toml").read_text()
+    assert _entries(work / "marker-allow.txt") == ["omni.py:18: OP102"]
+    assert "omni.py:18: OP102" in upgraded.stderr, "it says which it added"
     # Later commands agree with the upgrade; the reviewed marker is a note, not a failure.
     extracted = cli("extract", "--check", "--json", "-")
     assert extracted.exit_code == 0, extracted.stderr
@@ -652,6 +654,79 @@ def test_an_upgrade_stops_on_a_stray_marker_as_extract_does(cli: Cli, work: Path
     assert ("OP102", "note") in [(f["code"], f["severity"]) for f in notes]
     assert {f["severity"] for f in notes} == {"note"}
     assert cli("sync", "--check").exit_code == 0
+
+
+def _entries(path: Path) -> list[str]:
+    """What each entry of a marker-allow list names (its reason left out)."""
+    lines = path.read_text().splitlines()
+    return [line.split("  ")[0] for line in lines if line and not line.startswith("#")]
+
+
+def test_a_defect_that_moves_stops_the_upgrade_until_it_is_accepted_again(
+    cli: Cli, work: Path
+) -> None:
+    """0.30.0 -> 0.32.0rc1: the lost marker is the same, but at another line. The reviewed
+    entry names the old place: the upgrade stops on the moved one, and --lenient lists
+    exactly it; the gate then fails on the entry left behind until it goes."""
+    runner = work / "omni.py"
+    runner.write_text(runner.read_text() + "        # ---------- Omni-new ----------\n")
+    (work / "allow.txt").write_text("# reviewed\nomni.py:18: OP102  the lost opener\n")
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v1.py") + _ALLOW)
+    assert cli("upgrade", "--to", "v2.py", "--summary", "up.md").exit_code == 1
+    assert _marker_rows(cli, "--no-cache") == [("omni.py", 18, "OP102", "note")]
+    # The next release: one line more above the same stray marker.
+    runner.write_text(runner.read_text().replace("    def ", "\n    def ", 1))
+    allowed, config = (work / "allow.txt").read_text(), (work / "pyproject.toml").read_text()
+    refused = cli("upgrade", "--to", "v3.py", "--summary", "up.md")
+    assert refused.exit_code == 2
+    assert _codes(refused.stderr) == [("omni.py:19", "OP102"), ("allow.txt:2", "OP005")]
+    assert "'omni.py:19: OP102  REASON' in allow.txt" in refused.stderr
+    assert (work / "allow.txt").read_text() == allowed
+    assert (work / "pyproject.toml").read_text() == config
+    upgraded = cli("upgrade", "--lenient", "--to", "v3.py", "--summary", "up.md")
+    assert upgraded.exit_code == 1
+    assert ("omni.py:19", "OP102") in _codes(upgraded.stdout)
+    assert _entries(work / "allow.txt") == ["omni.py:18: OP102", "omni.py:19: OP102"]
+    assert (work / "allow.txt").read_text().startswith(allowed), "reviewed entries kept"
+    assert 'upstream = "v3.py"' in (work / "pyproject.toml").read_text()
+    assert (work / "pyproject.toml").read_text().count("marker-allow") == 1
+    # The entry left on the old line would accept the next defect there: the gate fails
+    # on it (extract only notes it), and not once it is gone.
+    assert cli("extract", "--check").exit_code == 0
+    assert _marker_rows(cli, "--no-cache") == [
+        ("omni.py", 19, "OP102", "note"),
+        ("allow.txt", 2, "OP005", "error"),
+    ]
+    moved = (work / "allow.txt").read_text().replace("omni.py:18: OP102  the lost opener\n", "")
+    (work / "allow.txt").write_text(moved)
+    # An edited list is another check: no cached answer stands for it.
+    assert _marker_rows(cli) == [("omni.py", 19, "OP102", "note")]
+
+
+def _marker_rows(cli: Cli, *flags: str) -> list[tuple[str, int, str, str]]:
+    """(path, line, code, severity) of what `check` says of malformed markers and of the
+    marker-allow list."""
+    checked = cli("check", *flags, "--format", "json")
+    assert checked.exit_code in (0, 1), checked.stderr
+    rows = [json.loads(line) for line in checked.stdout.splitlines()]
+    return [
+        (r["path"], r["line"], r["code"], r["severity"])
+        for r in rows
+        if r["code"] == "OP005" or r["kind"] == "malformed-marker"
+    ]
+
+
+#: The marker-allow list of a workspace, as the tests here name it.
+_ALLOW = 'marker-allow = "allow.txt"\n'
+
+
+def test_the_gate_only_notes_an_entry_for_a_file_it_did_not_read(cli: Cli, work: Path) -> None:
+    """The release before an upgrade: its entry can accept nothing of the sources read."""
+    (work / "allow.txt").write_text("vllm-omni==0.30.0/vllm_omni/x.py:133: OP102  lost opener\n")
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v2.py") + _ALLOW)
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    assert _marker_rows(cli, "--no-cache") == [("allow.txt", 1, "OP005", "note")]
 
 
 def test_an_upgrade_into_other_folders_leaves_the_configuration_be(cli: Cli, work: Path) -> None:

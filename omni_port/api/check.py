@@ -50,9 +50,11 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
         drift.Runner(Path(s.member).name, parse(s.source.text, s.source.path))
         for s in inputs.sources
     ]
-    findings: list[Finding] = []
-    for runner in runners:
-        findings.extend(reviewed_markers(scan(runner.tree).findings, settings.config))
+    # The gate lists every malformed marker: a reviewed one as a note, any other and an
+    # entry left on a file it read (a fixed or moved marker) as a problem.
+    scanned = [f for runner in runners for f in scan(runner.tree).findings]
+    markers = reviewed_markers(scanned, inputs.sources, settings.config)
+    findings: list[Finding] = [*markers.findings, *markers.stale_findings(strict=True)]
     base_tree = load_upstream(inputs.base, settings) if inputs.base else None
     ext_options = extractor.ExtractOptions(
         upstream_class=settings.config.upstream_class, lenient=True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from omni_port import TOOL
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
+from omni_port.extract import extractor, reviewed
 from omni_port.gpu import vllm_delta
 from omni_port.model import (
     Block,
@@ -34,7 +34,7 @@ from omni_port.patches.validate import header_line
 from omni_port.pyast.parser import parse
 from omni_port.report import shown
 from omni_port.sources import history, trees, vllm_sources
-from omni_port.sources.config import Config
+from omni_port.sources.config import Config, config_file, key_line
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
@@ -405,6 +405,38 @@ def extract_all(
     Two sources of one runner module (``a/npu_ar_model_runner.py`` and a release's) are bad
     input (OP005 at the second): both would be extracted into one module's patches and
     sync would place their blocks twice."""
+    modules, findings, failures = _extract_each(sources, base, options)
+    if failures:
+        raise BadInput(failures)
+    return PatchSet(modules), findings
+
+
+def extract_reviewed(
+    sources: Sequence[Located],
+    base: Upstream | None,
+    options: extractor.ExtractOptions,
+    config: Config,
+    lenient: bool,
+) -> tuple[PatchSet, reviewed.MarkerReview]:
+    """``extract_all`` with every malformed marker read and reviewed (``reviewed_markers``).
+
+    Raises BadInput for every bad input of every source together: a malformed marker the
+    marker-allow list does not name, with how to accept it after review (unless
+    ``lenient``: ``--lenient`` takes them all, as findings), as any other.
+    """
+    modules, findings, failures = _extract_each(sources, base, replace(options, lenient=True))
+    review = reviewed_markers(findings, sources, config)
+    if review.unlisted and not lenient:
+        failures.extend(review.refusal(marker_allow_path(config)).findings)
+    if failures:
+        raise BadInput(failures)
+    return PatchSet(modules), review
+
+
+def _extract_each(
+    sources: Sequence[Located], base: Upstream | None, options: extractor.ExtractOptions
+) -> tuple[tuple[ModulePatches, ...], list[Finding], list[Finding]]:
+    """The modules extracted, their findings, and the bad inputs of the others."""
     modules: list[ModulePatches] = []
     findings: list[Finding] = []
     failures: list[Finding] = _same_module(sources)
@@ -422,9 +454,7 @@ def extract_all(
             module = replace(module, source=located.source.path)
         modules.append(module)
         findings.extend(extraction.findings)
-    if failures:
-        raise BadInput(failures)
-    return PatchSet(tuple(modules)), findings
+    return tuple(modules), findings, failures
 
 
 def _same_module(sources: Sequence[Located]) -> list[Finding]:
@@ -444,14 +474,37 @@ def _same_module(sources: Sequence[Located]) -> list[Finding]:
     return found
 
 
-#: Diagnostics of malformed markers.
-MARKER_CODES = frozenset({Code.OP101, Code.OP102, Code.OP103, Code.OP104, Code.OP105})
+def reviewed_markers(
+    findings: Sequence[Finding], sources: Sequence[Located], config: Config
+) -> reviewed.MarkerReview:
+    """The malformed markers among ``findings`` (of ``sources``) against the configured
+    marker-allow list: each listed one a note, the others as found."""
+    files = {s.source.path: _marker_file(s, config) for s in sources}
+    return reviewed.review(findings, files, marker_allow(config))
 
 
-def reviewed_markers(findings: Sequence[Finding], config: Config) -> list[Finding]:
-    """``findings`` with malformed markers as notes where the configuration says the sources
-    are files this workspace does not own (``lenient = true``: a release, whose markers it
-    cannot fix; a reviewed decision, as an allow-list is). Without it they stay problems."""
-    if not config.lenient:
-        return list(findings)
-    return [replace(f, severity=Severity.NOTE) if f.code in MARKER_CODES else f for f in findings]
+def _marker_file(located: Located, config: Config) -> str:
+    """A runner as marker-allow entries name it (``reviewed.Defect.file``)."""
+    if parse_spec(located.label, "vllm-omni").kind is SpecKind.PATH:
+        return config.recorded_path(located.source.path)
+    return f"{located.label}/{located.member}"
+
+
+def marker_allow_path(config: Config) -> str:
+    """The marker-allow list as the user should see it: the configured one, else the one
+    `upgrade --lenient` would start."""
+    return shown(config.path(config.marker_allow or reviewed.DEFAULT_LIST))
+
+
+def marker_allow(config: Config) -> tuple[reviewed.MarkerEntry, ...]:
+    """The configured marker-allow list (none without one). BadInput (OP005 at the key's
+    line) for a list that is not there, or at a bad entry's line."""
+    if not config.marker_allow:
+        return ()
+    path = config.path(config.marker_allow)
+    if not path.is_file():
+        message = f"marker-allow names {shown(path)}, which is no file"
+        where = shown(config_file(config))
+        raise BadInput.at(Code.OP005, where, key_line(config, "marker-allow"), message)
+    source = read_source(path)
+    return reviewed.parse_marker_allow(source.text, shown(path))

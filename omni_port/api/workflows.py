@@ -16,14 +16,13 @@ from omni_port.api.inputs import (
     Settings,
     carry_edits,
     catalog_locations,
-    extract_all,
+    extract_reviewed,
     load_runners,
     load_upstream,
     locate_text,
     patches_source,
     read_patches,
     recorded_sources,
-    reviewed_markers,
     verification_context,
     vllm_pairing_notes,
     with_history,
@@ -32,7 +31,7 @@ from omni_port.api.inputs import (
 )
 from omni_port.api.run import Given, Synced, read_transplants, sync_patches, verify_files
 from omni_port.errors import BadInput
-from omni_port.extract import basedetect
+from omni_port.extract import basedetect, reviewed
 from omni_port.extract.extractor import ExtractOptions
 from omni_port.gpu import transplant
 from omni_port.model import Code, Finding, Located, PatchSet, Upstream
@@ -227,7 +226,8 @@ class UpgradeRequest:
     generated: Path
     #: With ``detect``: the releases to rank (none: every release since ``FLOOR``).
     candidates: tuple[str, ...] = ()
-    #: Extract despite malformed markers (listed as findings), as ``extract --lenient``.
+    #: Extract despite malformed markers (listed as findings), as ``extract --lenient``;
+    #: with ``pin``, the marker-allow list then lists those it did not (``Upgraded.accepted``).
     lenient: bool = False
     #: Drop recorded decisions the new extraction has no edit for (refused without it).
     discard: bool = False
@@ -252,8 +252,13 @@ class Upgraded:
     summary: str
     #: What the configuration must name so that every later command agrees with this
     #: upgrade (``[tool.omni-port]`` keys): the source, the base, the target, and
-    #: ``lenient`` when the markers needed it; none unless ``UpgradeRequest.pin``.
-    pins: dict[str, str | bool] = field(default_factory=dict)
+    #: ``marker-allow`` when it accepted a marker and none is named; none unless
+    #: ``UpgradeRequest.pin``.
+    pins: dict[str, str] = field(default_factory=dict)
+    #: What the marker-allow list gains: each malformed marker ``--lenient`` accepted that
+    #: no entry listed (only those: the next new one still stops extract); none unless
+    #: ``UpgradeRequest.pin``.
+    accepted: tuple[reviewed.Defect, ...] = ()
 
 
 def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
@@ -268,7 +273,8 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
         detected = best_base(ranked, located, config)
         base = detected.label
     old = load_upstream(base, settings)
-    patch_set, extract_findings = _extracted(request, located, old, settings)
+    patch_set, markers = _extracted(request, located, old, settings)
+    extract_findings = [*markers.findings, *markers.stale_findings(strict=False)]
     new = load_upstream(request.target, settings, config.upstream_class)
     new, notes = with_history(new, settings, patch_set, mode=config.history)
     old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
@@ -302,17 +308,22 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             locations,
         )
     )
-    pins = _pins(request, old.label, new.label, config) if request.pin else {}
+    # Any unlisted marker is one --lenient let through: without it the upgrade stopped.
+    accepted = markers.unlisted if request.pin else ()
+    pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}
     # The lock records the configured upstream: the target, once the configuration names it.
     configured = str(pins.get("upstream", config.recorded_spec(config.upstream)))
     files = lockfile.configured_files(result.files, configured)
-    return Upgraded(patch_set, detected, synced, files, findings, document, pins)
+    return Upgraded(patch_set, detected, synced, files, findings, document, pins, accepted)
 
 
-def _pins(request: UpgradeRequest, base: str, target: str, config: Config) -> dict[str, str | bool]:
+def _pins(
+    request: UpgradeRequest, base: str, target: str, config: Config, accepted: bool
+) -> dict[str, str]:
     """The configuration an upgrade leaves (recorded specs, relative to the repository
-    root): one source named on the command line becomes ``source`` (several leave it)."""
-    pins: dict[str, str | bool] = {}
+    root): one source named on the command line becomes ``source`` (several leave it); the
+    marker-allow list, when the upgrade accepted a marker and none is named."""
+    pins: dict[str, str] = {}
     if len(request.sources) == 1:
         pins["source"] = config.recorded_spec(request.sources[0])
     pins["base"] = base
@@ -320,25 +331,25 @@ def _pins(request: UpgradeRequest, base: str, target: str, config: Config) -> di
     if config.upstream_repo:
         # The history the upgrade weighed (a clone's commits) is what later syncs weigh.
         pins["upstream-repo"] = config.recorded_path(config.upstream_repo)
-    if request.lenient and not config.lenient:
-        pins["lenient"] = True
+    if accepted and not config.marker_allow:
+        pins["marker-allow"] = reviewed.DEFAULT_LIST
     return pins
 
 
 def _extracted(
     request: UpgradeRequest, located: Sequence[Located], old: Upstream, settings: Settings
-) -> tuple[PatchSet, list[Finding]]:
-    """The runners extracted against ``old``, keeping what the previous patches recorded."""
+) -> tuple[PatchSet, reviewed.MarkerReview]:
+    """The runners extracted against ``old``, keeping what the previous patches recorded,
+    and their findings with the malformed markers reviewed."""
     config = settings.config
-    # Malformed markers stop an upgrade as they stop `extract`: its patches are what a
-    # later `extract` must reproduce.
-    options = ExtractOptions(upstream_class=config.upstream_class, lenient=request.lenient)
-    patch_set, extracted = extract_all(located, old, options)
-    findings = reviewed_markers(extracted, config)
+    # Malformed markers stop an upgrade as they stop `extract` (unless the marker-allow list
+    # names them, or --lenient): its patches are what a later `extract` must reproduce.
+    options = ExtractOptions(upstream_class=config.upstream_class)
+    patch_set, markers = extract_reviewed(located, old, options, config, request.lenient)
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.
     patch_set = carry_edits(patch_set, request.patches, discard=request.discard)
     if request.sources:
         patch_set, _ = with_unread_modules(patch_set, request.patches)
-    return patch_set, findings
+    return patch_set, markers

@@ -149,12 +149,15 @@ def check_command(options: Options, /, **given: Any) -> Report:
 
     \b
     Problems (exit 1): nothing extracted or nothing generated (nothing-to-check: the gate
-    cannot pass what it cannot check; `make sync` makes both); malformed markers; catalog
+    cannot pass what it cannot check; `make sync` makes both); malformed markers the
+    `marker-allow` list does not name, and its entries for a file read that match none
+    (fixed or moved: the entry would accept the next defect on its line); catalog
     drift (uncatalogued, missing-from-code, content-drift, location-drift); patches or
     generated files that are stale; conflicts left in the generated runners or listed in
     the lock (unresolved-conflict); what verify finds in them; parity gaps. Notes (never
     exit 1): implicit edits the patches carry (with --base), imports that could not be
-    verified. Exit 0 when clean, 2 on bad input.
+    verified, the malformed markers the `marker-allow` list names, its entries for files
+    not read. Exit 0 when clean, 2 on bad input.
     """
     flags = CheckFlags(**given)
     inputs = _check_inputs(options, flags)
@@ -185,7 +188,10 @@ def _check_key(inputs: CheckInputs, options: Options) -> str:
         if spec_text:
             texts.append(_spec_sha(spec_text, options))
     texts.extend(_vllm_sha(spec_text, options) for spec_text in inputs.vllm)
-    for path in (inputs.catalog_path, inputs.allow_path):
+    config = options.config
+    # The reviewed lists decide what passes: an edited one is another check.
+    marker_allow = config.path(config.marker_allow) if config.marker_allow else None
+    for path in (inputs.catalog_path, inputs.allow_path, marker_allow):
         texts.append(sha256(path.read_bytes()) if path is not None and path.is_file() else "-")
     transplants = _locked_transplants(inputs.generated, options)
     for folder in (inputs.patches, inputs.generated, *transplants):

@@ -59,7 +59,8 @@ class ExtractFlags:
 @click.option(
     "--lenient",
     is_flag=True,
-    help="Extract despite malformed markers; list them as findings (default: `lenient`).",
+    help="Extract despite malformed markers (for audits of files you do not own); those "
+    "`marker-allow` does not list are findings.",
 )
 @click.option(
     "--implicit/--no-implicit",
@@ -82,6 +83,9 @@ def extract_command(options: Options, /, **given: Any) -> Report:
     --base, blocks that replaced upstream statements are recorded as replacements, and code
     changed outside markers is carried as implicit edits.
 
+    A malformed marker is bad input (exit 2, nothing written) unless the `marker-allow` list
+    names it (FILE:LINE: CODE, reviewed: then a note) or --lenient takes every one.
+
     Titles, recorded resolutions and adoptions in the patches stay with their edits. An
     extraction that would drop a resolution (its edit is gone from the sources) is refused,
     exit 2, naming each, unless --discard-decisions.
@@ -95,13 +99,13 @@ def extract_command(options: Options, /, **given: Any) -> Report:
     base_text = flags.base if flags.base is not None else config.base
     base_module = api.load_upstream(base_text, settings) if base_text else None
     ext_options = api.ExtractOptions(
-        upstream_class=flags.upstream_class or config.upstream_class,
-        lenient=lenient or config.lenient,
-        implicit=flags.implicit,
+        upstream_class=flags.upstream_class or config.upstream_class, implicit=flags.implicit
     )
-    patch_set, extracted = api.extract(located, base_module, ext_options)
-    # `lenient = true` in the configuration is a reviewed decision: its markers are notes.
-    findings = extracted if lenient else api.inputs.reviewed_markers(extracted, config)
+    # The marker-allow list (or --lenient) decides which malformed markers pass.
+    patch_set, review = api.inputs.extract_reviewed(
+        located, base_module, ext_options, config, lenient
+    )
+    findings = [*review.findings, *review.stale_findings(strict=False)]
     patch_set = api.inputs.recorded_sources(patch_set, located, base_module, config)
     directory = flags.patches_dir or config.path(config.patches)
     patch_set = api.inputs.carry_edits(patch_set, directory, discard=flags.discard_decisions)

@@ -24,6 +24,7 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
 from omni_port.cli.output import emit
+from omni_port.extract import reviewed
 from omni_port.model import Report
 from omni_port.report import shown
 from omni_port.sources.config import config_file, pinned
@@ -79,7 +80,8 @@ class UpgradeFlags:
 @click.option(
     "--lenient",
     is_flag=True,
-    help="Extract despite malformed markers; list them as findings (default: `lenient`).",
+    help="Extract despite malformed markers; list them as findings, and in the `marker-allow` "
+    "list those it did not name (only then do later commands pass them).",
 )
 @discard_option
 @discard_edits_option
@@ -124,7 +126,7 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
         patches,
         generated,
         tuple(c.strip() for c in flags.candidates.split(",")) if flags.candidates else (),
-        lenient=flags.lenient or config.lenient,
+        lenient=flags.lenient,
         discard=flags.discard_decisions,
         pin=pin,
     )
@@ -137,14 +139,16 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     write_files(request.generated, done.files, api.inputs.previous_outputs(request.generated))
     if str(summary_path) != "-":
         staging().write(summary_path, encode(done.summary))
+    accepted = _accept(options, done.accepted, flags.target)
     pinned_keys = _pin(options, done.pins)
     publish()
     if str(summary_path) == "-":
         click.echo(done.summary, nl=False)
     for copy in kept:
         summary(options, f"discarded a hand edit; its file was kept as {copy}")
-    if pinned_keys:
-        summary(options, pinned_keys)
+    for line in (accepted, pinned_keys):
+        if line:
+            summary(options, line)
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
@@ -155,7 +159,22 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     return outcome
 
 
-def _pin(options: Options, pins: dict[str, str | bool]) -> str:
+def _accept(options: Options, defects: tuple[reviewed.Defect, ...], to: str) -> str:
+    """Stage ``defects`` listed in the marker-allow list (started when there is none, before
+    the configuration names it); returns the line that says which it added ("" for none)."""
+    if not defects:
+        return ""
+    config = options.config
+    target = config.path(config.marker_allow or reviewed.DEFAULT_LIST)
+    why = f"accepted by `omni-port upgrade --lenient --to {to}`"
+    lines = [reviewed.entry_line(d, f"{why}: {d.finding.message}") for d in defects]
+    old = target.read_text(encoding="utf-8") if target.is_file() else ""
+    staging().write(target, reviewed.with_entries(old, lines).encode("utf-8"))
+    keys = ", ".join(d.key for d in defects)
+    return f"accepted in {shown(target)} (say why there): {keys}"
+
+
+def _pin(options: Options, pins: dict[str, str]) -> str:
     """Stage the configuration, edited in place to name what the upgrade used (``pins``,
     none for an upgrade into other folders); returns the line that says which keys changed
     ("" when none did)."""
@@ -173,5 +192,5 @@ def _pin(options: Options, pins: dict[str, str | bool]) -> str:
     return f"pinned in {shown(target)} [tool.omni-port]: {changed}"
 
 
-def _shown(value: str | bool) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
+def _shown(value: str) -> str:
+    return f'"{value}"'

@@ -78,7 +78,8 @@ def extract_module(
     it, where blocks get their second anchor.
 
     Raises BadInput for a syntax error, for a module that defines no class (an empty file
-    is no runner: OP004), or for malformed markers unless ``lenient``.
+    is no runner: OP004, with its malformed markers), or for malformed markers unless
+    ``lenient``.
     """
     tree = parse(source.text, source.path)
     found = scan(tree)
@@ -87,7 +88,7 @@ def extract_module(
     if not any(stmt.kind == "ClassDef" for stmt in tree.body.stmts):
         what = "is empty" if not source.text.strip() else "defines no class"
         message = f"not a runner module: it {what} (a runner defines the runner classes)"
-        raise BadInput.at(Code.OP004, source.path, 1, message)
+        raise BadInput([*found.findings, Finding(Code.OP004, source.path, 1, message)])
     marked = MarkedTree(tree, found.regions)
     theirs = _counterpart_tree(counterpart)
     ctx = _Context(marked, name.removesuffix(".py"), base, options, theirs)

@@ -7,11 +7,9 @@ same way in the GPU runner. Reviewed gaps (CUDA-only code, say) sit in an allow-
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from omni_port.errors import BadInput
 from omni_port.extract.markers import scan
 from omni_port.gpu.counterparts import (
     ClassIndex,
@@ -29,6 +27,7 @@ from omni_port.gpu.evidence import Item, ItemKind, flat, hunk_items, is_evidence
 from omni_port.gpu.vllm_delta import CopiedMethod, Delta, gpu_delta
 from omni_port.model import Code, Finding, Severity, SourceText, Stmt, Tree, Upstream
 from omni_port.pyast.syntax import normalize
+from omni_port.sources.allowlist import allow_lines
 
 #: Which NPU runner module mirrors which GPU runner module.
 PAIRS = (
@@ -86,27 +85,22 @@ class AllowEntry:
     line: int
 
 
+#: What a parity-allow or v2-allow entry names.
+ALLOW_FORM = "module.py:Class.method[:hunk id or statement prefix]"
+
+
 def parse_allow_list(text: str, path: str) -> tuple[AllowEntry, ...]:
-    """Entries of an allow-list file; ``#`` starts a comment line. BadInput (OP005) if bad."""
+    """Entries of a parity-allow or v2-allow file. BadInput (OP005) at a bad entry."""
     entries = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = re.split(r"\t+|\s{2,}", line, maxsplit=1)
-        key, reason = parts[0], parts[1].strip() if len(parts) > 1 else ""
-        module, _, rest = key.partition(":")
+    for entry in allow_lines(text, path, ALLOW_FORM):
+        module, _, rest = entry.key.partition(":")
         where, _, selector = rest.partition(":")
         owner, _, member = where.partition(".")
-        if not (module and owner and member and reason):
-            raise BadInput.at(
-                Code.OP005,
-                path,
-                number,
-                "expected 'module.py:Class.method[:hunk id or statement prefix]  reason' "
-                "(two spaces or a tab before the reason)",
-            )
-        entries.append(AllowEntry(module, owner, member, selector.strip(), reason, path, number))
+        if not (module and owner and member):
+            raise entry.bad(ALLOW_FORM)
+        entries.append(
+            AllowEntry(module, owner, member, selector.strip(), entry.reason, path, entry.line)
+        )
     return tuple(entries)
 
 

@@ -53,10 +53,10 @@ class Config:
     v2_generated: str = "generated/v2"
     #: Reviewed V2 methods whose NPU override omni's replacement shadows ("" = none).
     v2_allow: str = ""
-    #: The sources are files this workspace does not own (a release): malformed markers are
-    #: listed and everything else is extracted (``--lenient``); ``check`` lists them as
-    #: notes. A TOML boolean.
-    lenient: bool = False
+    #: Reviewed malformed markers of sources this workspace does not own (a release's), a
+    #: file of ``FILE:LINE: CODE  reason`` lines ("" = none): each listed one is a note of
+    #: ``extract``, ``upgrade`` and ``check``; any other stops them.
+    marker_allow: str = ""
     #: What is downloaded of a wheel: ``members`` (the files read, by ranged requests,
     #: each checked against the wheel's RECORD) or ``whole`` (the archive, checked
     #: against the index's sha256, as pip does).
@@ -113,8 +113,16 @@ TABLE = "[tool.omni-port]"
 _CHOICES = {"history": ("auto", "none"), "downloads": ("members", "whole")}
 #: Keys that may not be empty: each names something every run needs.
 _REQUIRED = ("source", "upstream", "patches", "generated", "upstream-class", "v2-generated")
-#: Keys whose value is a TOML boolean (every other key's is a string).
-_FLAGS = ("lenient",)
+#: Keys of earlier releases, and what to write instead: read as unknown keys, they would
+#: leave a maintainer guessing; ignored, they would change what passes without a word.
+_RETIRED = {
+    "lenient": (
+        "`lenient` is no longer a key: it accepted every malformed marker of every source. "
+        'Name the reviewed ones instead: marker-allow = "marker-allow.txt", a file of '
+        "'FILE:LINE: CODE  reason' lines (`omni-port upgrade --lenient` writes both); with "
+        "none to accept, delete this line"
+    ),
+}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -201,18 +209,15 @@ def loads(path: Path, text: str) -> Config:
     return replace(Config(), **values)
 
 
-def _checked(path: Path, text: str, key: str, value: object) -> str | bool:
+def _checked(path: Path, text: str, key: str, value: object) -> str:
     """A key's value when the key is known and the value valid; else BadInput at its line."""
     line = _line_of(text, key)
+    if key in _RETIRED:
+        raise BadInput.at(Code.OP005, str(path), line, _RETIRED[key])
     if key not in _KEYS:
         known = ", ".join(sorted(_KEYS))
         message = f"unknown key {key!r} in {TABLE} (known: {known})"
         raise BadInput.at(Code.OP005, str(path), line, message)
-    if key in _FLAGS:
-        if not isinstance(value, bool):
-            message = f"{TABLE} {key} must be true or false (a TOML boolean)"
-            raise BadInput.at(Code.OP005, str(path), line, message)
-        return value
     if not isinstance(value, str):
         raise BadInput.at(Code.OP005, str(path), line, f"{TABLE} {key} must be a string")
     choices = _CHOICES.get(key)
