@@ -111,6 +111,14 @@ def _one_line(stderr: str) -> str:
             CONFIG + 'base = "vllm-ascend==notaversion"\n', ":7:1: OP005", id="pin-of-no-version"
         ),
         pytest.param(CONFIG + "lenient = 1\n", ":7:1: OP005", id="lenient-not-a-boolean"),
+        pytest.param(
+            CONFIG + 'base = "vllm-ascend===0.30.0"\n', ":7:1: OP005", id="pin-of-three-equals"
+        ),
+        pytest.param(
+            CONFIG.replace('"base.py"', '"vllm-ascend>=0.26"'), ":6:1: OP005", id="pin-of-a-range"
+        ),
+        pytest.param(CONFIG + 'base = "vllm-ascend~=0.30"\n', ":7:1: OP005", id="pin-compatible"),
+        pytest.param(CONFIG + 'base = "vllm-ascend=="\n', ":7:1: OP005", id="pin-of-nothing"),
     ],
 )
 @pytest.mark.parametrize("command", ["extract", "check", "sync", "catalog"])

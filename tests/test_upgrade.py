@@ -153,3 +153,40 @@ def test_an_obsolete_edit_is_dropped_with_a_reason_kept_in_the_lock(cli: Cli, wo
     assert f"OP312 omni.py: {BLOCK}: dropped as obsolete" in synced.stdout + synced.stderr
     lock = (work / "g" / "omni-port.lock").read_text()
     assert "dropped as obsolete" in lock and "upstream samples omni's way now" in lock
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("upgrade", "--to", "vllm-ascend===0.30.0"), id="upgrade-to"),
+        pytest.param(
+            ("upgrade", "--to", "v2.py", "--base", "vllm-ascend>=0.26"), id="upgrade-base"
+        ),
+        pytest.param(("sync", "--upstream", "vllm-ascend~=0.30"), id="sync-upstream"),
+        pytest.param(("extract", "--base", "vllm-ascend=="), id="extract-base"),
+        pytest.param(("extract", "vllm-omni>=0.30"), id="extract-source"),
+    ],
+)
+def test_a_pin_gone_wrong_is_a_bad_option_and_nothing_is_written(
+    cli: Cli, work: Path, command: tuple[str, ...]
+) -> None:
+    before = sorted(p.name for p in work.iterdir())
+    result = cli(*command)
+    pin = next(arg for arg in command if "=" in arg or ">" in arg)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"{pin}:0:1: OP005 "), result.stderr
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
+def test_a_configured_path_that_looks_like_a_pin_is_read_from_any_folder(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "v1.py").rename(work / "v1>=0.py")
+    (work / "pyproject.toml").write_text(
+        '[tool.omni-port]\nsource = "omni.py"\nbase = "v1>=0.py"\nupstream = "v2.py"\n'
+    )
+    (work / "below").mkdir()
+    monkeypatch.chdir(work / "below")
+    assert cli("extract").exit_code == 0
+    assert "base: v1>=0.py\n" in (work / "patches" / "omni-port.index").read_text()
+    assert cli("sync").exit_code == 1  # the conflict of omni.R.sample on v2.py
