@@ -760,6 +760,15 @@ class SourceText:
 #: definitions from it).
 ASCEND_MODULE = "vllm_ascend.worker.model_runner_v1"
 
+# A conflict left in a generated module is a region of comment lines (``sync.splice`` writes
+# it): the gates (``verify``, ``check``) and the runtime switch read it from the text.
+#: Opens a conflict region; the block's (or the vanished copy's) id follows.
+CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
+#: Closes a conflict region.
+CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
+#: Starts each line of the commented-out code inside a region.
+CONFLICT_LINE = "# | "
+
 
 @dataclass(frozen=True, slots=True)
 class Located:

@@ -13,6 +13,11 @@ import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+# The conflict region's lines are written here; they are the model's, so that the
+# runtime reads them without this module.
+from omni_port.model import CONFLICT_CLOSE as CONFLICT_CLOSE
+from omni_port.model import CONFLICT_LINE as CONFLICT_LINE
+from omni_port.model import CONFLICT_OPEN as CONFLICT_OPEN
 from omni_port.model import (
     Block,
     BlockKind,
@@ -39,10 +44,6 @@ from omni_port.sync.evidence import catalog
 from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
-
-CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
-CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
-CONFLICT_LINE = "# | "
 
 
 @dataclass(frozen=True, slots=True)
