@@ -190,3 +190,28 @@ def test_a_configured_path_that_looks_like_a_pin_is_read_from_any_folder(
     assert cli("extract").exit_code == 0
     assert "base: v1>=0.py\n" in (work / "patches" / "omni-port.index").read_text()
     assert cli("sync").exit_code == 1  # the conflict of omni.R.sample on v2.py
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "outcome"),
+    [
+        pytest.param("v1.py", 0, "2 placed, 0 conflicts, no verify problems", id="clean"),
+        pytest.param("v2.py", 1, "1 placed, 1 conflicts, no verify problems", id="a-conflict"),
+        pytest.param(
+            "v5.py",
+            1,
+            "2 placed, 0 conflicts, 2 verify problems (1 OP303, 1 OP507)",
+            id="verify-problems-only",
+        ),
+    ],
+)
+def test_the_last_line_of_an_upgrade_says_why_it_exits_as_it_does(
+    cli: Cli, work: Path, target: str, code: int, outcome: str
+) -> None:
+    """v5.py calls `sample`'s parameter `scores`: the block, placed, reads `logits`."""
+    (work / "v5.py").write_text((work / "v1.py").read_text().replace("logits", "scores"))
+    result = cli.loud("upgrade", "--to", target, "--summary", "up.md")
+    assert result.exit_code == code, result.stderr
+    last = result.stderr.splitlines()[-1]
+    unresolved = ": not deployable until resolved" if code else ""
+    assert last == f"omni-port: {outcome}{unresolved}; summary in up.md"

@@ -255,6 +255,12 @@ class Upgraded:
     #: ``lenient`` when the markers needed it; none unless ``UpgradeRequest.pin``.
     pins: dict[str, str | bool] = field(default_factory=dict)
 
+    @property
+    def problems(self) -> list[Finding]:
+        """The errors other than conflicts, each once, as the summary's verification
+        section lists them."""
+        return summaries.verification_problems(self.findings)
+
 
 def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     """Extract the runners against their base (detected when asked), sync onto the target,
