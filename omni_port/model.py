@@ -831,3 +831,10 @@ class Upstream:
     def text(self) -> str:
         """The module's source text (line endings normalized to "\\n")."""
         return self.tree.text(1, len(self.tree.lines))
+
+    @property
+    def path(self) -> str:
+        """The file a finding at one of its lines names: the module as it was read (a
+        release's ``vllm-ascend==X/vllm_ascend/...``, shown as its copy in the cache), which
+        an editor opens, where the label may name a release or a folder."""
+        return self.tree.path

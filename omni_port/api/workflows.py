@@ -123,7 +123,7 @@ def load_workspace(request: SyncRequest, settings: Settings) -> Loaded:
     loaded = load_upstream(request.upstream, settings, request.upstream_class)
     patch_set, patch_files = read_patches(request.patches)
     loaded, notes = with_history(loaded, settings, patch_set, mode=request.history)
-    notes += vllm_pairing_notes(patches_source(patch_set, ""), loaded.label, settings)
+    notes += vllm_pairing_notes(patches_source(patch_set, ""), loaded.label, settings, loaded.path)
     loaded = recorded(loaded, config)
     labels = [config.recorded_path(d) for d in request.transplants]
     command = sync_command_line(config, request.patches, loaded.label, request.generated)
@@ -292,7 +292,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     outputs = result.files
     findings = (
         *notes,
-        *vllm_pairing_notes(source, request.target, settings),
+        *vllm_pairing_notes(source, request.target, settings, new.path),
         *extract_findings,
         *in_directory(result.findings, request.generated, outputs),
         *in_directory(verified, request.generated, outputs),
