@@ -347,3 +347,17 @@ def key_line(config: Config, key: str) -> int:
 def config_file(config: Config) -> Path:
     """The file a configuration was read from; ``pyproject.toml`` here without one."""
     return Path(config.file) if config.file else Path("pyproject.toml")
+
+
+# --- without a configuration ----------------------------------------------------------------
+
+#: What a run without a configuration lacks.
+NO_TABLE = f"no pyproject.toml here or above has a {TABLE} table"
+
+
+def built_in_defaults() -> str:
+    """The defaults a run without a configuration takes, as the table would spell them:
+    releases and folders, inputs a maintainer chooses, never taken silently."""
+    default = Config()
+    keys = ("source", "upstream", "patches", "generated")
+    return ", ".join(f'{key} = "{getattr(default, key)}"' for key in keys)
