@@ -215,3 +215,8 @@ def test_the_last_line_of_an_upgrade_says_why_it_exits_as_it_does(
     last = result.stderr.splitlines()[-1]
     unresolved = ": not deployable until resolved" if code else ""
     assert last == f"omni-port: {outcome}{unresolved}; summary in up.md"
+    to_stdout = cli.loud("upgrade", "--to", target, "--summary", "-")
+    assert to_stdout.exit_code == code
+    assert (
+        to_stdout.stderr.splitlines()[-1] == f"omni-port: {outcome}{unresolved}; summary on stdout"
+    )

@@ -135,7 +135,8 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
-    summary(options, f"{_outcome(outcome, done.problems)}; summary in {summary_path}")
+    where = "on stdout" if str(summary_path) == "-" else f"in {summary_path}"
+    summary(options, f"{_outcome(outcome, done.problems)}; summary {where}")
     return outcome
 
 
