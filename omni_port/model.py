@@ -772,6 +772,15 @@ class SourceText:
 #: definitions from it).
 ASCEND_MODULE = "vllm_ascend.worker.model_runner_v1"
 
+# A conflict left in a generated module is a region of comment lines (``sync.splice`` writes
+# it): the gates (``verify``, ``check``) and the runtime switch read it from the text.
+#: Opens a conflict region; the block's (or the vanished copy's) id follows.
+CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
+#: Closes a conflict region.
+CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
+#: Starts each line of the commented-out code inside a region.
+CONFLICT_LINE = "# | "
+
 
 @dataclass(frozen=True, slots=True)
 class Located:
@@ -834,3 +843,10 @@ class Upstream:
     def text(self) -> str:
         """The module's source text (line endings normalized to "\\n")."""
         return self.tree.text(1, len(self.tree.lines))
+
+    @property
+    def path(self) -> str:
+        """The file a finding at one of its lines names: the module as it was read (a
+        release's ``vllm-ascend==X/vllm_ascend/...``, shown as its copy in the cache), which
+        an editor opens, where the label may name a release or a folder."""
+        return self.tree.path

@@ -47,6 +47,7 @@ from omni_port.model import Layout
 from omni_port.patches import lockfile
 from omni_port.sources.upstream import ASCEND_RUNNER, ASCEND_V2_RUNNER
 from omni_port.v2 import pins, stage
+from omni_port.verify import conflicts
 
 #: Package vLLM-Omni keeps its NPU runners in.
 PACKAGE = "vllm_omni.platforms.npu.worker"
@@ -200,7 +201,7 @@ def unresolved(directory: str | os.PathLike[str]) -> list[str]:
         else:
             reason = error.strerror or str(error)
         return [f"{lockfile.LOCK_NAME} cannot be read ({reason}); {MAKE_SYNC}"]
-    reasons = _conflicts(lock)
+    reasons = _conflicts(folder, lock)
     reasons += _edited(folder, lock)
     reasons += _unlisted(folder, lock)
     reasons += _verdict(folder, lock_bytes)
@@ -209,11 +210,11 @@ def unresolved(directory: str | os.PathLike[str]) -> list[str]:
     return reasons
 
 
-def _conflicts(lock: lockfile.Lock) -> list[str]:
+def _conflicts(folder: Path, lock: lockfile.Lock) -> list[str]:
     ids = [str(row.get("id", "")) for row in lock.conflicts]
     if not ids:
         return []
-    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    shown = _some(ids)
     if lock.layout is Layout.V2:
         # A V2 conflict is a method left as omni's, under a conflict region, or a hunk of a
         # spliced method; its patches are computed, so `resolve` has nothing to record.
@@ -221,10 +222,32 @@ def _conflicts(lock: lockfile.Lock) -> list[str]:
             f"{len(ids)} conflicts marked in the modules ({shown}): compose each by hand in "
             "vLLM-Omni, or list it in the --v2-allow file, then `omni-port v2-sync`"
         ]
-    return [
-        f"{len(ids)} conflicts left commented out ({shown}): record each with "
-        "`omni-port resolve BLOCK --at '#K'`, then `omni-port sync`"
-    ]
+    route = conflicts.routes(lockfile.output_texts(folder, lock), ids)
+    return [f"{len(ids)} conflicts left commented out ({shown}): {_routes(ids, route)}"]
+
+
+def _routes(ids: Sequence[str], route: Mapping[str, conflicts.Route]) -> str:
+    """What resolves the conflicts ``ids``: `--at '#K'` names a candidate the region lists,
+    and one that lists none, or whose upstream method vanished, is resolved another way."""
+    ranked, unlisted, vanished = (
+        [ident for ident in ids if route[ident] is kind] for kind in conflicts.Route
+    )
+    said = []
+    if ranked:
+        which = "each" if len(ranked) == len(ids) else _some(ranked)
+        command = "`omni-port resolve BLOCK --at '#K'`, then `omni-port sync`"
+        said.append(f"record {which} with {command}")
+    if unlisted:
+        said.append(f"{_some(unlisted)} list no candidate place: {conflicts.UNLISTED_ROUTES}")
+    if vanished:
+        said.append(
+            f"the upstream method of {_some(vanished)} vanished: {conflicts.VANISHED_ROUTE}"
+        )
+    return "; ".join(said)
+
+
+def _some(ids: Sequence[str]) -> str:
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:

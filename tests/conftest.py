@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from omni_port.cli import main
+from omni_port.model import CONFLICT_CLOSE, CONFLICT_LINE, CONFLICT_OPEN
 from tests.golden import DATA
 
 
@@ -66,6 +67,16 @@ def cache_dir() -> Iterator[Path]:
     path = Path(os.environ.get("OMNI_PORT_CACHE", Path.home() / ".cache" / "omni-port"))
     path.mkdir(parents=True, exist_ok=True)
     yield path
+
+
+def conflict_region(block: str, candidates: int, indent: str = "    ") -> str:
+    """A conflict region as sync leaves one in a generated module, listing ``candidates``
+    candidate places (none: no place in the new upstream runs the block)."""
+    lines = [f"{CONFLICT_OPEN} {block} (self.hook())", "# ambiguous."]
+    lines += [f"#   candidate: upstream line {7 + n} (score 0.70): x()" for n in range(candidates)]
+    lines += [f"# Place the block by hand, or record a choice with `omni-port resolve {block}`."]
+    lines += [f"{CONFLICT_LINE}self.hook()", CONFLICT_CLOSE]
+    return "".join(f"{indent}{line}\n" for line in lines)
 
 
 def read_tree(root: Path) -> dict[str, str]:

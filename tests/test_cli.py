@@ -66,6 +66,7 @@ def test_extract_lenient_reports_and_exits_1(
     odd = (DATA / "scan" / "odd_count" / "input.py").read_text()
     runner = "class R:\n" + "".join(f"    {line}\n" for line in odd.splitlines())
     Path("runner.py").write_text(runner)
+    Path("pyproject.toml").write_text("[tool.omni-port]\n")  # an audit's workspace
     result = cli("extract", "runner.py", "--lenient", "--patches", "p")
     assert result.exit_code == 1
     assert "runner.py:8:9: OP101" in result.stdout

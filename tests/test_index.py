@@ -348,6 +348,7 @@ def test_a_release_that_does_not_exist_is_one_line_and_exit_2(
     cli: Cli, published: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     runner = _runner(tmp_path)
     result = cli("--cache-dir", "cache", "bases", "--candidates", "1.5.0", str(runner))
     assert result.exit_code == 2

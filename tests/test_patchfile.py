@@ -180,6 +180,12 @@ def _patches(tmp_path: Path, index: str, pieces: dict[str, str] | None = None) -
         pytest.param(
             "omni-port-index: 1\npiece: m/a.patch\n", "OP204", 2, id="piece-before-module"
         ),
+        pytest.param(
+            "omni-port-index: 1\nmodule: m.py\npiece: m/a.patch\npiece: m/./a.patch\n",
+            "OP201",
+            4,
+            id="piece-listed-twice",
+        ),
         pytest.param("something else\n", "OP204", 1, id="not-an-index"),
         pytest.param(
             "omni-port-index: 1\nmodule: m.py\nsourse: m.py\n", "OP204", 3, id="unknown-field"

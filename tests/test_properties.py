@@ -981,6 +981,7 @@ def test_sync_is_byte_deterministic_across_hash_seeds(tmp_path: Path) -> None:
         (work / "base.py").write_text(example.base)
         (work / "v2.py").write_text(example.v2)
         (work / "omni" / "npu_model_runner.py").write_text(example.omni)
+        (work / "pyproject.toml").write_text("[tool.omni-port]\n")
         env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
         subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT], cwd=work, env=env, check=True)
         outputs.append(

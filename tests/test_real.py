@@ -194,8 +194,10 @@ def test_rendered_catalog_passes_check_on_0_30_0(
 ) -> None:
     """The catalog rendered from 0.30.0's patches agrees with 0.30.0's code.
 
-    Runs outside the project so that its configured base (for unmarked divergence) stays out.
+    Runs outside the project, in a workspace of its own, so that the project's configured
+    base (for unmarked divergence) stays out.
     """
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
     patches, catalog = tmp_path / "p", tmp_path / "catalog.md"
     common = ("--cache-dir", cache_dir)

@@ -18,6 +18,7 @@ import pytest
 from omni_port import runtime
 from omni_port.model import Layout, Placement, Status
 from omni_port.patches import lockfile
+from tests.conftest import conflict_region
 
 PACKAGE = "fakeomni.platforms.npu.worker"
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,6 +244,21 @@ def test_a_lock_with_conflicts_is_refused(tree: Path) -> None:
     message = _refused(tree)
     assert "2 conflicts" in message and "npu_ar_model_runner.R.m.block-01" in message
     assert "omni-port resolve" in message
+
+
+def test_a_conflict_whose_region_lists_no_candidate_is_not_sent_to_a_rank(tree: Path) -> None:
+    """`--at '#K'` names a candidate the region lists: one that lists none says the routes
+    that need none."""
+    ranked, unlisted = "npu_ar_model_runner.R.m.block-01", "npu_ar_model_runner.R.m.block-02"
+    runner = tree / "npu_ar_model_runner.py"
+    runner.write_text(
+        runner.read_text() + conflict_region(ranked, 2) + conflict_region(unlisted, 0)
+    )
+    _deployable(tree, conflicts=(ranked, unlisted))
+    message = _refused(tree)
+    assert f"record {ranked} with `omni-port resolve BLOCK --at '#K'`" in message
+    said = message.split(f"{unlisted} list no candidate place: ", 1)[1]
+    assert "`omni-port continue`" in said and "--drop" in said and "#K" not in said
 
 
 def test_runners_verify_has_not_passed_are_refused(tree: Path) -> None:

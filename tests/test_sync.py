@@ -72,6 +72,7 @@ def test_sync_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
     for seed in ("0", "12345"):
         work = tmp_path / seed
         work.mkdir()
+        (work / "pyproject.toml").write_text("[tool.omni-port]\n")
         env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
         subprocess.run(
             [sys.executable, "-c", script, str(DATA / "omni"), str(BASE)],

@@ -473,6 +473,7 @@ def test_transplant_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
     for seed in ("0", "4242"):
         work = tmp_path / seed
         work.mkdir()
+        (work / "pyproject.toml").write_text("[tool.omni-port]\n")
         env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
         subprocess.run(
             [sys.executable, "-c", script, str(OMNI), str(VLLM), str(ASCEND)],

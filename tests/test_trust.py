@@ -111,6 +111,14 @@ def _one_line(stderr: str) -> str:
             CONFIG + 'base = "vllm-ascend==notaversion"\n', ":7:1: OP005", id="pin-of-no-version"
         ),
         pytest.param(CONFIG + "lenient = true\n", ":7:1: OP005", id="lenient-accepts-nothing"),
+        pytest.param(
+            CONFIG + 'base = "vllm-ascend===0.30.0"\n', ":7:1: OP005", id="pin-of-three-equals"
+        ),
+        pytest.param(
+            CONFIG.replace('"base.py"', '"vllm-ascend>=0.26"'), ":6:1: OP005", id="pin-of-a-range"
+        ),
+        pytest.param(CONFIG + 'base = "vllm-ascend~=0.30"\n', ":7:1: OP005", id="pin-compatible"),
+        pytest.param(CONFIG + 'base = "vllm-ascend=="\n', ":7:1: OP005", id="pin-of-nothing"),
     ],
 )
 @pytest.mark.parametrize("command", ["extract", "check", "sync", "catalog"])
@@ -147,6 +155,49 @@ def test_a_pyproject_of_another_tool_is_passed_over(
     (tmp_path / "pyproject.toml").write_text("[tool.black\n")
     monkeypatch.chdir(tmp_path)
     assert cli("codes").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("extract", "runner.py", "--base", "base.py"),
+        ("sync", "--upstream", "base.py"),
+        ("resolve", "omni.R.sample.block-01", "--at", "#1"),
+        ("continue",),
+        ("adopt", "omni.R.forward.edit-01"),
+        ("v2-sync", "runner.py"),
+    ],
+    ids=lambda command: command[0],
+)
+def test_without_a_configuration_a_command_that_writes_the_workspace_refuses(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """Its inputs would be the built-in defaults, releases nobody chose, and what it wrote
+    would be found by no later command run from anywhere else: exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    result = cli(*command)
+    assert result.exit_code == 2
+    assert _one_line(result.stderr).startswith("pyproject.toml:0:1: OP005 ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("check", "--no-cache"), ("verify",), ("catalog", "--patches", "p"), ("bases", "x.py")],
+    ids=lambda command: command[0],
+)
+def test_without_a_configuration_a_command_says_once_which_defaults_it_takes(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """Even with -q: the defaults name releases, the inputs of the run."""
+    monkeypatch.chdir(tmp_path)
+    result = cli(*command)
+    said = [line for line in result.stderr.splitlines() if "[tool.omni-port]" in line]
+    assert len(said) == 1 and said[0].startswith("omni-port: warning: "), result.stderr
+    assert 'source = "vllm-omni==' in said[0] and "omni-port init" in said[0]
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
+    assert "[tool.omni-port]" not in cli(*command).stderr
+    assert "[tool.omni-port]" not in cli("codes").stderr
 
 
 def test_an_explicit_configuration_without_the_table_is_exit_2(cli: Cli, tmp_path: Path) -> None:

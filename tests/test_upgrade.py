@@ -153,3 +153,74 @@ def test_an_obsolete_edit_is_dropped_with_a_reason_kept_in_the_lock(cli: Cli, wo
     assert f"OP312 omni.py: {BLOCK}: dropped as obsolete" in synced.stdout + synced.stderr
     lock = (work / "g" / "omni-port.lock").read_text()
     assert "dropped as obsolete" in lock and "upstream samples omni's way now" in lock
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("upgrade", "--to", "vllm-ascend===0.30.0"), id="upgrade-to"),
+        pytest.param(
+            ("upgrade", "--to", "v2.py", "--base", "vllm-ascend>=0.26"), id="upgrade-base"
+        ),
+        pytest.param(("sync", "--upstream", "vllm-ascend~=0.30"), id="sync-upstream"),
+        pytest.param(("extract", "--base", "vllm-ascend=="), id="extract-base"),
+        pytest.param(("extract", "vllm-omni>=0.30"), id="extract-source"),
+    ],
+)
+def test_a_pin_gone_wrong_is_a_bad_option_and_nothing_is_written(
+    cli: Cli, work: Path, command: tuple[str, ...]
+) -> None:
+    def files() -> list[str]:
+        # The workspace's lock (``.omni-port/``) is the tool's own state, as a cache is.
+        return sorted(p.name for p in work.iterdir() if p.name != ".omni-port")
+
+    before = files()
+    result = cli(*command)
+    pin = next(arg for arg in command if "=" in arg or ">" in arg)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"{pin}:0:1: OP005 "), result.stderr
+    assert files() == before
+
+
+def test_a_configured_path_that_looks_like_a_pin_is_read_from_any_folder(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "v1.py").rename(work / "v1>=0.py")
+    (work / "pyproject.toml").write_text(
+        '[tool.omni-port]\nsource = "omni.py"\nbase = "v1>=0.py"\nupstream = "v2.py"\n'
+    )
+    (work / "below").mkdir()
+    monkeypatch.chdir(work / "below")
+    assert cli("extract").exit_code == 0
+    assert "base: v1>=0.py\n" in (work / "patches" / "omni-port.index").read_text()
+    assert cli("sync").exit_code == 1  # the conflict of omni.R.sample on v2.py
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "outcome"),
+    [
+        pytest.param("v1.py", 0, "2 placed, 0 conflicts, no verify problems", id="clean"),
+        pytest.param("v2.py", 1, "1 placed, 1 conflicts, no verify problems", id="a-conflict"),
+        pytest.param(
+            "v5.py",
+            1,
+            "2 placed, 0 conflicts, 2 verify problems (1 OP303, 1 OP507)",
+            id="verify-problems-only",
+        ),
+    ],
+)
+def test_the_last_line_of_an_upgrade_says_why_it_exits_as_it_does(
+    cli: Cli, work: Path, target: str, code: int, outcome: str
+) -> None:
+    """v5.py calls `sample`'s parameter `scores`: the block, placed, reads `logits`."""
+    (work / "v5.py").write_text((work / "v1.py").read_text().replace("logits", "scores"))
+    result = cli.loud("upgrade", "--to", target, "--summary", "up.md")
+    assert result.exit_code == code, result.stderr
+    last = result.stderr.splitlines()[-1]
+    unresolved = ": not deployable until resolved" if code else ""
+    assert last == f"omni-port: {outcome}{unresolved}; summary in up.md"
+    to_stdout = cli.loud("upgrade", "--to", target, "--summary", "-")
+    assert to_stdout.exit_code == code
+    assert (
+        to_stdout.stderr.splitlines()[-1] == f"omni-port: {outcome}{unresolved}; summary on stdout"
+    )

@@ -37,6 +37,37 @@ def test_parse_spec(text: str, expected: Spec) -> None:
     assert parse_spec(text, "vllm-ascend") == expected
 
 
+PINS_GONE_WRONG = [
+    "vllm-ascend===0.30.0",
+    "vllm-ascend>=0.26",
+    "vllm-ascend~=0.30",
+    "vllm-ascend==",
+    "vllm-ascend==notaversion",
+    "vllm-ascend=0.30.0",
+    "vllm-ascend >= 0.26",
+]
+
+
+@pytest.mark.parametrize("text", PINS_GONE_WRONG)
+def test_a_pin_gone_wrong_is_a_bad_option_not_a_missing_path(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BadInput) as error:
+        parse_spec(text, "vllm-ascend")
+    finding = error.value.findings[0]
+    assert (finding.code.value, finding.path) == ("OP005", text)
+
+
+@pytest.mark.parametrize("text", PINS_GONE_WRONG)
+def test_a_path_that_exists_is_a_path_whatever_its_name(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / text).mkdir()
+    assert parse_spec(text, "vllm-ascend") == Spec(SpecKind.PATH, "vllm-ascend", path=text)
+
+
 def test_version_order_puts_release_candidates_first() -> None:
     ordered = sorted(["0.23.0", "0.23.0rc1", "0.22.1rc1", "0.23.0.post1"], key=upstream.version_key)
     assert ordered == ["0.22.1rc1", "0.23.0rc1", "0.23.0", "0.23.0.post1"]

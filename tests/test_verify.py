@@ -18,7 +18,9 @@ from omni_port.model import BlockKind, Code, Finding, PatchSet, Placement, Rule,
 from omni_port.sources.textio import decode, read_source
 from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
+from omni_port.verify.conflicts import conflict_findings
 from omni_port.verify.rows import row_findings
+from tests.conftest import conflict_region
 from tests.golden import DATA
 
 GEN = "gen.py"
@@ -1415,3 +1417,17 @@ def test_a_placed_row_with_no_output_lines_is_an_error() -> None:
     assert [f.code for f in found] == [Code.OP513, Code.OP513]
     assert "runner.R.step.replacement is reported placed" in found[0].message
     assert not list(row_findings(rows, frozenset({"other.py"})))
+
+
+def test_op310_sends_to_a_rank_only_a_conflict_whose_region_lists_candidates() -> None:
+    """A region that lists no candidate place says the routes that need none: an edit in
+    place then `continue`, `resolve --at LINE`, `resolve --drop`."""
+    text = (
+        "class R:\n" + conflict_region("m.R.f.block-01", 2) + conflict_region("m.R.f.block-02", 0)
+    )
+    ranked, unlisted = conflict_findings({"m.py": text})
+    assert [(f.code, f.line) for f in (ranked, unlisted)] == [(Code.OP310, 2), (Code.OP310, 9)]
+    assert "`omni-port resolve m.R.f.block-01 --at '#K'`" in ranked.message
+    assert "#K" not in unlisted.message
+    assert "`omni-port continue`" in unlisted.message
+    assert "`omni-port resolve m.R.f.block-02 --at LINE`" in unlisted.message

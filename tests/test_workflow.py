@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from omni_port import report
+from omni_port import report, runtime
 from omni_port.api import resolution
 from omni_port.model import Code, Finding, Resolution
 from omni_port.patches import lockfile
@@ -89,6 +89,27 @@ def test_a_conflict_left_in_the_output_fails_verify_and_check_until_resolved(
     # The implicit edit is still listed, as information; it fails nothing.
     assert ("omni.py:16", "OP407") in _codes(checked.stdout)
     assert "check: no problems;" in checked.stderr
+
+
+def test_a_conflict_no_place_takes_is_never_sent_to_a_candidate(cli: Cli, work: Path) -> None:
+    """Upstream's `sample` vanished: its copy and block are a conflict no candidate place
+    takes, and no route of `resolve` or `continue` places. Verify, check and the runtime
+    switch say what does, never `resolve --at '#K'` (or `--at LINE`)."""
+    upstream = (work / "v1.py").read_text()
+    start, end = upstream.index("    def sample"), upstream.index("    def forward")
+    (work / "v4.py").write_text(upstream[:start] + upstream[end:])
+    (work / "pyproject.toml").write_text(CONFIG.format(upstream="v4.py"))
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 1
+    verified = cli.loud("verify")
+    checked = cli("check", "--no-cache")
+    assert (verified.exit_code, checked.exit_code) == (1, 1)
+    for output in (verified.stdout, checked.stdout):
+        [conflict] = [line for line in output.splitlines() if " OP310 " in line]
+        assert "--at" not in conflict and "extract" in conflict, conflict
+    assert "--at" not in verified.stderr and "omni-port continue" not in verified.stderr
+    [reason] = [r for r in runtime.unresolved(work / "g") if "conflicts" in r]
+    assert "--at" not in reason and "vanished" in reason
 
 
 def test_check_is_green_on_a_clean_workspace_with_implicit_edits(cli: Cli, work: Path) -> None:

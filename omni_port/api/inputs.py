@@ -110,7 +110,7 @@ def with_history(
         except BadInput as error:
             reason = error.findings[0].message
             message = f"no upstream history: {reason}"
-            note = Finding(Code.OP003, upstream.label, 0, message, severity=Severity.NOTE)
+            note = Finding(Code.OP003, upstream.path, 0, message, severity=Severity.NOTE)
             return upstream, [note]
     releases, _, notes = history.load(names, settings.cache, settings.progress)
     return replace(upstream, history=releases), notes
@@ -190,10 +190,13 @@ def omni_version(texts: Sequence[str]) -> str:
     return ""
 
 
-def vllm_pairing_notes(source: str, upstream: str, settings: Settings) -> list[Finding]:
+def vllm_pairing_notes(
+    source: str, upstream: str, settings: Settings, where: str = ""
+) -> list[Finding]:
     """One note (OP511) when the vllm-omni ``source`` and the vllm-ascend ``upstream`` run
     on different vLLM releases: the generated runners then call APIs of both. Nothing when
-    either side cannot tell (a path without metadata, an upstream that cannot be had)."""
+    either side cannot tell (a path without metadata, an upstream that cannot be had).
+    ``where``: the upstream module as read (``Upstream.path``), the file the note names."""
     version = omni_version([source]) if source else ""
     ascend = parse_spec(upstream, "vllm-ascend")
     if not version:
@@ -211,7 +214,7 @@ def vllm_pairing_notes(source: str, upstream: str, settings: Settings) -> list[F
         f"vLLM {pairing.version} ({pairing.evidence}): the generated runners call APIs of "
         "both vLLM releases"
     )
-    return [Finding(Code.OP511, ascend.label, 0, message, severity=Severity.NOTE)]
+    return [Finding(Code.OP511, where or ascend.label, 0, message, severity=Severity.NOTE)]
 
 
 def _minor(version: str) -> str:

@@ -122,7 +122,7 @@ def load_workspace(request: SyncRequest, settings: Settings) -> Loaded:
     loaded = load_upstream(request.upstream, settings, request.upstream_class)
     patch_set, patch_files = read_patches(request.patches)
     loaded, notes = with_history(loaded, settings, patch_set, mode=request.history)
-    notes += vllm_pairing_notes(patches_source(patch_set, ""), loaded.label, settings)
+    notes += vllm_pairing_notes(patches_source(patch_set, ""), loaded.label, settings, loaded.path)
     loaded = recorded(loaded, config)
     labels = [config.recorded_path(d) for d in request.transplants]
     command = sync_command_line(config, request.patches, loaded.label, request.generated)
@@ -260,6 +260,12 @@ class Upgraded:
     #: ``UpgradeRequest.pin``.
     accepted: tuple[reviewed.Defect, ...] = ()
 
+    @property
+    def problems(self) -> list[Finding]:
+        """The errors other than conflicts, each once, as the summary's verification
+        section lists them."""
+        return summaries.verification_problems(self.findings)
+
 
 def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     """Extract the runners against their base (detected when asked), sync onto the target,
@@ -292,7 +298,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     outputs = result.files
     findings = (
         *notes,
-        *vllm_pairing_notes(source, request.target, settings),
+        *vllm_pairing_notes(source, request.target, settings, new.path),
         *extract_findings,
         *in_directory(result.findings, request.generated, outputs),
         *in_directory(verified, request.generated, outputs),

@@ -29,9 +29,9 @@ import click
 from omni_port import __version__, report
 from omni_port.cli.options import Options as Options  # every command's ctx.obj
 from omni_port.errors import BadInput
-from omni_port.model import Finding, Report, Severity
+from omni_port.model import Code, Finding, Report, Severity
 from omni_port.pyast import memo
-from omni_port.sources.config import Config, load
+from omni_port.sources.config import NO_TABLE, Config, built_in_defaults, load
 from omni_port.sources.upstream import default_cache
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -133,6 +133,7 @@ def handle_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             with memo.run():  # a command is one run: pure answers are kept until it ends
+                _unconfigured()
                 result = command(*args, **kwargs)
         except BadInput as error:
             from omni_port.cli.output import openable
@@ -156,6 +157,42 @@ def handle_errors(command: F) -> F:
             sys.exit(result.return_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+#: Commands whose work is to write the workspace (its patches, its generated runners): with
+#: no configuration there is no workspace, and they refuse (``_unconfigured``).
+WRITES_THE_WORKSPACE = frozenset({"extract", "sync", "resolve", "continue", "adopt", "v2-sync"})
+#: Commands that read no configuration: `init` writes one.
+NEEDS_NO_CONFIGURATION = frozenset({"init"})
+
+
+def _unconfigured() -> None:
+    """Without a configuration, a command says so on stderr, once, with the built-in
+    defaults it takes: they name releases, inputs a maintainer chooses, not style (black's
+    defaults) a maintainer may leave alone. A command that writes the workspace refuses
+    instead (BadInput, OP005), as git does outside a repository: a workspace is its table,
+    and patches written without one are of a release nobody chose, in folders that `check`
+    and every later command, run from anywhere but here, never find.
+    """
+    context = click.get_current_context(silent=True)
+    options = context.find_object(Options) if context is not None else None
+    if context is None or options is None or options.config.file:
+        return
+    name = context.info_name or ""
+    if name in NEEDS_NO_CONFIGURATION:
+        return
+    if name in WRITES_THE_WORKSPACE:
+        message = (
+            f"{NO_TABLE}, so there is no workspace for `omni-port {name}` to write: make one "
+            "with `omni-port init --upstream SPEC` (or pass --config FILE) rather than take the "
+            f"built-in defaults ({built_in_defaults()})"
+        )
+        raise BadInput.at(Code.OP005, "pyproject.toml", 0, message)
+    click.echo(
+        f"omni-port: warning: {NO_TABLE}: using the built-in defaults {built_in_defaults()} "
+        "(folders relative to here); `omni-port init --upstream SPEC` writes a configuration",
+        err=True,
+    )
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__)

@@ -28,6 +28,7 @@ from omni_port.model import (
 )
 from omni_port.patches import lockfile
 from omni_port.report import candidate_place
+from omni_port.verify import conflicts
 
 #: Candidates shown per conflict.
 SHOWN = 3
@@ -69,6 +70,8 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
     if lock.layout is Layout.V2:
         yield from _v2_steps(lock)
         return
+    ids = [str(row.get("id", "")) for row in lock.conflicts]
+    route = conflicts.routes(lockfile.output_texts(generated, lock), ids)
     config = options.config
     try:
         request = api.SyncRequest(
@@ -82,16 +85,17 @@ def _resolve_commands(options: Options, generated: Path, patches_dir: Path) -> I
         workspace = api.workflows.load_workspace(request, options.settings)
         found = resolution.placements(workspace)
     except BadInput:
-        for row in lock.conflicts:
-            yield f"  omni-port resolve {row.get('id', '')} --at '#K'"
+        for block_id in ids:
+            yield _routed(block_id, route[block_id], "")
         return
     yield f"resolve each conflict (candidates are lines of {lock.upstream}):"
-    for row in lock.conflicts:
-        yield _command(workspace.patch_set, str(row.get("id", "")), found)
-    yield (
-        "or edit a conflict region in place (uncomment the code where it belongs, change "
-        "it as needed), then run `omni-port continue`"
-    )
+    for block_id in ids:
+        yield _command(workspace.patch_set, block_id, found, route[block_id])
+    if any(r is not conflicts.Route.VANISHED for r in route.values()):
+        yield (
+            "or edit a conflict region in place (uncomment the code where it belongs, change "
+            "it as needed), then run `omni-port continue`"
+        )
 
 
 def _v2_steps(lock: lockfile.Lock) -> Iterator[str]:
@@ -113,23 +117,37 @@ def _v2_steps(lock: lockfile.Lock) -> Iterator[str]:
             )
 
 
-def _command(patches: PatchSet, block_id: str, found: dict[str, Placement]) -> str:
+def _command(
+    patches: PatchSet, block_id: str, found: dict[str, Placement], route: conflicts.Route
+) -> str:
     block = _block(patches, block_id)
     placed = found.get(block_id)
     if block is None or placed is None:
-        return f"  omni-port resolve {block_id} --at '#K'"
+        return _routed(block_id, route, "")
     if block[1].kind is BlockKind.SIGNATURE:
         return f"  {block_id}: a signature edit: write it in the conflict region, then continue"
     listed = "; ".join(
         f"#{rank} {candidate_place(c.line, c.span)} ({c.score:.2f})"
         for rank, c in enumerate(placed.candidates[:SHOWN], start=1)
     )
-    if not listed:
+    # What sync finds now decides over a region written by an older sync.
+    if route is not conflicts.Route.VANISHED:
+        route = conflicts.Route.RANKED if listed else conflicts.Route.UNLISTED
+    return _routed(block_id, route, listed)
+
+
+def _routed(block_id: str, route: conflicts.Route, listed: str) -> str:
+    """The command that resolves ``block_id`` by its ``route``; ``listed``: its candidates,
+    as sync ranks them now ("" when not known)."""
+    if route is conflicts.Route.VANISHED:
+        return f"  {block_id}: its upstream method vanished: {conflicts.VANISHED_ROUTE}"
+    if route is conflicts.Route.UNLISTED:
         return (
             f"  omni-port resolve {block_id} --at LINE    # no place runs: the line to go "
             "before, or --drop --why REASON when the edit is obsolete"
         )
-    return f"  omni-port resolve {block_id} --at '#K'    # {listed}"
+    command = f"  omni-port resolve {block_id} --at '#K'"
+    return f"{command}    # {listed}" if listed else command
 
 
 def _block(patches: PatchSet, block_id: str) -> tuple[ModulePatches, Block] | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from omni_port.cli import (
 from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
 from omni_port.cli.output import emit
 from omni_port.extract import reviewed
-from omni_port.model import Report
+from omni_port.model import Code, Finding, Report
 from omni_port.report import shown
 from omni_port.sources.config import config_file, pinned
 from omni_port.sources.textio import encode
@@ -152,10 +154,8 @@ def upgrade_command(options: Options, /, **given: Any) -> Report:
     result = done.synced.result
     outcome = Report(result.placements, done.findings, result.counts)
     emit(outcome, json_path, diff=str(summary_path) == "-")
-    counts = result.counts
-    placed = counts["placed"] + counts["implicit_placed"]
-    conflicts = counts["conflict"] + counts["implicit_conflict"]
-    summary(options, f"{placed} placed, {conflicts} conflicts; summary in {summary_path}")
+    where = "on stdout" if str(summary_path) == "-" else f"in {summary_path}"
+    summary(options, f"{_outcome(outcome, done.problems)}; summary {where}")
     return outcome
 
 
@@ -172,6 +172,26 @@ def _accept(options: Options, defects: tuple[reviewed.Defect, ...], to: str) -> 
     staging().write(target, reviewed.with_entries(old, lines).encode("utf-8"))
     keys = ", ".join(d.key for d in defects)
     return f"accepted in {shown(target)} (say why there): {keys}"
+
+
+def _outcome(outcome: Report, problems: Sequence[Finding]) -> str:
+    """What the upgrade left, said so that the exit code follows from it, as at the end of
+    `verify` and `make sync`: ``96 placed, 0 conflicts, 2 verify problems (2 OP508): not
+    deployable until resolved``. ``problems``: the errors other than conflicts, as the
+    summary lists them (``Upgraded.problems``)."""
+    counts = outcome.counts
+    placed = counts["placed"] + counts["implicit_placed"]
+    # A region of a copy whose upstream method vanished is a conflict of no block (OP310).
+    regions = sum(1 for f in outcome.findings if f.code is Code.OP310)
+    conflicts = max(counts["conflict"] + counts["implicit_conflict"], regions)
+    said = f"{placed} placed, {conflicts} conflicts, "
+    if problems:
+        by_code = Counter(f.code.value for f in problems)
+        listed = ", ".join(f"{n} {code}" for code, n in sorted(by_code.items()))
+        said += f"{len(problems)} verify problems ({listed})"
+    else:
+        said += "no verify problems"
+    return said + (": not deployable until resolved" if outcome.return_code else "")
 
 
 def _pin(options: Options, pins: dict[str, str]) -> str:

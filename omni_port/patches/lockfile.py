@@ -178,6 +178,18 @@ def read_or_none(directory: Path) -> Lock | None:
         return None
 
 
+def output_texts(directory: Path, lock: Lock) -> dict[str, str]:
+    """The text of each output of ``lock`` in ``directory`` that can be read (one that
+    cannot is missing or changed, which comparing ``lock.outputs`` tells)."""
+    texts = {}
+    for name in lock.outputs:
+        try:
+            texts[name] = (directory / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return texts
+
+
 def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")

@@ -500,6 +500,7 @@ def parse_index(text: str, path: str) -> Iterator[IndexModule]:
     if not lines or lines[0] != f"omni-port-index: {FORMAT}":
         raise BadInput.at(Code.OP204, path, 1, f"not an omni-port index (format {FORMAT})")
     current: tuple[int, dict[str, str], list[tuple[int, str]]] | None = None
+    listed: dict[str, int] = {}
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip() or line.startswith("tool:"):
             continue
@@ -517,6 +518,7 @@ def parse_index(text: str, path: str) -> Iterator[IndexModule]:
             raise BadInput.at(Code.OP204, path, number, f"{key!r} before the first 'module:' line")
         elif key == "piece":
             _check_relative(path, number, value)
+            _check_once(path, number, value, listed)
             current[2].append((number, value))
         elif key not in _INDEX_FIELDS:
             close = difflib.get_close_matches(key, _INDEX_FIELDS, n=1)
@@ -538,6 +540,15 @@ _INDEX_FIELDS = (
     "unused-imports",
     "bom",
 )
+
+
+def _check_once(path: str, number: int, name: str, listed: dict[str, int]) -> None:
+    """OP201 at the second listing of a piece (``listed``: name -> line of the first): read
+    twice, a block would be spliced twice, or conflict with itself."""
+    first = listed.setdefault(PurePosixPath(name).as_posix(), number)
+    if first != number:
+        message = f"piece {name} is listed twice (first at line {first}); list each piece once"
+        raise BadInput.at(Code.OP201, path, number, message)
 
 
 def _check_relative(path: str, number: int, name: str) -> None:

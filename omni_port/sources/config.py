@@ -12,6 +12,7 @@ from typing import Any
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.sources.upstream import INSTALLED_SUFFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,29 +260,21 @@ _SPEC_KEYS = ("source", "base", "upstream", "v2_source", "v2_upstream", "v2_vllm
 
 
 def _check_spec(path: Path, text: str, key: str, value: str) -> None:
-    """BadInput (OP005, at the key's line) for a release pin that is none: ``==`` with a
-    version that is not a version (``vllm-ascend==notaversion``) and no such path. Read as
-    a path, it would fail later with no line of this file to fix."""
-    from omni_port.sources.upstream import SpecKind, parse_spec
+    """BadInput (OP005, at the key's line) for a release pin that is none
+    (``vllm-ascend===0.30.0``, ``vllm-ascend>=0.26``, ``vllm-ascend==notaversion``) and no
+    path beside the configuration either. Read as a path, it would fail later as "no such
+    file", with no line of this file to fix."""
+    from omni_port.sources.upstream import not_a_pin
 
-    if "==" not in value or value.endswith(INSTALLED_SUFFIX):
+    wrong = not_a_pin(value)
+    if wrong is None or _beside(path.parent, value).exists():
         return
-    try:
-        kind = parse_spec(value, "").kind
-    except BadInput:
-        return  # a release of another project: the command that reads it says so
-    located = Path(value) if Path(value).is_absolute() else path.parent / value
-    if kind is not SpecKind.PATH or located.exists():
-        return
-    message = (
-        f"{TABLE} {key} is {value!r}: not a release (NAME==VERSION, with a version such as "
-        "0.30.0rc2) and no such file or directory"
-    )
-    raise BadInput.at(Code.OP005, str(path), _line_of(text, key), message)
+    raise BadInput.at(Code.OP005, str(path), _line_of(text, key), f"{TABLE} {key}: {wrong}")
 
 
-#: How the label of an installed package ends (``Located.label``).
-INSTALLED_SUFFIX = " (installed)"
+def _beside(root: Path, value: str) -> Path:
+    """``value`` read as a path relative to the configuration's folder ``root``."""
+    return Path(value) if Path(value).is_absolute() else root / value
 
 
 def _is_path_spec(text: str) -> bool:
@@ -305,12 +298,16 @@ def _git_spec(text: str) -> tuple[str, str] | None:
 def _relative_spec(value: str, root: Path) -> str:
     """A path spec made relative to the configuration file, shown from the working directory
     (for ``PATH@REV``, its path)."""
+    if Path(value).is_absolute():
+        return value
+    # A file beside the configuration is a path whatever its name looks like, as
+    # ``parse_spec`` reads a file that exists (`vllm-ascend>=0.26/`, run from below it).
+    if value != "installed" and _beside(root, value).exists():
+        return os.path.relpath(root / value)
     git = _git_spec(value)
     if git is not None and not Path(git[0]).is_absolute():
         return f"{os.path.relpath(root / git[0])}@{git[1]}"
-    if not _is_path_spec(value) or Path(value).is_absolute():
-        return value
-    return os.path.relpath(root / value)
+    return os.path.relpath(root / value) if _is_path_spec(value) else value
 
 
 # --- pinning: a command that moves the workspace records where it moved it ---------------
@@ -360,3 +357,17 @@ def key_line(config: Config, key: str) -> int:
 def config_file(config: Config) -> Path:
     """The file a configuration was read from; ``pyproject.toml`` here without one."""
     return Path(config.file) if config.file else Path("pyproject.toml")
+
+
+# --- without a configuration ----------------------------------------------------------------
+
+#: What a run without a configuration lacks.
+NO_TABLE = f"no pyproject.toml here or above has a {TABLE} table"
+
+
+def built_in_defaults() -> str:
+    """The defaults a run without a configuration takes, as the table would spell them:
+    releases and folders, inputs a maintainer chooses, never taken silently."""
+    default = Config()
+    keys = ("source", "upstream", "patches", "generated")
+    return ", ".join(f'{key} = "{getattr(default, key)}"' for key in keys)

@@ -170,13 +170,19 @@ def locked(root: Path, command: str, exclusive: bool) -> Iterator[list[Recovered
     """Hold the workspace lock (exclusive for a writer, shared for a reader) and finish a
     killed run's transaction first; yields what was recovered (empty, or one).
 
-    A reader in a workspace it cannot write (a read-only checkout in CI) runs without the
-    lock, unless a killed run left a journal there, which it cannot finish: OP006. Raises
+    A reader where no command ever wrote (no ``.omni-port/``), or in a workspace it cannot
+    write (a read-only checkout in CI), runs without the lock, unless a killed run left a
+    journal there, which it cannot finish: OP006. Raises
     BadInput (OP007) when another command holds the lock past ``lock_wait()``.
     """
     import fcntl
 
     state = state_dir(root)
+    if not exclusive and not state.is_dir():
+        # No command ever wrote here, so no journal waits: a reader (a gate in CI on a
+        # fresh clone) leaves the checkout as it found it.
+        yield []
+        return
     try:
         _make_state_dir(state)
         fd = os.open(state / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)

@@ -108,6 +108,19 @@ class Spec:
 
 _PIN = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[0-9][0-9A-Za-z.+!-]*)$")
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)+([a-z]+[0-9]*|\.post[0-9]+|\.dev[0-9]+)*$")
+#: How the label of an installed package ends (``vllm-ascend==0.23.0 (installed)``).
+INSTALLED_SUFFIX = " (installed)"
+#: A pin gone wrong: a distribution name, then a version operator (PEP 440's ``===``, ``~=``,
+#: ``>=`` and the rest, a lone ``=``, or ``==`` with no version after it). Read as a path, it
+#: would fail as "no such file", far from the typo.
+_NOT_A_PIN = re.compile(
+    r"""
+    ^[A-Za-z0-9][A-Za-z0-9._-]*     # a distribution name
+    (\[[^\]]*\])?                   # its extras, if any
+    \s*[=!<>~]                      # a version operator begins
+    """,
+    re.VERBOSE,
+)
 
 
 #: ``PATH@REV``: a revision of a git clone (the path holds a ``.git``; the revision has no
@@ -122,7 +135,12 @@ def is_clone(path: Path) -> bool:
 
 def parse_spec(text: str, dist: str) -> Spec:
     """``installed``, ``NAME==VERSION``, a bare version of ``dist``, ``PATH@REV`` (a tag or
-    commit of a local git clone), or a path."""
+    commit of a local git clone), or a path.
+
+    Raises BadInput: OP003 for a pin of another distribution than ``dist``; OP005 for a
+    pin that is none (``vllm-ascend===0.30.0``, ``vllm-ascend>=0.26``, ``vllm-ascend==``)
+    and no existing path either.
+    """
     text = text.strip()
     if text == "installed":
         return Spec(SpecKind.INSTALLED, dist)
@@ -143,7 +161,24 @@ def parse_spec(text: str, dist: str) -> Spec:
         return Spec(SpecKind.PYPI, named, pinned.group("version"))
     if _VERSION.match(text) and not os.path.exists(text):
         return Spec(SpecKind.PYPI, dist, text)
+    wrong = not_a_pin(text)
+    if wrong is not None and not os.path.exists(text):
+        raise BadInput.at(Code.OP005, text, 0, wrong)
     return Spec(SpecKind.PATH, dist, path=text)
+
+
+def not_a_pin(text: str) -> str | None:
+    """Why ``text`` is a release pin gone wrong (a name and a version operator, but no
+    ``NAME==VERSION``), else None; said the same on the command line and in the
+    configuration. Whether a path of that name exists is the caller's to ask."""
+    if "/" in text or "\\" in text or _PIN.match(text.removesuffix(INSTALLED_SUFFIX)):
+        return None  # a path (no version holds a slash), or a pin
+    if not _NOT_A_PIN.match(text):
+        return None
+    return (
+        f"`{text}` is not a release pin: write NAME==VERSION, one exact version "
+        "(ranges and other operators are not read)"
+    )
 
 
 def _normalized(dist: str) -> str:
@@ -339,7 +374,7 @@ def _from_installed(spec: Spec, member: str) -> Located:
         version = metadata.version(spec.dist)
     except metadata.PackageNotFoundError:
         version = "unknown"
-    label = f"{spec.dist}=={version} (installed)"
+    label = f"{spec.dist}=={version}{INSTALLED_SUFFIX}"
     return Located(label, member, read_source(path))
 
 

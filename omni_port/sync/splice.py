@@ -13,6 +13,11 @@ import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+# The conflict region's lines are written here; they are the model's, so that the
+# runtime reads them without this module.
+from omni_port.model import CONFLICT_CLOSE as CONFLICT_CLOSE
+from omni_port.model import CONFLICT_LINE as CONFLICT_LINE
+from omni_port.model import CONFLICT_OPEN as CONFLICT_OPEN
 from omni_port.model import (
     Block,
     BlockKind,
@@ -39,10 +44,6 @@ from omni_port.sync.evidence import catalog
 from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
-
-CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
-CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
-CONFLICT_LINE = "# | "
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +214,7 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
                 f"{module.name}: {ident}: {decision.carried}: review whether it still needs it"
             )
             line = decision.slot.line() if decision.slot is not None else member.start
-            note = Finding(Code.OP313, upstream.label, line, message, severity=Severity.NOTE)
+            note = Finding(Code.OP313, upstream.path, line, message, severity=Severity.NOTE)
             assembly.notes.append((ident, note))
         resolution = decision.block.anchor.resolution
         if resolution is not None and resolution.dropped and not decision.conflict:
@@ -412,7 +413,7 @@ def _location_finding(
         f"{module.name}: block {decision.block.id} is placed where its catalog Location "
         f"does not put it ({constraint.text})"
     )
-    return Finding(Code.OP409, upstream.label, line, message)
+    return Finding(Code.OP409, upstream.path, line, message)
 
 
 def _counterpart_finding(
@@ -426,7 +427,7 @@ def _counterpart_finding(
         f"{module.name}: block {decision.block.id} is placed as the NPU runner has it, but "
         f"{decision.dispute.why if decision.dispute else ''}: check which runner is right"
     )
-    return Finding(Code.OP308, upstream.label, line, message, severity=Severity.NOTE)
+    return Finding(Code.OP308, upstream.path, line, message, severity=Severity.NOTE)
 
 
 def _review_finding(
@@ -458,7 +459,7 @@ def _review_finding(
             upstream.label,
         )
     )
-    return Finding(Code.OP309, upstream.label, line, message, detail=diff, severity=Severity.NOTE)
+    return Finding(Code.OP309, upstream.path, line, message, detail=diff, severity=Severity.NOTE)
 
 
 def _history_finding(
@@ -469,7 +470,7 @@ def _history_finding(
     line = decision.slot.line() if decision.slot is not None else 0
     code = Code.OP306 if decision.lag is not None else Code.OP307
     message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
-    return Finding(code, upstream.label, line, message, severity=Severity.NOTE)
+    return Finding(code, upstream.path, line, message, severity=Severity.NOTE)
 
 
 def _conflict_finding(
