@@ -352,6 +352,21 @@ def test_a_full_disk_while_keeping_a_member_keeps_neither_it_nor_its_sha256(
     assert not kept.exists(), "a member without its sha256 was left"
 
 
+def test_a_check_entry_too_deep_to_read_is_checked_again(cli: Cli, workspace: Path) -> None:
+    """The JSON reader gives up on deep nesting with a RecursionError: the entry is damaged."""
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    assert _run(cli, *sync).exit_code == 0
+    check = ("check", "runner.py", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    first = _run(cli, *check)
+    (entry,) = (workspace / "cache" / "check").glob("*.json")
+    kept = entry.read_bytes()
+    entry.write_text("[" * 100_000 + "]" * 100_000)
+    again = _run(cli, *check)
+    assert (again.exit_code, again.stdout, again.stderr) == (first.exit_code, first.stdout, "")
+    assert entry.read_bytes() == kept, "the check ran and kept its findings anew"
+
+
 # --- file modes ------------------------------------------------------------------------------
 
 
