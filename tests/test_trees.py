@@ -205,3 +205,19 @@ def test_a_damaged_entry_is_dropped_and_parsed_again_by_a_command(
     result = cli(*common, *sync, "--check")
     assert (result.exit_code, result.stderr) == (0, ""), result.stderr
     assert entry.read_bytes() == kept, "the entry is parsed again and kept anew"
+
+
+@pytest.mark.parametrize(
+    ("terms", "others"),
+    [
+        pytest.param(400, True, id="deep"),
+        # Python's parser reads none of the module, as with a syntax error anywhere in it.
+        pytest.param(5000, False, id="past-python"),
+    ],
+)
+def test_a_member_too_deep_to_read_is_no_tree(tmp_path: Path, terms: int, others: bool) -> None:
+    """A release of upstream history whose member nests too deeply: history is evidence, so
+    the member reads as absent, as one that does not parse, never as an internal error."""
+    deep = TEXT + "\n\ndef g(a):\n    return " + " + ".join(["a"] * terms) + "\n"
+    assert trees.member_tree(deep, "rel", "", "g", tmp_path) is None
+    assert (trees.member_tree(deep, "rel", "A", "f", tmp_path) is not None) is others
