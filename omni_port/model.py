@@ -25,7 +25,11 @@ class Code(enum.StrEnum):
 
     # Inputs
     OP001 = ("OP001", "unreadable", "Input file cannot be read or is not valid UTF-8.")
-    OP002 = ("OP002", "syntax-error", "Input file is not valid Python.")
+    OP002 = (
+        "OP002",
+        "syntax-error",
+        "Input file is not valid Python, or nests too deeply to read (over 100 levels).",
+    )
     OP003 = ("OP003", "unavailable-source", "Upstream source cannot be located or downloaded.")
     OP004 = ("OP004", "missing-definition", "Required class or method is missing from the input.")
     OP005 = ("OP005", "bad-option", "Invalid configuration value or option.")

@@ -186,6 +186,33 @@ def test_releases_are_kept_in_the_cache(tmp_path: Path, monkeypatch: pytest.Monk
     assert calls == ["pkg", "pkg"]
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(b"\xff\xfe\x00garbage\n", id="garbage"),
+        pytest.param(b"1.0 2026-01-01\n1.1rc1\n1.1 20", id="cut-mid-line"),
+    ],
+)
+def test_a_damaged_list_of_releases_is_asked_for_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
+) -> None:
+    listed = {"1.0": "2026-01-01", "1.1rc1": "", "1.1": "2026-03-01"}
+    calls = []
+
+    def releases(dist: str) -> dict[str, str]:
+        calls.append(dist)
+        return listed
+
+    monkeypatch.setattr(history.upstream, "dated_releases", releases)
+    history.known_releases("pkg", tmp_path, ["1.0"])
+    (kept,) = (tmp_path / "versions").iterdir()
+    intact = kept.read_bytes()
+    kept.write_bytes(damage)
+    assert history.known_releases("pkg", tmp_path, ["1.0"]) == listed
+    assert calls == ["pkg", "pkg"]
+    assert kept.read_bytes() == intact
+
+
 _OMNI = textwrap.dedent(
     """\
     from fakeacc.runner_v1 import NPUModelRunner

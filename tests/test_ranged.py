@@ -7,6 +7,7 @@ test touches the network.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.server
 import io
@@ -380,3 +381,28 @@ def test_a_damaged_member_read_by_range_is_read_again(served: Served, tmp_path: 
     assert again.source.text == RUNNER.decode() and kept_copy.read_bytes() == RUNNER
     assert len(served.requests) > asked, "read again from the index"
     assert not (tmp_path / "archives").exists()
+
+
+def test_a_full_disk_while_keeping_a_package_s_sources_keeps_none_of_them(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served.publish(_wheel_name("1.0.0"), _wheel("1.0.0"))
+    real = Path.write_bytes
+    written: list[Path] = []
+
+    def full_at_the_second(path: Path, data: bytes) -> int:
+        written.append(path)
+        if len(written) == 2:
+            real(path, data[:3])  # what a full disk lets through
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_at_the_second)
+    with pytest.raises(BadInput) as error:
+        upstream.package_texts(_release("1.0.0"), "vllm_ascend", tmp_path)
+    (finding,) = error.value.findings
+    assert (finding.code.value, finding.path) == ("OP006", str(written[1]))
+    assert _files(tmp_path) == [], "half the sources were kept"
+    monkeypatch.setattr(Path, "write_bytes", real)
+    texts = upstream.package_texts(_release("1.0.0"), "vllm_ascend", tmp_path)
+    assert texts[ASCEND_RUNNER] == RUNNER.decode()

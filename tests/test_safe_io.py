@@ -312,6 +312,103 @@ def test_ctrl_c_while_downloading_exits_130(
     assert not [p for p in workspace.rglob("*") if p.is_file() and "archives" in p.parts]
 
 
+class _FullDisk:
+    """A file open for writing that takes ``room`` bytes, then fails as a full disk does."""
+
+    def __init__(self, handle: BinaryIO, room: int) -> None:
+        self.handle = handle
+        self.room = room
+
+    def write(self, data: bytes) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.handle, name)
+
+
+def _cache_files(workspace: Path) -> list[str]:
+    cache = workspace / "cache"
+    return sorted(
+        p.relative_to(cache).as_posix()
+        for p in cache.rglob("*")
+        if p.is_file() and p.parts[-2] != "trees"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fault", "unwritten"),
+    [
+        pytest.param("write", "vllm_ascend-1.0.0-py3-none-any.whl", id="while-downloading"),
+        pytest.param("replace", "vllm_ascend-1.0.0-py3-none-any.whl", id="renaming-the-archive"),
+        pytest.param("digest", "vllm_ascend-1.0.0-py3-none-any.whl.sha256", id="its-sha256"),
+    ],
+)
+def test_a_full_disk_while_the_cache_downloads_exits_2_naming_the_file_and_keeps_nothing(
+    cli: Cli,
+    workspace: Path,
+    releases: LocalIndex,
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str,
+    unwritten: str,
+) -> None:
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    if fault == "write":
+        real = index._stream
+
+        def into_a_full_disk(artifact: index.Artifact, into: BinaryIO, *args: Any) -> None:
+            real(artifact, _FullDisk(into, 10), *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(index, "_stream", into_a_full_disk)
+    else:
+        # The archive's rename is the run's first, its sha256's the second.
+        monkeypatch.setattr(os, "replace", _failing_on(2 if fault == "digest" else 1, os.replace))
+    result = _run(
+        cli, "sync", "--patches", "p", "--upstream", "vllm-ascend==1.0.0", "--generated", "g"
+    )
+    assert result.exit_code == 2, result.stderr
+    _only_error_line(result.stderr, "OP006")
+    folder = Path("cache", "archives", "vllm-ascend-1.0.0")
+    assert result.stderr.startswith(f"{folder / unwritten}:0:1: OP006 "), result.stderr
+    assert os.strerror(errno.ENOSPC) in result.stderr
+    assert _cache_files(workspace) == [], "half a download was kept"
+    assert not (workspace / "g").exists()
+
+
+def test_a_full_disk_while_keeping_a_member_keeps_neither_it_nor_its_sha256(
+    tmp_path: Path, releases: LocalIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The member is kept first, its sha256 last: without its sha256 it goes too."""
+    upstream.fetch_archive("vllm-ascend", "2.0.0", tmp_path)
+    # The member's rename is the first (the archive is kept already), its sha256's the second.
+    monkeypatch.setattr(os, "replace", _failing_on(2, os.replace))
+    with pytest.raises(BadInput) as error:
+        upstream.locate(
+            Spec(SpecKind.PYPI, "vllm-ascend", "2.0.0"), upstream.ASCEND_RUNNER, tmp_path
+        )
+    kept = tmp_path / "src" / "vllm-ascend-2.0.0" / upstream.ASCEND_RUNNER
+    (finding,) = error.value.findings
+    assert (finding.code.value, finding.path) == ("OP006", f"{kept}{upstream.DIGEST_SUFFIX}")
+    assert not kept.exists(), "a member without its sha256 was left"
+
+
+def test_a_check_entry_too_deep_to_read_is_checked_again(cli: Cli, workspace: Path) -> None:
+    """The JSON reader gives up on deep nesting with a RecursionError: the entry is damaged."""
+    assert _run(cli, "extract", "runner.py", "--base", "base.py", "--patches", "p").exit_code == 0
+    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    assert _run(cli, *sync).exit_code == 0
+    check = ("check", "runner.py", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    first = _run(cli, *check)
+    (entry,) = (workspace / "cache" / "check").glob("*.json")
+    kept = entry.read_bytes()
+    entry.write_text("[" * 100_000 + "]" * 100_000)
+    again = _run(cli, *check)
+    assert (again.exit_code, again.stdout, again.stderr) == (first.exit_code, first.stdout, "")
+    assert entry.read_bytes() == kept, "the check ran and kept its findings anew"
+
+
 # --- file modes ------------------------------------------------------------------------------
 
 

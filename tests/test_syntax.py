@@ -7,8 +7,10 @@ import difflib
 
 import pytest
 
-from omni_port.model import Suite
-from omni_port.pyast import diff
+from omni_port.errors import BadInput
+from omni_port.extract import basedetect
+from omni_port.model import Code, Suite
+from omni_port.pyast import diff, packages, parser
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import names_of
 from tests.golden import DATA
@@ -96,3 +98,68 @@ def test_quick_ratio_is_difflibs(a: tuple[str, ...], b: tuple[str, ...]) -> None
     """similarity's bound is exactly SequenceMatcher's quick_ratio, float for float."""
     expected = difflib.SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
     assert diff._quick_ratio(a, b) == expected
+
+
+# --- how deep a tree may nest -----------------------------------------------------------------
+
+#: Expressions nested ``n`` levels deep, each kind a way real syntax nests.
+NESTED = {
+    "sum": lambda n: " + ".join(["a"] * n),
+    "attributes": lambda n: "a" + ".b" * n,
+    "calls": lambda n: "f" + "()" * n,
+    "subscripts": lambda n: "a" + "[0]" * n,
+    "not": lambda n: "not " * n + "a",
+    "lists": lambda n: "[" * n + "]" * n,
+    "lambdas": lambda n: "lambda: " * n + "a",
+    "conditionals": lambda n: " if a else ".join(["b"] * n),
+}
+
+
+def _module(expression: str) -> str:
+    """A module whose line 4 holds ``expression``, after a long flat line (line 2)."""
+    flat = "[" + ", ".join(["0"] * 3000) + "]"
+    return f"def f(a, b):\n    c = {flat}\n    d = 1\n    return {expression}\n"
+
+
+@pytest.mark.parametrize("kind", sorted(NESTED))
+def test_a_tree_deeper_than_the_limit_is_refused_at_its_line(kind: str) -> None:
+    parse(_module(NESTED[kind](parser.MAX_DEPTH - 10)), "t.py")
+    with pytest.raises(BadInput) as error:
+        parse(_module(NESTED[kind](parser.MAX_DEPTH + 10)), "t.py")
+    (finding,) = error.value.findings
+    assert (finding.code, finding.path, finding.line) == (Code.OP002, "t.py", 4)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        pytest.param(NESTED["sum"](100_000), id="recursion-error"),
+        pytest.param("-" * 10_000 + "a", id="memory-error"),
+    ],
+)
+def test_a_text_pythons_parser_gives_up_on_is_refused_at_its_line(expression: str) -> None:
+    with pytest.raises(BadInput) as error:
+        parse(_module(expression), "t.py")
+    (finding,) = error.value.findings
+    assert (finding.code, finding.line, finding.col) == (Code.OP002, 4, 5)
+    assert parser.module_or_none(_module(expression)) is None
+    assert parser.member_source(_module(expression), "", "f") is None
+    (compiled,) = parser.compile_findings("t.py", _module(NESTED["sum"](100_000)))
+    assert (compiled.code, compiled.line) == (Code.OP501, 4)
+
+
+def test_the_depth_check_is_no_recursion() -> None:
+    """The check walks level by level: a tree too deep for every recursive walk is refused,
+    never a RecursionError of its own."""
+    deep = ast.parse(_module(NESTED["sum"](2000)))
+    with pytest.raises(parser.TooDeep) as error:
+        parser.check_depth(deep, "", "t.py")
+    assert error.value.lineno == 4
+
+
+def test_a_module_too_deep_to_walk_is_read_as_one_that_does_not_parse() -> None:
+    """Upstream modules read outside ``parse``: ranked as a base, read for names."""
+    text = "class NPUModelRunner:\n    def f(self, a):\n        return " + NESTED["sum"](400) + "\n"
+    assert basedetect.method_keys(text) == {}
+    world = packages.World({"deep": text}, frozenset(), frozenset())
+    assert world.tree("deep") is None

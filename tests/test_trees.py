@@ -4,14 +4,19 @@ parsed again, never trusted."""
 from __future__ import annotations
 
 import os
+import pickle
+import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from omni_port.errors import BadInput
+from omni_port.model import Tree
 from omni_port.pyast import parser
 from omni_port.sources import trees
 from omni_port.sources.textio import decode
+from tests.conftest import Cli
 
 TEXT = "import os\n\n\nclass A:\n    # why\n    def f(self):\n        return os.sep\n"
 
@@ -137,3 +142,82 @@ def test_an_upstream_file_of_the_user_is_parsed_once(
 
     monkeypatch.setattr(parser, "parse", refuse)
     assert api.load_upstream(str(path), settings).tree == first.tree
+
+
+# --- a damaged entry through the command line ------------------------------------------------
+
+UPSTREAM = """\
+class NPUModelRunner:
+    def execute_model(self, batch):
+        self.prepare(batch)
+        output = self.model(batch)
+        return output
+"""
+RUNNER = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class OmniRunner(NPUModelRunner):
+    def execute_model(self, batch):
+        self.prepare(batch)
+        # ---------- Omni-new ----------
+        self.omni_hook(batch)
+        # ---------- Omni-new ----------
+        output = self.model(batch)
+        return output
+"""
+
+
+def _another_tree(data: bytes) -> bytes:
+    """The entry as a bit flip would leave it: the same pickle, one name changed."""
+    assert data.count(b"self.model(batch)") >= 1
+    return data.replace(b"self.model(batch)", b"self.mode1(batch)")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # Unpickled, these raised OverflowError, ModuleNotFoundError, or loaded and crashed
+        # later (exit 123); another tree was used silently.
+        pytest.param(lambda data: random.Random(43).randbytes(64), id="garbage"),
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: b"\x80\x04\x8c\x0bno_such_mod\x8c\x01x\x93.", id="unknown-class"),
+        pytest.param(lambda data: pickle.dumps(Tree("base.py", (), None)), id="wrong-type"),  # type: ignore[arg-type]
+        pytest.param(_another_tree, id="another-tree"),
+    ],
+)
+def test_a_damaged_entry_is_dropped_and_parsed_again_by_a_command(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.py").write_text(UPSTREAM)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.omni-port]\nupstream-class = "NPUModelRunner"\n'
+    )
+    common = ("--config", "pyproject.toml", "--cache-dir", "cache")
+    sync = ("sync", "--patches", "p", "--upstream", "base.py", "--generated", "g")
+    assert cli(*common, "extract", "runner.py", "--patches", "p").exit_code == 0
+    assert cli(*common, *sync).exit_code == 0
+    (entry,) = _entries(tmp_path / "cache")
+    kept = entry.read_bytes()
+    entry.write_bytes(damage(kept))
+    result = cli(*common, *sync, "--check")
+    assert (result.exit_code, result.stderr) == (0, ""), result.stderr
+    assert entry.read_bytes() == kept, "the entry is parsed again and kept anew"
+
+
+@pytest.mark.parametrize(
+    ("terms", "others"),
+    [
+        pytest.param(400, True, id="deep"),
+        # Python's parser reads none of the module, as with a syntax error anywhere in it.
+        pytest.param(5000, False, id="past-python"),
+    ],
+)
+def test_a_member_too_deep_to_read_is_no_tree(tmp_path: Path, terms: int, others: bool) -> None:
+    """A release of upstream history whose member nests too deeply: history is evidence, so
+    the member reads as absent, as one that does not parse, never as an internal error."""
+    deep = TEXT + "\n\ndef g(a):\n    return " + " + ".join(["a"] * terms) + "\n"
+    assert trees.member_tree(deep, "rel", "", "g", tmp_path) is None
+    assert (trees.member_tree(deep, "rel", "A", "f", tmp_path) is not None) is others

@@ -136,6 +136,20 @@ def test_a_module_that_does_not_compile_is_not_checked_further() -> None:
     assert [(f.code.value, f.line) for f in findings] == [("OP501", 3)]
 
 
+@pytest.mark.parametrize(
+    "terms",
+    [
+        pytest.param(400, id="compiles-but-too-deep-to-check"),
+        pytest.param(100_000, id="too-deep-to-compile"),
+    ],
+)
+def test_a_module_too_deep_to_check_is_one_finding_at_its_line(terms: int) -> None:
+    """A hand-edited runner nesting past what the checks walk (a chain ``a + a + ...``)."""
+    text = f"import os\n\n\ndef run(a):\n    return {' + '.join(['a'] * terms)}\n"
+    findings = _verify(text)
+    assert [(f.code.value, f.line) for f in findings] == [("OP501", 5)]
+
+
 # --- 4. block binding -----------------------------------------------------------------------
 
 BINDING_CASES = [

@@ -261,16 +261,21 @@ def _locked_transplants(generated: Path, options: Options) -> list[Path]:
 
 
 def _cached_findings(cache: Path, key: str) -> list[Finding] | None:
+    """The findings kept for ``key``; None when there are none or the entry is damaged
+    (not UTF-8, not JSON, nested too deeply for the JSON reader, rows of another shape):
+    the check then runs, as on a cold cache."""
     path = cache / "check" / f"{key}.json"
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
         return [report.finding_from_dict(row) for row in rows]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 
 def _store_findings(cache: Path, key: str, findings: Sequence[Finding]) -> None:
     rows = [report.finding_dict(f) for f in findings]
-    # A read-only cache costs the next check its speed, never its answer.
+    # The entry only spares the next check the same work: a cache that cannot take it (a
+    # full disk, a read-only folder: OP006 from write_atomic, which leaves no partial
+    # file) costs that run its speed, never this gate its answer, so it is no failure.
     with contextlib.suppress(BadInput):
         write_atomic(cache / "check" / f"{key}.json", json.dumps(rows, sort_keys=True).encode())

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from omni_port.extract.markers import scan
 from omni_port.model import Suite, Tree
 from omni_port.pyast.diff import containment
+from omni_port.pyast.parser import module_or_none
 from omni_port.pyast.syntax import node_key
 
 #: The keys of each method of a class, by method name (what a candidate is ranked by).
@@ -125,9 +126,8 @@ def method_keys(text: str, upstream_class: str = "NPUModelRunner") -> dict[str, 
     source order, as a statement tree gives them (``flat_keys``), read with ``ast`` alone:
     ranking many revisions of a module costs a parse of each, and the statement tree's
     full parse is ten times ``ast``'s. Empty when the text does not parse or lacks it."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
+    module = module_or_none(text)  # every statement's key is unparsed: walked
+    if module is None:
         return {}
     cls = next(
         (n for n in module.body if isinstance(n, ast.ClassDef) and n.name == upstream_class),

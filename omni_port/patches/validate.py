@@ -8,12 +8,12 @@ conflict made up from a block that could not be read.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Chunk, ClassHeader, Code, Copy, Piece
+from omni_port.pyast.parser import parse_ast
 from omni_port.pyast.syntax import syntax_error
 from omni_port.report import display_path
 
@@ -61,7 +61,7 @@ def _first_error(code: str, wrapped: str) -> SyntaxError | None:
     first: SyntaxError | None = None
     for attempt in attempts:
         try:
-            ast.parse(attempt)
+            parse_ast(attempt)  # too deep to walk is refused here too (TooDeep)
         except SyntaxError as exc:
             first = first or exc
         except ValueError:  # a NUL byte

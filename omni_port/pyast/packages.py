@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeGuard, TypeVar
 
 from omni_port.pyast import memo
+from omni_port.pyast.parser import module_or_none
 from omni_port.pyast.syntax import find_def, import_bindings
 
 T = TypeVar("T")
@@ -61,7 +62,7 @@ class World:
         """The module's syntax tree; None when its text is not given or does not parse."""
         if module not in self.parsed:
             text = self.texts.get(module)
-            self.parsed[module] = None if text is None else _parse(text)
+            self.parsed[module] = None if text is None else module_or_none(text)
         return self.parsed[module]
 
     def exists(self, module: str) -> bool:
@@ -77,13 +78,6 @@ class World:
     def package_of(self, module: str) -> str:
         """The package relative imports of ``module`` start from."""
         return module if module in self.packages else module.rpartition(".")[0]
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
-from omni_port.sources.textio import remove_dead_temps, scratch_beside, write_atomic
+from omni_port.sources.textio import remove_dead_temps, scratch_beside, write_atomic, writing
 
 if TYPE_CHECKING:
     from omni_port.sources import archives, index
@@ -152,7 +152,7 @@ def release_files(
         found = archives.members(archive, want.test, chosen.wheel, want.first)
         return Files(found, Checked.ARCHIVE, chosen.filename)
     with scratch_beside(folder / chosen.filename) as scratch:
-        _fill(chosen, scratch, config)
+        _fill(chosen, scratch, folder / chosen.filename, config)
         found = archives.members(scratch, want.test, chosen.wheel, want.first)
     return Files(found, Checked.ARCHIVE, chosen.filename)
 
@@ -243,18 +243,29 @@ def _ranged(
 
 
 def _download(chosen: index.Artifact, folder: Path, config: index.IndexConfig) -> Path:
-    """``chosen`` downloaded, checked, and kept in ``folder`` with its sha256 (last)."""
+    """``chosen`` downloaded, checked, and kept in ``folder`` with its sha256 (last).
+
+    Raises BadInput (OP006) naming the archive when the cache cannot take it (a full disk),
+    leaving nothing of it: an archive whose sha256 could not be written goes too.
+    """
     final = folder / chosen.filename
     with scratch_beside(final) as scratch:
-        _fill(chosen, scratch, config)
-        os.replace(scratch, final)
+        _fill(chosen, scratch, final, config)
+        with writing(final):
+            os.replace(scratch, final)
     digest = file_sha256(final)
-    write_atomic(final.with_name(final.name + DIGEST_SUFFIX), (digest + "\n").encode())
+    try:
+        write_atomic(final.with_name(final.name + DIGEST_SUFFIX), (digest + "\n").encode())
+    except BadInput:
+        with contextlib.suppress(OSError):
+            final.unlink()
+        raise
     return final
 
 
-def _fill(chosen: index.Artifact, scratch: Path, config: index.IndexConfig) -> None:
-    """Download ``chosen`` into the temporary file ``scratch`` and check it.
+def _fill(chosen: index.Artifact, scratch: Path, target: Path, config: index.IndexConfig) -> None:
+    """Download ``chosen`` into the temporary file ``scratch`` and check it; an OSError
+    writing it (a full disk) is BadInput (OP006) naming ``target``, the file it is for.
 
     A run killed meanwhile leaves the file, named as every temporary file, which the next
     download into any release's folder removes (``sweep``).
@@ -264,7 +275,9 @@ def _fill(chosen: index.Artifact, scratch: Path, config: index.IndexConfig) -> N
     label = f"{chosen.dist}=={chosen.version}"
     sweep(scratch.parent.parent)
     try:
-        with scratch.open("r+b") as handle:
+        # index turns failed transfers into its own errors: an OSError is the file's (a
+        # local index's file that fails to read is too rare to tell apart).
+        with writing(target), scratch.open("r+b") as handle:
             index.download(chosen, handle, config, current().meter)
             handle.flush()
             os.fsync(handle.fileno())

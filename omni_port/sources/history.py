@@ -240,15 +240,36 @@ def known_releases(dist: str, cache: Path, wanted: Sequence[str]) -> dict[str, s
     """Every release of ``dist`` (wheel or sdist) with its date: the list kept in the
     cache while it has every ``wanted`` version, else asked of the index again (and kept)."""
     kept = cache / "versions" / f"{dist}.dated.txt"
-    if kept.is_file():
-        rows = [line.split() for line in kept.read_text(encoding="utf-8").splitlines()]
-        released = {row[0]: (row[1] if len(row) > 1 else "") for row in rows if row}
-        if all(v in released for v in wanted):
-            return released
+    released = _kept_releases(kept)
+    if released is not None and all(v in released for v in wanted):
+        return released
     released = upstream.dated_releases(dist)
     text = "".join(f"{v} {d}".rstrip() + "\n" for v, d in released.items())
     write_atomic(kept, text.encode())
     return released
+
+
+#: A line of the kept list: a version, and the day it came out when the index says.
+_RELEASE_ROW = re.compile(
+    r"""^(?P<version>[0-9][0-9A-Za-z.+!-]*)          # a version as the index spells it
+    (?:\x20(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2}))?$   # and its day, YYYY-MM-DD
+    """,
+    re.VERBOSE,
+)
+
+
+def _kept_releases(kept: Path) -> dict[str, str] | None:
+    """The releases listed in ``kept`` with their days; None when there is no list or it
+    is damaged (not UTF-8, a line that is no version and day: a list cut short mid-line
+    would date a release wrongly), so that the index is asked again."""
+    try:
+        lines = kept.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    rows = [_RELEASE_ROW.match(line) for line in lines]
+    if not lines or None in rows:
+        return None
+    return {row["version"]: row["day"] or "" for row in rows if row is not None}
 
 
 def load(

@@ -12,6 +12,7 @@ read from that archive each time instead: half a second, less than writing a tho
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -20,7 +21,7 @@ from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources import archives, fetch
 from omni_port.sources.fetch import Progress
-from omni_port.sources.textio import write_atomic
+from omni_port.sources.textio import write_atomic, writing
 
 #: The record of the kept sources, written last.
 RECORD_NAME = "python-sources.record"
@@ -121,23 +122,46 @@ def _check_record(label: str, got: fetch.Files) -> None:
 
 
 def keep(folder: Path, files: dict[str, bytes], checked: fetch.Checked) -> None:
-    """Keep ``files`` in ``folder``, then their record (the commit point)."""
-    lines = []
+    """Keep ``files`` in ``folder``, then their record (the commit point).
+
+    Raises BadInput (OP006) naming the file that could not be written (a full disk),
+    after removing the record and every file written: nothing half-written stays.
+    """
+    unsafe = next((member for member in files if not archives.safe_member(member)), None)
+    if unsafe is not None:
+        raise BadInput.at(Code.OP003, str(folder), 0, f"unsafe member name {unsafe!r}")
+    lines = [archives.record_line(member, data) for member, data in files.items()]
+    if checked is fetch.Checked.RECORD:
+        lines.append(_BY_RANGE)
+    record = folder / RECORD_NAME
+    written: list[Path] = []
+    try:
+        # A record of older files no longer describes the folder once they are replaced.
+        with writing(record):
+            record.unlink(missing_ok=True)
+        _write_files(folder, files, written)
+        write_atomic(record, "".join(f"{line}\n" for line in lines).encode())
+    except BadInput:
+        for path in written:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
+
+
+def _write_files(folder: Path, files: dict[str, bytes], written: list[Path]) -> None:
+    """Write each of ``files`` below ``folder``, adding it to ``written`` before it is
+    written (a file a full disk cut short is written too)."""
     made: set[Path] = set()
     for member, data in files.items():
-        if not archives.safe_member(member):
-            raise BadInput.at(Code.OP003, str(folder), 0, f"unsafe member name {member!r}")
         # No fsync per file (two thousand of them): the record, written atomically last,
         # is the commit point, and every read checks each file against it.
         target = folder / member
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
-        target.write_bytes(data)
-        lines.append(archives.record_line(member, data))
-    if checked is fetch.Checked.RECORD:
-        lines.append(_BY_RANGE)
-    write_atomic(folder / RECORD_NAME, "".join(f"{line}\n" for line in lines).encode())
+        written.append(target)
+        with writing(target):
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            target.write_bytes(data)
 
 
 def kept_files(folder: Path, package: str) -> dict[str, bytes]:

@@ -115,14 +115,13 @@ def write_through(path: Path, fill: Callable[[BinaryIO], object]) -> None:
 def scratch_beside(path: Path) -> Iterator[Path]:
     """A new empty temporary file beside ``path``, removed when the block ends however it
     ends. Named as every write's temporary file, so one a killed run leaves is removed by
-    the next write into the folder (``remove_dead_temps``); never a file in ``/tmp``."""
-    try:
+    the next write into the folder (``remove_dead_temps``); never a file in ``/tmp``.
+    Writes into it are the caller's: ``writing(path)`` says when they fail."""
+    with writing(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_dead_temps(path.parent)
         fd, tmp = temp_beside(path)
         os.close(fd)
-    except OSError as exc:
-        raise unwritable(path, exc) from exc
     try:
         yield Path(tmp)
     finally:
@@ -132,12 +131,10 @@ def scratch_beside(path: Path) -> Iterator[Path]:
 
 def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
     """Fill a new temporary file beside ``path``, sync it, rename it onto ``path``."""
-    try:
+    with writing(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_dead_temps(path.parent)
         fd, tmp = temp_beside(path)
-    except OSError as exc:
-        raise unwritable(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             fill(handle)
@@ -150,6 +147,18 @@ def _through_temp(path: Path, fill: Callable[[BinaryIO], object]) -> None:
         if isinstance(exc, OSError):
             raise unwritable(path, exc) from exc
         raise
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Raise BadInput (OP006) naming ``path`` for an OSError of the block: writes the
+    helpers here do not make themselves (a download streamed into ``scratch_beside``'s
+    file and renamed, files kept one by one), so that a full disk is one line, not a
+    traceback. The block cleans up what it leaves (its ``finally`` runs first)."""
+    try:
+        yield
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
 
 
 def unwritable(path: Path, error: OSError) -> BadInput:

@@ -3,9 +3,13 @@
 Parsing a 3,500-line runner module with libcst costs most of a sync. So every tree is
 stored in the cache, a release's, a commit's and a user's file alike, keyed by the sha256
 of the source and a stamp of everything that shapes a tree (the parser modules, Python,
-libcst). A missing, stale or unreadable entry is simply parsed again: the cache can only
-be slower, never different. A file being edited leaves a tree per saved version behind,
-so entries unused for a month go too.
+libcst). A missing, stale or damaged entry is dropped and parsed again: the cache can only
+be slower, never different. Each entry carries the sha256 of its pickle, checked before
+anything is unpickled, because a damaged pickle more often loads than fails: of the
+single-byte changes of a small tree's entry, a third loaded as another tree (measured),
+and the rest raised anything from UnpicklingError to OverflowError, MemoryError and
+ModuleNotFoundError. A file being edited leaves a tree per saved version behind, so entries
+unused for a month go too.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from omni_port.sources.textio import SourceText, write_atomic
 #: The modules whose code decides what a tree holds.
 _SHAPERS = ("syntax.py", "cstwalk.py", "parser.py")
 #: How a tree is written (``_dumps``); a new way makes the old entries stale.
-_FORMAT = b"constructor-calls"
+_FORMAT = b"constructor-calls, sha256 first"
 
 
 @functools.cache
@@ -66,10 +70,11 @@ def parsed(source: SourceText, cache: Path | None) -> Tree:
     if cache is None:
         return parser.parse(source.text, source.path)
     entry = cache / "trees" / f"{source.sha256}-{_stamp()}.pickle"
-    tree = _load(entry, source.path)
-    if tree is None:
-        tree = parser.parse(source.text, source.path)
-        _store(entry, tree)
+    kept = _load(entry)
+    if isinstance(kept, Tree):
+        return _named(kept, source.path)
+    tree = parser.parse(source.text, source.path)
+    _store(entry, tree)
     return tree
 
 
@@ -103,15 +108,34 @@ def _prune(folder: Path) -> None:
                 entry.unlink()
 
 
-def _load(entry: Path, path: str) -> Tree | None:
+#: What ``_load`` returns for an entry that is missing or damaged (a kept value may be None).
+_MISSING = object()
+
+
+def _load(entry: Path) -> object:
+    """The tree (or None, a member's absence) kept at ``entry``; ``_MISSING`` when there is
+    none, and when it is damaged, after dropping it. Never raises."""
     try:
-        tree = pickle.loads(entry.read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
-        return None
-    if not isinstance(tree, Tree):
-        return None
+        data = entry.read_bytes()
+    except OSError:
+        return _MISSING
+    digest, _, payload = data.partition(b"\n")
+    try:
+        kept = pickle.loads(payload) if digest == _digest(payload) else _MISSING
+    except Exception:
+        # Bytes that match their sha256 and still fail to load (a record class changed
+        # under the same stamp) are damaged all the same.
+        kept = _MISSING
+    if kept is _MISSING or not (kept is None or isinstance(kept, Tree)):
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        return _MISSING
     _touch(entry)
-    return _named(tree, path)
+    return kept
+
+
+def _digest(payload: bytes) -> bytes:
+    return hashlib.sha256(payload).hexdigest().encode()
 
 
 def _named(tree: Tree, path: str) -> Tree:
@@ -135,13 +159,9 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
     if cache is not None:
         digest = _sha256(text)
         entry = cache / "trees" / f"{digest}-{owner}.{name}-{_stamp()}.pickle"
-        with contextlib.suppress(
-            OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError
-        ):
-            kept = pickle.loads(entry.read_bytes())
-            if kept is None or isinstance(kept, Tree):
-                _touch(entry)
-                return kept if kept is None else _named(kept, path)
+        kept = _load(entry)
+        if kept is None or isinstance(kept, Tree):
+            return kept if kept is None else _named(kept, path)
     code = parser.member_source(text, owner, name)
     tree = None
     if code is not None:
@@ -173,8 +193,10 @@ _REDUCERS: dict[type, _Reducer] = {cls: _reducer(cls) for cls in (Comment, Stmt,
 
 
 def _dumps(tree: Tree | None) -> bytes:
+    """The entry of ``tree``: the sha256 of its pickle (hexadecimal), a newline, the pickle."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
     pickler.dump(tree)
-    return buffer.getvalue()
+    payload = buffer.getvalue()
+    return _digest(payload) + b"\n" + payload

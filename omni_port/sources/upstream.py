@@ -9,6 +9,7 @@ index's hashes) into a cache keyed by distribution name and version.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib.util
 import os
@@ -340,7 +341,13 @@ def keep_member(kept: Path, data: bytes, checked: Checked | None = None) -> None
 
     by_range = f" {_BY_RANGE}" if checked is fetch.Checked.RECORD else ""
     write_atomic(kept, data)
-    write_atomic(kept.with_name(kept.name + DIGEST_SUFFIX), f"{sha256(data)}{by_range}\n".encode())
+    try:
+        digest = f"{sha256(data)}{by_range}\n".encode()
+        write_atomic(kept.with_name(kept.name + DIGEST_SUFFIX), digest)
+    except BadInput:  # a member without its digest is never read: it goes too
+        with contextlib.suppress(OSError):
+            kept.unlink()
+        raise
 
 
 def _from_path(spec: Spec, member: str) -> Located:

@@ -25,6 +25,8 @@ import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from omni_port.pyast.parser import module_or_none
+
 #: The package whose modules are the V2 patches.
 PATCH_PACKAGE = "vllm_ascend/patch/worker/patch_v2/"
 #: The module that imports the worker patches at worker start.
@@ -162,7 +164,7 @@ def read_patches(texts: Mapping[str, str], vllm: VllmRunner, npu_runner: str = "
         if not path.startswith(PATCH_PACKAGE) or not path.endswith(".py"):
             continue
         read.append(path)
-        module = _parse(texts[path])
+        module = module_or_none(texts[path])
         if module is None:
             continue
         doubt = installed.get(_dotted(path), "not imported by " + PATCH_INDEX)
@@ -192,20 +194,13 @@ def _with_doubt(found: Substitution, doubt: str) -> Substitution:
     )
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
-
-
 def _dotted(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _installed_modules(index: str) -> dict[str, str]:
     """Patch modules the index imports: "" for every worker, else why only some."""
-    module = _parse(index)
+    module = module_or_none(index)
     found: dict[str, str] = {}
     if module is None:
         return found
@@ -318,7 +313,7 @@ def _value(node: ast.expr, bindings: Mapping[str, list[Ref]]) -> tuple[Ref, str]
 
 def vllm_runner(text: str, module: str) -> VllmRunner:
     """vLLM's runner module (its text) with the names it imports from other modules."""
-    parsed = _parse(text)
+    parsed = module_or_none(text)
     found: dict[str, Ref] = {}
     for stmt in parsed.body if parsed is not None else []:
         for name, ref in _bound_by(stmt, module):
@@ -416,7 +411,7 @@ class _Classes:
 
     def module(self, dotted: str) -> ast.Module | None:
         if dotted not in self.parsed:
-            self.parsed[dotted] = _parse(self.texts.get(self.path(dotted), ""))
+            self.parsed[dotted] = module_or_none(self.texts.get(self.path(dotted), ""))
         return self.parsed[dotted]
 
     def definition(self, ref: Ref) -> ast.ClassDef | ast.FunctionDef | None:
@@ -484,7 +479,7 @@ def _resolved(node: ast.expr, bindings: Mapping[str, list[Ref]]) -> Ref | None:
 
 def _cuda(texts: Mapping[str, str], npu_runner: str) -> CudaRedirect | None:
     """The redirect the NPU runner imports, and whether its ``__init__`` enters it."""
-    runner = _parse(npu_runner)
+    runner = module_or_none(npu_runner)
     if runner is None:
         return None
     source = next(
@@ -500,7 +495,7 @@ def _cuda(texts: Mapping[str, str], npu_runner: str) -> CudaRedirect | None:
     if source is None:
         return None
     path = source.replace(".", "/") + ".py"
-    module = _parse(texts.get(path, ""))
+    module = module_or_none(texts.get(path, ""))
     function = next(
         (
             n

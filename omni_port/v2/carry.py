@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from omni_port.model import Chunk, Origin, Rule
+from omni_port.pyast.parser import module_or_none
 from omni_port.v2 import rewrite
 from omni_port.v2.ascend import AscendPatches
 
@@ -69,7 +70,7 @@ class Carried:
 def find(head: str, texts: Mapping[str, str], patches: AscendPatches) -> tuple[Carried, ...]:
     """The functions a module's import chunk ``head`` imports from omni modules (``texts``:
     omni's package by member path) that read an object vllm-ascend's patches replace."""
-    parsed = _parse(head)
+    parsed = module_or_none(head)
     if parsed is None:
         return ()
     postponed = any(
@@ -104,7 +105,7 @@ def _carried(
     bound: _Bound,
 ) -> Carried | None:
     path, text = _module_text(module, texts)
-    parsed = _parse(text)
+    parsed = module_or_none(text)
     if parsed is None:
         return None
     function = next(
@@ -150,13 +151,6 @@ def _module_text(module: str, texts: Mapping[str, str]) -> tuple[str, str]:
         if path in texts:
             return path, texts[path]
     return "", ""
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
 
 
 def module_bindings(module: ast.Module, dotted: str) -> dict[str, str]:

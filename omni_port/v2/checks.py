@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
+from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
 from omni_port.v2 import overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
@@ -86,7 +87,8 @@ class Against:
 
 def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
     """Every V2 finding about the generated ``modules`` (output path -> text), sorted."""
-    parsed = {name: tree for name, text in modules.items() if (tree := _parse(text)) is not None}
+    trees = {name: module_or_none(text) for name, text in modules.items()}
+    parsed = {name: tree for name, tree in trees.items() if tree is not None}
     findings = [
         *tag_findings(modules),
         *npu_runs(modules, against),
@@ -97,13 +99,6 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *substitute_findings(parsed, against),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
 
 
 # --- what the file records ------------------------------------------------------------------
@@ -286,7 +281,7 @@ def _base_class(world: World, npu_class: str) -> str:
 
 
 def _class_node(text: str, name: str) -> ast.ClassDef | None:
-    tree = _parse(text)
+    tree = module_or_none(text)
     for node in tree.body if tree is not None else ():
         if isinstance(node, ast.ClassDef) and node.name == name:
             return node
@@ -335,7 +330,7 @@ def _imported_bypasses(
     path = substitute.module_path(node.module or "", texts)
     if not path or substitute.output_path(path, against.package_dir) in parsed:
         return  # not omni's, or generated here (and checked as such)
-    tree = _parse(texts[path])
+    tree = module_or_none(texts[path])
     if tree is None:
         return
     imported = {alias.name for alias in node.names}
@@ -458,7 +453,7 @@ def _annotation_nodes(tree: ast.Module) -> set[int]:
 def api_findings(parsed: Mapping[str, ast.Module], omni: Mapping[str, str]) -> Iterator[Finding]:
     """OP328 where a generated module lacks a class of omni's module, or changes a method."""
     for name in sorted(omni):
-        theirs = _parse(omni[name])
+        theirs = module_or_none(omni[name])
         mine = parsed.get(name)
         if theirs is None or mine is None:
             continue

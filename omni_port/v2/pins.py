@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from omni_port.pyast.parser import module_or_none
+
 #: The lock role of a pinned file.
 ROLE = "pinned"
 #: The distribution each top-level package is installed by.
@@ -79,9 +81,8 @@ def imported_omni(
 
 
 def _imported(text: str) -> Iterator[str]:
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = module_or_none(text)
+    if tree is None:
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Mapping
 
 from omni_port.model import Placement, RegionKind, Rule, Status
+from omni_port.pyast.parser import module_or_none
 from omni_port.v2 import checks, rewrite
 from omni_port.v2.decide import Composed
 from omni_port.v2.wrap import body_name
@@ -92,9 +93,8 @@ def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
 
 def _enclosing(text: str, line: int) -> tuple[str, str]:
     """The class and function a line of a module is in ("" where none)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = module_or_none(text)
+    if tree is None:
         return "", ""
     owner = member = ""
     for node in tree.body:
@@ -114,9 +114,8 @@ def _enclosing(text: str, line: int) -> tuple[str, str]:
 
 def lines_of(text: str, owner: str, name: str) -> tuple[int, int]:
     """Output lines of ``owner.name`` in a generated module (0, 0 when it is not there)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = module_or_none(text)
+    if tree is None:
         return 0, 0
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == owner:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Severity
+from omni_port.pyast.parser import module_or_none
 from omni_port.v2.ascend import AscendPatches, ClassSubstitute, Ref
 from omni_port.v2.decide import allow_of
 
@@ -73,7 +74,7 @@ def find(texts: Mapping[str, str], paths: Iterable[str], patches: AscendPatches)
     that ``patches`` substitutes, in path order."""
     found: list[Bypass] = []
     for path in sorted(set(paths)):
-        tree = _parse(texts.get(path, ""))
+        tree = _tree_of(texts.get(path, ""))
         if tree is not None:
             found.extend(bypasses_of(tree, path, patches))
     return found
@@ -137,13 +138,6 @@ def module_path(dotted: str, texts: Mapping[str, str]) -> str:
     return ""
 
 
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text) if text else None
-    except SyntaxError:
-        return None
-
-
 # --- why a class cannot be rebased ----------------------------------------------------------
 
 
@@ -190,3 +184,7 @@ def kept(bypass: Bypass, allowed: Sequence[AllowEntry], package_dir: str) -> All
     """The reviewed entry that keeps a class on vLLM's class (``module.py:Class.Base``)."""
     rel = output_path(bypass.path, package_dir) or bypass.path.rpartition("/")[2]
     return allow_of(allowed, rel, bypass.owner, bypass.original[1])
+
+
+def _tree_of(text: str) -> ast.Module | None:
+    return module_or_none(text) if text else None

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from omni_port.pyast.packages import c3_linearization
+from omni_port.pyast.parser import module_or_none
 from omni_port.v2.wrap import body_name
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -50,11 +51,8 @@ class World:
     def __init__(self, modules: Mapping[str, str]) -> None:
         self.classes: dict[str, Known] = {}
         for module, text in modules.items():
-            try:
-                tree = ast.parse(text)
-            except SyntaxError:
-                continue
-            for node in tree.body:
+            tree = module_or_none(text)
+            for node in tree.body if tree is not None else ():
                 if isinstance(node, ast.ClassDef) and node.name not in self.classes:
                     self.classes[node.name] = _known(node, module)
 

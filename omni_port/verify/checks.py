@@ -51,9 +51,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from omni_port.model import Finding, Placement
+from omni_port.model import Code, Finding, Placement
 from omni_port.pyast.packages import PackageSources, module_names
-from omni_port.pyast.parser import compile_findings
+from omni_port.pyast.parser import compile_findings, parse_ast
 from omni_port.verify.arguments import argument_findings
 from omni_port.verify.attributes import attribute_findings
 from omni_port.verify.bindings import binding_findings, originals
@@ -101,7 +101,11 @@ def verify(
         broken = compile_findings(name, modules[name])
         findings.extend(broken)
         if not broken:
-            trees[name] = ast.parse(modules[name], filename=name)
+            try:
+                trees[name] = parse_ast(modules[name], name)
+            except SyntaxError as deep:  # compiles, but nests too deeply for the checks
+                line, col = deep.lineno or 1, deep.offset or 1
+                findings.append(Finding(Code.OP501, name, line, deep.msg, col))
     for name, tree in trees.items():
         blocks = [p for p in placements if p.module == name and is_placed_block(p)]
         mine = [o for o in overrides if o.module == name]

@@ -27,6 +27,7 @@ from omni_port.pyast.packages import (
     call_statements,
     module_class,
 )
+from omni_port.pyast.parser import module_or_none
 from omni_port.pyast.syntax import find_def
 from omni_port.report import shorten
 from omni_port.verify.context import Context, Override, dotted_module
@@ -97,7 +98,4 @@ def _old_runner(path: str, context: Context) -> ast.Module | None:
     text = context.sources.modules.get(dotted_module(context.package, path))
     if text is None:
         return None
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
+    return module_or_none(text)
