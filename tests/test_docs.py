@@ -180,85 +180,119 @@ def _edit_in_place(generated: Path) -> None:
 
 
 def _commands(section: str) -> list[list[str]]:
-    """The shell lines of a README section's sample (comments and blank lines left out)."""
+    """The commands of a README section's shell sample, one per ``&&``-joined part
+    (comments and blank lines left out)."""
     block = README.split(section, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
-    return [
-        shlex.split(line, comments=True)
-        for line in block.splitlines()
-        if line and not line.startswith("#")
-    ]
+    commands: list[list[str]] = []
+    for line in block.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        words = shlex.split(line, comments=True)
+        while "&&" in words:
+            at = words.index("&&")
+            commands.append(words[:at])
+            words = words[at + 1 :]
+        commands.append(words)
+    return commands
+
+
+def _checkout(into: Path, cache: Path) -> Path:
+    """vLLM-Omni 0.32.0rc1's sources as a git checkout: its Python package, as the release
+    ships it, a ``pyproject.toml`` of its own, one commit."""
+    from omni_port.sources import kept
+
+    files = kept.package_sources("vllm-omni", "0.32.0rc1", "vllm_omni", cache)
+    for member, data in files.items():
+        path = into / member
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (into / "pyproject.toml").write_text('[project]\nname = "vllm-omni"  # its own table\n')
+    (into / ".gitignore").write_text("__pycache__/\n*.lock\n")
+    for words in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "vLLM-Omni 0.32.0rc1"]):
+        subprocess.run(["git", *words], cwd=into, env=_GIT, check=True)
+    return into
+
+
+#: A git identity and no user configuration, for the commits of the walk.
+_GIT = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "Ann Maintainer",
+    "GIT_AUTHOR_EMAIL": "ann@example.org",
+    "GIT_COMMITTER_NAME": "Ann Maintainer",
+    "GIT_COMMITTER_EMAIL": "ann@example.org",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
 
 
 @pytest.mark.real
 def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path) -> None:
-    """The README's upgrade day, as written, in a fresh clone (its configuration and its
-    committed lock): the upgrade moves the workspace (extract --check and sync --check
-    agree with it, make sync ends with its verify problems), the edits in place, one
-    continue, and make check is green; a second make sync replays it all."""
+    """The README's upgrade day, as written, in a vLLM-Omni checkout made a workspace: the
+    upgrade moves it (extract --check and sync --check agree), a sync before `continue`
+    refuses to overwrite the edits in place, one continue, verify and check are green, and
+    after the commit a fresh clone's check is green with no re-work."""
     commands = _commands("### Upgrade day")
-    assert [words[1] for words in commands[:-1]] == ["upgrade", "continue"]
-    assert commands[-1] == ["make", "sync", "&&", "make", "check"]
-    for name in ("pyproject.toml", "marker-allow.txt"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "generated", tmp_path / "generated")
-    env = {**os.environ, "OMNI_PORT_CACHE": str(cache_dir)}
+    assert [words[:2] for words in commands] == [
+        ["omni-port", "init"],
+        ["omni-port", "upgrade"],
+        ["omni-port", "continue"],
+        ["omni-port", "verify"],
+        ["omni-port", "check"],
+        ["git", "add"],
+        ["git", "commit"],
+    ]
+    work = _checkout(tmp_path / "vllm-omni", cache_dir)
+    env = {**_GIT, "OMNI_PORT_CACHE": str(cache_dir)}
 
-    def run(words: list[str]) -> subprocess.CompletedProcess[str]:
+    def run(words: list[str], where: Path = work) -> subprocess.CompletedProcess[str]:
+        program = str(BIN / "omni-port") if words[0] == "omni-port" else words[0]
         done = subprocess.run(
-            [str(BIN / "omni-port"), *words[1:]], cwd=tmp_path, env=env, capture_output=True,
-            text=True,
-        )  # fmt: skip
+            [program, *words[1:]], cwd=where, env=env, capture_output=True, text=True
+        )
         assert "Traceback" not in done.stderr, done.stderr
         return done
 
-    upgraded = run(commands[0])
+    assert run(commands[0]).returncode == 0
+    upgraded = run(commands[1])
     assert upgraded.returncode == 1, upgraded.stderr
     for said in (
         "detected base vllm-ascend==0.26.0rc1 (82.4% of copied statements)",
-        'pinned in pyproject.toml [tool.omni-port]: source = "vllm-omni==0.32.0rc1", base = '
-        '"vllm-ascend==0.26.0rc1", upstream = "vllm-ascend==0.30.0rc2"',
+        "accepted in marker-allow.txt (say why there): "
+        "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py:145: OP102",
+        'pinned in pyproject.toml [tool.omni-port]: base = "vllm-ascend==0.26.0rc1", '
+        'upstream = "vllm-ascend==0.30.0rc2", marker-allow = "marker-allow.txt"',
+        "96 placed, 0 conflicts, 2 verify problems (2 OP508): not deployable until "
+        "resolved; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr
-    # The last line says why the upgrade exits 1.
-    assert upgraded.stderr.splitlines()[-1] == (
-        "omni-port: 96 placed, 0 conflicts, 2 verify problems (2 OP508): not deployable until "
-        "resolved; summary in upgrade.md"
-    )
-    # The vLLM mismatch names the target's runner module, at its copy in the cache.
-    kept = cache_dir / "src" / "vllm-ascend-0.30.0rc2" / "vllm_ascend/worker/model_runner_v1.py"
-    assert upgraded.stdout.startswith(f"{kept}:0:1: OP511 ")
     assert run(["omni-port", "extract", "--check"]).returncode == 0
     assert run(["omni-port", "sync", "--check"]).returncode == 0
-    made = _make(tmp_path, "sync", env)
-    assert made.returncode == 0, made.stderr
-    assert "0 conflicts and 2 verify problems" in made.stderr
-    _edit_in_place(tmp_path / "generated")
-    continued = run(commands[1])
+    generated = work / "omni-port" / "generated"
+    _edit_in_place(generated)
+    edited = {p.name: p.read_bytes() for p in generated.glob("*.py")}
+    refused = run(["omni-port", "sync"])
+    assert refused.returncode == 2 and " OP207 " in refused.stderr, refused.stderr
+    assert {p.name: p.read_bytes() for p in generated.glob("*.py")} == edited
+    continued = run(commands[2])
     assert continued.returncode == 0, continued.stdout + continued.stderr
     assert "took the edits of 2 runners: 2 resolutions recorded in the patches" in (
         continued.stderr
     )
-    assert run(["omni-port", "verify"]).returncode == 0
-    made = _make(tmp_path, "sync", env)
-    assert made.returncode == 0, made.stderr
-    assert made.stderr.splitlines()[-1].endswith("these runners are deployable")
-    checked = _make(tmp_path, "check", env)
+    assert run(commands[3]).returncode == 0
+    checked = run(commands[4])
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
+    for words in commands[5:]:
+        assert run(words).returncode == 0
+    assert "omni-port/generated/omni-port.lock" in run(["git", "ls-files"]).stdout
+    clone = tmp_path / "clone"
+    assert run(["git", "clone", "-q", str(work), str(clone)], tmp_path).returncode == 0
+    fresh = run(["omni-port", "check", "--no-cache"], clone)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    lock = json.loads((clone / "omni-port" / "generated" / "omni-port.lock").read_text())
     resolved = [r["id"] for r in lock["placements"] if r.get("decided_by") == ["resolved"]]
     # The two signatures `continue` took; the generation runner's sample_tokens needs none
     # (intent owns block-01, edit-15 reads what it binds, edit-09 holds with them).
     assert len(resolved) == 2, resolved
     assert not any(r["status"] == "conflict" for r in lock["placements"])
-
-
-def _make(work: Path, target: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The repository's Makefile target in ``work`` with this environment's omni-port."""
-    stamp = work / "installed-stamp"
-    stamp.touch()  # newer than pyproject.toml: make installs nothing
-    command = ["make", "-s", "-f", str(ROOT / "Makefile"), target]
-    overrides = [f"BIN={BIN}", f"STAMP={stamp}"]
-    return subprocess.run([*command, *overrides], cwd=work, capture_output=True, text=True, env=env)
 
 
 def test_the_readme_says_how_long_make_test_takes_and_what_its_skipped_tests_need() -> None:

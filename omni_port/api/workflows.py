@@ -34,7 +34,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import basedetect, reviewed
 from omni_port.extract.extractor import ExtractOptions
 from omni_port.gpu import transplant
-from omni_port.model import Code, Finding, Located, PatchSet, Upstream
+from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
@@ -280,7 +280,14 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
         base = detected.label
     old = load_upstream(base, settings)
     patch_set, markers = _extracted(request, located, old, settings)
-    extract_findings = [*markers.findings, *markers.stale_findings(strict=False)]
+    # Any unlisted marker is one --lenient let through: without it the upgrade stopped.
+    # Listed now, it is reviewed: a note here, as every later command reads it.
+    accepted = markers.unlisted if request.pin else ()
+    taken = {defect.finding for defect in accepted}
+    extract_findings = [
+        *(replace(f, severity=Severity.NOTE) if f in taken else f for f in markers.findings),
+        *markers.stale_findings(strict=False),
+    ]
     new = load_upstream(request.target, settings, config.upstream_class)
     new, notes = with_history(new, settings, patch_set, mode=config.history)
     old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
@@ -314,8 +321,6 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             locations,
         )
     )
-    # Any unlisted marker is one --lenient let through: without it the upgrade stopped.
-    accepted = markers.unlisted if request.pin else ()
     pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}
     # The lock records the configured upstream: the target, once the configuration names it.
     configured = str(pins.get("upstream", config.recorded_spec(config.upstream)))
