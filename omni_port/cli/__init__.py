@@ -205,7 +205,8 @@ def _unconfigured() -> None:
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Download cache (default: $OMNI_PORT_CACHE or ~/.cache/omni-port).",
+    help="Download cache (default: $OMNI_PORT_CACHE, else $XDG_CACHE_HOME/omni-port, else "
+    "~/.cache/omni-port).",
 )
 @click.option(
     "--upstream-repo",
