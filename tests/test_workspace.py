@@ -433,3 +433,15 @@ def test_the_walk_in_a_workspace_survives_commit_and_a_fresh_clone(
     os.chdir(clone)
     fresh = cli("check", "--no-cache")
     assert fresh.exit_code == 0, fresh.stdout + fresh.stderr
+
+
+def test_an_upgrade_over_a_hand_edit_says_to_take_it_first(cli: Cli, work: Path) -> None:
+    """The upgrade would write other code there, so the edited lines cannot be told apart
+    from its own: the file is named at line 1, with the way to keep the edits."""
+    (work / "newer.py").write_text((work / "new.py").read_text().replace("k=2", "k=3"))
+    edited = (work / RUNNER).read_bytes()
+    refused = cli("upgrade", "--to", "newer.py", "--summary", "up.md")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(f"{RUNNER}:1:1: OP207 "), refused.stderr
+    assert "take them first with `omni-port continue`" in refused.stderr
+    assert (work / RUNNER).read_bytes() == edited

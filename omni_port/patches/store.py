@@ -150,7 +150,7 @@ class HandEdit:
     #: Path relative to the tree's root.
     rel: str
     #: (first, last) 1-based lines of the file on disk that differ from what sync wrote;
-    #: empty when that text is not at hand (the inputs changed since).
+    #: empty when that text is not at hand (the command would write other code there).
     regions: tuple[tuple[int, int], ...]
 
 
@@ -203,10 +203,10 @@ def edit_finding(path: str, edit: HandEdit, refused: bool) -> Finding:
     drop = "`--discard-edits` (a copy goes to .omni-port/discarded/)"
     if not edit.regions and refused:
         message = (
-            f"edited since sync wrote it ({LOCK_NAME} names another sha256), and what sync "
-            "would write there changed since (the patches or the upstream moved): to keep "
-            "the edits, go back to the inputs of the last sync and run `omni-port continue`;"
-            f" to drop them, {drop}; nothing was written"
+            f"edited since sync wrote it ({LOCK_NAME} names another sha256), and this "
+            "command would write other code there (new patches or a new upstream): to keep "
+            "the edits, take them first with `omni-port continue` (on the inputs of the last "
+            f"sync), then run this command again; to drop them, {drop}; nothing was written"
         )
         return Finding(Code.OP207, path, 1, message)
     lines = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in edit.regions)
