@@ -52,21 +52,35 @@ def decided(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str,
     """The sync's outcome for the blocks of ``block``'s module, ``block`` as given (a
     resolution included), on the loaded workspace: placements by id, with the candidates
     sync lists."""
-    return decided_on(workspace.upstream, module, block, workspace.transplants, workspace.locations)
+    return decided_on(
+        workspace.upstream,
+        _with(workspace.patch_set, module, block),
+        module.name,
+        workspace.transplants,
+        workspace.locations,
+    )
 
 
 def decided_on(
     upstream: Upstream,
-    module: ModulePatches,
-    block: Block,
+    patches: PatchSet,
+    name: str,
     transplants: Sequence[transplant.Extra] = (),
     locations: Mapping[str, str] | None = None,
 ) -> dict[str, Placement]:
-    """``decided`` on an upstream given as a value (with its history, if any)."""
+    """``decided`` on an upstream given as a value (with its history, if any): the module
+    called ``name`` of ``patches``, decided as the sync of the whole patch set decides it
+    (what the other runners' marked blocks replace is omni's in this one too)."""
+    given = Given(None, transplants, locations or {}, frozenset({name}))
+    synced = sync_patches(patches, upstream, given=given)
+    return {p.block_id: p for p in synced.placements if p.module == name}
+
+
+def _with(patches: PatchSet, module: ModulePatches, block: Block) -> PatchSet:
+    """``patches`` with ``block`` (its resolution as given) in ``module``."""
     pieces = tuple(block if p.id == block.id else p for p in module.pieces)
-    alone = PatchSet((replace(module, pieces=pieces),))
-    synced = sync_patches(alone, upstream, given=Given(None, transplants, locations or {}))
-    return {p.block_id: p for p in synced.placements}
+    changed = replace(module, pieces=pieces)
+    return PatchSet(tuple(changed if m.name == module.name else m for m in patches.modules))
 
 
 def placements(workspace: Loaded) -> dict[str, Placement]:

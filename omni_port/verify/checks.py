@@ -52,7 +52,7 @@ import ast
 from collections.abc import Mapping, Sequence
 
 from omni_port.model import Finding, Placement
-from omni_port.pyast.packages import PackageSources, module_names
+from omni_port.pyast.packages import Function, PackageSources, module_names
 from omni_port.pyast.parser import compile_findings
 from omni_port.verify.arguments import argument_findings
 from omni_port.verify.attributes import attribute_findings
@@ -78,6 +78,7 @@ __all__ = [
     "PackageSources",
     "module_names",
     "overrides_of",
+    "placed_findings",
     "unused_in_source_of",
     "verify",
 ]
@@ -106,10 +107,8 @@ def verify(
         blocks = [p for p in placements if p.module == name and is_placed_block(p)]
         mine = [o for o in overrides if o.module == name]
         copied = originals(world, context.upstream, mine)
-        binding, covered = binding_findings(name, tree, blocks, copied)
         allowed = frozenset(context.unused_in_source.get(name, ()))
-        findings.extend(name_findings(name, modules[name], allowed, covered))
-        findings.extend(binding)
+        findings.extend(_names(name, modules[name], tree, blocks, copied, allowed))
         findings.extend(attribute_findings(world, name, tree, blocks, mine, context))
         findings.extend(repeat_findings(world, name, tree, mine, context))
     findings.extend(import_findings(world, trees, context))
@@ -117,3 +116,42 @@ def verify(
     findings.extend(argument_findings(world, trees, overrides, context))
     findings.extend(row_findings(placements, frozenset(modules)))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+
+
+def placed_findings(
+    name: str,
+    text: str,
+    placements: Sequence[Placement],
+    overrides: Sequence[Override],
+    context: Context,
+) -> list[Finding]:
+    """The checks of one generated module whose outcome where a block stands decides (a
+    conflict's candidate is tried with them): it compiles (OP501), pyflakes' names
+    (OP502, OP503, OP504), every local a placed block reads is bound before it (OP507),
+    and a placed row names lines of the output (OP513). ``context`` needs no package
+    source: these read the module and the upstream alone."""
+    broken = compile_findings(name, text)
+    if broken:
+        return broken
+    world = world_of({name: text}, context)
+    tree = ast.parse(text, filename=name)
+    blocks = [p for p in placements if p.module == name and is_placed_block(p)]
+    mine = [o for o in overrides if o.module == name]
+    copied = originals(world, context.upstream, mine)
+    allowed = frozenset(context.unused_in_source.get(name, ()))
+    found = _names(name, text, tree, blocks, copied, allowed)
+    return [*found, *row_findings(placements, frozenset({name}))]
+
+
+def _names(
+    name: str,
+    text: str,
+    tree: ast.Module,
+    blocks: Sequence[Placement],
+    copied: Mapping[tuple[str, str], Function],
+    allowed: frozenset[str],
+) -> list[Finding]:
+    """Checks 2 and 4 of one module: pyflakes' names (``allowed``: imports the source left
+    unused), and the locals blocks read (``copied``: the upstream method of each copy)."""
+    binding, covered = binding_findings(name, tree, blocks, copied)
+    return [*name_findings(name, text, allowed, covered), *binding]
