@@ -106,7 +106,9 @@ def verify_files(
         name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
     }
     with memo.run():
-        findings = checks.verify(modules, placements, checks.overrides_of(patches), context)
+        overrides = checks.overrides_of(patches)
+        resolved = checks.resolved_blocks(patches)
+        findings = checks.verify(modules, placements, overrides, context, resolved)
     # A conflict left in a module is an error of its own: the runner lacks that block.
     return [*conflict_findings(modules), *findings]
 

@@ -17,10 +17,14 @@ checks, in the order ``verify`` runs them:
 7. a copied method runs no call statement more often than both the new upstream method and
    the old runner's method do (OP512; only when the omni sources are given).
 8. every row that says "placed" names lines of the output: the block's code, or upstream's
-   statements that stand for it (OP513).
+   statements that stand for it (OP513);
+9. a recorded resolution has a block's own code replace only upstream statements it
+   replaced in its base: others would be upstream code deleted (OP514; only when the
+   resolved blocks are given).
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
-``arguments``, ``repeats``, ``rows``; ``context`` holds what they are checked against.
+``arguments``, ``repeats``, ``rows``, ``resolutions``; ``context`` holds what they are
+checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
 error. Known limits, all on the side of silence or of a note rather than a false error
@@ -51,7 +55,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from omni_port.model import Finding, Placement
+from omni_port.model import Block, Finding, Placement
 from omni_port.pyast.packages import Function, PackageSources, module_names
 from omni_port.pyast.parser import compile_findings
 from omni_port.verify.arguments import argument_findings
@@ -69,6 +73,7 @@ from omni_port.verify.imports import import_findings
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
 from omni_port.verify.repeats import repeat_findings
+from omni_port.verify.resolutions import resolution_findings, resolved_blocks
 from omni_port.verify.rows import row_findings
 
 # Inputs are re-exported: callers build them from ``checks``.
@@ -79,6 +84,7 @@ __all__ = [
     "module_names",
     "overrides_of",
     "placed_findings",
+    "resolved_blocks",
     "unused_in_source_of",
     "verify",
 ]
@@ -89,11 +95,13 @@ def verify(
     placements: Sequence[Placement],
     overrides: Sequence[Override],
     context: Context,
+    resolved: Sequence[Block] = (),
 ) -> list[Finding]:
     """Every finding about the generated ``modules`` (file name -> text), sorted.
 
     ``placements`` say where each block landed (only placed insertions and replacements
-    are checked); ``overrides`` name the copied members. Never raises on bad input text.
+    are checked); ``overrides`` name the copied members; ``resolved`` are the blocks with
+    a recorded resolution (``resolved_blocks``). Never raises on bad input text.
     """
     world = world_of(modules, context)
     trees: dict[str, ast.Module] = {}
@@ -115,6 +123,7 @@ def verify(
     findings.extend(override_findings(world, trees, overrides, context.upstream))
     findings.extend(argument_findings(world, trees, overrides, context))
     findings.extend(row_findings(placements, frozenset(modules)))
+    findings.extend(resolution_findings(resolved, placements, overrides, context.upstream))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
 
