@@ -126,8 +126,9 @@ def _command(patches: PatchSet, block_id: str, found: dict[str, Placement]) -> s
     )
     if not listed:
         return (
-            f"  omni-port resolve {block_id} --at LINE    # no place runs: the line to go "
-            "before, or --drop --why REASON when the edit is obsolete"
+            f"  omni-port resolve {block_id} --at LINE    # no candidate works: the line to go "
+            "before (--replacing N to replace N statements there), or --drop --why REASON "
+            "when the edit is obsolete"
         )
     return f"  omni-port resolve {block_id} --at '#K'    # {listed}"
 
