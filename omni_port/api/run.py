@@ -60,6 +60,10 @@ class Given:
     #: The modules to generate, by file name (empty: every one); the others are read
     #: all the same, for what their marked blocks declare omni's.
     only: frozenset[str] = frozenset()
+    #: A conflict lists only the candidates that work (``sync.offers``), as every command
+    #: shows them; False keeps every candidate the engine ranked: whether the maintainers'
+    #: place is among them is what the bench measures of the engine.
+    offer: bool = True
 
 
 def sync_patches(
@@ -81,8 +85,9 @@ def sync_patches(
         else render_patch_set(patches, tool)
     )
     # A conflict offers only the candidates that work: each tried, verify's say included.
+    judge = trials.Judge() if given.offer else None
     options = SyncOptions(
-        tool, command, locations=dict(given.locations), judge=trials.Judge(), only=given.only
+        tool, command, locations=dict(given.locations), judge=judge, only=given.only
     )
     with memo.run():
         if not given.transplants:
