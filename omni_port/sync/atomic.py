@@ -132,7 +132,8 @@ class Twice:
     key: str
     output: int
     upstream: int
-    #: None when the old runner's counts are unknown (no upstream history holds the base).
+    #: None when the old runner's counts are unknown (upstream history does not give the
+    #: base's code of every block of the member).
     runner: int | None
 
     def said(self, facts: MemberFacts, text: str) -> str:
@@ -142,7 +143,7 @@ class Twice:
         code = shorten(facts.call_code(text, self.key))
         upstream = f"new upstream ({self.upstream})"
         than = (
-            f"{upstream}; the old runner's count is unknown (no upstream history holds the base)"
+            f"{upstream}, the old runner's count unknown (the base's code is not all known)"
             if self.runner is None
             else f"{upstream} and in the old runner ({self.runner})"
         )
