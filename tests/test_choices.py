@@ -331,3 +331,23 @@ def test_an_offered_candidate_resolves_by_the_command_and_the_runner_verifies(
     assert cli("sync").exit_code == 0
     assert cli("verify").exit_code == 0
     assert "self.sync(tokens, 2)" in (work / "g" / "omni.py").read_text()
+
+
+def test_a_place_that_would_leave_a_body_empty_is_neither_offered_nor_taken(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Omni deleted `self.flush(y)`; upstream wrapped it in `if self.ready:`. Deleting the
+    call alone would leave the `if` with no body (taken, the sync crashed, exit 123), and
+    deleting `return y` deletes upstream code: neither is offered, and `--at 8` is refused.
+    The `if` that holds only the call is offered, and works."""
+    work = _workspace("a_deletion_upstream_wrapped_in_an_if", tmp_path, monkeypatch, cli)
+    listed = cli.loud("verify")
+    assert "--at '#K'    # #1 line 7, replacing 1 statement (0.60)\n" in listed.stderr
+    refused = cli("resolve", "omni.R.step.edit-01", "--at", "8")
+    assert refused.exit_code == 2
+    assert "the module would not compile there" in refused.stderr
+    done = cli.loud("resolve", "omni.R.step.edit-01", "--at", "#1")
+    assert "replacing 1 statement (`if self.ready:`)" in done.stderr
+    assert cli("sync").exit_code == 0
+    assert cli("verify").exit_code == 0
+    assert "return y" in (work / "g" / "omni.py").read_text()

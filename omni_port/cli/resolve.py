@@ -169,8 +169,9 @@ def _tried(
     where: str,
 ) -> str:
     """What verify would newly report with ``record`` ("" when nothing) when the sync
-    takes it; BadInput (OP301, nothing recorded) when it would not hold there, or would
-    make a block it places now a conflict."""
+    takes it; BadInput (OP301, nothing recorded) when it would not hold there, would leave
+    the module not compiling (a body emptied), or would make a block it places now a
+    conflict."""
     label = workspace.upstream.label
     recorded = replace(block, anchor=replace(block.anchor, resolution=record))
     tried = resolution.outcome(workspace, module, recorded)
@@ -178,6 +179,13 @@ def _tried(
     if again.status is Status.CONFLICT or Rule.RESOLVED not in again.decided_by:
         reason = again.reason or "sync places it elsewhere"
         message = f"that place would not hold on {label}: {reason}; nothing recorded"
+        raise BadInput.at(Code.OP301, where, 1, message)
+    broken = [f for f in tried.built.findings if f.code is Code.OP501]
+    if broken:
+        message = (
+            f"that place would not hold on {label}: the module would not compile there "
+            f"({broken[0].message}); nothing recorded"
+        )
         raise BadInput.at(Code.OP301, where, 1, message)
     taken = resolution.taken_from(before.placements, tried.placements)
     if taken:
