@@ -131,7 +131,8 @@ def run_omni_port(
     started = time.perf_counter()
     target = upstream_of(history, step.new_base, step.old_base if use_history else "")
     locations = api.inputs.catalog_locations(patches, catalog)
-    given = api.run.Given(locations=locations)
+    # The engine's candidates, every one: is the maintainers' place among them.
+    given = api.run.Given(locations=locations, offer=False)
     result = api.sync_patches(patches, target, "bench", given, tool="bench").result
     elapsed = time.perf_counter() - started
     generated = {

@@ -263,6 +263,12 @@ class Code(enum.StrEnum):
         "placed-nowhere",
         "A block reported placed has no line in the output, nor upstream's standing for it.",
     )
+    OP514 = (
+        "OP514",
+        "resolution-deletes",
+        "A recorded resolution has a block's own code replace upstream statements it did not "
+        "replace in its base: that upstream code is deleted.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

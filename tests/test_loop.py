@@ -251,12 +251,14 @@ def test_resolve_at_a_line_of_a_replacement_records_what_it_replaces(cli: Cli, w
     assert "self.omni_scale(logits)" in body and "self.scale(logits, self.temperature)" not in body
 
 
-def test_resolve_tells_apart_two_candidates_at_one_line(
+def test_two_places_at_one_line_are_told_apart(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One place replacing four statements, one replacing three, both at line 7: they had
-    printed alike ('#2 line 7 (0.61); #3 line 7 (0.60)'). (Upstream's method returns no
-    name the fourth statement binds, so that both places run, and both are offered.)"""
+    printed alike ('#2 line 7 (0.61); #3 line 7 (0.60)'). Both would delete upstream's new
+    `self.barrier(...)`, so neither is offered, and the conflict names each apart; `--at 7`
+    replaces there only the statement the block replaced in its base, and says what verify
+    will report of the place (upstream's barrier reads the `group` it replaces)."""
     case = DATA / "rules" / "intent" / "no_upstream_put_new_statements_among_what_omni_replaces"
     for name in ("base.py", "omni.py", "upstream.py"):
         shutil.copy(case / name, tmp_path / name)
@@ -268,16 +270,13 @@ def test_resolve_tells_apart_two_candidates_at_one_line(
     monkeypatch.chdir(tmp_path)
     assert cli("extract").exit_code == 0
     synced = cli("sync")
-    assert "#1 line 7, replacing 3 statements (0.60); #2 line 7, replacing 4 statements" in (
-        synced.stdout
-    )
-    verified = cli.loud("verify")
-    assert "#1 line 7, replacing 3 statements (0.60); #2 line 7, replacing 4" in verified.stderr
-    ambiguous = cli("resolve", "omni.R.forward.block-01", "--at", "7")
-    assert ambiguous.exit_code == 2
-    assert "#1 line 7, replacing 3 statements; #2 line 7, replacing 4 statements" in (
-        ambiguous.stderr
-    )
-    assert cli("resolve", "omni.R.forward.block-01", "--at", "#1").exit_code == 0
+    barrier = "it would delete upstream's `self.barrier(group, timeout=self.timeout)`"
+    assert f"line 7, replacing 3 statements ({barrier}, which" in synced.stdout
+    assert f"line 7, replacing 4 statements ({barrier} and 1 more, which" in synced.stdout
+    assert "candidates in upstream.py: none" in synced.stdout
+    done = cli.loud("resolve", "omni.R.forward.block-01", "--at", "7")
+    assert done.exit_code == 0, done.stderr
+    assert "replacing 1 statement (`group = self.group()`)" in done.stderr
+    assert "verify will report OP502 undefined name `group`" in done.stderr
     patch = (tmp_path / "p" / "omni" / "R.forward.block-01.patch").read_text()
-    assert patch.count("resolved-replaces:") == 3
+    assert patch.count("resolved-replaces:") == 1

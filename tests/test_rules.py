@@ -76,8 +76,9 @@ def _words(folder: Path, name: str) -> list[str]:
 STEPS = {Rule.STEPWISE.value}
 
 
-def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[PatchSet, SyncResult]:
-    """The case's sync with every rule, or with the rules ``alone``."""
+def inputs_of(folder: Path) -> tuple[PatchSet, api.Upstream, dict[str, str]]:
+    """The case's patches (its ``resolve`` choices recorded), its upstream (with the
+    history ``order`` names) and its catalog's Location lines by block id."""
     base = api.parse_upstream(_text(folder, "base.py"), "base.py")
     upstream = api.parse_upstream(_text(folder, "upstream.py"), "upstream.py", "fakeacc.runner_v1")
     if (folder / "order").exists():
@@ -93,6 +94,12 @@ def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[Pa
     if (folder / "catalog.md").exists():
         rows = _text(folder, "catalog.md").splitlines()
         locations = dict(row.split(": ", 1) for row in rows if row.strip())
+    return patches, upstream, locations
+
+
+def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[PatchSet, SyncResult]:
+    """The case's sync with every rule, or with the rules ``alone``."""
+    patches, upstream, locations = inputs_of(folder)
     if alone is None:
         given = Given(locations=locations)
         return patches, api.sync_patches(patches, upstream, given=given, tool=TOOL).result
@@ -112,7 +119,7 @@ def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
         upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
         module, block = edits.find_block(patches, block_id)
         member = resolution.member_of(module, block, upstream)
-        placed = resolution.decided_on(upstream, module, edits.unresolved(block))[block_id]
+        placed = resolution.decided_on(upstream, patches, module.name)[block_id]
         slot = resolution.slot_of(member, placed.candidates[int(choice[1:]) - 1])
         assert slot is not None, f"{block_id}: no place at candidate {choice}"
         patches = edits.resolve(patches, block_id, resolution.resolution_at(slot))

@@ -9,7 +9,7 @@ candidates exactly as the sync listed them and refuses a place the next sync wou
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from omni_port.api.run import Given, sync_patches
 from omni_port.api.workflows import Loaded
@@ -17,7 +17,6 @@ from omni_port.errors import BadInput
 from omni_port.gpu import transplant
 from omni_port.model import (
     Block,
-    BlockKind,
     Candidate,
     Code,
     Copy,
@@ -31,42 +30,101 @@ from omni_port.model import (
 )
 from omni_port.patches import edits
 from omni_port.pyast.syntax import find_member, walk
+from omni_port.sources.textio import decode
 from omni_port.sync.evidence.places import Slot
 from omni_port.sync.locate import resolution_at as _resolution_at
+from omni_port.sync.offers import Trial, deletes
+from omni_port.sync.splice import Built
+from omni_port.verify import trials
 
 __all__ = [
+    "Outcome",
     "Slot",
     "decided",
     "decided_on",
+    "deletes",
     "member_of",
+    "new_problems",
+    "outcome",
     "placements",
+    "replaceable",
     "resolution_at",
     "slot_at_line",
     "slot_of",
+    "synced_module",
     "taken_from",
     "unresolved",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The sync of one module: what became of each of its blocks, and the module written."""
+
+    #: Placements by block id, with the candidates the sync lists.
+    placements: dict[str, Placement]
+    built: Built
 
 
 def decided(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
     """The sync's outcome for the blocks of ``block``'s module, ``block`` as given (a
     resolution included), on the loaded workspace: placements by id, with the candidates
     sync lists."""
-    return decided_on(workspace.upstream, module, block, workspace.transplants, workspace.locations)
+    return outcome(workspace, module, block).placements
+
+
+def outcome(workspace: Loaded, module: ModulePatches, block: Block) -> Outcome:
+    """``decided``, with the module as that sync writes it."""
+    patches = _with(workspace.patch_set, module, block)
+    return synced_module(
+        workspace.upstream, patches, module.name, workspace.transplants, workspace.locations
+    )
 
 
 def decided_on(
     upstream: Upstream,
-    module: ModulePatches,
-    block: Block,
+    patches: PatchSet,
+    name: str,
     transplants: Sequence[transplant.Extra] = (),
     locations: Mapping[str, str] | None = None,
 ) -> dict[str, Placement]:
-    """``decided`` on an upstream given as a value (with its history, if any)."""
+    """``decided`` on an upstream given as a value (with its history, if any): the module
+    called ``name`` of ``patches``, decided as the sync of the whole patch set decides it
+    (what the other runners' marked blocks replace is omni's in this one too)."""
+    return synced_module(upstream, patches, name, transplants, locations).placements
+
+
+def synced_module(
+    upstream: Upstream,
+    patches: PatchSet,
+    name: str,
+    transplants: Sequence[transplant.Extra] = (),
+    locations: Mapping[str, str] | None = None,
+) -> Outcome:
+    """The sync of the module called ``name`` of ``patches`` (``decided_on``)."""
+    given = Given(None, transplants, locations or {}, frozenset({name}))
+    synced = sync_patches(patches, upstream, given=given)
+    rows = tuple(p for p in synced.placements if p.module == name)
+    text = decode(synced.result.files[name], name).text
+    findings = tuple(f for f in synced.findings if f.path == name)
+    return Outcome({p.block_id: p for p in rows}, Built(name, text, rows, findings))
+
+
+def new_problems(
+    workspace: Loaded, module: ModulePatches, block: Block, now: Outcome, tried: Outcome
+) -> str:
+    """What verify's checks of where blocks stand would report of the module with
+    ``block`` (resolved) as ``tried`` is, and not as ``now`` is ("" when nothing): the
+    judge a sync asks of each candidate it offers."""
+    trial = Trial(module, workspace.upstream, block, now.built, tried.built)
+    return trials.Judge()(trial)
+
+
+def _with(patches: PatchSet, module: ModulePatches, block: Block) -> PatchSet:
+    """``patches`` with ``block`` (its resolution as given) in ``module``."""
     pieces = tuple(block if p.id == block.id else p for p in module.pieces)
-    alone = PatchSet((replace(module, pieces=pieces),))
-    synced = sync_patches(alone, upstream, given=Given(None, transplants, locations or {}))
-    return {p.block_id: p for p in synced.placements}
+    changed = replace(module, pieces=pieces)
+    return PatchSet(tuple(changed if m.name == module.name else m for m in patches.modules))
 
 
 def placements(workspace: Loaded) -> dict[str, Placement]:
@@ -76,10 +134,10 @@ def placements(workspace: Loaded) -> dict[str, Placement]:
     return {p.block_id: p for p in synced.placements}
 
 
-def unresolved(workspace: Loaded, module: ModulePatches, block: Block) -> dict[str, Placement]:
-    """The sync's outcome for ``block``'s module without its recorded resolution: its
-    candidates, numbered as ``--at #K`` takes them."""
-    return decided(workspace, module, edits.unresolved(block))
+def unresolved(workspace: Loaded, module: ModulePatches, block: Block) -> Outcome:
+    """The sync of ``block``'s module without its recorded resolution: its candidates,
+    numbered as ``--at #K`` takes them."""
+    return outcome(workspace, module, edits.unresolved(block))
 
 
 def taken_from(before: Mapping[str, Placement], after: Mapping[str, Placement]) -> list[str]:
@@ -137,15 +195,24 @@ def slot_of(member: Stmt, candidate: Candidate) -> Slot | None:
     return None
 
 
-def slot_at_line(member: Stmt, line: int, block: Block) -> Slot | None:
-    """The place before the statement starting at ``line`` anywhere in the method. A
-    replacement (or deletion) there replaces as many statements as it replaced in its
-    base, from that one on: a place that replaces nothing would leave omni's code beside
-    upstream's, the old statements still running."""
-    replaces = block.kind in (BlockKind.REPLACEMENT, BlockKind.DELETION)
+def slot_at_line(member: Stmt, line: int) -> Slot | None:
+    """The place before the statement starting at ``line`` (its leading comments
+    included) anywhere in the method, replacing nothing; None when none starts there."""
     for path, suite in walk(member.clauses[0]):
         for index, stmt in enumerate(suite.stmts):
             if stmt.lead <= line <= stmt.start:
-                span = min(len(block.anchor.replaced), len(suite.stmts) - index) if replaces else 0
-                return Slot(suite, path, index, span)
+                return Slot(suite, path, index, 0)
     return None
+
+
+def replaceable(block: Block, slot: Slot) -> int:
+    """How many statements from ``slot`` on ``block`` replaced in its base (``deletes``
+    finds none of them deleted), at most as many as it replaced: what it may replace
+    there without deleting upstream code it never replaced."""
+    stmts = slot.suite.stmts[slot.index :]
+    count = 0
+    while count < min(len(stmts), len(block.anchor.replaced)):
+        if deletes(block, stmts[: count + 1]):
+            break
+        count += 1
+    return count

@@ -19,7 +19,7 @@ from omni_port.sync.pipeline import GENERATED as GENERATED  # the marker generat
 from omni_port.sync.pipeline import Options as SyncOptions
 from omni_port.sync.pipeline import SyncResult as SyncResult  # what a sync gives
 from omni_port.sync.pipeline import sync as sync_patch_set
-from omni_port.verify import checks
+from omni_port.verify import checks, trials
 from omni_port.verify.conflicts import conflict_findings
 
 #: The command recorded in headers and the lock when the caller names none.
@@ -57,6 +57,13 @@ class Given:
     transplants: Sequence[transplant.Extra] = ()
     #: The catalog's Location lines by block id (``catalog_locations``): constraints on places.
     locations: Mapping[str, str] = field(default_factory=dict)
+    #: The modules to generate, by file name (empty: every one); the others are read
+    #: all the same, for what their marked blocks declare omni's.
+    only: frozenset[str] = frozenset()
+    #: A conflict lists only the candidates that work (``sync.offers``), as every command
+    #: shows them; False keeps every candidate the engine ranked: whether the maintainers'
+    #: place is among them is what the bench measures of the engine.
+    offer: bool = True
 
 
 def sync_patches(
@@ -77,7 +84,11 @@ def sync_patches(
         if given.patch_files is not None
         else render_patch_set(patches, tool)
     )
-    options = SyncOptions(tool, command, locations=dict(given.locations))
+    # A conflict offers only the candidates that work: each tried, verify's say included.
+    judge = trials.Judge() if given.offer else None
+    options = SyncOptions(
+        tool, command, locations=dict(given.locations), judge=judge, only=given.only
+    )
     with memo.run():
         if not given.transplants:
             upstream = with_members(upstream, patches)
@@ -100,7 +111,9 @@ def verify_files(
         name: decode(data, name).text for name, data in files.items() if name.endswith(".py")
     }
     with memo.run():
-        findings = checks.verify(modules, placements, checks.overrides_of(patches), context)
+        overrides = checks.overrides_of(patches)
+        resolved = checks.resolved_blocks(patches)
+        findings = checks.verify(modules, placements, overrides, context, resolved)
     # A conflict left in a module is an error of its own: the runner lacks that block.
     return [*conflict_findings(modules), *findings]
 

@@ -143,8 +143,9 @@ def _routed(block_id: str, route: conflicts.Route, listed: str) -> str:
         return f"  {block_id}: its upstream method vanished: {conflicts.VANISHED_ROUTE}"
     if route is conflicts.Route.UNLISTED:
         return (
-            f"  omni-port resolve {block_id} --at LINE    # no place runs: the line to go "
-            "before, or --drop --why REASON when the edit is obsolete"
+            f"  omni-port resolve {block_id} --at LINE    # no candidate works: the line to go "
+            "before (--replacing N to replace N statements there), or --drop --why REASON "
+            "when the edit is obsolete"
         )
     command = f"  omni-port resolve {block_id} --at '#K'"
     return f"{command}    # {listed}" if listed else command

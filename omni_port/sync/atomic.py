@@ -108,12 +108,7 @@ def run_once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
     moved it and the other kept it (or where the block that took the old copy away is a
     conflict), is a conflict itself. A maintainer's recorded place stands (verify's
     OP512 is the net there)."""
-    old = facts.runner_calls([d.block for d in decisions])
-    if old is None:
-        return decisions
-    new = facts.upstream_calls
-    out = _output_calls(facts, decisions)
-    extra = {k: n for k, n in out.items() if n >= 2 and n > max(old[k], new[k])}
+    extra = repeated(facts, decisions)
     if not extra:
         return decisions
     found: list[Decision] = []
@@ -122,23 +117,75 @@ def run_once(facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
         twice = [k for k in extra if added[k]]
         if twice and decision.block.anchor.resolution is None:
             key = twice[0]
-            counts = _Twice(key, extra[key], new[key], old[key])
             remover = _remover(facts, decisions, key)
             shifted = _shifted(facts, decision, remover, key) if remover is not None else None
-            decision = shifted or _twice(facts, decision, counts, _removed(remover))
+            decision = shifted or _twice(facts, decision, extra[key], _removed(remover))
         found.append(decision)
     return found
 
 
 @dataclass(frozen=True, slots=True)
-class _Twice:
+class Twice:
     """A call statement (``ast`` dump) and how often the output, the new upstream and the
     old runner run it."""
 
     key: str
     output: int
     upstream: int
-    runner: int
+    #: None when the old runner's counts are unknown (upstream history does not give the
+    #: base's code of every block of the member).
+    runner: int | None
+
+    def said(self, facts: MemberFacts, text: str) -> str:
+        """``"`self.f()` would run 2 times in the method, more often than in the new
+        upstream (1) and in the old runner (1)"``, the call as ``text`` (some code that
+        holds it) writes it."""
+        code = shorten(facts.call_code(text, self.key))
+        upstream = f"new upstream ({self.upstream})"
+        than = (
+            f"{upstream}, the old runner's count unknown (the base's code is not all known)"
+            if self.runner is None
+            else f"{upstream} and in the old runner ({self.runner})"
+        )
+        return (
+            f"`{code}` would run {self.output} times in the method, more often than in the {than}"
+        )
+
+
+def repeated(facts: MemberFacts, decisions: Sequence[Decision]) -> dict[str, Twice]:
+    """The call statements the member the decisions make runs more often than both the new
+    upstream and the old runner (twice at least), by key (none without the old runner's
+    counts): what verify reports as OP512."""
+    old = facts.runner_calls([d.block for d in decisions])
+    if old is None:
+        return {}
+    new = facts.upstream_calls
+    out = _output_calls(facts, decisions)
+    return {
+        k: Twice(k, n, new[k], old[k]) for k, n in out.items() if n >= 2 and n > max(old[k], new[k])
+    }
+
+
+def added_repeats(
+    facts: MemberFacts, now: Sequence[Decision], tried: Sequence[Decision]
+) -> list[Twice]:
+    """The call statements the member ``tried`` makes runs more often than the one ``now``
+    makes, and more often than both the new upstream and the old runner (twice at least):
+    what verify would newly report (OP512). Without the old runner's counts, more often
+    than the new upstream: verify reads the old runner, which may not run it as often."""
+    if facts.runner_calls([d.block for d in tried]) is not None:
+        before = repeated(facts, now)
+        return [
+            twice
+            for key, twice in repeated(facts, tried).items()
+            if key not in before or twice.output > before[key].output
+        ]
+    new, was = facts.upstream_calls, _output_calls(facts, now)
+    return [
+        Twice(key, n, new[key], None)
+        for key, n in _output_calls(facts, tried).items()
+        if n >= 2 and n > max(new[key], was[key])
+    ]
 
 
 def _remover(facts: MemberFacts, decisions: Sequence[Decision], key: str) -> Decision | None:
@@ -251,11 +298,10 @@ def _output_calls(facts: MemberFacts, decisions: Sequence[Decision]) -> Counter[
     return counts
 
 
-def _twice(facts: MemberFacts, decision: Decision, counts: _Twice, remover: str) -> Decision:
+def _twice(facts: MemberFacts, decision: Decision, counts: Twice, remover: str) -> Decision:
     """``decision`` as a conflict: at its place, a call would run more often than in the
     new upstream and the old runner; the reason names the upstream change that made the
     counts differ, or the conflict that leaves upstream's copy in."""
-    code = shorten(facts.call_code(decision.code or decision.block.code, counts.key))
     by = facts.calls_changed_by(counts.key)
     if remover:
         why = remover
@@ -263,9 +309,5 @@ def _twice(facts: MemberFacts, decision: Decision, counts: _Twice, remover: str)
         why = f"upstream moved or added it in {by}"
     else:
         why = "upstream keeps its own copy elsewhere"
-    reason = (
-        f"`{code}` would run {counts.output} times in the method, more often than in the new "
-        f"upstream ({counts.upstream}) and in the old runner ({counts.runner}): {why}; "
-        "keep one copy"
-    )
-    return _conflict(decision, reason)
+    said = counts.said(facts, decision.code or decision.block.code)
+    return _conflict(decision, f"{said}: {why}; keep one copy")

@@ -214,7 +214,7 @@ class MemberFacts:
     def resembling(self, keys: Sequence[str]) -> list[Stmt]:
         """The statements of the new member, in any body, of the kind of a statement keyed
         in ``keys`` and alike to it as the anchor tells one statement edited from another."""
-        heads = {(split_full_key(key)[0], self._kind(key)) for key in keys}
+        heads = {(split_full_key(key)[0], code.kind_of(key)) for key in keys}
         return [
             stmt
             for _, suite in self.index.suites
@@ -256,13 +256,6 @@ class MemberFacts:
             return False
         nodes = self.parsed(self.source(stmts))
         return nodes is None or any(isinstance(n, ast.Call) for top in nodes for n in ast.walk(top))
-
-    def _kind(self, key: str) -> str:
-        """The kind of the statement keyed ``key`` (a compound one by its header), as
-        ``Stmt`` names it ("" when the key does not parse)."""
-        head = split_full_key(key)[0]
-        nodes = self.parsed(head) or self.parsed(code.with_body(head))
-        return type(nodes[0]).__name__ if nodes else ""
 
     def parsed(self, text: str) -> list[ast.stmt] | None:
         """The statements of some code as ``ast`` reads them (None when it does not

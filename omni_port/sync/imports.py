@@ -16,6 +16,7 @@ from typing import Protocol
 from omni_port.model import Code, Finding, ModulePatches, Stmt, Suite, Tree, Upstream
 from omni_port.pyast import importedit
 from omni_port.pyast.names import NameIssue, issues
+from omni_port.pyast.parser import compile_findings
 from omni_port.pyast.syntax import import_bindings
 
 HEADER = "# Imported for code copied from upstream (added by omni-port).\n"
@@ -41,8 +42,12 @@ class Binding:
 
 
 def settle(segments: Sequence[Segment], module: ModulePatches, upstream: Upstream) -> list[Finding]:
-    """Fix the imports of the assembled segments in place; unresolvable names are findings."""
+    """Fix the imports of the assembled segments in place; unresolvable names are findings.
+    Text that does not compile is left as it is (the sync reports it, OP501): a recorded
+    resolution may leave a body empty."""
     text = _text_of(segments)
+    if compile_findings(module.name, text):
+        return []
     found = issues(text, module.name)
     undefined = sorted({i.name for i in found if i.kind == "undefined"})
     table = upstream_bindings(upstream.tree, upstream.module)

@@ -10,7 +10,7 @@ from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status, Up
 from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
-from omni_port.sync import splice
+from omni_port.sync import offers, splice
 from omni_port.sync.facts import declared
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
@@ -74,6 +74,13 @@ class Options:
     edit: str = "edit the patches and re-run sync"
     #: The placement rules the engine asks (a golden case asks one rule alone).
     rules: tuple[PlacementRule, ...] = RULES
+    #: What verify would newly report of a conflict's candidate taken: given, a conflict
+    #: offers only the candidates that work (``offers``); None leaves the engine's list as
+    #: it ranked it (a golden case of one rule).
+    judge: offers.Judge | None = None
+    #: The modules to generate, by file name (empty: every one): `resolve` asks for the
+    #: block's module alone, decided on the whole patch set as the sync decides it.
+    only: frozenset[str] = frozenset()
 
 
 def sync(
@@ -92,7 +99,12 @@ def sync(
     findings: list[Finding] = []
     owned = declared(patches)
     for module in patches.modules:
-        built = splice.build(module, upstream, top, options.locations, options.rules, owned)
+        if options.only and module.name not in options.only:
+            continue
+        decided = splice.decide(module, upstream, options.locations, options.rules, owned)
+        if options.judge is not None:
+            decided = offers.offered(decided, top, options.judge)
+        built = splice.assemble(decided, top)
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)

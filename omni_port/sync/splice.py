@@ -93,16 +93,81 @@ def build(
     ``rules`` the placement rules the engine asks (all of them, but in a golden case that
     asks one rule alone); ``declared`` what the patch set's marked blocks replace.
     """
+    return assemble(decide(module, upstream, locations, rules, declared), header)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One copied member, decided: the decisions of its blocks, statements first (in block
+    order), then signatures, the order their edits apply in."""
+
+    copy: Copy
+    blocks: tuple[Block, ...]
+    #: The member's facts; None when the upstream member vanished.
+    facts: MemberFacts | None
+    decisions: tuple[locate.Decision, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """Every copied member of a module decided: what ``assemble`` writes out. A report
+    step (``offers``) may change what a conflict says before it is written."""
+
+    module: ModulePatches
+    upstream: Upstream
+    known: ModuleFacts
+    rules: tuple[PlacementRule, ...]
+    #: The decided copies, by copy id.
+    members: Mapping[str, Member]
+
+
+def decide(
+    module: ModulePatches,
+    upstream: Upstream,
+    locations: Mapping[str, str] | None = None,
+    rules: Sequence[PlacementRule] = RULES,
+    declared: Declared | None = None,
+) -> Decided:
+    """Where every block of ``module`` goes in the new upstream (``build``'s arguments)."""
+    known = ModuleFacts.of(module, upstream, locations, declared)
+    members = {
+        piece.id: decide_member(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
+        for piece, blocks in _grouped(module.pieces)
+        if isinstance(piece, Copy)
+    }
+    return Decided(module, upstream, known, tuple(rules), members)
+
+
+def decide_member(
+    copy: Copy,
+    blocks: tuple[Block, ...],
+    facts: MemberFacts | None,
+    rules: Sequence[PlacementRule] = RULES,
+) -> Member:
+    """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished)."""
+    if facts is None:
+        return Member(copy, blocks, None)
+    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
+    decided = [_with_fallback(d, facts.member) for d in locate.decide(facts, statements, rules)]
+    signatures = [
+        locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
+    ]
+    return Member(copy, blocks, facts, (*decided, *signatures))
+
+
+def assemble(decided: Decided, header: str) -> Built:
+    """The module text of ``decided``, opening with ``header``, and what became of each
+    block and piece."""
+    module, upstream = decided.module, decided.upstream
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    known = ModuleFacts.of(module, upstream, locations, declared)
     for piece, blocks in _grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            job = _Copying(module, piece, blocks, upstream, indent, tuple(rules))
-            _add_copy(assembly, job, known)
+            job = _Copying(module, piece, blocks, upstream, indent, decided.rules)
+            _add_copy(assembly, job, decided.members[piece.id], decided.known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -178,22 +243,20 @@ class _Copying:
     rules: tuple[PlacementRule, ...]
 
 
-def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
-    module, copy, blocks, upstream = job.module, job.copy, job.blocks, job.upstream
-    facts = known.member_facts(copy, blocks)
+def _add_copy(assembly: _Assembly, job: _Copying, decided: Member, known: ModuleFacts) -> None:
+    module, copy, upstream = job.module, job.copy, job.upstream
+    facts = decided.facts
     if facts is None:
         _vanished(assembly, job)
         return
     member = facts.member
-    signatures = [b for b in blocks if b.kind is BlockKind.SIGNATURE]
-    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decided = locate.decide(facts, statements, job.rules)
-    decisions = [_with_fallback(d, member) for d in decided]
-    edits = [_edit(upstream.tree, d, order) for order, d in enumerate(decisions)]
-    for block in signatures:
-        decision, edit = _signature(facts, block, len(edits), job.rules)
-        decisions.append(decision)
-        edits.append(edit)
+    decisions = list(decided.decisions)
+    edits = [
+        _signature_edit(facts, d, order)
+        if d.block.kind is BlockKind.SIGNATURE
+        else _edit(upstream.tree, d, order)
+        for order, d in enumerate(decisions)
+    ]
     assembly.decisions.extend((d.block.id, d, copy) for d in decisions)
     upstream_indent = _indent_of(upstream.tree.lines[member.start - 1])
     assembly.segments.append(_Segment(copy.leading, copy.id))
@@ -229,22 +292,20 @@ def _add_copy(assembly: _Assembly, job: _Copying, known: ModuleFacts) -> None:
             assembly.notes.append((ident, finding))
 
 
-def _signature(
-    facts: MemberFacts, block: Block, order: int, rules: Sequence[PlacementRule]
-) -> tuple[locate.Decision, _Edit]:
-    """Carry a signature edit when upstream kept the signature the omni edit started from,
-    merge it when both sides changed different parameters; a conflict otherwise."""
-    tree, member = facts.tree, facts.member
+def _signature_edit(facts: MemberFacts, decision: locate.Decision, order: int) -> _Edit:
+    """The text edit of a signature edit's decision: carried when upstream kept the
+    signature the omni edit started from, merged when both sides changed different
+    parameters, a conflict before the member otherwise."""
+    tree, member, block = facts.tree, facts.member, decision.block
     indent = _indent_of(tree.lines[member.start - 1])
-    decision = locate.signature(facts, block, rules)
     if decision.conflict:
         text = _conflict_lines(block, decision.reason, (), indent)
-        return decision, _Edit(member.start, member.start - 1, text, block.id, order)
+        return _Edit(member.start, member.start - 1, text, block.id, order)
     if decision.follow:
         code = tree.text(member.start, header_end(member))
     else:
         code = reindent(decision.code if decision.code is not None else block.code, "", indent)
-    return decision, _Edit(member.start, header_end(member), code, block.id, order)
+    return _Edit(member.start, header_end(member), code, block.id, order)
 
 
 def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:

@@ -121,8 +121,9 @@ def _conflicts(upgrade: Upgrade) -> Iterator[str]:
             yield f"  - resolve: `{command}` (or the right `#K` or upstream line)"
         else:
             yield (
-                f"  - resolve: `{command}` (no place runs: the line to go before, then fix "
-                "its code in place), or `--drop --why REASON` when the edit is obsolete"
+                f"  - resolve: `{command}` (no candidate works: the line to go before, "
+                "`--replacing N` to replace N statements there, then fix its code in place), "
+                "or `--drop --why REASON` when the edit is obsolete"
             )
     yield ""
 

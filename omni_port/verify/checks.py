@@ -17,10 +17,14 @@ checks, in the order ``verify`` runs them:
 7. a copied method runs no call statement more often than both the new upstream method and
    the old runner's method do (OP512; only when the omni sources are given).
 8. every row that says "placed" names lines of the output: the block's code, or upstream's
-   statements that stand for it (OP513).
+   statements that stand for it (OP513);
+9. a recorded resolution has a block's own code replace only upstream statements it
+   replaced in its base: others would be upstream code deleted (OP514; only when the
+   resolved blocks are given).
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
-``arguments``, ``repeats``, ``rows``; ``context`` holds what they are checked against.
+``arguments``, ``repeats``, ``rows``, ``resolutions``; ``context`` holds what they are
+checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
 error. Known limits, all on the side of silence or of a note rather than a false error
@@ -51,8 +55,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from omni_port.model import Code, Finding, Placement
-from omni_port.pyast.packages import PackageSources, module_names
+from omni_port.model import Block, Code, Finding, Placement
+from omni_port.pyast.packages import Function, PackageSources, module_names
 from omni_port.pyast.parser import compile_findings, parse_ast
 from omni_port.verify.arguments import argument_findings
 from omni_port.verify.attributes import attribute_findings
@@ -69,6 +73,7 @@ from omni_port.verify.imports import import_findings
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
 from omni_port.verify.repeats import repeat_findings
+from omni_port.verify.resolutions import resolution_findings, resolved_blocks
 from omni_port.verify.rows import row_findings
 
 # Inputs are re-exported: callers build them from ``checks``.
@@ -78,6 +83,8 @@ __all__ = [
     "PackageSources",
     "module_names",
     "overrides_of",
+    "placed_findings",
+    "resolved_blocks",
     "unused_in_source_of",
     "verify",
 ]
@@ -88,11 +95,13 @@ def verify(
     placements: Sequence[Placement],
     overrides: Sequence[Override],
     context: Context,
+    resolved: Sequence[Block] = (),
 ) -> list[Finding]:
     """Every finding about the generated ``modules`` (file name -> text), sorted.
 
     ``placements`` say where each block landed (only placed insertions and replacements
-    are checked); ``overrides`` name the copied members. Never raises on bad input text.
+    are checked); ``overrides`` name the copied members; ``resolved`` are the blocks with
+    a recorded resolution (``resolved_blocks``). Never raises on bad input text.
     """
     world = world_of(modules, context)
     trees: dict[str, ast.Module] = {}
@@ -110,14 +119,52 @@ def verify(
         blocks = [p for p in placements if p.module == name and is_placed_block(p)]
         mine = [o for o in overrides if o.module == name]
         copied = originals(world, context.upstream, mine)
-        binding, covered = binding_findings(name, tree, blocks, copied)
         allowed = frozenset(context.unused_in_source.get(name, ()))
-        findings.extend(name_findings(name, modules[name], allowed, covered))
-        findings.extend(binding)
+        findings.extend(_names(name, modules[name], tree, blocks, copied, allowed))
         findings.extend(attribute_findings(world, name, tree, blocks, mine, context))
         findings.extend(repeat_findings(world, name, tree, mine, context))
     findings.extend(import_findings(world, trees, context))
     findings.extend(override_findings(world, trees, overrides, context.upstream))
     findings.extend(argument_findings(world, trees, overrides, context))
     findings.extend(row_findings(placements, frozenset(modules)))
+    findings.extend(resolution_findings(resolved, placements, overrides, context.upstream))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+
+
+def placed_findings(
+    name: str,
+    text: str,
+    placements: Sequence[Placement],
+    overrides: Sequence[Override],
+    context: Context,
+) -> list[Finding]:
+    """The checks of one generated module whose outcome where a block stands decides (a
+    conflict's candidate is tried with them): it compiles (OP501), pyflakes' names
+    (OP502, OP503, OP504), every local a placed block reads is bound before it (OP507),
+    and a placed row names lines of the output (OP513). ``context`` needs no package
+    source: these read the module and the upstream alone."""
+    broken = compile_findings(name, text)
+    if broken:
+        return broken
+    world = world_of({name: text}, context)
+    tree = ast.parse(text, filename=name)
+    blocks = [p for p in placements if p.module == name and is_placed_block(p)]
+    mine = [o for o in overrides if o.module == name]
+    copied = originals(world, context.upstream, mine)
+    allowed = frozenset(context.unused_in_source.get(name, ()))
+    found = _names(name, text, tree, blocks, copied, allowed)
+    return [*found, *row_findings(placements, frozenset({name}))]
+
+
+def _names(
+    name: str,
+    text: str,
+    tree: ast.Module,
+    blocks: Sequence[Placement],
+    copied: Mapping[tuple[str, str], Function],
+    allowed: frozenset[str],
+) -> list[Finding]:
+    """Checks 2 and 4 of one module: pyflakes' names (``allowed``: imports the source left
+    unused), and the locals blocks read (``copied``: the upstream method of each copy)."""
+    binding, covered = binding_findings(name, tree, blocks, copied)
+    return [*name_findings(name, text, allowed, covered), *binding]

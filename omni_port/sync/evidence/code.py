@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
 from omni_port.model import Anchor, Edge, Stmt, Tree
+from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
-from omni_port.pyast.syntax import dedent_code, header_end, split_full_key, walk
+from omni_port.pyast.syntax import dedent_code, full_key, header_end, split_full_key, walk
 from omni_port.report import shorten
 from omni_port.sync.evidence.places import FUZZY, Slot
 
@@ -204,6 +205,51 @@ def fewer_repeats(anchor: Anchor, slot: Slot) -> str:
 
 #: Least similarity of a new upstream statement to one of the block's for an echo.
 ECHO = 0.9
+
+
+@memo.memoized
+def kind_of(key: str) -> str:
+    """The kind of the statement keyed ``key`` (a compound one by its header), as ``Stmt``
+    names it ("" when the key does not parse)."""
+    head = split_full_key(key)[0]
+    nodes = parsed(head) or parsed(with_body(head))
+    return type(nodes[0]).__name__ if nodes else ""
+
+
+def alike(recorded: str, key: str) -> bool:
+    """Whether the statement keyed ``key`` is the one recorded as ``recorded`` (full keys),
+    edited no further than the anchor still calls it the same statement: of one kind, its
+    key (a compound one's header) alike at least ``FUZZY``."""
+    if recorded == key:
+        return True
+    head, theirs = split_full_key(recorded)[0], split_full_key(key)[0]
+    return similarity(head, theirs) >= FUZZY and kind_of(recorded) == kind_of(key)
+
+
+def unreplaced(replaced: Sequence[str], held: Sequence[Stmt]) -> list[Stmt]:
+    """The statements of ``held`` that are none of ``replaced`` (full keys): what a block
+    that replaced ``replaced`` in its base would delete of upstream's code, put in the
+    place of ``held``. Each statement pairs, in order, with the next of ``replaced`` it is
+    ``alike`` (a block that replaced one call does not stand for two); a compound statement
+    whose every simple statement, in every branch, is alike one of ``replaced`` holds
+    them: upstream wrapped what the block replaced."""
+    left: list[Stmt] = []
+    start = 0
+    for stmt in held:
+        key = full_key(stmt)
+        found = next((j for j in range(start, len(replaced)) if alike(replaced[j], key)), None)
+        if found is not None:
+            start = found + 1
+        elif not _wraps(replaced, stmt):
+            left.append(stmt)
+    return left
+
+
+def _wraps(replaced: Sequence[str], stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a compound statement that holds only statements alike ones of
+    ``replaced`` (simple statements, in any of its bodies)."""
+    leaves = [s for c in stmt.clauses for _, suite in walk(c) for s in suite.stmts if not s.clauses]
+    return bool(leaves) and all(any(alike(r, s.key) for r in replaced) for s in leaves)
 
 
 def parsed(code: str) -> list[ast.stmt] | None:

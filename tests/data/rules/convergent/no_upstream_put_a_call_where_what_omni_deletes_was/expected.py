@@ -8,8 +8,7 @@ from fakeacc.runner_v1 import NPUModelRunner
 class R(NPUModelRunner):
     def forward(self, batch):
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit deletion: if self.legacy_backend:)
-        # the statements it replaced changed upstream; best place scores 0.60 (what it replaced changed in middle.py).
-        #   candidate: upstream line 6, replacing 1 statement (score 0.60): self._reset_step()
+        # the statements it replaced changed upstream; best place scores 0.60 (what it replaced changed in middle.py); no candidate works: line 6, replacing 1 statement (it would delete upstream's `self._reset_step()`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # | <deletion of the upstream statements listed above>
         # <<<<<<< omni-port conflict end

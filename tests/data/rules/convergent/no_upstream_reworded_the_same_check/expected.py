@@ -10,10 +10,7 @@ class R(NPUModelRunner):
     def forward(self, batch):
         output = self.run(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit edit: if self.config.timing_enabled and hasattr(self, '_start'):)
-        # upstream added similar code next to its place: `if self.config.need_timing and hasattr(self, '_start'):`.
-        #   candidate: upstream line 9 (score 0.70): if self.config.need_timing and hasattr(self, '_start'):
-        #   candidate: upstream line 13 (score 0.70): if self.eplb:
-        #   candidate: upstream line 15 (score 0.52): return output
+        # upstream added similar code next to its place: `if self.config.need_timing and hasattr(self, '_start'):`; no candidate works: line 9, line 13, line 15 (`self.sync()` would run 2 times in the method, more often than in the new upstream (1), the old runner's count unknown (the base's code is not all known)).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # |
         # | if self.config.timing_enabled and hasattr(self, "_start"):

@@ -8,9 +8,7 @@ class R(NPUModelRunner):
     def prepare(self, batch):
         buffers = self.buffers()
         # >>>>>>> omni-port conflict: omni.R.prepare.edit-01 (Implicit edit: preprocess(batch, self.cache_config, self._get_copy_funcs(), buffers))
-        # the statements it replaced changed upstream: both sides changed `self.model.get_copy_func`.
-        #   candidate: upstream line 7, replacing 1 statement (score 0.91): preprocess(batch, self.cache_config, self._get_npu_copy_funcs(), buffers)
-        #   candidate: upstream line 8, replacing 1 statement (score 0.54): return buffers
+        # the statements it replaced changed upstream: both sides changed `self.model.get_copy_func`; no candidate works: line 7, replacing 1 statement (verify would report OP507 block omni.R.prepare.edit-01 reads `preprocess`, which is not bound on every path before it); line 8, replacing 1 statement (it would delete upstream's `return buffers`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.prepare.edit-01`.
         # | preprocess(batch, self.cache_config, self._get_copy_funcs(), buffers)
         # <<<<<<< omni-port conflict end

@@ -8,10 +8,8 @@ class R(NPUModelRunner):
     def forward(self, batch):
         tokens = self.prepare(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit edit: output = self.run_stages(tokens, batch.stages))
-        # the statements it replaced changed upstream: both sides changed `self.run`.
+        # the statements it replaced changed upstream: both sides changed `self.run`; not offered: line 8, replacing 1 statement (it would delete upstream's `self.record(output)`, which the block did not replace in its base); line 9, replacing 1 statement (it would delete upstream's `return output`, which the block did not replace in its base).
         #   candidate: upstream line 7, replacing 1 statement (score 0.97): output = self.run_model(tokens)
-        #   candidate: upstream line 8, replacing 1 statement (score 0.60): self.record(output)
-        #   candidate: upstream line 9, replacing 1 statement (score 0.60): return output
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # | output = self.run_stages(tokens, batch.stages)
         # <<<<<<< omni-port conflict end

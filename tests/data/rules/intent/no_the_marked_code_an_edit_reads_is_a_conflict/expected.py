@@ -9,8 +9,7 @@ class R(NPUModelRunner):
         output = self.pack(batch)
         self.flush()
         # >>>>>>> omni-port conflict: omni.R.finish.block-01 (stages = self.omni_stages(batch))
-        # the statements it replaced changed upstream: both sides changed the statements at the same place.
-        #   candidate: upstream line 8, replacing 4 statements (score 0.74): self.audit(output)
+        # the statements it replaced changed upstream: both sides changed the statements at the same place; no candidate works: line 8, replacing 4 statements (it would delete upstream's `self.audit(output)`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.finish.block-01`.
         # | # ---------- Omni-new ----------
         # | stages = self.omni_stages(batch)
@@ -21,10 +20,7 @@ class R(NPUModelRunner):
         result = self.wrap(output, strict=True)
         return result
         # >>>>>>> omni-port conflict: omni.R.finish.edit-01 (Implicit edit: return self.wrap_stages(output, stages))
-        # it reads `stages`, which only omni's marked omni.R.finish.block-01 binds, a conflict.
-        #   candidate: upstream line 12 (score 1.00): <end of method>
-        #   candidate: upstream line 11 (score 0.51): return result
-        #   candidate: upstream line 10 (score 0.50): result = self.wrap(output, strict=True)
+        # it reads `stages`, which only omni's marked omni.R.finish.block-01 binds, a conflict; no candidate works: line 12, line 11, line 10 (for the same reason).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.finish.edit-01`.
         # | return self.wrap_stages(output, stages)
         # <<<<<<< omni-port conflict end

@@ -8,8 +8,7 @@ class R(NPUModelRunner):
     def finish(self, batch):
         output = self.pack(batch)
         # >>>>>>> omni-port conflict: omni.R.finish.block-01 (sampled = self.omni_payload(output))
-        # the statements it replaced changed upstream inside compound statements.
-        #   candidate: upstream line 10, replacing 3 statements (score 0.54): fits = self.fits(batch)
+        # the statements it replaced changed upstream inside compound statements; no candidate works: line 10, replacing 3 statements (it would delete upstream's `fits = self.fits(batch)` and 1 more, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.finish.block-01`.
         # | # ---------- Omni-new ----------
         # | sampled = self.omni_payload(output)

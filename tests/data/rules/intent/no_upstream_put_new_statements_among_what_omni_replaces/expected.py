@@ -7,8 +7,7 @@ from fakeacc.runner_v1 import NPUModelRunner
 class R(NPUModelRunner):
     def forward(self, batch):
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (if self.has_transfer():)
-        # the statements it replaced changed upstream inside compound statements.
-        #   candidate: upstream line 7, replacing 3 statements (score 0.60): group = self.group()
+        # the statements it replaced changed upstream inside compound statements; no candidate works: line 7, replacing 3 statements (it would delete upstream's `self.barrier(group, timeout=self.timeout)`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | if self.has_transfer():

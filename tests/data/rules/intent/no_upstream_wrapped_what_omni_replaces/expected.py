@@ -10,8 +10,7 @@ class R(NPUModelRunner):
         with self.timer():
             output = self.run(tokens)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (output = self.run_stages(tokens, batch.stages))
-        # the statements it replaced changed upstream; best place scores 0.60.
-        #   candidate: upstream line 9, replacing 1 statement (score 0.60): self.record(output)
+        # the statements it replaced changed upstream; best place scores 0.60; not offered: line 9, replacing 1 statement (it would delete upstream's `self.record(output)`, which the block did not replace in its base).
         #   candidate: upstream line 7, replacing 1 statement (score 0.60): with self.timer():
         #   candidate: upstream line 8, replacing 1 statement (score 0.40): output = self.run(tokens)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.

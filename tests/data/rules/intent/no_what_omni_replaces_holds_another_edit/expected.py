@@ -11,10 +11,7 @@ class R(NPUModelRunner):
         stages = self.omni_stages(batch)
         # ---------- Omni-new ----------
         # >>>>>>> omni-port conflict: omni.R.run.edit-02 (Implicit edit: out = self.post_stages(out, stages))
-        # it replaces `with self.record('post'):`, where omni.R.run.edit-01 goes too: they cannot both hold; place one by hand (alone: omni owns the statements it replaces: upstream's edit of them is left for review (it reads `stages`, which only omni's marked omni.R.run.block-01 binds)).
-        #   candidate: upstream line 7, replacing 1 statement (score 0.85): with self.record('post'):
-        #   candidate: upstream line 10, replacing 1 statement (score 0.50): out = self.post(out)
-        #   candidate: upstream line 12, replacing 1 statement (score 0.30): return out
+        # it replaces `with self.record('post'):`, where omni.R.run.edit-01 goes too: they cannot both hold; place one by hand (alone: omni owns the statements it replaces: upstream's edit of them is left for review (it reads `stages`, which only omni's marked omni.R.run.block-01 binds)); no candidate works: line 7, replacing 1 statement (it replaces `with self.record('post'):`, where omni.R.run.edit-01 goes too: they cannot both hold; place one by hand (alone: resolved)); line 10, replacing 1 statement (it would delete upstream's `out = self.post(out)`, which the block did not replace in its base); line 12, replacing 1 statement (it would delete upstream's `return out`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.run.edit-02`.
         # | out = self.post_stages(out, stages)
         # <<<<<<< omni-port conflict end

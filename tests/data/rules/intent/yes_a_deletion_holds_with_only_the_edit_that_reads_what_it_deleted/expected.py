@@ -11,10 +11,7 @@ class R(NPUModelRunner):
         self.prepare(batch)
         self.check(batch)
         # >>>>>>> omni-port conflict: omni.R.sample.edit-01 (Implicit edit: self.trace(batch, level=2))
-        # `self.sync_device()` would run 2 times in the method, more often than in the new upstream (1) and in the old runner (1): upstream moved or added it in upstream.py; keep one copy.
-        #   candidate: upstream line 9, replacing 1 statement (score 1.00): self.trace(batch)
-        #   candidate: upstream line 8, replacing 1 statement (score 0.56): self.check(batch)
-        #   candidate: upstream line 10, replacing 1 statement (score 0.48): out = self.pack(batch)
+        # `self.sync_device()` would run 2 times in the method, more often than in the new upstream (1) and in the old runner (1): upstream moved or added it in upstream.py; keep one copy; no candidate works: line 9, replacing 1 statement (for the same reason); line 8, replacing 1 statement (it would delete upstream's `self.check(batch)`, which the block did not replace in its base); line 10, replacing 1 statement (it would delete upstream's `out = self.pack(batch)`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.sample.edit-01`.
         # | self.trace(batch, level=2)
         # | self.sync_device()

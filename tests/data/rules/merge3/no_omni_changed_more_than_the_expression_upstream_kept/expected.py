@@ -11,9 +11,7 @@ class R(NPUModelRunner):
         self.input_batch.refresh(scheduler_output)
         self.apply_sampled_tokens(scheduler_output)
         # >>>>>>> omni-port conflict: omni.R.update.edit-01 (Implicit edit: return self.finish(OmniRunner.update(self, scheduler_output), self.om...)
-        # the statements it replaced changed upstream: upstream replaced or removed `return self.finish(super().update(scheduler_output), self...`, which omni edited.
-        #   candidate: upstream line 12, replacing 1 statement (score 0.67): return self.finish(metadata, self.stats)
-        #   candidate: upstream line 9, replacing 1 statement (score 0.51): self.apply_sampled_tokens(scheduler_output)
+        # the statements it replaced changed upstream: upstream replaced or removed `return self.finish(super().update(scheduler_output), self...`, which omni edited; no candidate works: line 12, replacing 1 statement (it would delete upstream's `return self.finish(metadata, self.stats)`, which the block did not replace in its base); line 9, replacing 1 statement (it would delete upstream's `self.apply_sampled_tokens(scheduler_output)`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.update.edit-01`.
         # | return self.finish(OmniRunner.update(self, scheduler_output), self.omni_stats)
         # <<<<<<< omni-port conflict end

@@ -9,10 +9,7 @@ class R(NPUModelRunner):
     def forward(self, batch):
         tokens = self.prepare(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (self.state = State()
-        # `self.state = State(tokens, logits, extra)` is a moved upstream statement upstream removed.
-        #   candidate: upstream line 7 (score 1.00): self.step(tokens)
-        #   candidate: upstream line 10 (score 0.52): return None
-        #   candidate: upstream line 8 (score 0.40): with self.post():
+        # `self.state = State(tokens, logits, extra)` is a moved upstream statement upstream removed; no candidate works: line 7, line 10, line 8 (for the same reason).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
         # | self.state = State(

@@ -14,8 +14,7 @@ class R(NPUModelRunner):
         self.q(batch)
         self.p(batch)
         # >>>>>>> omni-port conflict: omni.R.forward.block-02 (self.omni_two(batch))
-        # ambiguous: places at upstream lines 10 and 8 score 0.85 and 0.85.
-        #   candidate: upstream line 10 (score 0.85): self.q(batch)
+        # ambiguous: places at upstream lines 10 and 8 score 0.85 and 0.85; not offered: line 10 (the next sync would put it elsewhere: the statement before it stands twice there).
         #   candidate: upstream line 8 (score 0.85): self.q(batch)
         #   candidate: upstream line 7 (score 0.52): self.p(batch)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-02`.

@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def execute(self, batch):
+        self.prepare(batch)
+        self.kvpp.start(batch)
+        for req_id in batch.req_ids:
+            self.requests[req_id].step()
+        return self.run(batch)

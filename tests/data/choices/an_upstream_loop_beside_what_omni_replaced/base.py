@@ -1,0 +1,11 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def execute(self, batch):
+        self.prepare(batch)
+        if self.experts_ready:
+            self.capturer.clear()
+        for req_id in batch.req_ids:
+            self.requests[req_id].step()
+        return self.run(batch)
