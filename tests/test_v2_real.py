@@ -519,7 +519,7 @@ def test_the_bypass_seeded_back_in_fails_verify_and_the_switch(
     assert "OmniModelState is built on DefaultModelState" in line
     assert "AscendModelState" in line and "init_asecnd_model_state" in line
     reasons = runtime.unresolved(out)
-    assert any("differs from what sync wrote" in r for r in reasons)
+    assert any("was edited since sync wrote it" in r for r in reasons)
     assert any("verify problems" in r and "OP330" in r for r in reasons), reasons
 
 
