@@ -28,21 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.cold import UPGRADE
+
 ROOT = Path(__file__).resolve().parent.parent
 OMNI_PORT = [sys.executable, "-m", "omni_port", "-q"]
-UPGRADE = [
-    "upgrade",
-    "vllm-omni==0.32.0rc1",
-    "--base",
-    "detect",
-    "--to",
-    "vllm-ascend==0.30.0rc2",
-    "--summary",
-    "upgrade.md",
-    "--lenient",
-]
-#: The write-step counter of tests/test_workspace.py: SIGKILL at the K-th file synced or
-#: renamed in the workspace (the cache's writes not counted).
+#: SIGKILL at the K-th write step in the workspace: a file synced or renamed into place,
+#: the journal's own included, the cache's not counted (tests/test_workspace.py uses it on
+#: the synthetic upgrade).
 KILLED_AT = """
 import os, signal, sys
 from omni_port import cli

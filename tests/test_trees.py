@@ -17,6 +17,8 @@ from omni_port.pyast import parser
 from omni_port.sources import trees
 from omni_port.sources.textio import decode
 from tests.conftest import Cli
+from tests.test_safe_io import BASE as UPSTREAM
+from tests.test_safe_io import RUNNER
 
 TEXT = "import os\n\n\nclass A:\n    # why\n    def f(self):\n        return os.sep\n"
 
@@ -145,27 +147,6 @@ def test_an_upstream_file_of_the_user_is_parsed_once(
 
 
 # --- a damaged entry through the command line ------------------------------------------------
-
-UPSTREAM = """\
-class NPUModelRunner:
-    def execute_model(self, batch):
-        self.prepare(batch)
-        output = self.model(batch)
-        return output
-"""
-RUNNER = """\
-from fakeacc.runner_v1 import NPUModelRunner
-
-
-class OmniRunner(NPUModelRunner):
-    def execute_model(self, batch):
-        self.prepare(batch)
-        # ---------- Omni-new ----------
-        self.omni_hook(batch)
-        # ---------- Omni-new ----------
-        output = self.model(batch)
-        return output
-"""
 
 
 def _another_tree(data: bytes) -> bytes:

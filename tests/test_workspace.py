@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from bench.crash import KILLED_AT
 from omni_port.sources import transaction
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -175,36 +176,6 @@ def test_an_upgrade_that_cannot_write_the_configuration_publishes_nothing(
     assert _tree(work) == before
     assert not list(work.rglob("*.tmp"))
     assert not (work / transaction.STATE_DIR / transaction.JOURNAL_NAME).exists()
-
-
-#: Runs omni-port and kills itself (SIGKILL) at the K-th write step in the workspace (a
-#: file synced or renamed into place, the journal's own included; the cache's not counted).
-KILLED_AT = """
-import os, signal, sys
-from omni_port import cli
-
-steps, at = [0], int(sys.argv.pop(1))
-cache = os.environ["OMNI_PORT_CACHE"]
-real_fsync, real_replace = os.fsync, os.replace
-
-def step(path):
-    if not str(path).startswith(cache):
-        steps[0] += 1
-        if steps[0] == at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-def fsync(fd):
-    step(os.readlink(f"/proc/self/fd/{fd}"))
-    real_fsync(fd)
-
-def replace(src, dst):
-    step(os.path.abspath(dst))
-    real_replace(src, dst)
-
-os.fsync, os.replace = fsync, replace
-sys.argv = ["omni-port", *sys.argv[1:]]
-cli.run()
-"""
 
 
 def _upgraded_elsewhere(work: Path, tmp_path: Path, cli: Cli) -> dict[str, bytes]:
