@@ -13,9 +13,8 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from bench.history import History, match, normalize_code, positions
+from bench.history import History, Step, match, normalize_code, positions
 from bench.score import Tally
 from omni_port import api
 from omni_port.extract.markers import scan
@@ -23,9 +22,6 @@ from omni_port.model import Copy, SourceText, Stmt, Tree
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import find_member
 from omni_port.sources.textio import decode
-
-if TYPE_CHECKING:
-    from bench.replay import Step
 
 CONFLICT = re.compile(r"^<<<<<<< .*?^>>>>>>> [^\n]*\n", re.MULTILINE | re.DOTALL)
 OURS_THEIRS = re.compile(

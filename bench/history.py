@@ -66,6 +66,22 @@ MODULES = tuple(Path(m).name for m in OMNI_RUNNERS)
 FLOOR = "0.13.0"
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One upgrade of the replay, vLLM-Omni release ``old`` to ``new``: what omni-port and
+    the baselines (``bench/baselines.py``) are both run on."""
+
+    #: The vLLM-Omni release whose runners are upgraded.
+    old: str
+    #: The vLLM-Omni release whose runners are the truth.
+    new: str
+    #: The vllm-ascend release taken as ``old``'s base: the pairing table's, or the one
+    #: ``--base detect`` finds on the day ``new`` came out.
+    old_base: str
+    #: The vllm-ascend release the maintainers synced ``new`` onto: the upgrade's target.
+    new_base: str
+
+
 class History:
     """Releases read once from the cache, parsed once.
 

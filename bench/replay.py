@@ -25,6 +25,7 @@ from bench.history import (
     ASCEND_RELEASES,
     OMNI_RELEASES,
     History,
+    Step,
     positions,
 )
 from bench.score import OUTCOMES, Tally, score
@@ -35,14 +36,6 @@ from omni_port.sources.textio import decode
 from omni_port.sources.upstream import default_cache
 from omni_port.verify.context import overrides_of
 from omni_port.verify.repeats import repeats
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    old: str
-    new: str
-    old_base: str
-    new_base: str
 
 
 def plan_steps(

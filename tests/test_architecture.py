@@ -7,7 +7,8 @@ included: a cycle hidden behind a function-level import is still a cycle.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import graphlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,10 @@ LAYERS = (
 )
 
 
-def _modules() -> dict[str, Path]:
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
         name = ".".join(parts).removesuffix(".__init__")
         found[name] = path
     return found
@@ -48,10 +49,11 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(name: str, path: Path) -> Iterator[str]:
-    """The omni_port modules ``name`` imports: a package for ``from package import name``
-    only when ``name`` is not itself a module, and a module's own parent package too (its
-    ``__init__`` may import the module back, as ``cli/__init__.py`` did ``cli/output.py``)."""
+def _imports(name: str, path: Path, modules: Mapping[str, Path] = MODULES) -> Iterator[str]:
+    """The ``modules`` (omni_port's unless told) ``name`` imports: a package for ``from
+    package import name`` only when ``name`` is not itself a module, and a module's own
+    parent package too (its ``__init__`` may import the module back, as ``cli/__init__.py``
+    did ``cli/output.py``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         targets: list[str] = []
@@ -62,10 +64,10 @@ def _imports(name: str, path: Path) -> Iterator[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            modules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
-            targets = modules + ([base] if len(modules) < len(node.names) else [])
+            named = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+            targets = named + ([base] if len(named) < len(node.names) else [])
         for target in targets:
-            while target and target not in MODULES:
+            while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
                 yield target
@@ -131,6 +133,20 @@ def test_the_checker_sees_a_cycle(tmp_path: Path) -> None:
     assert list(_imports("omni_port.pyast.syntax", path)) == ["omni_port.pyast.cstwalk"]
     path.write_text("def f():\n    from omni_port.cli import Options\n", encoding="utf-8")
     assert list(_imports("omni_port.cli.output", path)) == ["omni_port.cli"]
+
+
+BENCH_MODULES = _modules(PACKAGE.parent / "bench")
+
+
+def test_no_import_cycle_among_the_benchmarks() -> None:
+    """bench/ is read as the package is: ``baselines`` imported ``replay`` for a type (under
+    ``TYPE_CHECKING``, still a cycle) while ``replay`` imported ``baselines``."""
+    graph = {name: set(_imports(name, path, BENCH_MODULES)) for name, path in BENCH_MODULES.items()}
+    assert "bench.history" in graph["bench.replay"], "the reader sees bench's own imports"
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail(" -> ".join(error.args[1]))
 
 
 # --- the placement engine ---------------------------------------------------------------------

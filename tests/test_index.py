@@ -201,7 +201,7 @@ def test_a_damaged_archive_in_the_cache_is_fetched_again(
     again = upstream.locate(_release("2.0.0rc1"), ASCEND_RUNNER, cache)
     assert again.source.text == RUNNER.decode()
     assert len(published.downloads) == 2
-    assert archives.is_whole(kept)
+    assert archives.python_members(kept, "vllm_ascend")[ASCEND_RUNNER] == RUNNER, "read to its end"
 
 
 def test_an_index_that_cannot_be_reached_is_said_so(
@@ -261,11 +261,14 @@ def test_a_link_in_an_sdist_is_never_followed(tmp_path: Path) -> None:
         archives.read_member(sdist, "pkg/l.py")
 
 
-def test_an_archive_is_whole_only_to_its_end(tmp_path: Path) -> None:
-    sdist = _tar(tmp_path / "pkg-1.tar.gz", {"pkg-1/pkg/a.py": hashlib.sha256().digest() * 999})
-    assert archives.is_whole(sdist)
+def test_an_archive_cut_short_is_damaged_not_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    code = hashlib.sha256().digest() * 999
+    sdist = _tar(tmp_path / "pkg-1.tar.gz", {"pkg-1/pkg/a.py": code})
+    assert archives.python_members(sdist, "pkg") == {"pkg/a.py": code}
     sdist.write_bytes(sdist.read_bytes()[:-200])
-    assert not archives.is_whole(sdist)
+    with pytest.raises(BadInput) as error:
+        archives.python_members(sdist, "pkg")
+    assert error.value.findings[0].code.value == "OP003"
 
 
 LONG = "pkg-1/pkg/" + "deep/" * 30 + "long_module_name.py"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.history import History
-from bench.replay import Step, run_omni_port
+from bench.history import History, Step
+from bench.replay import run_omni_port
 
 pytestmark = pytest.mark.real
 

@@ -20,6 +20,21 @@ def test_every_code_is_documented_and_every_documented_code_exists() -> None:
     assert documented == known
 
 
+def test_the_readme_package_table_names_every_module_and_nothing_else() -> None:
+    """The table of "The package and its API" lists every subpackage (``name/``) and
+    top-level module (``name.py``) of omni_port, and nothing that is no longer there: it
+    had lost ``v2/`` and ``runtime.py`` as they grew. Only the first column counts."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## The package and its API\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (.+?) \| .+ \|$", section, re.MULTILINE)
+    listed = {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+    package = ROOT / "omni_port"
+    subpackages = {f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").is_file()}
+    present = subpackages | {p.name for p in package.glob("*.py")}
+    assert present - listed == set(), "missing from the README's package table"
+    assert listed - present == set(), "the README's package table names what is not there"
+
+
 def test_no_third_party_runner_code_is_tracked() -> None:
     tracked = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False

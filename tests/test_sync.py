@@ -43,6 +43,14 @@ def test_unchanged_upstream_reproduces_the_runners_byte_for_byte() -> None:
         assert _body(result.files[name]) == source.text, name
 
 
+def test_the_owned_members_carried_are_counted() -> None:
+    """Owned members only (``load_model``, ``_model_forward``, ``_to_payload``, ``__init__``,
+    ``_run_generation_model``): not the module code nor the class headers, which have a
+    name too, nor the copies of upstream methods."""
+    sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
+    assert _sync(_extract(sources), _upstream()).counts["owned"] == 5
+
+
 def test_extract_of_sync_round_trips_the_blocks() -> None:
     sources = {name: read_source(DATA / "omni" / name) for name in RUNNERS}
     patches = _extract(sources)

@@ -32,6 +32,7 @@ from omni_port.model import (
 from omni_port.pyast import diff
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import find_def
+from omni_port.sources import versionfile
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import VLLM_RUNNER, Progress, Spec, SpecKind, locate
 from omni_port.sources.vllm_sources import release_member
@@ -66,12 +67,9 @@ def neighbours(target: str, before: int = 2, after: int = 1) -> list[str]:
 
 
 def omni_version_of(root: Path) -> str:
-    """``__version__`` of a vLLM-Omni tree (``vllm_omni/_version.py``), or ""."""
-    path = root / "vllm_omni" / "_version.py"
-    if not path.is_file():
-        return ""
-    found = re.search(r"""__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", path.read_text())
-    return found.group(1) if found else ""
+    """``__version__`` of a vLLM-Omni tree (``vllm_omni/_version.py``, in any form
+    ``sources.versionfile`` reads), or ""."""
+    return versionfile.tree_version(root, "vllm_omni")
 
 
 def locate_vllm(

@@ -47,16 +47,6 @@ def safe_member(name: str) -> bool:
     return bool(name) and not (pure.is_absolute() or ".." in pure.parts or "\\" in name)
 
 
-def is_whole(archive: Path) -> bool:
-    """Whether ``archive`` reads to its end (a truncated download does not)."""
-    try:
-        for _ in _entries(archive, lambda name: False, is_wheel(archive)):
-            pass
-    except BadInput:
-        return False
-    return True
-
-
 def read_member(archive: Path, member: str) -> bytes:
     """One file of the package tree in ``archive``; refuses unsafe names (OP003)."""
     if not safe_member(member):
@@ -92,25 +82,10 @@ def python_sources(package: str) -> Wanted:
     return lambda name: name.startswith(prefix) and name.endswith(".py")
 
 
-def metadata_file(wheel: bool) -> Wanted:
-    """A wheel's ``METADATA`` (in its ``.dist-info``), or an sdist's ``PKG-INFO``."""
-    if wheel:
-        return lambda name: _WHEEL_METADATA.fullmatch(name) is not None
-    return lambda name: name == _SDIST_METADATA
-
-
 def any_metadata(name: str) -> bool:
     """A wheel's ``METADATA`` or an sdist's ``PKG-INFO``: what either kind of archive holds
     (a wheel has no ``PKG-INFO`` at its top, an sdist no ``.dist-info``)."""
     return name == _SDIST_METADATA or _WHEEL_METADATA.fullmatch(name) is not None
-
-
-def metadata(archive: Path) -> str | None:
-    """A wheel's ``METADATA`` or an sdist's ``PKG-INFO``, as text; None when it has none."""
-    wheel = is_wheel(archive)
-    for _, data in _entries(archive, metadata_file(wheel), wheel):
-        return data.decode("utf-8", "replace")
-    return None
 
 
 # --- a wheel's RECORD -------------------------------------------------------------------------

@@ -92,25 +92,6 @@ def write_atomic(path: Path, data: bytes) -> None:
     _through_temp(path, lambda handle: handle.write(data))
 
 
-def copy_atomic(source: Path, path: Path) -> None:
-    """Copy a (possibly large) file the way ``write_atomic`` writes one: through a
-    temporary file of its own beside the target, so concurrent copies never collide."""
-    import shutil
-
-    def fill(handle: BinaryIO) -> None:
-        with source.open("rb") as original:
-            shutil.copyfileobj(original, handle)
-
-    _through_temp(path, fill)
-
-
-def write_through(path: Path, fill: Callable[[BinaryIO], object]) -> None:
-    """Write ``path`` as ``write_atomic`` does, its bytes written by ``fill`` (a download
-    streamed into the temporary file): an exception of ``fill`` leaves ``path`` untouched
-    and no temporary file behind."""
-    _through_temp(path, fill)
-
-
 @contextlib.contextmanager
 def scratch_beside(path: Path) -> Iterator[Path]:
     """A new empty temporary file beside ``path``, removed when the block ends however it

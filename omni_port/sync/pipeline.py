@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.errors import BadInput
-from omni_port.model import Code, Copy, Finding, PatchSet, Placement, Status, Upstream
+from omni_port.model import Chunk, Code, Copy, Finding, PatchSet, Placement, Status, Upstream
 from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
@@ -127,12 +127,7 @@ def sync(
 
 
 def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
-    owned = sum(
-        1
-        for m in patches.modules
-        for p in m.pieces
-        if getattr(p, "name", "") and type(p).__name__ == "Chunk"
-    )
+    owned = sum(1 for m in patches.modules for p in m.pieces if isinstance(p, Chunk) and p.name)
     return {
         "placed": sum(1 for p in placements if p.status is Status.PLACED and p.marked),
         "conflict": sum(1 for p in placements if p.status is Status.CONFLICT and p.marked),

@@ -16,7 +16,7 @@ from omni_port.errors import BadInput
 from omni_port.gpu import vllm_delta
 from omni_port.gpu.parity import AllowEntry, parse_allow_list
 from omni_port.model import Code, SourceText, Upstream
-from omni_port.sources import trees
+from omni_port.sources import trees, versionfile
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_V2_RUNNER,
@@ -207,23 +207,12 @@ def paired_vllm(upstream: str, cache: Path) -> str:
     return f"vllm=={found.group(1)}"
 
 
-_VERSION = re.compile(
-    r"""
-    __version__ \s* (?: : \s* str \s* )?   # the name, maybe annotated
-    = \s* (?: version \s* = \s* )?         # setuptools-scm writes `__version__ = version =`
-    ['"] ([^'"]+) ['"]                     # the version string
-    """,
-    re.VERBOSE,
-)
-
-
 def _tree_version(path: Path) -> str:
+    """The version of the vllm-ascend tree ``path`` is in (or is): the nearest folder at or
+    above it with ``vllm_ascend/_version.py``; "" when none has one."""
     for root in (path, *path.parents):
-        version_file = root / "vllm_ascend" / "_version.py"
-        if version_file.is_file():
-            text = version_file.read_text(encoding="utf-8", errors="replace")
-            found = _VERSION.search(text)
-            return found.group(1) if found else ""
+        if versionfile.version_file(root, "vllm_ascend").is_file():
+            return versionfile.tree_version(root, "vllm_ascend")
     return ""
 
 
