@@ -610,6 +610,22 @@ class Rule(enum.StrEnum):
     INTENT = "intent"
     """Omni owns what it changed: a marked block (or a deletion no release explains) wins
     over upstream's edit of the statements it replaces; the edit is left for review."""
+    FOLLOWED_WHOLE = "followed-whole"
+    """An upstream commit is followed whole in a method: where the runners' lag behind it is
+    followed at one edit and omni's code kept over what it brought at another, every edit
+    of it there is a conflict naming it."""
+    RUN_ONCE = "run-once"
+    """No call runs more often than in both the new upstream and the old runner: a block
+    that adds a copy is a conflict, or upstream's own copy a few statements off, followed."""
+    CARRIED_BINDING = "carried-binding"
+    """The block reads a local upstream took out of the method: it carries the base's
+    binding of it (a plain read of state upstream still reads) before its code."""
+    COUPLED = "coupled"
+    """A block that holds only with another placed, or reads what nothing placed binds, is
+    a conflict when that is not so."""
+    OVERLAP = "overlap"
+    """A block that replaces the statements another block's place lies in is a conflict;
+    an edit followed as upstream code gives them up."""
     OMNI_SUPER = "omni-super"
     """V2: omni's override calls super(), which reaches the NPU override: carried verbatim."""
     NPU_WRAPPER = "npu-wrapper"

@@ -272,7 +272,10 @@ def test_a_binding_a_block_carries_is_listed_for_review(
     """A commit took out a binding a marked block reads: the block carries it (OP313), and
     the upgrade summary lists it for the maintainer to review, not as an unverified note."""
     case = (
-        DATA / "rules" / "anchor" / "yes_a_block_carries_a_binding_upstream_took_out_of_the_method"
+        DATA
+        / "rules"
+        / "carried-binding"
+        / "yes_a_block_carries_a_binding_upstream_took_out_of_the_method"
     )
     root = tmp_path / "ascend"
     root.mkdir()

@@ -183,7 +183,7 @@ def test_a_lag_followed_where_another_block_replaces_upstream_s_code_says_follow
 SHIFTED = (
     DATA
     / "rules"
-    / "upstream-history"
+    / "run-once"
     / "yes_omni_s_copy_of_a_call_upstream_moved_past_code_the_runners_lacked"
 )
 

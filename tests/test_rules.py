@@ -4,21 +4,26 @@ Every case is a whole upgrade, as in test_splice, in the folder named after the 
 ``decided_by`` value (``upstream-history``, ``merge3``, ...): the
 base the omni module was ported from, the omni module, the new upstream, and optionally
 ``order`` (labels of upstream history, oldest first: ``base.py``, ``upstream.py`` and
-other ``.py`` files of the case) and ``catalog.md`` (Location lines, by block id: ``id:
+other ``.py`` files of the case) and ``commits`` (``LABEL what the commit says`` lines:
+those labels of history are commits of a clone, one upstream change each, not releases)
+and ``catalog.md`` (Location lines, by block id: ``id:
 location`` lines) and ``gpu.py`` (omni's GPU runner beside the omni module: the blocks'
 counterparts) and ``resolve`` (a maintainer's recorded choices: ``BLOCK #K [FILE]`` lines,
 the candidate as a sync onto FILE, by default ``upstream.py``, numbers it) and ``with``
 (the other rules whose answers the case's rule needs on the way, by ``decided_by`` value:
-the statement merge after a header edit's place is found); expected are
+the statement merge after a header edit's place is found, the rule whose placement a
+member rule revises); expected are
 the generated module (``expected.py``) and every block's fate with the rules that
 decided it (``expected.txt``).
 
 A case named ``yes_*`` is one the rule decides (the engine stamps its name into the
-``decided_by`` of some block), both with every rule and with the rule alone (the engine's
-own steps, the rules ``with`` names, and no other: a case must not pass on another rule's
-answer); ``no_*`` is one it must leave alone (no block is decided by it, with every rule
-or alone). Every rule has both, and so do the engine's own steps that stamp a name no
-rule has (``stepwise``: its cases run alone with no rule at all). A ``failing_*`` case
+``decided_by`` of some block; for a member rule, ``rules.MEMBER_RULES``, also a conflict
+it made of a decided block, which the engine names it in and no report shows), both with
+every rule and with the rule alone (the engine's own steps, the rules ``with`` names, and
+no other: a case must not pass on another rule's answer); ``no_*`` is one it must leave
+alone (no block is decided by it, with every rule or alone). Every rule has both, and so
+do the engine's own steps that stamp a name no rule has (``stepwise``: its cases run alone
+with no rule at all). A ``failing_*`` case
 records a known gap: ``expected.*`` hold today's output and ``ideal.py``/``ideal.txt``
 the right one, which the test requires to differ (when a change makes them equal, the
 case becomes a ``yes_``/``no_`` one). The three-way statement merge
@@ -40,9 +45,11 @@ from omni_port.model import PatchSet, Release, Rule, Status
 from omni_port.patches import edits
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.sources.textio import decode
-from omni_port.sync import pipeline
+from omni_port.sync import pipeline, splice
+from omni_port.sync.facts import declared
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule
+from omni_port.sync.rules import MEMBER_RULES
 from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA, check_file
 
@@ -72,6 +79,12 @@ def _words(folder: Path, name: str) -> list[str]:
     return _text(folder, name).split() if (folder / name).exists() else []
 
 
+def _rows(folder: Path, name: str) -> list[str]:
+    """The lines of an optional file of a case that are not blank (none when it is absent)."""
+    found = _text(folder, name).splitlines() if (folder / name).exists() else []
+    return [row for row in found if row.strip()]
+
+
 #: The names the engine's own steps stamp that no rule has (run with no rule at all).
 STEPS = {Rule.STEPWISE.value}
 
@@ -83,7 +96,10 @@ def inputs_of(folder: Path) -> tuple[PatchSet, api.Upstream, dict[str, str]]:
     upstream = api.parse_upstream(_text(folder, "upstream.py"), "upstream.py", "fakeacc.runner_v1")
     if (folder / "order").exists():
         labels = _text(folder, "order").split()
-        history = tuple(Release(label, _text(folder, label)) for label in labels)
+        said = dict(row.split(" ", 1) for row in _rows(folder, "commits"))
+        history = tuple(
+            Release(label, _text(folder, label), change=said.get(label, "")) for label in labels
+        )
         upstream = api.Upstream(
             upstream.label, upstream.sha256, upstream.tree, upstream.module, history=history
         )
@@ -106,6 +122,28 @@ def _run(folder: Path, alone: Sequence[PlacementRule] | None = None) -> tuple[Pa
     options = pipeline.Options(TOOL, TOOL, locations=locations, rules=tuple(alone))
     files = render_patch_set(patches, TOOL)
     return patches, pipeline.sync(patches, files, with_members(upstream, patches), options)
+
+
+def _decided_by(
+    folder: Path, rule: Rule, result: SyncResult, rules: Sequence[PlacementRule]
+) -> list[str]:
+    """The blocks ``rule`` decided in the case's sync ``result`` with ``rules``: those whose
+    ``decided_by`` names it, and for a member rule the conflicts it made (the engine names
+    the rule in the rules of such a conflict; no report shows a conflict's)."""
+    decided = [p.block_id for p in result.placements if rule in p.decided_by]
+    if rule not in {r.name for r in MEMBER_RULES}:
+        return decided
+    patches, upstream, locations = inputs_of(folder)
+    upstream = with_members(upstream, patches)
+    owned = declared(patches)
+    made = [
+        d.block.id
+        for module in patches.modules
+        for member in splice.decide(module, upstream, locations, rules, owned).members.values()
+        for d in member.decisions
+        if d.conflict and rule in d.rules
+    ]
+    return decided + made
 
 
 def _resolved(folder: Path, patches: PatchSet) -> PatchSet:
@@ -149,10 +187,10 @@ def test_rule_case(case: str) -> None:
     assert _run(folder)[1].files == result.files, "a second sync must be byte-identical"
     directory, name = case.split("/")
     rule = Rule(directory)
-    decided = [p.block_id for p in result.placements if rule in p.decided_by]
+    decided = _decided_by(folder, rule, result, ENGINE)
     needed = {rule, *(Rule(n) for n in _words(folder, "with"))}
-    alone = _run(folder, [r for r in ENGINE if r.name in needed])[1]
-    by_itself = [p.block_id for p in alone.placements if rule in p.decided_by]
+    rules = [r for r in ENGINE if r.name in needed]
+    by_itself = _decided_by(folder, rule, _run(folder, rules)[1], rules)
     if name.startswith("failing_"):
         # A known gap: expected.* hold today's output, ideal.* the right one.
         assert (_text(folder, "ideal.py"), _text(folder, "ideal.txt")) != (

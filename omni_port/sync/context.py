@@ -62,7 +62,8 @@ class Decision:
     candidates: tuple[Scored, ...]
     reason: str = ""
     #: The rules whose answers decided the place, stamped by the engine in the order it
-    #: asked them (for a conflict: the answers that led to it, never reported).
+    #: asked them (for a conflict: the answers that led to it, and the member rule that
+    #: made it one if one did; never reported).
     rules: tuple[Rule, ...] = ()
     #: Code to put at the slot instead of the block's own (a merge); None for its own.
     code: str | None = None
@@ -94,6 +95,14 @@ def conflict(
     """A conflict shown at ``best`` (nowhere when None), with its candidates."""
     slot, score = (best.slot, best.score) if best is not None else (None, 0.0)
     return Decision(block, slot, score, True, candidates, reason)
+
+
+def conflict_at(decision: Decision, reason: str) -> Decision:
+    """``decision``'s block as a conflict where the decision put it, with its candidates and
+    ``reason``: a member rule's refusal of a decided block."""
+    return Decision(
+        decision.block, decision.slot, decision.score, True, decision.candidates, reason
+    )
 
 
 def placed(

@@ -18,9 +18,13 @@ The engine walks a fixed path of steps for each block, reading the block's facts
 5. Every place about to be taken is ``check``-ed by every rule: a conflict, another
    decision (upstream has the code already), or a note instead.
 
-Then the decisions of a member are ``settle``-d together, and two steps of the engine's
-own read them all (``sync.atomic``): an upstream change is followed whole or is a
-conflict, and no call runs more often than in both the new upstream and the old runner.
+Then the decisions of a member are ``settle``-d together, and ``revise``-d by the member
+rules (``rules.MEMBER_RULES``: an upstream change is followed whole, no call runs more
+often than in both the new upstream and the old runner, a block carries the base's
+bindings it lost, coupled code stands or conflicts together, no two blocks hold the same
+statements) until none changes a decision. Last, report steps (``sync.report_steps``) say
+what the decisions are about, deciding nothing.
+
 The engine stamps each decision with the rules whose answers it rests on, in the order
 it asked them: ``anchor`` when the anchor's ranking chose the place, ``stepwise`` when
 the walk did, the rule that answered each question after that, and ``upstream-history``
@@ -33,9 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from omni_port.model import Block, BlockKind, Rule
-from omni_port.pyast.syntax import walk
-from omni_port.sync import atomic
+from omni_port.model import Block, Rule
+from omni_port.sync import report_steps
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -49,7 +52,7 @@ from omni_port.sync.context import (
     Withdrawn,
     conflict,
 )
-from omni_port.sync.evidence.code import new_code_around, parameters, short
+from omni_port.sync.evidence.code import new_code_around
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import (
     ACCEPT,
@@ -79,13 +82,18 @@ __all__ = [
 #: The path of a decision so far: the rules it rests on before the next answer.
 _Path = tuple[Rule, ...]
 
+#: The rounds of member rules after which a member that still changes is an internal
+#: error (a rule that revises its own revision again), not a loop without end.
+_ROUNDS = 1000
+
 
 def decide(
     facts: MemberFacts, blocks: Sequence[Block], rules: Sequence[PlacementRule] = RULES
 ) -> list[Decision]:
     """A decision for every block of one copied member, in block order, asking ``rules``
-    (all of them by default; a golden case asks one rule alone)."""
-    return _Engine(tuple(rules)).member(facts, blocks)
+    (all of them by default; a golden case asks one rule alone), as the report says it."""
+    decisions = _Engine(tuple(rules)).member(facts, blocks)
+    return report_steps.reported(facts, blocks, decisions)
 
 
 def signature(facts: MemberFacts, block: Block, rules: Sequence[PlacementRule] = RULES) -> Decision:
@@ -99,6 +107,22 @@ def _stamped(decision: Decision, path: _Path, name: Rule) -> Decision:
     (the answers that led to it), a placement rests on the rule too."""
     stamps = path if decision.conflict else tuple(dict.fromkeys((*path, name)))
     return replace(decision, rules=stamps)
+
+
+def _revision(old: Decision, new: Decision, name: Rule) -> Decision:
+    """``new``, member rule ``name``'s revision of ``old``: it rests on the rules of
+    ``old`` and on ``name`` (and on upstream history when it newly follows a release); a
+    conflict names the rule after the answers that led to it. A note (only the reason
+    changed) decides nothing: the decision rests on what it rested on."""
+    if new is old:
+        return old
+    stamps = tuple(dict.fromkeys((*old.rules, name)))
+    if new.conflict:
+        return replace(new, rules=stamps)
+    if replace(new, reason=old.reason, rules=old.rules) == old:
+        return replace(new, rules=old.rules)
+    history = (Rule.UPSTREAM_HISTORY,) if new.release and not old.release else ()
+    return replace(new, rules=tuple(dict.fromkeys((*stamps, *history))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +142,25 @@ class _Engine:
                     self._settled(facts, old, new, rule.name)
                     for old, new in zip(decisions, settled, strict=True)
                 ]
-        whole = atomic.followed_whole(facts, decisions)
-        placed = _on_placed(facts, atomic.run_once(facts, whole))
-        # A block that ends a conflict there leaves upstream's statements it replaced in.
-        once = _apart(atomic.run_once(facts, placed))
-        fates = {d.block.id: d for d in once}
-        return [_named(facts, _runnable(facts, d, blocks, fates)) for d in once]
+        return self._revised(facts, decisions)
+
+    def _revised(self, facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+        """The decisions as the rules ``revise`` them, until none changes one: after a
+        change the rules are asked again from the first, so that each rule judges what a
+        later one changed before any later one acts again (``rules.MEMBER_RULES``)."""
+        position = rounds = 0
+        while position < len(self.rules):
+            rule = self.rules[position]
+            found = rule.revise(facts, decisions)
+            if found is None or all(n is o for o, n in zip(decisions, found, strict=True)):
+                position += 1
+                continue
+            decisions = [_revision(o, n, rule.name) for o, n in zip(decisions, found, strict=True)]
+            position, rounds = 0, rounds + 1
+            if rounds > _ROUNDS:
+                said = f"{facts.member.key[:60]!r}: {rule.name.value}"
+                raise RuntimeError(f"the member rules revise {said} without end")
+        return decisions
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -335,211 +372,6 @@ class _Engine:
         if proposal.release:
             decision = replace(decision, release=proposal.release, lag=proposal.lag)
         return decision if proposal.code is None else replace(decision, code=proposal.code)
-
-
-def _named(facts: MemberFacts, decision: Decision) -> Decision:
-    """A conflict about, or omni's code winning over, statements upstream changed names the
-    upstream change that made the edit (docs/design.md rule 6)."""
-    block = decision.block
-    by = facts.of(block).changed_by if block.anchor.replaced else ""
-    if not by:
-        return decision
-    if decision.conflict:
-        return replace(decision, reason=f"{decision.reason} (what it replaced changed in {by})")
-    if decision.review is not None and not decision.conflict:
-        return replace(decision, review=replace(decision.review, by=by))
-    return decision
-
-
-def _on_placed(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision]:
-    """A decision that holds only with another block placed is a conflict when that block
-    is one: an edit that reads what only a marked block binds (``built_on``) would read a
-    name nothing binds, and one that relies on what another replaces would leave code
-    reading what it took away. Settled until no more change."""
-    result = list(decisions)
-    changed = True
-    while changed:
-        changed = False
-        fates = {d.block.id: d for d in result}
-        for position, decision in enumerate(result):
-            if decision.conflict or decision.follow or decision.slot is None:
-                continue
-            carried = _carried(facts, decision, fates)
-            if carried is not None:
-                result[position] = carried
-                changed = True
-                continue
-            reason = _unheld(facts, decision, fates)
-            if reason:
-                shown = Scored(decision.slot, decision.score, 1.0)
-                result[position] = conflict(decision.block, shown, decision.candidates, reason)
-                changed = True
-    return result
-
-
-def _unheld(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> str:
-    """Why ``decision`` does not hold with the member's other decisions ("" when it does)."""
-
-    def gone(block_id: str) -> bool:
-        return block_id not in fates or fates[block_id].conflict
-
-    for name, marked in facts.of(decision.block).built_on:
-        if gone(marked):
-            return f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
-    for other in decision.relies_on:
-        if gone(other):
-            return f"it holds only with {other} placed, a conflict"
-    lost = _lost_binding(facts, decision, fates)
-    return f"{lost}: nothing binds it there" if lost else ""
-
-
-def _lost_binding(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> str:
-    """Why ``decision``'s code reads a local the base's member bound, which upstream took
-    out of the member and none of the member's placed blocks binds ("" when none): placed,
-    it would read a name nothing binds (docs/design.md, rule 5: what omni's code
-    depended on moved or went; the maintainer decides what stands for it)."""
-    lost = _lost(facts, decision, fates)
-    if not lost:
-        return ""
-    name = lost[0]
-    return (
-        f"it reads `{name}`, which the base's method bound and "
-        f"{facts.named(facts.dropped_locals[name])} binds nowhere in it (upstream moved or "
-        "removed it)"
-    )
-
-
-def _lost(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> list[str]:
-    """The locals ``_lost_binding`` is about, sorted."""
-    dropped = facts.dropped_locals
-    mine = facts.flow_of(decision.code if decision.code is not None else decision.block.code)
-    if not dropped or mine is None:
-        return []
-    bound = {
-        name
-        for other in fates.values()
-        if other is not decision and not other.conflict and not other.follow
-        for name in _binds(facts, other)
-    }
-    return sorted(n for n in mine.reads if n in dropped and n not in bound)
-
-
-def _carried(facts: MemberFacts, decision: Decision, fates: dict[str, Decision]) -> Decision | None:
-    """``decision`` with the base's bindings of the locals it lost (``_lost``) put before
-    its code, when upstream took each out of the member and its value is a plain read of
-    state upstream still reads (``MemberFacts.carried``): omni's code reads what it read
-    in the runner. None when it lost none, or one cannot be carried."""
-    if decision.carried or decision.block.kind in (BlockKind.HEADER, BlockKind.SIGNATURE):
-        return None  # carried once; nothing goes before a header of omni's
-    lost = _lost(facts, decision, fates)
-    texts = [facts.carried(name) for name in lost]
-    if not texts or any(text is None for text in texts):
-        return None
-    kept = "".join(t for t in texts if t is not None)
-    text = decision.code if decision.code is not None else decision.block.code
-    by = facts.named(facts.dropped_locals[lost[0]])
-    shown = ", ".join(f"`{t.strip()}`" for t in texts if t is not None)
-    note = (
-        f"it carries {shown}, which the base's method ran and {by} took out of it: omni's "
-        "code reads it"
-    )
-    reason = f"{decision.reason}; {note}" if decision.reason else note
-    return replace(decision, code=kept + text, reason=reason, carried=note)
-
-
-def _binds(facts: MemberFacts, decision: Decision) -> frozenset[str]:
-    """The names ``decision``'s code binds (a signature: its parameters)."""
-    text = decision.code if decision.code is not None else decision.block.code
-    if decision.block.kind is BlockKind.SIGNATURE:
-        return frozenset(parameters(" ".join(text.split())))
-    found = facts.flow_of(text)
-    return found.writes if found is not None else frozenset()
-
-
-def _apart(decisions: Sequence[Decision]) -> list[Decision]:
-    """A decision that replaces statements holding another decision's place is a conflict:
-    the output cannot both replace them and put the other block in them, and which of the
-    two holds is the maintainer's call. An edit followed as upstream's code keeps
-    upstream's statements and owns none (as in the order rule): it gives them up instead."""
-    result = list(decisions)
-    for position in range(len(result)):
-        outer = result[position]
-        slot = outer.slot
-        if outer.conflict or slot is None or not slot.span:
-            continue
-        if outer.block.kind is BlockKind.HEADER:
-            continue  # a header edit leaves the body, and the blocks in it, alone
-        inside = [i for i, d in enumerate(result) if i != position and _within(d, slot)]
-        if not inside:
-            continue
-        if outer.follow:
-            result[position] = replace(outer, slot=Slot(slot.suite, slot.path, slot.index, 0))
-            continue
-        after = Slot(slot.suite, slot.path, slot.index + slot.span, 0)
-        for i in inside:
-            if result[i].follow:
-                result[i] = replace(result[i], slot=after)
-        placed = [result[i] for i in inside if not result[i].follow]
-        if not placed:
-            continue
-        reason = (
-            f"it replaces `{short(slot.held()[0].key)}`, where {placed[0].block.id} goes "
-            "too: they cannot both hold; place one by hand"
-        )
-        if outer.reason:
-            reason = f"{reason} (alone: {outer.reason})"
-        shown = Scored(slot, outer.score, 1.0)
-        result[position] = conflict(outer.block, shown, outer.candidates, reason)
-    return result
-
-
-def _within(decision: Decision, slot: Slot) -> bool:
-    """Whether ``decision``'s place lies in the statements ``slot`` spans (at its edges
-    is beside them, not in them; a conflict's place is where its note goes, before the
-    statements it shows)."""
-    mine = decision.slot
-    if mine is None:
-        return False
-    if mine.suite is slot.suite:
-        if mine.span and not decision.conflict:
-            return mine.index < slot.index + slot.span and slot.index < mine.index + mine.span
-        return slot.index < mine.index < slot.index + slot.span
-    return any(
-        inner is mine.suite
-        for stmt in slot.held()
-        for clause in stmt.clauses
-        for _, inner in walk(clause)
-    )
-
-
-def _runnable(
-    facts: MemberFacts, decision: Decision, blocks: Sequence[Block], fates: dict[str, Decision]
-) -> Decision:
-    """A conflict offers only the places where the block's code runs, with the member's
-    other ``blocks`` applied as in the runner (``fates``: their decisions); when none does,
-    it says why instead."""
-    if not decision.conflict or not decision.candidates:
-        return decision
-    lost = _lost_binding(facts, decision, fates)
-    if lost:
-        # Upstream binds the name nowhere in the member: no place there binds it.
-        why = "" if lost in decision.reason else f"; no place runs: {lost}"
-        return replace(decision, candidates=(), reason=f"{decision.reason}{why}")
-    kept: list[Scored] = []
-    why = ""
-    taken = facts.taken_by([b for b in blocks if b is not decision.block])
-    for candidate in decision.candidates:
-        found = facts.why_not(decision.block, candidate.slot, taken)
-        if found:
-            why = why or found
-        else:
-            kept.append(candidate)
-    if len(kept) == len(decision.candidates):
-        return decision
-    if kept:
-        return replace(decision, candidates=tuple(kept))
-    reason = f"{decision.reason}; no place runs: {why}"
-    return replace(decision, candidates=(), reason=reason)
 
 
 def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:

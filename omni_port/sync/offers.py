@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 from omni_port.model import Block, ModulePatches, Rule, Stmt, Upstream
 from omni_port.report import candidate_place, shorten
-from omni_port.sync import atomic
 from omni_port.sync.context import Decision
+from omni_port.sync.evidence.calls import added_repeats
 from omni_port.sync.evidence.code import unreplaced
 from omni_port.sync.evidence.places import Scored, resolution_at
 from omni_port.sync.splice import Built, Decided, Member, assemble, decide_member
@@ -164,5 +164,5 @@ def _repeats(member: Member, trial: Member, block: Block) -> str:
     old runner, where the output as written does not ("" when it would not)."""
     facts = member.facts
     assert facts is not None
-    worse = atomic.added_repeats(facts, member.decisions, trial.decisions)
+    worse = added_repeats(facts, member.decisions, trial.decisions)
     return worse[0].said(facts, block.code) if worse else ""

@@ -1,12 +1,15 @@
-"""The interface of a placement rule: the questions the engine asks about each block.
+"""The interface of a placement rule: the questions the engine asks about each block and,
+once every block of a member is decided, about the member's decisions.
 
 A rule is one kind of evidence, answering from the facts (``sync.facts``) alone. The
 engine (``locate``) asks each question of the rules in ``rules.RULES`` order, and the
 first rule with an answer has it: that order is the precedence between kinds of evidence.
 A rule answers only the questions its evidence speaks to; every other hook of ``Silent``
-answers None, "nothing to say". The engine's own steps (ranking the places, the release
-an edit was written against, the walk through upstream history) are no questions: they
-read facts every rule shares.
+answers None, "nothing to say". A member rule (``rules.MEMBER_RULES``) answers ``revise``
+alone: the engine asks it after ``settle``, again from the first rule after any rule
+changed a decision, until none changes one. The engine's own steps (ranking the places,
+the release an edit was written against, the walk through upstream history) are no
+questions: they read facts every rule shares.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from omni_port.sync.facts import MemberFacts
 
 
 class PlacementRule(Protocol):
-    """The questions, in the order the engine meets them for one block."""
+    """The questions, in the order the engine meets them for one block, then for its member."""
 
     #: The rule's name, as the engine stamps it into ``decided_by``.
     name: ClassVar[Rule]
@@ -58,6 +61,11 @@ class PlacementRule(Protocol):
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         """Every block of a member decided: the decisions, settled together."""
+
+    def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
+        """Every decision of the member settled: each one as it can stand with the others
+        (the same object when it can as it is), or None when all can. A rule's revision of
+        a decision it already revised must change nothing, or the member never settles."""
 
     def sign(self, ctx: Context) -> Decision | None:
         """A signature edit whose signature upstream changed: the new signature."""
@@ -87,6 +95,9 @@ class Silent:
         return None
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
+        return None
+
+    def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         return None
 
     def sign(self, ctx: Context) -> Decision | None:

@@ -579,6 +579,22 @@ def resolved_slot(index: Index, block: Block) -> Slot | None:
     return None
 
 
+def lies_in(mine: Slot, slot: Slot, replaces: bool) -> bool:
+    """Whether the place ``mine`` lies in the statements ``slot`` spans (at its edges is
+    beside them, not in them); ``replaces``: a place of statements ``mine`` replaces, which
+    lies in them when the two overlap (else it is a point before its statement)."""
+    if mine.suite is slot.suite:
+        if replaces:
+            return mine.index < slot.index + slot.span and slot.index < mine.index + mine.span
+        return slot.index < mine.index < slot.index + slot.span
+    return any(
+        inner is mine.suite
+        for stmt in slot.held()
+        for clause in stmt.clauses
+        for _, inner in walk(clause)
+    )
+
+
 def resolution_at(slot: Slot) -> Resolution:
     """The record that puts a block at ``slot`` again on the next sync."""
     stmts = slot.suite.stmts

@@ -1,12 +1,15 @@
 """The placement rules, one module per kind of evidence, and their precedence.
 
-``RULES`` is the order in which the engine (``sync.locate``) asks them each question (see
-``sync.rule``): where two rules could answer, the earlier one does. A rule module is
-named after the ``decided_by`` value the engine stamps for it (``upstream_history`` for
-``upstream-history``, ``Rule.UPSTREAM_HISTORY``), names no other rule and imports none:
-what several rules read is a fact (``sync.facts``), worked out once per sync.
+A rule module is named after the ``decided_by`` value the engine stamps for it
+(``upstream_history`` for ``upstream-history``, ``Rule.UPSTREAM_HISTORY``), names no other
+rule and imports none: what several rules read is a fact (``sync.facts``), worked out once
+per sync, or evidence (``sync.evidence``). ``RULES`` is every rule, in the order the engine
+(``sync.locate``) asks them each question (see ``sync.rule``): ``BLOCK_RULES``, which answer
+the questions about one block, then ``MEMBER_RULES``, which revise a member's decisions
+once every block is decided and settled. Where two rules could answer, the earlier one
+does.
 
-The order, and why:
+``BLOCK_RULES``, and why in that order:
 
 1. ``resolved``: a maintainer's recorded choice wins over any evidence.
 2. ``upstream-history``: an unmarked edit whose text an upstream release holds at its
@@ -34,6 +37,11 @@ unless a check above says otherwise; ``anchor``), the older release an edit was 
 against (``upstream-history``), and, where nothing above decided, the walk release by
 release through upstream history, which only seconds the anchor's own best place
 (``stepwise``).
+
+``MEMBER_RULES`` are asked after ``settle``, again from the first after any of them changes
+a decision, until none does: an earlier one always judges the decisions a later one
+changed before the later ones act again. Their order is the order in which the engine ran
+them as steps of its own before they were rules, and why is said per entry.
 """
 
 from __future__ import annotations
@@ -41,19 +49,24 @@ from __future__ import annotations
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import (
     anchor,
+    carried_binding,
     catalog,
     convergent,
     counterpart,
+    coupled,
     dataflow,
+    followed_whole,
     intent,
     layout,
     merge3,
     order,
+    overlap,
     resolved,
+    run_once,
     upstream_history,
 )
 
-RULES: tuple[PlacementRule, ...] = (
+BLOCK_RULES: tuple[PlacementRule, ...] = (
     resolved.RULE,
     upstream_history.RULE,
     catalog.RULE,
@@ -66,3 +79,24 @@ RULES: tuple[PlacementRule, ...] = (
     counterpart.RULE,
     layout.RULE,
 )
+
+MEMBER_RULES: tuple[PlacementRule, ...] = (
+    # First: which upstream changes are split is judged on the decisions as the block rules
+    # made them; each later rule only turns placed edits into conflicts, or follows one.
+    followed_whole.RULE,
+    # Before carrying and coupling: a block that would run a call twice is a conflict (or
+    # upstream's own copy, followed) before any block is judged by what it holds with.
+    run_once.RULE,
+    # Before coupled: a block that lost a binding of the base's carries it where it can,
+    # so that only a binding nothing can carry makes it a conflict.
+    carried_binding.RULE,
+    # A block that holds only with one that ended a conflict ends one too; a conflict
+    # leaves upstream's statements it replaced in, so run-once judges again after it.
+    coupled.RULE,
+    # Last: which of two overlapping blocks holds is judged on the blocks that stand; an
+    # edit whose conflict came from run-once or coupled no longer claims the statements.
+    overlap.RULE,
+)
+
+#: Every rule, in the order the engine asks them: the block rules, then the member rules.
+RULES: tuple[PlacementRule, ...] = (*BLOCK_RULES, *MEMBER_RULES)

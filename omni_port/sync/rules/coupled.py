@@ -1,0 +1,54 @@
+"""Coupled code is placed together or conflicts together (docs/design.md: coupled edits).
+
+A placed block is a conflict when what it holds with is not in the output: it reads a name
+only a marked block binds (``built_on``) and that block is a conflict; it relies on another
+block (``relies_on``: that block's code, or what it replaces, is what makes this one run)
+and that one is a conflict; or it reads a local the base's method bound, which upstream
+took out of the method and no placed block binds (nor the carried-binding rule carries):
+placed, it would read a name nothing binds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from omni_port.model import Rule
+from omni_port.sync.context import Decision, conflict_at
+from omni_port.sync.evidence.bindings import lost_binding
+from omni_port.sync.facts import MemberFacts
+from omni_port.sync.rule import Silent
+
+
+class Coupled(Silent):
+    name = Rule.COUPLED
+
+    def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
+        """Each placed block judged against the member as it stands (a block that ends a
+        conflict here counts as gone for the others once revised)."""
+        result = list(decisions)
+        placed = frozenset(d.block.id for d in decisions if not d.conflict)
+        for position, decision in enumerate(decisions):
+            if decision.conflict or decision.follow or decision.slot is None:
+                continue
+            reason = _unheld(facts, decision, decisions, placed)
+            if reason:
+                result[position] = conflict_at(decision, reason)
+        return result
+
+
+def _unheld(
+    facts: MemberFacts, decision: Decision, decisions: Sequence[Decision], placed: frozenset[str]
+) -> str:
+    """Why ``decision`` does not hold with the member's other ``decisions`` ("" when it
+    does); ``placed``: the ids of their blocks that are no conflict."""
+    for name, marked in facts.of(decision.block).built_on:
+        if marked not in placed:
+            return f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
+    for other in decision.relies_on:
+        if other not in placed:
+            return f"it holds only with {other} placed, a conflict"
+    lost = lost_binding(facts, decision, decisions)
+    return f"{lost}: nothing binds it there" if lost else ""
+
+
+RULE = Coupled()

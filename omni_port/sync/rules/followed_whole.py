@@ -1,0 +1,99 @@
+"""An upstream change is followed whole within a method (docs/design.md rule 5).
+
+Where the engine follows a commit of a clone at one edit (the runners lag: they never had
+it) and keeps omni's code over statements the same commit brought at another, every edit of
+that commit in the method is a conflict naming it and its hunks. A release is the diff of
+many commits: there the kept edit stands as decided, and a note in its reason says what
+release-level evidence cannot tell (a note, which decides nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from omni_port.model import Rule
+from omni_port.sync.context import Decision, conflict_at
+from omni_port.sync.facts import MemberFacts
+from omni_port.sync.rule import Silent
+
+#: The decisions that follow an upstream change and those that keep omni's code over what
+#: it brought, by change.
+_Split = dict[str, tuple[list[Decision], list[Decision]]]
+
+
+class FollowedWhole(Silent):
+    name = Rule.FOLLOWED_WHOLE
+
+    def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
+        split = _split_changes(facts, decisions)
+        if not split:
+            return None
+        # Each decision of a split change, by its block's id, with that change.
+        parts = {
+            d.block.id: (change, d in keepers)
+            for change, (followers, keepers) in split.items()
+            for d in (*followers, *keepers)
+        }
+        return [_whole(facts, d, split, parts.get(d.block.id, ("", False))) for d in decisions]
+
+
+def _whole(
+    facts: MemberFacts, decision: Decision, split: _Split, part: tuple[str, bool]
+) -> Decision:
+    """``decision`` as a part of a split change (``part``: the change, and whether the
+    decision keeps omni's code over it) leaves it: a conflict naming a commit, or with a
+    release the note on a kept edit."""
+    change, kept = part
+    if not change:
+        return decision
+    followers, keepers = split[change]
+    named = facts.named(change)
+    if facts.is_commit(change):
+        hunks = _ids((*followers, *keepers))
+        reason = (
+            f"upstream change {named} would be followed by half in this method: "
+            f"its hunks here are {hunks} (followed as the runners' lag at some, "
+            "omni's code kept over the others); follow it whole or keep omni's code"
+        )
+        return conflict_at(decision, reason)
+    note = (
+        f"{named} also brought code another edit here follows ({_ids(followers)}); "
+        "releases alone cannot tell whether that is one change (a clone can: "
+        "--upstream-repo)"
+    )
+    if not kept or note in decision.reason:
+        return decision  # said once: revised again, the member settles
+    reason = f"{decision.reason}; {note}" if decision.reason else note
+    return replace(decision, reason=reason)
+
+
+def _ids(decisions: Sequence[Decision]) -> str:
+    """The blocks' short ids (``edit-01``), as a list in a note."""
+    return ", ".join(d.block.id.rsplit(".", 1)[-1] for d in decisions)
+
+
+def _split_changes(facts: MemberFacts, decisions: Sequence[Decision]) -> _Split:
+    """The upstream changes the member's decisions split, each with the decisions that
+    follow it (an edit that is the runners' lag behind it) and those that keep omni's code
+    as it is (no merge) over statements it brought."""
+    followed: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        found = facts.of(decision.block).explained if decision.follow else None
+        if found is not None and found.lag and found.brought_by:
+            followed.setdefault(found.brought_by, []).append(decision)
+    if not followed:
+        return {}  # nothing followed: no kept edit's arrival is worth working out
+    split: _Split = {}
+    for decision in decisions:
+        # A merge took upstream's changes since the edit's own release in: not kept over.
+        kept = not (decision.conflict or decision.follow) and decision.code is None
+        if not kept or decision.block.anchor.resolution is not None:
+            continue
+        change = facts.of(decision.block).arrived_in
+        if change in followed:
+            split.setdefault(change, (followed[change], []))[1].append(decision)
+    return split
+
+
+RULE = FollowedWhole()

@@ -1,0 +1,11 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        self.flush()
+        self.log(tokens[0])
+        out = self.run(tokens)
+        self.save(out)
+        return out
