@@ -40,7 +40,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, new_class
 
 from omni_port.errors import BadInput
 from omni_port.model import Layout
@@ -477,7 +477,12 @@ def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
     """A drop-in for a worker's ``model_runner_cls``: ``cls(vllm_config, device, ...)``
     builds the V2 runner ``v2_module.v2_class`` where the stage selects Model Runner V2
     (``uses_v2``; VLLM_USE_V2_MODEL_RUNNER is then set for vllm-ascend), the V1 runner
-    ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend)."""
+    ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend).
+
+    The selector is a subclass of ``v1``, so every ``issubclass`` check vLLM-Omni makes of a
+    worker's runner class still holds (its engine arguments require the Omni connector
+    mixin of every stage's runner before a worker starts). What it builds is never an
+    instance of the selector itself: Python then runs no ``__init__`` a second time."""
 
     def __new__(cls: type, vllm_config: object, *args: object, **kwargs: object) -> object:
         v2 = uses_v2(vllm_config)
@@ -492,7 +497,8 @@ def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
         "v2_runner": f"{v2_module}.{v2_class}",
         "__module__": __name__,
     }
-    return type(f"{v1.__name__}OrV2", (), namespace)
+    name = f"{v1.__name__}OrV2"
+    return new_class(name, (v1,), exec_body=lambda body: body.update(namespace))
 
 
 def _select_v2_runners(trees: Sequence[Served]) -> None:

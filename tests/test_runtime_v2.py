@@ -25,6 +25,7 @@ import pytest
 from omni_port import runtime
 from omni_port.model import Layout
 from omni_port.patches import lockfile
+from omni_port.sources.upstream import package_texts, parse_spec
 from omni_port.v2 import pins, stage
 
 ROOT = "fakestage"
@@ -110,7 +111,10 @@ class {worker}(NPUWorker):
         self.model_runner = self.model_runner_cls(self.vllm_config, self.device)
 """
 RUNNER = """\
-class {runner}:
+from fakestage.worker.omni_connector_model_runner_mixin import OmniConnectorModelRunnerMixin
+
+
+class {runner}(OmniConnectorModelRunnerMixin):
     origin = "{origin}"
 
     def __init__(self, vllm_config, device):
@@ -124,6 +128,26 @@ class {runner}:
 
     def profile_run(self):
         self.calls.append(("profile_run",))
+"""
+#: vLLM-Omni's connector mixin, which every stage's runner class must derive from.
+MIXIN = """\
+class OmniConnectorModelRunnerMixin:
+    pass
+"""
+#: A double of vLLM-Omni's check of a worker before it starts (its engine arguments run it
+#: once the general plugins, the switch among them, are loaded); the real one is read from
+#: the pinned release in ``test_vllm_omnis_own_worker_validation_passes_the_switched_workers``.
+VALIDATION = """\
+def validate_worker_omni_connector(worker_cls, required):
+    from fakestage.worker.omni_connector_model_runner_mixin import (
+        OmniConnectorModelRunnerMixin,
+    )
+
+    runner = getattr(worker_cls, "model_runner_cls", None)
+    if required and not (
+        isinstance(runner, type) and issubclass(runner, OmniConnectorModelRunnerMixin)
+    ):
+        raise ValueError(f"Worker {worker_cls.__name__!r} does not provide an Omni connector")
 """
 WORKER_BASE_VLLM = """\
 from typing import NamedTuple
@@ -174,7 +198,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def _site(tmp_path: Path) -> Path:
     site = tmp_path / "site"
     for package in (
-        ROOT, f"{ROOT}/config", f"{ROOT}/platforms", f"{ROOT}/platforms/npu",
+        ROOT, f"{ROOT}/config", f"{ROOT}/platforms", f"{ROOT}/platforms/npu", f"{ROOT}/worker",
         WORKERS.replace(".", "/"), V2.replace(".", "/"), f"{V2.replace('.', '/')}/model_states",
         "vllm", "vllm/v1", "vllm/v1/worker",
     ):  # fmt: skip
@@ -183,6 +207,8 @@ def _site(tmp_path: Path) -> Path:
     _write(site / ROOT / "config" / "model.py", MODEL_CONFIG)
     _write(site / WORKERS.replace(".", "/") / "base.py", WORKER_BASE)
     _write(site / "vllm" / "v1" / "worker" / "worker_base.py", WORKER_BASE_VLLM)
+    _write(site / ROOT / "worker" / "omni_connector_model_runner_mixin.py", MIXIN)
+    _write(site / ROOT / "worker" / "omni_connector_validation.py", VALIDATION)
     for worker_module, worker, module, runner in STAGES:
         folder = site / WORKERS.replace(".", "/")
         _write(folder / f"{module}.py", RUNNER.format(runner=runner, origin="hand"))
@@ -305,6 +331,52 @@ def test_the_variable_and_the_stage_that_agree_build_v2(
     runtime.use_generated_runners(deployed, package=WORKERS)
     monkeypatch.setenv(stage.ENV, "1")
     assert _worker("ar", _config({"model_runner": "v2"})).model_runner.origin == "generated-v2"
+
+
+# --- vLLM-Omni's checks of the switched workers ---------------------------------------------
+
+
+def _validate(deployed: Path, module: str) -> None:
+    """vLLM-Omni's worker validation (``module`` in the fake site) of both NPU workers, with
+    the switch on: their ``model_runner_cls`` is then the selector."""
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    check = importlib.import_module(f"{ROOT}.worker.{module}").validate_worker_omni_connector
+    for worker_module, worker, _, runner in STAGES:
+        cls = getattr(importlib.import_module(f"{WORKERS}.{worker_module}"), worker)
+        assert cls.model_runner_cls.__name__ == f"{runner}OrV2", "the switch selects here"
+        check(cls, True)
+
+
+def test_the_switched_workers_pass_vllm_omnis_worker_validation(deployed: Path) -> None:
+    """Every stage's runner class must derive from the connector mixin (Qwen3-Omni and
+    Qwen3-TTS require it of each stage): the selector is a subclass of the V1 runner."""
+    _validate(deployed, "omni_connector_validation")
+    for stage_config in ({}, {"model_runner": "v2"}):
+        assert _worker("ar", _config(stage_config)).model_runner.origin.startswith("generated")
+
+
+def test_the_validation_double_refuses_a_runner_without_the_mixin(deployed: Path) -> None:
+    check = importlib.import_module(f"{ROOT}.worker.omni_connector_validation")
+    worker = type("Worker", (), {"model_runner_cls": type("Runner", (), {})})
+    with pytest.raises(ValueError, match="does not provide an Omni connector"):
+        check.validate_worker_omni_connector(worker, True)
+
+
+@pytest.mark.real
+def test_vllm_omnis_own_worker_validation_passes_the_switched_workers(
+    deployed: Path, cache_dir: Path
+) -> None:
+    """The pinned release's own check, read as text and run on the fake site (its import of
+    the mixin pointed at the fake package)."""
+    texts = package_texts(parse_spec("vllm-omni==0.30.0", "vllm-omni"), "vllm_omni", cache_dir)
+    assert texts, "vllm-omni==0.30.0 downloads"
+    text = texts["vllm_omni/worker/omni_connector_validation.py"]
+    mixin = "vllm_omni.worker.omni_connector_model_runner_mixin"
+    assert f"from {mixin} import" in text and "issubclass(" in text, "the check the switch meets"
+    site = deployed.parent / "site"
+    real = text.replace(mixin, f"{ROOT}.worker.omni_connector_model_runner_mixin")
+    _write(site / ROOT / "worker" / "omni_connector_validation_real.py", real)
+    _validate(deployed, "omni_connector_validation_real")
 
 
 # --- the generation stage's warm-up ---------------------------------------------------------
