@@ -224,3 +224,27 @@ def test_the_last_line_of_an_upgrade_says_why_it_exits_as_it_does(
     assert (
         to_stdout.stderr.splitlines()[-1] == f"omni-port: {outcome}{unresolved}; summary on stdout"
     )
+
+
+def test_the_summary_counts_the_notes_verify_counts(cli: Cli, work: Path) -> None:
+    """The sync's own notes (here a comment omni added outside every block, OP902) are not
+    verify's: the summary's verification section says what ``omni-port verify`` says."""
+    omni = work / "omni.py"
+    text = omni.read_text().replace(
+        "        self.run(batch)\n", "        # omni: run\n        self.run(batch)\n"
+    )
+    omni.write_text(text)
+    result = cli(
+        "upgrade", "--to", "v3.py", "--patches", "p", "--generated", "g", "--summary", "up.md"
+    )
+    said = result.stdout + result.stderr
+    assert " OP902 " in said, said
+    section = (work / "up.md").read_text().split("## Verification of the generated runners")[1]
+    verified = cli.loud("verify", "--generated", "g", "--patches", "p")
+    assert " problems, " in verified.stdout + verified.stderr, verified.stdout + verified.stderr
+    counts = (verified.stdout + verified.stderr).rsplit(" problems, ", 1)[1]
+    notes = int(counts.split(" note", 1)[0])
+    if notes:
+        assert f"- {notes} note{'s' * (notes != 1)} of `omni-port verify`:" in section, section
+    else:
+        assert "notes" not in section, section

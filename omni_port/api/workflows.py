@@ -319,6 +319,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             result.placements,
             tuple(findings),
             locations,
+            tuple(verified),
         )
     )
     pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}

@@ -11,6 +11,7 @@ the new upstream methods the runners may want to override.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -52,6 +53,9 @@ class Upgrade:
     findings: tuple[Finding, ...]
     #: The catalog's Location lines by block id, as the sync read them.
     locations: Mapping[str, str] = field(default_factory=dict)
+    #: What ``omni-port verify`` finds in the runners (also among ``findings``): the
+    #: summary's verification counts these, as the command would.
+    verified: tuple[Finding, ...] = ()
 
     @property
     def old_label(self) -> str:
@@ -357,13 +361,10 @@ def _new_methods(upgrade: Upgrade) -> Iterator[str]:
 
 
 def _verification(upgrade: Upgrade) -> Iterator[str]:
+    """The problems left, and verify's notes counted by kind as ``omni-port verify`` counts
+    them (the sync's own notes are in the sections above or the command's output)."""
     problems = verification_problems(upgrade.findings)
-    notes = [
-        f
-        for f in upgrade.findings
-        if f.severity is Severity.NOTE
-        and f.code not in (Code.OP306, Code.OP307, Code.OP309, Code.OP313)
-    ]
+    notes = Counter(f.code for f in upgrade.verified if f.severity is Severity.NOTE)
     yield "## Verification of the generated runners"
     yield ""
     if not problems:
@@ -371,7 +372,9 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
     for finding in problems:
         yield f"- `{finding.path}:{finding.line}` {finding.code.value} {finding.message}"
     if notes:
-        yield f"- {len(notes)} notes: imports or attributes left unverified (no package source)"
+        kinds = ", ".join(f"{n} {code.value} {code.kind}" for code, n in sorted(notes.items()))
+        total = sum(notes.values())
+        yield f"- {total} note{'s' * (total != 1)} of `omni-port verify`: {kinds}"
     yield ""
 
 
