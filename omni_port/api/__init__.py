@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import delta as delta
 from omni_port.api import v2
 from omni_port.api.check import check
+from omni_port.api.delta import gpu_delta
 from omni_port.api.inputs import (
     Settings,
     catalog_locations,
@@ -62,7 +64,7 @@ from omni_port.api.workflows import (
     upgrade,
 )
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
-from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Tree, Upstream
+from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.store import edit_finding, hand_edits
 from omni_port.pyast import memo
@@ -85,6 +87,7 @@ __all__ = [
     "check",
     "extract",
     "extract_text",
+    "gpu_delta",
     "load_runners",
     "load_upstream",
     "parse_upstream",
@@ -107,11 +110,6 @@ def parse_upstream(
 ) -> Upstream:
     """An upstream module given as text. Raises BadInput (OP002) when it does not parse."""
     return Upstream(label, sha256(text.encode("utf-8")), parse(text, label), module, class_name)
-
-
-def parse_source(located: Located) -> Tree:
-    """The statement tree of a located runner file. Raises BadInput (OP002)."""
-    return parse(located.source.text, located.source.path)
 
 
 def extract_text(
