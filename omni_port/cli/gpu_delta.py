@@ -9,6 +9,9 @@ from typing import Any
 import click
 
 from omni_port import TOOL, api
+from omni_port.api.files import encode
+from omni_port.api.model import Finding, PatchSet, Report
+from omni_port.api.patches import existing, render_patch_set
 from omni_port.cli import (
     Options,
     handle_errors,
@@ -22,10 +25,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
-from omni_port.model import Finding, PatchSet, Report
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.patches.store import existing
-from omni_port.sources.textio import encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,7 @@ def gpu_delta_command(options: Options, /, **given: Any) -> Report:
         flags.allow_path,
         flags.lenient,
     )
-    found = api.gpu_delta(request, options.settings)
+    found = api.delta.gpu_delta(request, options.settings)
     findings = list(found.findings)
     written = _write_patches(found.patches, flags.patches_dir, flags, findings)
     if found.plan is not None and flags.transplant_dir is not None:
