@@ -26,7 +26,7 @@ package; what it needs beyond ``__all__`` is in these namespaces, each with its 
 - one function per command: ``checking.check_workspace`` (`check`, cached),
   ``delta.gpu_delta`` (`gpu-delta`), ``decisions.resolve`` and ``decisions.adopt``,
   ``continuation.continue_workspace`` (`continue`), ``workspace.init_workspace`` (`init`),
-  ``v2.report_overrides`` and ``v2.compose_tree`` (`v2-report`, `v2-sync`), with
+  ``v2.report`` and ``v2.generate`` (`v2-report`, `v2-sync`), with
   ``workflows`` (the sticky upstream, the best base), ``inputs`` (what `extract` and
   `upgrade` read) and ``resolution`` (what `verify` says is left);
 - ``model`` (records, codes, ``BadInput``), ``report`` (findings as text and JSON),
