@@ -181,3 +181,22 @@ def in_directory(
     an editor or a GitHub annotation can open them."""
     root = shown(directory)
     return tuple(replace(f, path=f"{root}/{f.path}") if f.path in names else f for f in findings)
+
+
+def tally(findings: Sequence[Finding]) -> str:
+    """Problems and notes by kind: ``2 problems (2 undefined-name); 4 notes (4 unverified)``."""
+    parts = []
+    for severity, word in ((Severity.ERROR, "problem"), (Severity.NOTE, "note")):
+        counts = finding_counts(f for f in findings if f.severity is severity)
+        total = sum(counts.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+        parts.append(f"{total} {word}s ({kinds})" if total else f"no {word}s")
+    return "; ".join(parts)
+
+
+def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    """Findings by kind, for summaries."""
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    return counts

@@ -286,3 +286,111 @@ def test_the_records_stages_share_live_with_the_other_records() -> None:
         if alias.name in RECORDS
     ]
     assert not wrong, wrong
+
+
+# --- the command line -------------------------------------------------------------------------
+
+#: What a command may take from the package root besides the API: its version and name.
+ROOT_CONSTANTS = frozenset({"__version__", "TOOL", "api"})
+
+
+def _api_exports() -> dict[str, frozenset[str]]:
+    """Every module of the API a caller may import, with the names it exports: the package
+    (``__all__`` and its namespaces) and each namespace (its own ``__all__``)."""
+    import importlib
+
+    import omni_port.api as api
+
+    exports = {"omni_port.api": frozenset({*api.__all__, *api.NAMESPACES})}
+    for name in api.NAMESPACES:
+        module = importlib.import_module(f"omni_port.api.{name}")
+        exports[f"omni_port.api.{name}"] = frozenset(module.__all__)
+    return exports
+
+
+CLI_MODULES = sorted(m for m in MODULES if m.startswith("omni_port.cli"))
+
+
+@pytest.mark.parametrize("module", CLI_MODULES)
+def test_the_command_line_imports_only_the_api(module: str) -> None:
+    """The CLI parses, writes and prints: every workflow, record and file format it touches
+    comes through ``omni_port.api`` (its ``__all__`` and documented namespaces), as Fixit's
+    CLI calls ``fixit_paths``."""
+    exports = _api_exports()
+    wrong = [
+        target
+        for target in GRAPH[module]
+        if target not in exports
+        and target != "omni_port"
+        and not target.startswith("omni_port.cli")
+    ]
+    assert not wrong, f"{module} imports {wrong}"
+
+
+def _bindings(tree: ast.Module, exports: Mapping[str, frozenset[str]]) -> Iterator[str]:
+    """The names a CLI module takes from the API that the API does not export, as
+    ``module: name``; binds ``api``, ``v2``... to the API modules they name on the way."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level:
+            continue
+        source = node.module or ""
+        for alias in node.names:
+            if source == "omni_port":
+                if alias.name not in ROOT_CONSTANTS:
+                    yield f"omni_port: {alias.name}"
+                if alias.name == "api":
+                    bound[alias.asname or alias.name] = "omni_port.api"
+            elif source in exports:
+                if alias.name not in exports[source]:
+                    yield f"{source}: {alias.name}"
+                inner = f"{source}.{alias.name}"
+                if inner in exports:
+                    bound[alias.asname or alias.name] = inner
+
+    def target(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            outer = target(node.value)
+            inner = f"{outer}.{node.attr}"
+            return inner if outer is not None and inner in exports else None
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            module = target(node.value)
+            if module is not None and node.attr not in exports[module]:
+                yield f"{module}: {node.attr}"
+
+
+@pytest.mark.parametrize("module", CLI_MODULES)
+def test_the_command_line_uses_only_what_the_api_exports(module: str) -> None:
+    """A name the CLI takes from the API (``from omni_port.api.files import encode``,
+    ``api.workflows.load_workspace``) is in ``api.__all__`` or a namespace's ``__all__``:
+    the plumbing a namespace does not export stays out of the CLI."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    unexported = sorted(set(_bindings(tree, _api_exports())))
+    assert not unexported, f"{module} uses {unexported}"
+
+
+def test_the_checker_sees_an_unexported_name() -> None:
+    """The reader above follows ``api.<namespace>.<name>`` and ``from`` imports."""
+    source = (
+        "from omni_port import api\nfrom omni_port.api import files as f\n"
+        "api.workflows.load_workspace\napi.inputs.read_bytes_or_none\nf.decode\n"
+    )
+    found = set(_bindings(ast.parse(source), _api_exports()))
+    assert found == {
+        "omni_port.api.inputs: read_bytes_or_none",
+        "omni_port.api.files: decode",
+    }
+
+
+def test_every_namespace_of_the_api_is_documented() -> None:
+    """``api.NAMESPACES`` are what its docstring names: a caller reads where to look."""
+    import omni_port.api as api
+
+    doc = api.__doc__ or ""
+    assert [name for name in api.NAMESPACES if f"``{name}" not in doc] == []
+    assert not set(api.__all__) & set(api.NAMESPACES)

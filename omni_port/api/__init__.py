@@ -19,57 +19,95 @@ Specs and paths (read inputs, download releases into the cache; they never write
 - ``sync_workspace(request, settings)``, ``upgrade(request, settings)``,
   ``rank_bases(runners, settings)``: the workflows of ``sync``, ``upgrade`` and ``bases``.
 
-These names are what a user calls (``__all__``); the plumbing the command line shares
-with them lives in the submodules (``api.inputs``, ``api.workflows``, ``api.run``).
+These names are what a user calls (``__all__``). The command line imports nothing but this
+package; what it needs beyond ``__all__`` is in these namespaces, each with its own
+``__all__`` (``NAMESPACES``):
 
-Writing the results (atomically) is the caller's business: ``omni_port.sources.textio``.
+- one function per command: ``checking.check_workspace`` (`check`, cached),
+  ``delta.gpu_delta`` (`gpu-delta`), ``decisions.resolve`` and ``decisions.adopt``,
+  ``continuation.continue_workspace`` (`continue`), ``workspace.init_workspace`` (`init`),
+  ``v2.report`` and ``v2.generate`` (`v2-report`, `v2-sync`), with
+  ``workflows`` (the sticky upstream, the best base), ``inputs`` (what `extract` and
+  `upgrade` read) and ``resolution`` (what `verify` says is left);
+- ``model`` (records, codes, ``BadInput``), ``report`` (findings as text and JSON),
+  ``files`` (configuration, lock, transactions, text I/O) and ``patches`` (patch files
+  rendered, planned and diffed).
+
+Loading is lazy (PEP 562): a name loads its stage on first use, so that a `check` answered
+from its cache parses nothing and loads no stage.
+
+Writing the results (atomically) is the caller's business: ``api.files``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+import importlib
+from typing import TYPE_CHECKING
 
-from omni_port import TOOL
-from omni_port.api import v2
-from omni_port.api.check import check
-from omni_port.api.inputs import (
-    Settings,
-    catalog_locations,
-    extract_all,
-    load_runners,
-    load_upstream,
-    patches_source,
-    read_bytes_or_none,
-    read_lock,
-    read_patches,
-    verification_context,
-)
-from omni_port.api.run import (
-    SYNC_COMMAND,
-    Given,
-    Synced,
-    read_transplants,
-    sync_patches,
-    verify_files,
-)
-from omni_port.api.workflows import (
-    SyncRequest,
-    UpgradeRequest,
-    rank_bases,
-    sync_workspace,
-    upgrade,
-)
-from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
-from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Tree, Upstream
-from omni_port.patches import lockfile
-from omni_port.patches.store import edit_finding, hand_edits
-from omni_port.pyast import memo
-from omni_port.pyast.parser import parse
-from omni_port.sources.textio import decode, sha256
-from omni_port.sources.upstream import ASCEND_MODULE
-from omni_port.sources.workspace import CheckInputs
+if TYPE_CHECKING:
+    from omni_port.api import (
+        checking as checking,
+    )
+    from omni_port.api import (
+        continuation as continuation,
+    )
+    from omni_port.api import (
+        decisions as decisions,
+    )
+    from omni_port.api import (
+        delta as delta,
+    )
+    from omni_port.api import (
+        files as files,
+    )
+    from omni_port.api import (
+        inputs as inputs,
+    )
+    from omni_port.api import (
+        model as model,
+    )
+    from omni_port.api import (
+        patches as patches,
+    )
+    from omni_port.api import (
+        report as report,
+    )
+    from omni_port.api import (
+        resolution as resolution,
+    )
+    from omni_port.api import (
+        v2 as v2,
+    )
+    from omni_port.api import (
+        workflows as workflows,
+    )
+    from omni_port.api import (
+        workspace as workspace,
+    )
+    from omni_port.api.gate import check
+    from omni_port.api.inputs import load_runners, load_upstream, read_lock, read_patches
+    from omni_port.api.run import Synced, sync_patches
+    from omni_port.api.settings import Settings
+    from omni_port.api.stages import (
+        Ported,
+        Verified,
+        extract,
+        extract_text,
+        parse_upstream,
+        port_text,
+        sync,
+        verify,
+    )
+    from omni_port.api.workflows import (
+        SyncRequest,
+        UpgradeRequest,
+        rank_bases,
+        sync_workspace,
+        upgrade,
+    )
+    from omni_port.extract.extractor import Extraction, ExtractOptions
+    from omni_port.model import Upstream
+    from omni_port.sources.workspace import CheckInputs
 
 __all__ = [
     "CheckInputs",
@@ -99,146 +137,67 @@ __all__ = [
     "verify",
 ]
 
-# --- text in, values out ---------------------------------------------------------------------
+#: The namespaces the command line (and any caller) may use beyond ``__all__``.
+NAMESPACES = (
+    "checking",
+    "continuation",
+    "decisions",
+    "delta",
+    "files",
+    "inputs",
+    "model",
+    "patches",
+    "report",
+    "resolution",
+    "v2",
+    "workflows",
+    "workspace",
+)
+
+#: Where each name of ``__all__`` is defined, imported on first use.
+_DEFINED_IN = {
+    "CheckInputs": "omni_port.sources.workspace",
+    "ExtractOptions": "omni_port.extract.extractor",
+    "Extraction": "omni_port.extract.extractor",
+    "Ported": "omni_port.api.stages",
+    "Settings": "omni_port.api.settings",
+    "SyncRequest": "omni_port.api.workflows",
+    "Synced": "omni_port.api.run",
+    "UpgradeRequest": "omni_port.api.workflows",
+    "Upstream": "omni_port.model",
+    "Verified": "omni_port.api.stages",
+    "check": "omni_port.api.gate",
+    "extract": "omni_port.api.stages",
+    "extract_text": "omni_port.api.stages",
+    "load_runners": "omni_port.api.inputs",
+    "load_upstream": "omni_port.api.inputs",
+    "parse_upstream": "omni_port.api.stages",
+    "port_text": "omni_port.api.stages",
+    "rank_bases": "omni_port.api.workflows",
+    "read_lock": "omni_port.api.inputs",
+    "read_patches": "omni_port.api.inputs",
+    "sync": "omni_port.api.stages",
+    "sync_patches": "omni_port.api.run",
+    "sync_workspace": "omni_port.api.workflows",
+    "upgrade": "omni_port.api.workflows",
+    "verify": "omni_port.api.stages",
+}
 
 
-def parse_upstream(
-    text: str, label: str = "upstream.py", module: str = ASCEND_MODULE, class_name: str = ""
-) -> Upstream:
-    """An upstream module given as text. Raises BadInput (OP002) when it does not parse."""
-    return Upstream(label, sha256(text.encode("utf-8")), parse(text, label), module, class_name)
+def __getattr__(name: str) -> object:
+    """A name of ``__all__`` (or a submodule), loaded on first use and kept."""
+    where = _DEFINED_IN.get(name)
+    if where is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
 
 
-def parse_source(located: Located) -> Tree:
-    """The statement tree of a located runner file. Raises BadInput (OP002)."""
-    return parse(located.source.text, located.source.path)
-
-
-def extract_text(
-    text: str | SourceText,
-    name: str = "runner.py",
-    base: Upstream | None = None,
-    options: ExtractOptions | None = None,
-    path: str = "",
-    counterpart: str | SourceText | None = None,
-) -> Extraction:
-    """The pieces of one runner module, given as text or as a decoded file (which keeps its
-    line endings, BOM and sha256); ``path`` names it in findings. ``counterpart`` is omni's
-    GPU runner beside it, where blocks find their second anchor.
-
-    Raises BadInput on malformed markers (unless ``options.lenient``) or a syntax error.
-    """
-    source = _decoded(text, path or name)
-    theirs = _decoded(counterpart, "counterpart.py") if counterpart is not None else None
-    with memo.run():
-        return extract_module(source, name, base, options or ExtractOptions(), theirs)
-
-
-def _decoded(text: str | SourceText, path: str) -> SourceText:
-    return text if isinstance(text, SourceText) else decode(text.encode("utf-8"), path)
-
-
-@dataclass(frozen=True, slots=True)
-class Ported:
-    """One runner module extracted against a base and synced onto an upstream."""
-
-    extraction: Extraction
-    synced: Synced
-
-    @property
-    def patches(self) -> PatchSet:
-        return PatchSet((self.extraction.module,))
-
-    def text(self, name: str = "") -> str:
-        """The generated module's text."""
-        name = name or self.extraction.module.name
-        return decode(self.synced.result.files[name], name).text
-
-
-def port_text(
-    runner: str,
-    base: str | Upstream,
-    upstream: str | Upstream,
-    name: str = "runner.py",
-    options: ExtractOptions | None = None,
-    tool: str = TOOL,
-) -> Ported:
-    """Extract ``runner`` against ``base`` and sync it onto ``upstream`` (texts or modules);
-    ``tool`` names the generator in the header and the lock."""
-    base_module = base if isinstance(base, Upstream) else parse_upstream(base, "base.py")
-    target = upstream if isinstance(upstream, Upstream) else parse_upstream(upstream)
-    extraction = extract_text(runner, name, base_module, options)
-    patches = PatchSet((extraction.module,))
-    return Ported(extraction, sync_patches(patches, target, tool=tool))
-
-
-# --- specs and paths -------------------------------------------------------------------------
-
-
-def extract(
-    sources: Sequence[Located], base: Upstream | None, options: ExtractOptions
-) -> tuple[PatchSet, list[Finding]]:
-    """Extract every located runner; BadInput lists every bad one and none is kept."""
-    with memo.run():
-        return extract_all(sources, base, options)
-
-
-def sync(
-    patches_dir: Path,
-    upstream: Upstream,
-    command: str = SYNC_COMMAND,
-    transplants: Sequence[Path] = (),
-    transplant_labels: Sequence[str] | None = None,
-    catalog: Path | None = None,
-) -> tuple[PatchSet, Synced]:
-    """Read the patches (and transplant inputs) and sync them onto ``upstream``; the
-    ``catalog``'s Location lines, when given, constrain the places of the blocks."""
-    patch_set, patch_files = read_patches(patches_dir)
-    labels = transplant_labels if transplant_labels is not None else [str(d) for d in transplants]
-    extras = read_transplants(transplants, labels)
-    locations = catalog_locations(patch_set, catalog)
-    return patch_set, sync_patches(
-        patch_set, upstream, command, Given(patch_files, extras, locations)
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Verified:
-    """What verify read and found."""
-
-    #: Generated module file names checked.
-    modules: tuple[str, ...]
-    placements: tuple[Placement, ...]
-    findings: tuple[Finding, ...] = field(default=())
-
-
-def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "") -> Verified:
-    """Verify the generated tree as its lock says it was made (a V1 or a V2 tree). BadInput
-    without a lock.
-
-    The omni package sources are those of the release the patches were extracted from;
-    ``vllm`` is a vLLM spec ("" for the release the upstream vllm-ascend pairs with)."""
-    config = settings.config
-    lock = read_lock(generated)
-    if v2.is_v2(lock):
-        placements = tuple(lockfile.placement(row) for row in lock.placements)
-        modules = tuple(name for name in lock.outputs if name.endswith(".py"))
-        return Verified(modules, placements, tuple(v2.verify_tree(generated, lock, settings)))
-    patch_set, _ = read_patches(patches_dir)
-    # The lock names paths relative to the repository root; read them from here.
-    upstream_text = config.given_spec(lock.upstream)
-    upstream = load_upstream(upstream_text, settings, config.upstream_class)
-    files = {
-        name: read_bytes_or_none(generated / name) or b""
-        for name in lock.outputs
-        if name.endswith(".py")
-    }
-    placements = tuple(lockfile.placement(row) for row in lock.placements)
-    source = patches_source(patch_set, config.source)
-    context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
-    findings = verify_files(files, placements, patch_set, context)
-    # What is on disk is verified; a file edited since sync wrote it is not what the lock
-    # says, and no patch records it yet (the runtime switch refuses it).
-    edited = hand_edits(generated, lock.outputs, {})
-    findings.extend(edit_finding(edit.rel, edit, refused=False) for edit in edited)
-    return Verified(tuple(files), placements, tuple(findings))
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *NAMESPACES})

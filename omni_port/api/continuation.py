@@ -24,7 +24,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from omni_port.api.workflows import Loaded, WorkspaceSync, sync_loaded
+from omni_port.api.author import author
+from omni_port.api.inputs import Settings, read_lock
+from omni_port.api.locked import locked_transplants
+from omni_port.api.workflows import (
+    Loaded,
+    SyncRequest,
+    WorkspaceSync,
+    load_workspace,
+    sticky_upstream,
+    sync_loaded,
+)
 from omni_port.errors import BadInput
 from omni_port.extract.extractor import ExtractOptions, extract_module
 from omni_port.model import (
@@ -51,6 +61,8 @@ from omni_port.report import shorten
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
 from omni_port.sync.splice import CONFLICT_OPEN
+
+__all__ = ["Continued", "Taken", "continue_workspace", "generated_files", "take_edits"]
 
 #: Least code similarity for a changed edit to count as a block's new code when more than
 #: one block of the member could own it.
@@ -84,6 +96,25 @@ class Continued:
     notes: tuple[Finding, ...]
     #: Generated modules the maintainer edited.
     edited: tuple[str, ...]
+
+
+def continue_workspace(patches: Path, generated: Path, why: str, settings: Settings) -> Continued:
+    """`continue`: the generated runners of ``generated``, as edited, taken against the
+    workspace `sync` loads (its lock's upstream and transplant inputs), signed by git's
+    author identity; writes nothing. BadInput without a lock, and as ``take_edits``."""
+    config = settings.config
+    lock = read_lock(generated)
+    request = SyncRequest(
+        patches,
+        sticky_upstream(settings, generated),
+        generated,
+        config.upstream_class,
+        config.history,
+        locked_transplants(config, generated),
+    )
+    loaded = load_workspace(request, settings)
+    edited = generated_files(generated, (*lock.outputs, lockfile.LOCK_NAME))
+    return take_edits(loaded, config, edited, why, author())
 
 
 def take_edits(

@@ -7,10 +7,11 @@ into the cache) and parsed. Nothing here writes outside the cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api.settings import Settings as Settings  # defined light: `check` reads it
 from omni_port.errors import BadInput
 from omni_port.extract import extractor, reviewed
 from omni_port.gpu import vllm_delta
@@ -38,9 +39,7 @@ from omni_port.sources.config import Config, config_file, key_line
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
-    Progress,
     SpecKind,
-    default_cache,
     locate,
     locate_runners,
     package_texts,
@@ -48,22 +47,22 @@ from omni_port.sources.upstream import (
 )
 from omni_port.verify import checks
 
+__all__ = [
+    "Settings",
+    "carry_edits",
+    "default_vllm_specs",
+    "extract_reviewed",
+    "load_vllm_bases",
+    "previous_outputs",
+    "recorded_sources",
+    "reviewed",
+    "with_unread_modules",
+]
+
 #: Packages whose imports must resolve against their pinned sources.
 CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
 #: Package the generated runners replace, so that they resolve each other's imports.
 RUNNER_PACKAGE = "vllm_omni.platforms.npu.worker"
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What every stage that reads inputs needs: configuration, download cache, progress."""
-
-    #: ``[tool.omni-port]`` of the host repository (the defaults when there is none).
-    config: Config = field(default_factory=Config)
-    #: Download cache for releases.
-    cache: Path = field(default_factory=default_cache)
-    #: Where progress lines go (downloads); None for silence.
-    progress: Progress | None = None
 
 
 def locate_text(text: str, settings: Settings) -> Located:

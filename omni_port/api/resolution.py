@@ -35,11 +35,12 @@ from omni_port.sync.evidence.places import Slot
 from omni_port.sync.locate import resolution_at as _resolution_at
 from omni_port.sync.offers import Trial, deletes
 from omni_port.sync.splice import Built
-from omni_port.verify import trials
+from omni_port.verify import conflicts, trials
 
 __all__ = [
     "Outcome",
     "Slot",
+    "conflicts",
     "decided",
     "decided_on",
     "deletes",

@@ -6,6 +6,7 @@ the lock of a V2 tree, which names every input; nothing here writes.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,31 +15,63 @@ from omni_port import TOOL
 from omni_port.api.inputs import Settings, read_bytes_or_none, verification_context
 from omni_port.api.run import verify_files
 from omni_port.catalog import drift
-from omni_port.model import Finding, Layout
+from omni_port.model import Finding, Layout, Status
 from omni_port.patches import lockfile
 from omni_port.report import shown
 from omni_port.sources.config import Config
+from omni_port.v2.overrides import MethodRow, OverrideReport, Site, Who
 from omni_port.verify import checks
 
 if TYPE_CHECKING:
     from omni_port.v2 import pipeline
+    from omni_port.v2.decide import Composed
     from omni_port.v2.inputs import Settings as Sources
+    from omni_port.v2.pipeline import Inputs, Result, Reviewed
 
 # The composition (and libcst with it) loads only for V2 work: a warm V1 sync, which
 # imports this module, pays no parser start-up.
 
 __all__ = [
+    "Composed",
+    "Inputs",
+    "MethodRow",
+    "OverrideReport",
+    "Result",
+    "Reviewed",
+    "Site",
     "Sources",
+    "Who",
     "check_tree",
     "command",
     "configured",
     "generate",
     "is_v2",
+    "module_line",
     "report",
     "sources_of",
     "sources_of_lock",
     "verify_tree",
 ]
+
+
+#: The composition's records, loaded on first use (with the composition).
+_LOADED_LATE = {
+    "Composed": "omni_port.v2.decide",
+    "Inputs": "omni_port.v2.pipeline",
+    "Result": "omni_port.v2.pipeline",
+    "Reviewed": "omni_port.v2.pipeline",
+    "Sources": "omni_port.v2.inputs",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _LOADED_LATE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(where)
+    return getattr(module, "Settings" if name == "Sources" else name)
 
 
 def configured(config: Config) -> bool:
@@ -185,3 +218,24 @@ def _context(
     from omni_port.v2 import pipeline
 
     return replace(context, package=pipeline.PACKAGE)
+
+
+def module_line(module: str, result: pipeline.Result) -> str:
+    """What `v2-sync` says of one module: how the methods both override were composed, and
+    its omni hunks placed and in conflict."""
+    from omni_port.v2 import pipeline
+
+    mine = [c for c in result.composed if c.module == module]
+    rules = Counter(c.rule.value if c.rule is not None else "not composed" for c in mine)
+    composed = ", ".join(f"{n} {rule}" for rule, n in sorted(rules.items())) or "none"
+    hunks = [
+        p
+        for p in result.placements
+        if p.module == module and p.kind not in (pipeline.COMPOSED, pipeline.REWRITTEN)
+    ]
+    placed = sum(1 for p in hunks if p.status is Status.PLACED)
+    conflicts = sum(1 for p in hunks if p.status is Status.CONFLICT)
+    return (
+        f"{module}: methods both override: {composed}; {placed} omni hunks placed, "
+        f"{conflicts} hunk conflicts"
+    )

@@ -34,14 +34,25 @@ from omni_port.errors import BadInput
 from omni_port.extract import basedetect, reviewed
 from omni_port.extract.extractor import ExtractOptions
 from omni_port.gpu import transplant
+from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.pyast.parser import parse
-from omni_port.report import in_directory
+from omni_port.report import in_directory, shown
 from omni_port.sources.config import Config
 from omni_port.sources.upstream import release_versions, version_key
 from omni_port.sync import upgrade as summaries
+
+__all__ = [
+    "Loaded",
+    "Merged",
+    "SyncRequest",
+    "UpgradeRequest",
+    "best_base",
+    "load_workspace",
+    "sticky_upstream",
+]
 
 #: Oldest vllm-ascend release the NPU runners were ever ported from.
 FLOOR = "0.13.0"
@@ -131,6 +142,21 @@ def load_workspace(request: SyncRequest, settings: Settings) -> Loaded:
     extras = tuple(read_transplants(request.transplants, labels))
     locations = catalog_locations(patch_set, catalog)
     return Loaded(request, patch_set, patch_files, loaded, locations, extras, tuple(notes), command)
+
+
+def sticky_upstream(settings: Settings, generated: Path) -> str:
+    """The upstream to take when none is given (``lockfile.default_upstream``), as this
+    working directory reads it; says so (``settings.progress``) when it is not the
+    configured one."""
+    config = settings.config
+    configured = config.recorded_spec(config.upstream)
+    chosen = lockfile.default_upstream(lockfile.read_or_none(generated), configured)
+    if chosen != configured and settings.progress is not None:
+        settings.progress(
+            f"upstream {chosen}: the last sync's ({shown(generated / lockfile.LOCK_NAME)}); "
+            f"the configuration names {configured} (pass --upstream to change)"
+        )
+    return config.given_spec(chosen)
 
 
 def sync_loaded(loaded: Loaded, config: Config, patch_set: PatchSet | None = None) -> WorkspaceSync:

@@ -167,4 +167,12 @@ def committed_paths(table: dict[str, str]) -> list[str]:
     ]
 
 
-__all__ = ["TABLE", "InitRequest", "Initialized", "committed_paths", "ignored", "init_workspace"]
+__all__ = [
+    "FOLDER",
+    "TABLE",
+    "InitRequest",
+    "Initialized",
+    "committed_paths",
+    "ignored",
+    "init_workspace",
+]

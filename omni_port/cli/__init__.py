@@ -19,20 +19,18 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
-from omni_port import __version__, report
+from omni_port import __version__
+from omni_port.api import report
+from omni_port.api.files import NO_TABLE, built_in_defaults, default_cache, load, memo
+from omni_port.api.model import BadInput, Code, Config, Report
 from omni_port.cli.options import Options as Options  # every command's ctx.obj
-from omni_port.errors import BadInput
-from omni_port.model import Code, Finding, Report, Severity
-from omni_port.pyast import memo
-from omni_port.sources.config import NO_TABLE, Config, built_in_defaults, load
-from omni_port.sources.upstream import default_cache
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -248,8 +246,8 @@ def main(
 def _fetching(config: Config, quiet: bool) -> contextlib.AbstractContextManager[None]:
     """How this run fetches releases: the configured downloads, and a meter of transfers
     on stderr when it is a terminal and the run is not quiet (as pip shows one)."""
+    from omni_port.api.files import fetch
     from omni_port.cli.output import Meter
-    from omni_port.sources import fetch
 
     meter = Meter() if not quiet and sys.stderr.isatty() else None
     return fetch.fetching(fetch.Fetching(fetch.Downloads(config.downloads), meter))
@@ -268,7 +266,7 @@ def in_workspace(writes: bool) -> Callable[[F], F]:
     def decorate(command: F) -> F:
         @functools.wraps(command)
         def wrapper(options: Options, /, *args: Any, **kwargs: Any) -> Any:
-            from omni_port.sources import transaction
+            from omni_port.api.files import transaction
 
             exclusive = writes and not kwargs.get("check", False)
             context = click.get_current_context()
@@ -409,25 +407,6 @@ def summary(options: Options, message: str) -> None:
     """The one-line summary (and progress) go to stderr; stdout carries the payload."""
     if not options.quiet:
         click.echo(f"omni-port: {message}", err=True)
-
-
-def tally(findings: Sequence[Finding]) -> str:
-    """Problems and notes by kind: ``2 problems (2 undefined-name); 4 notes (4 unverified)``."""
-    parts = []
-    for severity, word in ((Severity.ERROR, "problem"), (Severity.NOTE, "note")):
-        counts = finding_counts(f for f in findings if f.severity is severity)
-        total = sum(counts.values())
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
-        parts.append(f"{total} {word}s ({kinds})" if total else f"no {word}s")
-    return "; ".join(parts)
-
-
-def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    """Findings by kind, for summaries."""
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding.kind] = counts.get(finding.kind, 0) + 1
-    return counts
 
 
 def run() -> None:

@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from omni_port import TOOL
-from omni_port.api.run import GENERATED
-from omni_port.catalog import describe, markdown
+from omni_port.api.files import encode
+from omni_port.api.model import BadInput, Code, PatchSet, Report
+from omni_port.api.patches import GENERATED, describe, markdown, read_patch_set
+from omni_port.api.report import shown
 from omni_port.cli import (
     Options,
     handle_errors,
@@ -19,11 +21,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import publish, write_files
 from omni_port.cli.output import emit
-from omni_port.errors import BadInput
-from omni_port.model import Code, PatchSet, Report
-from omni_port.patches.store import read_patch_set
-from omni_port.report import shown
-from omni_port.sources.textio import encode
 
 
 def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from omni_port.model import Code
+from omni_port.api.model import Code
 
 
 @click.command("codes")

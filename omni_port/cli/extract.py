@@ -10,6 +10,9 @@ from typing import Any
 import click
 
 from omni_port import TOOL, api
+from omni_port.api.files import encode
+from omni_port.api.model import Chunk, Copy, PatchSet, Placement, Report
+from omni_port.api.patches import Changes, existing, extracted_blocks, render_patch_set
 from omni_port.cli import (
     Options,
     discard_option,
@@ -23,11 +26,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import publish, write_files
 from omni_port.cli.output import emit
-from omni_port.extract.listing import extracted_blocks
-from omni_port.model import Chunk, Copy, PatchSet, Placement, Report
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.patches.store import Changes, existing
-from omni_port.sources.textio import encode
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,21 +11,18 @@ from pathlib import Path
 import click
 
 from omni_port import TOOL
-from omni_port.errors import BadInput
-from omni_port.model import Code, Finding, PatchSet
-from omni_port.patches.lockfile import read_or_none
-from omni_port.patches.patchfile import render_patch_set
-from omni_port.patches.store import (
+from omni_port.api.files import encode, lockfile, remove_dead_temps_under, transaction
+from omni_port.api.model import BadInput, Code, Finding, PatchSet
+from omni_port.api.patches import (
     Changes,
     edit_finding,
     existing,
     hand_edits,
     plan,
+    render_patch_set,
     unified_diff,
 )
-from omni_port.report import shown
-from omni_port.sources import transaction
-from omni_port.sources.textio import encode, remove_dead_temps_under
+from omni_port.api.report import shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +100,7 @@ def keep_hand_edits(generated: Path, files: Mapping[str, bytes], discard: bool) 
     ``.omni-port/discarded/`` of the workspace in the same transaction; returns those
     copies' paths.
     """
-    lock = read_or_none(generated)
+    lock = lockfile.read_or_none(generated)
     edits = hand_edits(generated, lock.outputs, files) if lock is not None else []
     if not edits:
         return []

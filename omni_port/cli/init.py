@@ -8,11 +8,11 @@ from typing import Any
 import click
 
 from omni_port.api import workspace
+from omni_port.api.files import transaction
+from omni_port.api.model import Code, Finding, Report
+from omni_port.api.report import shown
 from omni_port.cli import Options, handle_errors, summary
 from omni_port.cli.output import emit
-from omni_port.model import Code, Finding, Report
-from omni_port.report import shown
-from omni_port.sources import transaction
 
 #: How a workspace's CI and pre-commit run the gate (printed by `init`, on stdout).
 SNIPPETS = """\

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from omni_port.sources.config import Config
-from omni_port.sources.upstream import Progress
+from omni_port.api.files import Progress
+from omni_port.api.model import Config
 
 if TYPE_CHECKING:
     from omni_port.api import Settings

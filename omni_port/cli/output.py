@@ -13,11 +13,10 @@ from pathlib import Path
 
 import click
 
-from omni_port import report
+from omni_port.api import report
+from omni_port.api.files import cached_member, write_atomic
+from omni_port.api.model import Finding, Report
 from omni_port.cli.options import Options
-from omni_port.model import Finding, Report
-from omni_port.sources.textio import write_atomic
-from omni_port.sources.upstream import cached_member
 
 
 def emit(

@@ -8,6 +8,8 @@ import click
 
 from omni_port import api
 from omni_port.api import continuation
+from omni_port.api.model import Report, Status
+from omni_port.api.report import in_directory, shorten
 from omni_port.cli import (
     Options,
     generated_option,
@@ -17,14 +19,8 @@ from omni_port.cli import (
     patches_option,
     summary,
 )
-from omni_port.cli.author import author
 from omni_port.cli.files import publish, save_patches, write_files
 from omni_port.cli.output import emit
-from omni_port.cli.resolve import transplants_of
-from omni_port.cli.sync import sticky_upstream
-from omni_port.model import Report, Status
-from omni_port.patches import lockfile
-from omni_port.report import in_directory, shorten
 
 
 @click.command("continue")
@@ -66,18 +62,7 @@ def continue_command(
     config = options.config
     directory = patches_dir or config.path(config.patches)
     target = generated or config.path(config.generated)
-    lock = api.read_lock(target)
-    request = api.SyncRequest(
-        directory,
-        sticky_upstream(options, target),
-        target,
-        config.upstream_class,
-        config.history,
-        transplants_of(options, target),
-    )
-    loaded = api.workflows.load_workspace(request, options.settings)
-    edited = continuation.generated_files(target, (*lock.outputs, lockfile.LOCK_NAME))
-    done = continuation.take_edits(loaded, config, edited, why, author())
+    done = api.continuation.continue_workspace(directory, target, why, options.settings)
     if done.taken:
         save_patches(directory, done.patch_set)
     files = done.synced.files

@@ -10,7 +10,11 @@ from typing import Any
 
 import click
 
-from omni_port import api, report
+from omni_port import api
+from omni_port.api import report
+from omni_port.api.model import BadInput, Code, Placement, Report, Severity
+from omni_port.api.patches import Changes
+from omni_port.api.report import in_directory, shown
 from omni_port.cli import (
     Options,
     discard_edits_option,
@@ -26,12 +30,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import Writing, keep_hand_edits, publish, write_files
 from omni_port.cli.output import emit
-from omni_port.errors import BadInput
-from omni_port.gpu.transplant import Merged
-from omni_port.model import Code, Placement, Report, Severity
-from omni_port.patches import lockfile
-from omni_port.patches.store import Changes
-from omni_port.report import in_directory, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +106,7 @@ def sync_command(options: Options, /, **given: Any) -> Report:
     target = flags.generated or config.path(config.generated)
     request = api.SyncRequest(
         flags.patches_dir or config.path(config.patches),
-        flags.upstream or sticky_upstream(options, target),
+        flags.upstream or api.workflows.sticky_upstream(options.settings, target),
         target,
         flags.upstream_class or config.upstream_class,
         flags.history_mode or config.history,
@@ -149,22 +147,9 @@ def sync_command(options: Options, /, **given: Any) -> Report:
     return combined
 
 
-def sticky_upstream(options: Options, generated: Path) -> str:
-    """The upstream to take when none is given (``lockfile.default_upstream``), as this
-    working directory reads it; says so when it is not the configured one."""
-    config = options.config
-    configured = config.recorded_spec(config.upstream)
-    chosen = lockfile.default_upstream(lockfile.read_or_none(generated), configured)
-    if chosen != configured:
-        summary(
-            options,
-            f"upstream {chosen}: the last sync's ({shown(generated / lockfile.LOCK_NAME)}); "
-            f"the configuration names {configured} (pass --upstream to change)",
-        )
-    return config.given_spec(chosen)
-
-
-def _transplant_counts(merged: Merged, placements: Sequence[Placement]) -> dict[str, int]:
+def _transplant_counts(
+    merged: api.workflows.Merged, placements: Sequence[Placement]
+) -> dict[str, int]:
     joined = set(merged.joined)
     mine = [p for p in placements if p.block_id in joined]
     return {

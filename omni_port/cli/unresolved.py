@@ -12,9 +12,9 @@ from pathlib import Path
 
 from omni_port import api
 from omni_port.api import resolution
-from omni_port.cli import Options
-from omni_port.errors import BadInput
-from omni_port.model import (
+from omni_port.api.files import lockfile
+from omni_port.api.model import (
+    BadInput,
     Block,
     BlockKind,
     Code,
@@ -26,9 +26,9 @@ from omni_port.model import (
     RegionKind,
     Severity,
 )
-from omni_port.patches import lockfile
-from omni_port.report import candidate_place
-from omni_port.verify import conflicts
+from omni_port.api.report import candidate_place
+from omni_port.api.resolution import conflicts
+from omni_port.cli import Options
 
 #: Candidates shown per conflict.
 SHOWN = 3

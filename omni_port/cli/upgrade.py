@@ -12,6 +12,10 @@ from typing import Any
 import click
 
 from omni_port import api
+from omni_port.api.files import config_file, encode, pinned
+from omni_port.api.inputs import reviewed
+from omni_port.api.model import Code, Finding, Report
+from omni_port.api.report import shown
 from omni_port.cli import (
     Options,
     discard_edits_option,
@@ -26,11 +30,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
 from omni_port.cli.output import emit
-from omni_port.extract import reviewed
-from omni_port.model import Code, Finding, Report
-from omni_port.report import shown
-from omni_port.sources.config import config_file, pinned
-from omni_port.sources.textio import encode
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from omni_port import api
-from omni_port import report as reporting
+from omni_port.api import report as reporting
 from omni_port.api import v2
+from omni_port.api.model import Finding, Report, Severity
+from omni_port.api.patches import Changes
+from omni_port.api.report import finding_counts, shown
 from omni_port.cli import (
     F,
     Options,
     discard_edits_option,
-    finding_counts,
     generated_option,
     handle_errors,
     in_workspace,
@@ -28,14 +30,9 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import Writing, keep_hand_edits, write_files
 from omni_port.cli.output import emit
-from omni_port.model import Finding, Report, Severity, Status
-from omni_port.patches.store import Changes
-from omni_port.report import shown
-from omni_port.v2 import overrides
 
 if TYPE_CHECKING:
-    from omni_port.v2 import pipeline
-    from omni_port.v2.decide import Composed
+    from omni_port.api.v2 import Composed, Reviewed
 
 
 def _source_options(command: F) -> F:
@@ -150,9 +147,7 @@ def v2_report_command(options: Options, /, **given: Any) -> Report:
 Decided = Mapping[tuple[str, str], "Composed"]
 
 
-def _text_report(
-    result: overrides.OverrideReport, label: str, npu_label: str, decided: Decided
-) -> str:
+def _text_report(result: v2.OverrideReport, label: str, npu_label: str, decided: Decided) -> str:
     lines = []
     for runner in result.runners:
         chain = " < ".join(runner.chain)
@@ -165,14 +160,14 @@ def _text_report(
     return "".join(line + "\n" for line in lines)
 
 
-def _decision(row: overrides.MethodRow, decided: Decided) -> Composed | None:
+def _decision(row: v2.MethodRow, decided: Decided) -> Composed | None:
     """How v2-sync composes a row: decided where omni's code for it ends."""
-    if row.omni is None or row.who is not overrides.Who.BOTH:
+    if row.omni is None or row.who is not v2.Who.BOTH:
         return None
     return decided.get((row.omni.last[0], row.name))
 
 
-def _row_text(row: overrides.MethodRow, composed: Composed | None) -> str:
+def _row_text(row: v2.MethodRow, composed: Composed | None) -> str:
     parts = [f"{row.who.value:<8}{row.name:<36}"]
     if row.omni is not None:
         arrow = " -> super()" if row.omni.delegates else ""
@@ -191,7 +186,7 @@ def _row_text(row: overrides.MethodRow, composed: Composed | None) -> str:
     return "  ".join(parts).rstrip()
 
 
-def _report_counts(reviewed: pipeline.Reviewed) -> dict[str, int]:
+def _report_counts(reviewed: Reviewed) -> dict[str, int]:
     runners = reviewed.reports[0]
     counts: Counter[str] = Counter(row.who.value for r in runners.runners for row in r.rows)
     tally = finding_counts(reviewed.findings)
@@ -210,7 +205,7 @@ def _report_counts(reviewed: pipeline.Reviewed) -> dict[str, int]:
 
 
 def _report_summary(counts: dict[str, int]) -> str:
-    kinds = ", ".join(f"{counts.get(w.value, 0)} {w.value}" for w in overrides.Who)
+    kinds = ", ".join(f"{counts.get(w.value, 0)} {w.value}" for w in v2.Who)
     return (
         f"v2-report: {counts['runners']} runner classes; methods: {kinds}; "
         f"{counts['collisions']} collisions, {counts['wrapper_collisions']} wrapper "
@@ -221,7 +216,7 @@ def _report_summary(counts: dict[str, int]) -> str:
     )
 
 
-def _site(site: overrides.Site | None) -> dict[str, object] | None:
+def _site(site: v2.Site | None) -> dict[str, object] | None:
     if site is None:
         return None
     return {
@@ -233,7 +228,7 @@ def _site(site: overrides.Site | None) -> dict[str, object] | None:
 
 
 def _json_report(
-    reports: Sequence[overrides.OverrideReport],
+    reports: Sequence[v2.OverrideReport],
     findings: Sequence[Finding],
     counts: dict[str, int],
     decided: Decided,
@@ -332,7 +327,7 @@ def sync_tree(
     check, diff = writing.check, writing.diff
     loaded, result = v2.generate(sources, options.settings, target)
     for module in sorted([*loaded.omni, *(r.module for r in result.rebased)]):
-        summary(options, _module_line(module, result))
+        summary(options, v2.module_line(module, result))
     kept = [] if check else keep_hand_edits(target, result.files, writing.discard_edits)
     changes, would = write_files(
         target, result.files, api.inputs.previous_outputs(target), check, diff
@@ -348,25 +343,6 @@ def sync_tree(
     emit(outcome, json_path, diff=diff)
     summary(options, _sync_summary(counts, changes, check, target))
     return outcome
-
-
-def _module_line(module: str, result: pipeline.Result) -> str:
-    from omni_port.v2 import pipeline
-
-    mine = [c for c in result.composed if c.module == module]
-    rules = Counter(c.rule.value if c.rule is not None else "not composed" for c in mine)
-    composed = ", ".join(f"{n} {rule}" for rule, n in sorted(rules.items())) or "none"
-    hunks = [
-        p
-        for p in result.placements
-        if p.module == module and p.kind not in (pipeline.COMPOSED, pipeline.REWRITTEN)
-    ]
-    placed = sum(1 for p in hunks if p.status is Status.PLACED)
-    conflicts = sum(1 for p in hunks if p.status is Status.CONFLICT)
-    return (
-        f"{module}: methods both override: {composed}; {placed} omni hunks placed, "
-        f"{conflicts} hunk conflicts"
-    )
 
 
 def _sync_summary(counts: dict[str, int], changes: Changes, check: bool, target: Path) -> str:

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import click
 
-from omni_port import api, report
+from omni_port import api
+from omni_port.api import report
+from omni_port.api.files import lockfile, sha256
+from omni_port.api.model import Finding, Report, Severity
+from omni_port.api.report import finding_counts, in_directory, shown
 from omni_port.cli import (
     Options,
-    finding_counts,
     handle_errors,
     in_workspace,
     json_option,
@@ -21,10 +24,6 @@ from omni_port.cli import (
 )
 from omni_port.cli.files import publish, staging
 from omni_port.cli.output import emit
-from omni_port.model import Finding, Report, Severity
-from omni_port.patches import lockfile
-from omni_port.report import in_directory, shown
-from omni_port.sources.textio import sha256
 
 
 @click.command("verify")
