@@ -1780,8 +1780,9 @@ def test_a_hook_call_a_placed_block_replaced_is_a_note_naming_it(replaced: tuple
     block, row = _hook_block(replaced)
     (lost,) = _hooks(HOOK_GENERATED, block, row)
     assert lost.severity is Severity.NOTE
+    what = "statements around the one" if len(replaced) > 1 else "statement"
     assert lost.message.endswith(
-        ": omni's gen.Runner.step.edit-01 replaced the statement that made it"
+        f": omni's gen.Runner.step.edit-01 replaced the {what} that made it"
     )
 
 

@@ -86,13 +86,14 @@ def _lost(
             f"{where} no longer calls `self.{method}()`, which upstream's {theirs} calls "
             f"(upstream line {call.lineno})"
         )
-        block = _replacer(method, chain, blocks)
+        found = _replacer(method, chain, blocks)
         line, col = generated.lineno, generated.col_offset + 1
-        if block is None:
+        if found is None:
             message += ": the runner skips what it does there; restore the call"
             yield Finding(Code.OP516, override.module, line, message, col)
         else:
-            message += f": omni's {block.id} replaced the statement that made it"
+            block, what = found
+            message += f": omni's {block.id} replaced {what}"
             yield Finding(Code.OP516, override.module, line, message, col, Severity.NOTE)
 
 
@@ -137,21 +138,25 @@ def _named(function: Function) -> frozenset[str]:
     return frozenset(names)
 
 
-def _replacer(method: str, chain: Sequence[_Place], blocks: Sequence[Block]) -> Block | None:
+def _replacer(
+    method: str, chain: Sequence[_Place], blocks: Sequence[Block]
+) -> tuple[Block, str] | None:
     """The first of ``blocks`` that replaced a statement of ``chain`` (the call's statement
-    and those around it), a statement that calls ``method``, or statements on both sides
-    of one of ``chain`` in its body (a statement upstream added inside the span the block
-    replaced)."""
+    and those around it) or a statement that calls ``method``, else the first that replaced
+    statements on both sides of one of ``chain`` in its body (upstream added it inside the
+    span the block replaces); with what it replaced, as a note says it."""
+    spans = []
     for block in blocks:
         heads = {split_full_key(replaced)[0] for replaced in block.anchor.replaced}
         if any(f"self.{method}(" in head for head in heads):
-            return block
+            return block, "the statement that made it"
         for body, index in chain:
             keys = [node_key(stmt) for stmt in body]
-            before, after = set(keys[:index]), set(keys[index + 1 :])
-            if keys[index] in heads or (before & heads and after & heads):
-                return block
-    return None
+            if keys[index] in heads:
+                return block, "the statement that made it"
+            if heads & set(keys[:index]) and heads & set(keys[index + 1 :]):
+                spans.append(block)
+    return (spans[0], "the statements around the one that made it") if spans else None
 
 
 def _methods(world: World, module: str, owner: str) -> frozenset[str]:
