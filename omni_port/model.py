@@ -269,6 +269,16 @@ class Code(enum.StrEnum):
         "A recorded resolution has a block's own code replace upstream statements it did not "
         "replace in its base: that upstream code is deleted.",
     )
+    OP515 = (
+        "OP515",
+        "dead-store",
+        "A copied method binds a local name that nothing reads (a note when the source had it).",
+    )
+    OP516 = (
+        "OP516",
+        "lost-hook-call",
+        "A copied method no longer calls a method upstream's own version of it calls.",
+    )
     # Notes
     OP901 = ("OP901", "no-base", "No upstream base given: copies are detected by markers only.")
     OP902 = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -350,3 +351,108 @@ def test_history_to_a_target_on_another_lineage_stops_at_its_day(
     base, target = f"{root}@{commits[0][:12]}", f"{root}@{branched[:12]}"
     names = history.labels(base, target, tmp_path / "cache", str(root))
     assert names == [base, gitrepo.label(str(root), commits[1]), target]
+
+
+def test_a_main_line_commit_before_the_branch_point_is_the_main_line_s(
+    clone: tuple[Path, list[str], str],
+) -> None:
+    """A release branch's first-parent history reaches back through the main line before
+    its branch point: those commits are labelled main, not the branch."""
+    root, commits, branched = clone
+    omni = _runner(*MAIN[0]).replace("class NPUModelRunner(GPUModelRunner)", "class R(X)")
+    settings = Settings(Config(upstream_repo=str(root), upstream_class="NPUModelRunner"))
+    bases = api.rank_bases([_located(omni)], settings)
+    lineages = {score.label: score.lineage for score in bases.ranked}
+    assert lineages[gitrepo.label(str(root), commits[0])] == "main"
+    assert lineages[gitrepo.label(str(root), commits[1])] == "main"
+    assert lineages[gitrepo.label(str(root), branched)] == "releases/v1"
+
+
+def _two_methods(forward: Sequence[str], sample: Sequence[str]) -> str:
+    """An upstream runner module with ``forward`` and ``sample`` holding the given lines."""
+    sampled = "\n".join(f"        {line}" for line in sample)
+    return _runner(*forward) + f"\n    def sample(self, logits):\n{sampled}\n"
+
+
+#: ``forward`` grows on the main line; ``sample`` changes on a release branch, and the main
+#: line later replaces two of its statements.
+_FORWARD = ("tokens = self.prepare(batch)", "self.check(tokens)", "return self.run(tokens)")
+_SAMPLE = ("probs = self.softmax(logits)", "ids = self.pick(probs)", "return ids")
+_GROWN = (*_FORWARD[:-1], "self.trace(tokens)", "self.flush()", _FORWARD[-1])
+_BRANCH_SAMPLE = (*_SAMPLE[:-1], "self.clip(ids)", "self.record(ids)", _SAMPLE[-1])
+_MAIN_SAMPLE = ("ids = self.fused_pick(logits)", _SAMPLE[-1])
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> tuple[Path, list[str], str]:
+    """Main: v1, then `forward` grown, then `sample` replaced; releases/v1 forked at v1
+    changes `sample` its own way."""
+    root = tmp_path / "mixed"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    first = _commit(root, _two_methods(_FORWARD, _SAMPLE), "v1")
+    grown = _commit(root, _two_methods(_GROWN, _SAMPLE))
+    replaced = _commit(root, _two_methods(_GROWN, _MAIN_SAMPLE))
+    _git(root, "checkout", "-q", "-b", "releases/v1", first)
+    branched = _commit(root, _two_methods(_FORWARD, _BRANCH_SAMPLE))
+    _git(root, "checkout", "-q", "main")
+    return root, [first, grown, replaced], branched
+
+
+def _omni(forward: Sequence[str], sample: Sequence[str]) -> Located:
+    text = _two_methods(forward, sample)
+    return _located(text.replace("class NPUModelRunner(GPUModelRunner)", "class R(X)"))
+
+
+@pytest.mark.parametrize(
+    ("sample", "commit"),
+    [
+        pytest.param(_BRANCH_SAMPLE, "branched", id="from-a-release-branch"),
+        pytest.param(_SAMPLE, "older", id="from-code-the-main-line-replaced"),
+    ],
+)
+def test_bases_name_a_method_copied_from_another_lineage_or_an_older_commit(
+    mixed: tuple[Path, list[str], str], sample: Sequence[str], commit: str
+) -> None:
+    """`forward` copied from the main line's newest, `sample` from elsewhere: the best base
+    is on main, and `sample` is a piecewise line naming where it matches best, by
+    statements."""
+    root, commits, branched = mixed
+    settings = Settings(Config(upstream_repo=str(root), upstream_class="NPUModelRunner"))
+    bases = api.rank_bases([_omni(_GROWN, sample)], settings)
+    best = bases.ranked[0]
+    assert (best.label, best.lineage) == (gitrepo.label(str(root), commits[2]), "main")
+    (piece,) = bases.pieces
+    expected = ("R", "sample", len(sample), len(sample), 1)
+    assert (piece.owner, piece.method, piece.statements, piece.matched, piece.at_best) == expected
+    if commit == "branched":
+        assert (piece.label, piece.lineage) == (gitrepo.label(str(root), branched), "releases/v1")
+    else:
+        assert piece.lineage == "main"
+        assert piece.label in {gitrepo.label(str(root), c) for c in commits[:2]}
+    assert str(piece) == (
+        f"R.sample matches {piece.label} on {piece.lineage} ({len(sample)} of {len(sample)} "
+        f"statements) better than {best.label} (1)"
+    )
+
+
+def test_bases_print_the_piecewise_lines_of_releases(
+    mixed: tuple[Path, list[str], str], tmp_path: Path, cli: Cli
+) -> None:
+    """Without a clone, candidates given as files: the method another one explains better
+    by two statements or more is a `piecewise:` line; one statement is not enough."""
+    newest = tmp_path / "newest.py"
+    newest.write_text(_two_methods(_GROWN, _MAIN_SAMPLE))
+    branch = tmp_path / "branch.py"
+    branch.write_text(_two_methods(_FORWARD, _BRANCH_SAMPLE))
+    runner = tmp_path / "omni.py"
+    omni = _two_methods(_GROWN, (*_SAMPLE[:-1], "self.clip(ids)", _SAMPLE[-1]))
+    runner.write_text(omni.replace("class NPUModelRunner(GPUModelRunner)", "class R(X)"))
+    shown = cli("bases", runner, "--candidates", f"{newest},{branch}")
+    assert shown.exit_code == 0, shown.stdout + shown.stderr
+    assert "piecewise: R.sample matches " in shown.stdout
+    assert f"{branch.name} (4 of 4 statements) better than " in shown.stdout
+    # The branch holds 3 of these 4, the newest 2: one statement is no piecewise port.
+    close = _two_methods(_GROWN, (_MAIN_SAMPLE[0], *_BRANCH_SAMPLE[2:]))
+    runner.write_text(close.replace("class NPUModelRunner(GPUModelRunner)", "class R(X)"))
+    assert "piecewise:" not in cli("bases", runner, "--candidates", f"{newest},{branch}").stdout

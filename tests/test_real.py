@@ -248,8 +248,9 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
     errors = [f for f in findings if f["severity"] == "error"]
     # Conflicts left for the maintainer fail verify (OP310, one per conflict of the lock),
     # and so do the problems that follow from them, in the methods they sit in. No call
-    # runs twice (OP512): a block that would add a second copy is a conflict itself.
-    allowed = {"OP310", "OP502", "OP507", "OP508", "OP510"}
+    # runs twice (OP512): a block that would add a second copy is a conflict itself. A
+    # dead store (OP515) there: followed code whose readers a conflict leaves out.
+    allowed = {"OP310", "OP502", "OP507", "OP508", "OP510", "OP515"}
     assert {f["code"] for f in errors} <= allowed, errors
     lock = lockfile.read_or_none(out)
     assert lock is not None
@@ -265,6 +266,35 @@ def test_default_sync_verifies(cli: Cli, cache_dir: Path, tmp_path: Path) -> Non
         assert _method_at(path, error["line"]) == "_dummy_run", error
         assert error["code"] == "OP508", error
     assert result.exit_code == (1 if errors else 0)
+    _hooks_omni_replaced_are_notes(findings)
+
+
+def _hooks_omni_replaced_are_notes(findings: list[dict[str, object]]) -> None:
+    """The generation runner's `sample_tokens` replaced upstream's sampling with omni's
+    block-01: `self._sample()` is lost on purpose, a note naming it (OP516), as are the
+    `self._model_forward()` calls omni's `_dummy_run` blocks replaced; no hook call is lost
+    otherwise. The AR `sample_tokens` initializes what it binds again before any read, as the
+    old runner did: notes (OP515)."""
+    hooks = [f for f in findings if f["code"] == "OP516"]
+    assert hooks and all(f["severity"] == "note" for f in hooks), hooks
+    messages = [str(f["message"]) for f in hooks]
+    sampling = "NPUGenerationModelRunner.sample_tokens no longer calls `self._sample()`"
+    block = "NPUGenerationModelRunner.sample_tokens.block-01 replaced the statement that made it"
+    assert any(m.startswith(sampling) and m.endswith(block) for m in messages), messages
+    dummy = {
+        f["path"]
+        for f in hooks
+        if "._dummy_run no longer calls `self._model_forward()`" in str(f["message"])
+    }
+    assert len(dummy) == 2, hooks
+    inherited = [
+        f
+        for f in findings
+        if f["code"] == "OP515"
+        and "the old runner's method has the same dead store" in str(f["message"])
+    ]
+    assert {Path(str(f["path"])).name for f in inherited} >= {"npu_ar_model_runner.py"}, findings
+    assert all(f["severity"] == "note" for f in inherited), inherited
 
 
 def _method_at(path: Path, line: int) -> str:

@@ -14,7 +14,19 @@ from dataclasses import replace
 import pytest
 
 from omni_port import api
-from omni_port.model import BlockKind, Code, Finding, PatchSet, Placement, Rule, Severity, Status
+from omni_port.model import (
+    Anchor,
+    Block,
+    BlockKind,
+    Code,
+    Finding,
+    Origin,
+    PatchSet,
+    Placement,
+    Rule,
+    Severity,
+    Status,
+)
 from omni_port.sources.textio import decode, read_source
 from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
@@ -1188,7 +1200,8 @@ def _verify_generated(
         unused_in_source=checks.unused_in_source_of(patches),
     )
     overrides = checks.overrides_of(patches)
-    return modules, checks.verify(modules, result.placements, overrides, context)
+    blocks = checks.blocks_of(patches)
+    return modules, checks.verify(modules, result.placements, overrides, context, (), blocks)
 
 
 def _upstream_text() -> str:
@@ -1201,7 +1214,9 @@ def test_synced_runners_verify_clean() -> None:
     assert sum(1 for p in result.placements if p.status is Status.PLACED) > 10
     assert {o.upstream_owner for o in checks.overrides_of(patches)} >= {"NPUModelRunner"}
     _, findings = _verify_generated(patches, result, _upstream_text())
-    assert findings == []
+    assert [f for f in findings if f.severity is Severity.ERROR] == []
+    # Calls of upstream's methods omni's blocks replaced are notes naming the block.
+    assert {(f.code.value, f.severity) for f in findings} == {("OP516", Severity.NOTE)}
 
 
 def test_without_package_sources_the_runners_get_notes_not_errors() -> None:
@@ -1209,7 +1224,7 @@ def test_without_package_sources_the_runners_get_notes_not_errors() -> None:
     result = _generate(patches, _upstream_text())
     _, findings = _verify_generated(patches, result, _upstream_text(), checks.PackageSources())
     assert findings
-    assert {f.code.value for f in findings} == {"OP506"}
+    assert {f.code.value for f in findings} == {"OP506", "OP516"}
     assert {f.severity for f in findings} == {Severity.NOTE}
 
 
@@ -1236,7 +1251,12 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     missing = [f for f in findings if f.code.value == "OP510"]
     assert sorted(f.path for f in missing) == [RUNNERS[2]]
     assert all("field `multimodal_outputs`" in f.message for f in missing)
-    assert {f.code.value for f in findings} == {"OP507", "OP510"}
+    # The generation runner's conflict comments out the only reader of `model_kwargs`.
+    (dead,) = [f for f in findings if f.code.value == "OP515"]
+    assert (dead.path, dead.severity) == (RUNNERS[2], Severity.ERROR)
+    assert "`model_kwargs`" in dead.message and "execute_model.block-02" in dead.message
+    errors = {f.code.value for f in findings if f.severity is Severity.ERROR}
+    assert errors == {"OP507", "OP510", "OP515"}
 
 
 def test_stale_runners_against_a_changed_upstream() -> None:
@@ -1255,7 +1275,7 @@ def test_stale_runners_against_a_changed_upstream() -> None:
         ]
     )
     assert len(expected) >= 4
-    assert _found(findings) == expected
+    assert _found([f for f in findings if f.severity is Severity.ERROR]) == expected
 
 
 def _placement(placements: Sequence[Placement], suffix: str) -> Placement:
@@ -1445,3 +1465,366 @@ def test_op310_sends_to_a_rank_only_a_conflict_whose_region_lists_candidates() -
     assert "#K" not in unlisted.message
     assert "`omni-port continue`" in unlisted.message
     assert "`omni-port resolve m.R.f.block-02 --at LINE`" in unlisted.message
+
+
+# --- check 10: dead stores ------------------------------------------------------------------
+
+DEAD_UPSTREAM = """
+class NPUModelRunner:
+    def step(self, batch):
+        unused = batch.size
+        return batch
+
+    def _free_buffers(self):
+        pass
+
+    def _sample(self, logits):
+        return logits
+
+    def finish(self):
+        pass
+"""
+
+DEAD_CASES = [
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                output = self.run(batch)  # !OP515
+                return batch
+        """,
+        id="a-binding-nothing-reads",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                output = self.run(batch)  # !OP515
+                output = self.other(batch)
+                return output
+        """,
+        id="a-reassignment-before-any-read",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                total = 0  # !OP515
+                if batch:
+                    total = 1
+                else:
+                    total = 2
+                return total
+        """,
+        id="every-branch-rebinds-it",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                total = 0
+                if batch:
+                    total = 1
+                return total
+        """,
+        id="ok-one-branch-keeps-it",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                total = 0
+                for item in batch:
+                    total += item
+                return total
+        """,
+        id="ok-read-by-the-next-iteration",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                last = None
+                while batch:
+                    if last is not None:
+                        self.finish()
+                    last = batch.pop()
+                return 0
+        """,
+        id="ok-read-at-the-loop-head",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                result = None
+                try:
+                    result = self.run(batch)
+                    self.finish()
+                except ValueError:
+                    return result
+                return result
+        """,
+        id="ok-a-handler-reads-what-the-body-bound",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                scale = 2
+                def helper(x):
+                    return x * scale
+                return helper(batch)
+        """,
+        id="ok-read-by-a-nested-function",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                first, second = batch
+                _ignored = self.run(batch)
+                payload: list[object] = []
+                if batch:
+                    payload = [1]
+                else:
+                    payload = [2]
+                return payload
+        """,
+        id="ok-unpacking-underscore-and-a-typed-declaration",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                count: int = len(batch)  # !OP515
+                return batch
+        """,
+        id="a-typed-declaration-nothing-reads",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                names = [n for n in batch]
+                other = {k: v for k, v in names}
+                return other
+        """,
+        id="ok-read-in-a-comprehension",
+    ),
+]
+
+
+def _dead_context(old: str = "") -> checks.Context:
+    modules = {"gen": _dedent(old)} if old else {}
+    return checks.Context(
+        upstream=api.parse_upstream(_dedent(DEAD_UPSTREAM), "u.py", UPSTREAM_MODULE),
+        sources=checks.PackageSources(modules, frozenset()),
+    )
+
+
+@pytest.mark.parametrize("code", DEAD_CASES)
+def test_dead_stores_of_copied_methods(code: str) -> None:
+    text = _dedent(code)
+    findings = _verify(text, _dead_context(), _copies(text, "Runner", "NPUModelRunner"))
+    assert _found(findings, ["OP515"]) == _expected((GEN, text))
+    assert all(f.severity is Severity.ERROR for f in findings if f.code.value == "OP515")
+
+
+def test_a_dead_store_a_source_had_is_a_note_that_says_which() -> None:
+    text = _dedent(
+        """
+        class Runner:
+            def step(self, batch):
+                unused = batch.size
+                spare = batch.size
+                late = 0
+                return batch
+        """
+    )
+    old = """
+        class Runner:
+            def step(self, batch):
+                spare = 1
+                return batch
+        """
+    findings = _verify(text, _dead_context(old), _copies(text, "Runner", "NPUModelRunner"))
+    dead = [(f.line, f.severity, f.message) for f in findings if f.code.value == "OP515"]
+    assert dead == [
+        (
+            3,
+            Severity.NOTE,
+            "`unused` is bound here and nothing in Runner.step reads it (upstream's own "
+            "method has the same dead store)",
+        ),
+        (
+            4,
+            Severity.NOTE,
+            "`spare` is bound here and nothing in Runner.step reads it (the old runner's "
+            "method has the same dead store)",
+        ),
+        (5, Severity.ERROR, "`late` is bound here and nothing in Runner.step reads it"),
+    ]
+
+
+def test_a_dead_store_whose_reader_is_in_a_conflict_region_names_the_conflict() -> None:
+    region = conflict_region("gen.Runner.step.block-01", 0, "        ")
+    text = (
+        _dedent(
+            """
+        class Runner:
+            def step(self, batch):
+                output = self.run(batch)
+        """
+        )
+        + region.replace("self.hook()", "self.hook(output)")
+        + "        return batch\n"
+    )
+    findings = _verify(text, _dead_context(), _copies(text, "Runner", "NPUModelRunner"))
+    (dead,) = [f for f in findings if f.code.value == "OP515"]
+    assert (dead.line, dead.severity) == (3, Severity.ERROR)
+    assert "the conflict gen.Runner.step.block-01 (line 4)" in dead.message
+
+
+def test_only_copied_methods_are_checked_for_dead_stores() -> None:
+    text = _dedent(
+        """
+        class Runner:
+            def owned(self, batch):
+                output = self.run(batch)
+                return batch
+        """
+    )
+    assert [f for f in _verify(text, _dead_context()) if f.code.value == "OP515"] == []
+
+
+# --- check 11: hook calls upstream's own method makes ----------------------------------------
+
+HOOK_UPSTREAM = """
+class NPUModelRunner:
+    def step(self, batch):
+        logits = self._sample(batch)
+        with record("free"):
+            self._free_buffers()
+        self.callback = None
+        return logits
+
+    def _free_buffers(self):
+        pass
+
+    def _sample(self, logits):
+        return logits
+"""
+
+HOOK_GENERATED = """
+class Runner(NPUModelRunner):
+    def step(self, batch):
+        logits = self._sample(batch)
+        return logits
+"""
+
+
+def _hook_block(
+    replaced: tuple[str, ...], status: Status = Status.PLACED
+) -> tuple[Block, Placement]:
+    block = Block(
+        "gen.Runner.step.edit-01",
+        "Runner",
+        "step",
+        BlockKind.DELETION,
+        False,
+        "",
+        Anchor(replaced=replaced),
+        Origin("omni.py", 1, 1),
+    )
+    row = Placement(block.id, GEN, "Runner", "step", BlockKind.DELETION, False, status, 1.0)
+    return block, row
+
+
+def _hooks(text: str, block: Block | None = None, row: Placement | None = None) -> list[Finding]:
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(HOOK_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    )
+    overrides = [checks.Override(GEN, "Runner", "step", "NPUModelRunner", "step")]
+    findings = checks.verify(
+        {GEN: _dedent(text)},
+        [row] if row else [],
+        overrides,
+        context,
+        (),
+        [block] if block else [],
+    )
+    return [f for f in findings if f.code.value == "OP516"]
+
+
+def test_a_hook_call_upstream_makes_and_the_copy_lost_is_an_error() -> None:
+    (lost,) = _hooks(HOOK_GENERATED)
+    assert (lost.line, lost.severity) == (2, Severity.ERROR)
+    assert lost.message.startswith(
+        "Runner.step no longer calls `self._free_buffers()`, which upstream's "
+        "NPUModelRunner.step calls (upstream line 5)"
+    )
+
+
+@pytest.mark.parametrize(
+    "replaced",
+    [
+        pytest.param(("with record('free'): [body 0123456789ab]",), id="its-compound-statement"),
+        pytest.param(("self._free_buffers()",), id="its-statement"),
+        pytest.param(
+            ("logits = self._sample(batch)", "self.callback = None"), id="statements-around-it"
+        ),
+    ],
+)
+def test_a_hook_call_a_placed_block_replaced_is_a_note_naming_it(replaced: tuple[str, ...]) -> None:
+    block, row = _hook_block(replaced)
+    (lost,) = _hooks(HOOK_GENERATED, block, row)
+    assert lost.severity is Severity.NOTE
+    what = "statements around the one" if len(replaced) > 1 else "statement"
+    assert lost.message.endswith(
+        f": omni's gen.Runner.step.edit-01 replaced the {what} that made it"
+    )
+
+
+def test_a_hook_call_a_conflicting_block_would_replace_is_still_an_error() -> None:
+    block, row = _hook_block(("self._free_buffers()",), Status.CONFLICT)
+    (lost,) = _hooks(HOOK_GENERATED, block, row)
+    assert lost.severity is Severity.ERROR
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    logits = self._sample(batch)
+                    if batch:
+                        self._free_buffers()
+                    return logits
+            """,
+            id="called-elsewhere",
+        ),
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    super()._free_buffers()
+                    return self._sample(batch)
+            """,
+            id="through-super",
+        ),
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    self.on_done(self._free_buffers)
+                    return self._sample(batch)
+            """,
+            id="handed-on-as-a-callback",
+        ),
+    ],
+)
+def test_a_hook_the_copy_still_names_is_not_lost(generated: str) -> None:
+    assert _hooks(generated) == []

@@ -50,6 +50,7 @@ def candidates(
     lines = {
         name: gitrepo.first_parent(repo, ref, ASCEND_RUNNER, since, until) for name, ref in refs
     }
+    owner = _owners(lines)
     keys: Keys = {}
     lineage: dict[str, str] = {}
     labels: dict[str, str] = {}
@@ -63,19 +64,30 @@ def candidates(
             lineage[label] = commits[commit]
 
     steps = {name: max(1, math.ceil(len(cs) / COARSE)) for name, cs in lines.items()}
-    rank({c: n for n, cs in lines.items() for c in [*cs[:: steps[n]], *cs[:1]]})
+    rank({c: owner[c] for n, cs in lines.items() for c in [*cs[:: steps[n]], *cs[:1]]})
     for best in basedetect.rank(runners, keys)[:REFINE]:
         name = lineage[best.label]
         commits = lines[name]
         at = next(i for i, c in enumerate(commits) if labels.get(c) == best.label)
         step = steps[name]
-        rank({c: name for c in commits[max(at - step, 0) : at + step + 1]})
+        rank({c: owner[c] for c in commits[max(at - step, 0) : at + step + 1]})
     for release in _newer(settings, newest, until):
         found = locate_text(f"vllm-ascend=={release}", settings)
         keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
     # In lineage order (the main line first), newest first: ``ranked`` breaks ties by it.
     ordered = [labels[c] for cs in lines.values() for c in cs if c in labels]
     return keys, {label: lineage[label] for label in dict.fromkeys(ordered)}
+
+
+def _owners(lines: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The lineage each commit is on: the first of ``lines`` (the main line first) that
+    holds it. A release branch's first-parent history reaches back through the main line
+    before its branch point; those commits are the main line's."""
+    owner: dict[str, str] = {}
+    for name, commits in lines.items():
+        for commit in commits:
+            owner.setdefault(commit, name)
+    return owner
 
 
 def ranked(

@@ -113,7 +113,8 @@ def verify_files(
     with memo.run():
         overrides = checks.overrides_of(patches)
         resolved = checks.resolved_blocks(patches)
-        findings = checks.verify(modules, placements, overrides, context, resolved)
+        blocks = checks.blocks_of(patches)
+        findings = checks.verify(modules, placements, overrides, context, resolved, blocks)
     # A conflict left in a module is an error of its own: the runner lacks that block.
     return [*conflict_findings(modules), *findings]
 

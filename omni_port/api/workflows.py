@@ -184,7 +184,7 @@ class Bases:
 
     ranked: tuple[basedetect.BaseScore, ...]
     #: Runner methods another candidate explains clearly better than the best one.
-    pieces: tuple[basedetect.Piece, ...] = ()
+    pieces: tuple[basedetect.PiecewiseMethod, ...] = ()
 
     def runner_up(self) -> basedetect.BaseScore | None:
         """The best candidate of another lineage than the best one's (None without one)."""
@@ -211,9 +211,7 @@ def rank_bases(
             found = locate_text(text, settings)
             keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
         ranked = basedetect.rank(runners, keys)
-    best = ranked[0].label if ranked else ""
-    pieces = basedetect.pieces(runners, keys, best) if best else []
-    return Bases(tuple(ranked), tuple(pieces))
+    return Bases(tuple(ranked), tuple(basedetect.pieces(runners, keys, ranked)))
 
 
 def _releases_since(floor: str) -> list[str]:

@@ -35,10 +35,7 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
         on = f"\t{score.lineage}" if score.lineage else ""
         click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}{on}")
     for piece in bases.pieces:
-        click.echo(
-            f"piecewise: {piece.method} matches {piece.label} ({piece.share:.1%}) better "
-            f"than {best.label} ({piece.at_best:.1%})"
-        )
+        click.echo(f"piecewise: {piece}")
     share = f"{best.similarity:.1%} of {best.statements} copied statements"
     on = f" on {best.lineage}" if best.lineage else ""
     said = f"best base: {best.label}{on} ({share})"

@@ -42,16 +42,31 @@ class BaseScore:
 
 
 @dataclass(frozen=True, slots=True)
-class Piece:
+class PiecewiseMethod:
     """A runner method whose copied code another candidate explains better than the best
-    one: the hand port copied it from another revision."""
+    one: the hand port copied it from another revision (another release, another branch,
+    or code the best one's line had already replaced)."""
 
+    #: The runner class and method.
+    owner: str
     method: str
-    #: The candidate that explains it best, and its share of the method's statements.
+    #: Statements of the method compared (outside marked regions).
+    statements: int
+    #: The candidate that explains most of them, its lineage ("" for a release), and how
+    #: many of them it holds.
     label: str
-    share: float
-    #: The best candidate's share of the method's statements.
-    at_best: float
+    lineage: str
+    matched: int
+    #: The best candidate, and how many of them it holds.
+    best: str
+    at_best: int
+
+    def __str__(self) -> str:
+        on = f" on {self.lineage}" if self.lineage else ""
+        return (
+            f"{self.owner}.{self.method} matches {self.label}{on} ({self.matched} of "
+            f"{self.statements} statements) better than {self.best} ({self.at_best})"
+        )
 
 
 def rank(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys]) -> list[BaseScore]:
@@ -76,26 +91,41 @@ def rank(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys]) -> list[
     return sorted(scores, key=lambda s: (-s.similarity, s.label))
 
 
-#: How much more of a method another candidate must explain for a piecewise port.
-PIECE = 0.05
+#: How many more of a method's statements another candidate must hold for a piecewise port:
+#: one could be omni's own edit that upstream happened to make too.
+PIECE = 2
 
 
-def pieces(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys], best: str) -> list[Piece]:
-    """The runner methods another candidate explains clearly better than ``best`` (by
-    ``PIECE``), the best of those candidates for each, in method order."""
+def pieces(
+    runners: Sequence[Tree], candidates: Mapping[str, MethodKeys], ranked: Sequence[BaseScore]
+) -> list[PiecewiseMethod]:
+    """The runner methods another candidate explains better than the best of ``ranked``
+    (it holds at least ``PIECE`` more of the method's statements), in method order; of the
+    candidates that hold the most, the best ranked is named."""
+    if not ranked:
+        return []
+    best = ranked[0]
+    order = [s for s in ranked if s.label in candidates]
     found = []
-    for _, name, keys in (m for tree in runners for m in own_methods(tree)):
-        shares = {
-            label: containment(keys, methods[name])
-            for label, methods in sorted(candidates.items())
-            if name in methods and len(keys) >= 2
-        }
-        if best not in shares or shares[best] < COPY_FLOOR:
+    for owner, name, keys in (m for tree in runners for m in own_methods(tree)):
+        held = {s.label: _held(keys, candidates[s.label].get(name)) for s in order}
+        at_best = held.get(best.label, 0)
+        most = max(held.values(), default=0)
+        # A method no candidate holds COPY_FLOOR of is no copy (omni's own, same name).
+        if len(keys) < 2 or most < COPY_FLOOR * len(keys) or most - at_best < PIECE:
             continue
-        label, share = max(shares.items(), key=lambda pair: pair[1])
-        if share >= shares[best] + PIECE:
-            found.append(Piece(name, label, share, shares[best]))
+        top = next(s for s in order if held[s.label] == most)
+        found.append(
+            PiecewiseMethod(
+                owner, name, len(keys), top.label, top.lineage, most, best.label, at_best
+            )
+        )
     return found
+
+
+def _held(keys: Sequence[str], upstream: Sequence[str] | None) -> int:
+    """How many of ``keys`` (in order) ``upstream`` holds."""
+    return round(containment(keys, upstream) * len(keys)) if upstream else 0
 
 
 def own_methods(tree: Tree) -> Iterator[tuple[str, str, list[str]]]:

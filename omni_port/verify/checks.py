@@ -20,10 +20,16 @@ checks, in the order ``verify`` runs them:
    statements that stand for it (OP513);
 9. a recorded resolution has a block's own code replace only upstream statements it
    replaced in its base: others would be upstream code deleted (OP514; only when the
-   resolved blocks are given).
+   resolved blocks are given);
+10. a copied method binds no local that nothing reads (OP515; a note when upstream's own
+    method or the old runner's has the same dead store);
+11. a copied method still calls every method of its class that upstream's own version
+    calls (OP516; a note when a placed block replaced the statement that made the call,
+    only when the blocks are given).
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
-``arguments``, ``repeats``, ``rows``, ``resolutions``; ``context`` holds what they are
+``arguments``, ``repeats``, ``rows``, ``resolutions``, ``deadstores`` (over ``stores``),
+``hooks``; ``context`` holds what they are
 checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
@@ -64,11 +70,14 @@ from omni_port.verify.bindings import binding_findings, originals
 from omni_port.verify.context import (
     Context,
     Override,
+    blocks_of,
     is_placed_block,
     overrides_of,
     unused_in_source_of,
     world_of,
 )
+from omni_port.verify.deadstores import dead_store_findings
+from omni_port.verify.hooks import hook_findings
 from omni_port.verify.imports import import_findings
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
@@ -81,6 +90,7 @@ __all__ = [
     "Context",
     "Override",
     "PackageSources",
+    "blocks_of",
     "module_names",
     "overrides_of",
     "placed_findings",
@@ -96,12 +106,14 @@ def verify(
     overrides: Sequence[Override],
     context: Context,
     resolved: Sequence[Block] = (),
+    blocks: Sequence[Block] = (),
 ) -> list[Finding]:
     """Every finding about the generated ``modules`` (file name -> text), sorted.
 
     ``placements`` say where each block landed (only placed insertions and replacements
     are checked); ``overrides`` name the copied members; ``resolved`` are the blocks with
-    a recorded resolution (``resolved_blocks``). Never raises on bad input text.
+    a recorded resolution (``resolved_blocks``); ``blocks`` every statement-level block
+    (``blocks_of``). Never raises on bad input text.
     """
     world = world_of(modules, context)
     trees: dict[str, ast.Module] = {}
@@ -116,16 +128,18 @@ def verify(
                 line, col = deep.lineno or 1, deep.offset or 1
                 findings.append(Finding(Code.OP501, name, line, deep.msg, col))
     for name, tree in trees.items():
-        blocks = [p for p in placements if p.module == name and is_placed_block(p)]
+        rows = [p for p in placements if p.module == name and is_placed_block(p)]
         mine = [o for o in overrides if o.module == name]
         copied = originals(world, context.upstream, mine)
         allowed = frozenset(context.unused_in_source.get(name, ()))
-        findings.extend(_names(name, modules[name], tree, blocks, copied, allowed))
-        findings.extend(attribute_findings(world, name, tree, blocks, mine, context))
+        findings.extend(_names(name, modules[name], tree, rows, copied, allowed))
+        findings.extend(attribute_findings(world, name, tree, rows, mine, context))
         findings.extend(repeat_findings(world, name, tree, mine, context))
+        findings.extend(dead_store_findings(world, name, modules[name], tree, mine, context))
     findings.extend(import_findings(world, trees, context))
     findings.extend(override_findings(world, trees, overrides, context.upstream))
     findings.extend(argument_findings(world, trees, overrides, context))
+    findings.extend(hook_findings(world, trees, overrides, placements, blocks, context))
     findings.extend(row_findings(placements, frozenset(modules)))
     findings.extend(resolution_findings(resolved, placements, overrides, context.upstream))
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))

@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from omni_port.model import CONFLICT_CLOSE, CONFLICT_OPEN, Code, Finding
+from omni_port.model import CONFLICT_CLOSE, CONFLICT_LINE, CONFLICT_OPEN, Code, Finding
 
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
@@ -64,6 +64,19 @@ def regions(text: str) -> Iterator[Region]:
                 break
             listed += inside.lstrip().startswith(CANDIDATE)
         yield Region(piece, what, number, len(line) - len(stripped) + 1, listed)
+
+
+def commented_code(text: str) -> Iterator[tuple[Region, int, str]]:
+    """Each line of code a conflict region of ``text`` holds commented out: (its region,
+    its line, the code without the comment prefix)."""
+    lines = text.split("\n")
+    for region in regions(text):
+        for number in range(region.line + 1, len(lines) + 1):
+            stripped = lines[number - 1].lstrip()
+            if stripped.startswith((CONFLICT_CLOSE, CONFLICT_OPEN)):
+                break
+            if stripped.startswith(CONFLICT_LINE):
+                yield region, number, stripped[len(CONFLICT_LINE) :]
 
 
 class Route(enum.Enum):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from omni_port.model import Copy, PatchSet, Placement, Status, Upstream
-from omni_port.pyast.packages import PackageSources, World
+from omni_port.model import Block, Copy, PatchSet, Placement, Status, Upstream
+from omni_port.pyast.packages import FUNCTIONS, Function, PackageSources, World, module_class
+from omni_port.pyast.parser import module_or_none
+from omni_port.pyast.syntax import find_def
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,11 @@ def overrides_of(patches: PatchSet) -> tuple[Override, ...]:
     )
 
 
+def blocks_of(patches: PatchSet) -> tuple[Block, ...]:
+    """The statement-level blocks of a patch set (their anchors say what each replaced)."""
+    return tuple(p for m in patches.modules for p in m.pieces if isinstance(p, Block))
+
+
 def unused_in_source_of(patches: PatchSet) -> dict[str, tuple[str, ...]]:
     """The imports each source module left unused, by module file name."""
     return {m.name: m.unused_imports for m in patches.modules}
@@ -85,3 +93,18 @@ def world_of(modules: Mapping[str, str], context: Context) -> World:
 
 def unread(unknown: Sequence[str]) -> str:
     return "could not read " + ", ".join(unknown)
+
+
+def function_in(tree: ast.Module, owner: str, name: str) -> Function | None:
+    """The function ``name`` of class ``owner`` ("" at module level) in ``tree``, if any."""
+    holder: ast.Module | ast.ClassDef | None = module_class(tree, owner) if owner else tree
+    node = find_def(holder.body, name) if holder is not None else None
+    return node if isinstance(node, FUNCTIONS) else None
+
+
+def old_runner(path: str, context: Context) -> ast.Module | None:
+    """The omni source module the generated ``path`` was made from, when it is given."""
+    text = context.sources.modules.get(dotted_module(context.package, path))
+    if text is None:
+        return None
+    return module_or_none(text)

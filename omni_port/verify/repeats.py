@@ -19,25 +19,16 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from omni_port.model import Code, Finding
-from omni_port.pyast.packages import (
-    FUNCTIONS,
-    Function,
-    World,
-    call_counts,
-    call_statements,
-    module_class,
-)
-from omni_port.pyast.parser import module_or_none
-from omni_port.pyast.syntax import find_def
+from omni_port.pyast.packages import Function, World, call_counts, call_statements
 from omni_port.report import shorten
-from omni_port.verify.context import Context, Override, dotted_module
+from omni_port.verify.context import Context, Override, function_in, old_runner
 
 
 def repeat_findings(
     world: World, path: str, tree: ast.Module, overrides: Sequence[Override], context: Context
 ) -> list[Finding]:
     """OP512 findings for the copied methods of one generated module."""
-    old = _old_runner(path, context)
+    old = old_runner(path, context)
     upstream = world.tree(context.upstream.module) if context.upstream is not None else None
     if old is None or upstream is None:
         return []
@@ -55,9 +46,9 @@ def repeats(
     ``path``), against the old runner module and the new upstream module."""
     findings: list[Finding] = []
     for override in overrides:
-        generated = _function(tree, override.owner, override.name)
-        before = _function(old, override.owner, override.name)
-        theirs = _function(upstream, override.upstream_owner, override.upstream_name)
+        generated = function_in(tree, override.owner, override.name)
+        before = function_in(old, override.owner, override.name)
+        theirs = function_in(upstream, override.upstream_owner, override.upstream_name)
         if generated is None or before is None or theirs is None:
             continue
         findings.extend(_repeats(path, override, generated, _counts(before), _counts(theirs)))
@@ -85,17 +76,3 @@ def _repeats(
 
 def _counts(function: Function) -> Counter[str]:
     return call_counts(function.body)
-
-
-def _function(tree: ast.Module, owner: str, name: str) -> Function | None:
-    holder: ast.Module | ast.ClassDef | None = module_class(tree, owner) if owner else tree
-    node = find_def(holder.body, name) if holder is not None else None
-    return node if isinstance(node, FUNCTIONS) else None
-
-
-def _old_runner(path: str, context: Context) -> ast.Module | None:
-    """The omni source module the generated ``path`` was made from, when it is given."""
-    text = context.sources.modules.get(dotted_module(context.package, path))
-    if text is None:
-        return None
-    return module_or_none(text)

@@ -1,0 +1,172 @@
+"""Check 11: a copied method still calls the methods upstream's own version calls (OP516).
+
+A hook (``self._free_buffers()``, a method the class or a base defines, one a subclass
+overrides) that the new upstream method calls and the generated copy does not is work the
+runner silently skips: resources the new upstream frees there stay allocated. Each
+``self.<method>(...)`` call of the upstream method (nested functions included) whose method
+the generated copy never names (``self.<method>`` or ``super().<method>``) is a finding.
+
+The tool's own evidence decides its level: when a placed block of the method (marked, or
+an implicit edit) replaced the upstream statement holding the call, a compound statement
+around it, a statement that calls the method, or statements on both sides of one of those
+(upstream added it inside the span the block replaces), omni took the call out on purpose
+and the finding is a note naming the block; otherwise it is an error. Replaced statements
+are compared by their normalized text (a compound statement by its header), as extract
+recorded them against the base. Only methods defined along the upstream class's
+readable hierarchy count: attributes that hold callables are not hooks.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, Sequence
+
+from omni_port.model import Block, Code, Finding, Placement, Severity, Status
+from omni_port.pyast.packages import (
+    FUNCTIONS,
+    STATEMENTS,
+    Class,
+    Function,
+    World,
+    class_hierarchy,
+    is_self_attribute,
+    lookup_class,
+)
+from omni_port.pyast.syntax import node_key, split_full_key
+from omni_port.verify.context import Context, Override, function_in
+
+
+def hook_findings(
+    world: World,
+    trees: Mapping[str, ast.Module],
+    overrides: Sequence[Override],
+    placements: Sequence[Placement],
+    blocks: Sequence[Block],
+    context: Context,
+) -> Iterator[Finding]:
+    """OP516 findings for every copied method of ``trees`` (generated module file name ->
+    tree); ``blocks`` are the patches' statement-level blocks, ``placements`` say which
+    were placed. Nothing without the upstream module."""
+    upstream = world.tree(context.upstream.module) if context.upstream is not None else None
+    if upstream is None or context.upstream is None:
+        return
+    placed = {p.block_id for p in placements if p.status is Status.PLACED}
+    for override in overrides:
+        tree = trees.get(override.module)
+        generated = function_in(tree, override.owner, override.name) if tree else None
+        theirs = function_in(upstream, override.upstream_owner, override.upstream_name)
+        if generated is None or theirs is None:
+            continue
+        methods = _methods(world, context.upstream.module, override.upstream_owner)
+        mine = [
+            b
+            for b in blocks
+            if (b.owner, b.member) == (override.owner, override.name) and b.id in placed
+        ]
+        yield from _lost(override, generated, theirs, methods, mine)
+
+
+def _lost(
+    override: Override,
+    generated: Function,
+    upstream: Function,
+    methods: frozenset[str],
+    blocks: Sequence[Block],
+) -> Iterator[Finding]:
+    named = _named(generated)
+    reported: set[str] = set()
+    where = f"{override.owner}.{override.name}".lstrip(".")
+    theirs = f"{override.upstream_owner}.{override.upstream_name}".lstrip(".")
+    for call, chain in _self_calls(upstream.body, ()):
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if method not in methods or method in named or method in reported:
+            continue
+        reported.add(method)
+        message = (
+            f"{where} no longer calls `self.{method}()`, which upstream's {theirs} calls "
+            f"(upstream line {call.lineno})"
+        )
+        found = _replacer(method, chain, blocks)
+        line, col = generated.lineno, generated.col_offset + 1
+        if found is None:
+            message += ": the runner skips what it does there; restore the call"
+            yield Finding(Code.OP516, override.module, line, message, col)
+        else:
+            block, what = found
+            message += f": omni's {block.id} replaced {what}"
+            yield Finding(Code.OP516, override.module, line, message, col, Severity.NOTE)
+
+
+#: Where a statement stands: the body holding it and its index there.
+_Place = tuple[Sequence[ast.stmt], int]
+
+
+def _self_calls(
+    body: Sequence[ast.stmt], chain: tuple[_Place, ...]
+) -> Iterator[tuple[ast.Call, tuple[_Place, ...]]]:
+    """Every ``self.<name>(...)`` call under ``body``, in source order, with the places of
+    the statements holding it, outermost first."""
+    for index, node in enumerate(body):
+        inner = (*chain, (body, index))
+        for part in ast.iter_child_nodes(node):
+            if isinstance(part, STATEMENTS):
+                continue
+            for call in ast.walk(part):
+                if isinstance(call, ast.Call) and is_self_attribute(call.func):
+                    yield call, inner
+        for field in ("body", "orelse", "finalbody"):
+            yield from _self_calls(getattr(node, field, []), inner)
+        for clause in [*getattr(node, "handlers", []), *getattr(node, "cases", [])]:
+            yield from _self_calls(clause.body, inner)
+
+
+def _named(function: Function) -> frozenset[str]:
+    """Methods ``function`` names on ``self`` or ``super()`` anywhere (a call, or a method
+    handed on as a callback)."""
+    names = set()
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Attribute):
+            continue
+        value = node.value
+        is_super = (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+        )
+        if is_self_attribute(node) or is_super:
+            names.add(node.attr)
+    return frozenset(names)
+
+
+def _replacer(
+    method: str, chain: Sequence[_Place], blocks: Sequence[Block]
+) -> tuple[Block, str] | None:
+    """The first of ``blocks`` that replaced a statement of ``chain`` (the call's statement
+    and those around it) or a statement that calls ``method``, else the first that replaced
+    statements on both sides of one of ``chain`` in its body (upstream added it inside the
+    span the block replaces); with what it replaced, as a note says it."""
+    spans = []
+    for block in blocks:
+        heads = {split_full_key(replaced)[0] for replaced in block.anchor.replaced}
+        if any(f"self.{method}(" in head for head in heads):
+            return block, "the statement that made it"
+        for body, index in chain:
+            keys = [node_key(stmt) for stmt in body]
+            if keys[index] in heads:
+                return block, "the statement that made it"
+            if heads & set(keys[:index]) and heads & set(keys[index + 1 :]):
+                spans.append(block)
+    return (spans[0], "the statements around the one that made it") if spans else None
+
+
+def _methods(world: World, module: str, owner: str) -> frozenset[str]:
+    """Names of the methods defined along the readable hierarchy of class ``owner``."""
+    found = lookup_class(world, module, owner) if owner else None
+    if not isinstance(found, Class):
+        return frozenset()
+    return frozenset(
+        node.name
+        for cls in class_hierarchy(world, found).classes
+        for node in cls.node.body
+        if isinstance(node, FUNCTIONS)
+    )
