@@ -131,7 +131,9 @@ def _fate(run: Run, row: Mapping[str, object]) -> tuple[object, ...]:
     if row["status"] == "conflict":
         return (row["status"],)
     lines = run.modules.get(str(row["module"]), [])
-    start, end = row["lines"]  # type: ignore[misc]
+    lines_of = row["lines"]
+    assert isinstance(lines_of, list | tuple)
+    start, end = int(lines_of[0]), int(lines_of[1])
     return (row["status"], _code_line(reversed(lines[: start - 1])), _code_line(lines[end:]))
 
 
