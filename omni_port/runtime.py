@@ -486,6 +486,8 @@ def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
 
     def __new__(cls: type, vllm_config: object, *args: object, **kwargs: object) -> object:
         v2 = uses_v2(vllm_config)
+        if v2:
+            stage.refuse_unsupported(vllm_config)
         stage.agree(v2)
         chosen = getattr(importlib.import_module(v2_module), v2_class) if v2 else v1
         return chosen(vllm_config, *args, **kwargs)

@@ -338,6 +338,11 @@ def test_upgrade_and_check_list_upstream_edits_of_code_omni_replaces(
     section = summary.read_text().split("## Review: upstream changed code omni replaces")[1]
     section = section.split("\n## ")[0]
     assert row["id"] in section
+    # Each item names the line of the generated module it is about, as `path:line`.
+    item = next(line for line in section.splitlines() if line.startswith("- `"))
+    path, line = item[3:].split("`")[0].rsplit(":", 1)
+    lines = Path(path).read_text().splitlines()
+    assert "self.count = len(batch.stages)" in "".join(lines[int(line) - 1 : int(line) + 2])
     assert "  -self.count: int | None = None" in section, section
     assert "  +self.count = None" in section, section
     checked = cli("check", source, "--base", f"{repo}@v2", "--patches", patches, "--generated", out)

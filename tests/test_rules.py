@@ -220,3 +220,15 @@ def test_rule_cases_show_both_sides(rule: str) -> None:
     assert any(n.startswith("yes_") for n in names), rule
     assert any(n.startswith("no_") for n in names), rule
     assert all(n.startswith(("yes_", "no_", "failing_")) for n in names), rule
+
+
+@pytest.mark.parametrize("case", _engine_cases())
+def test_every_note_of_a_case_is_a_line_of_the_output(case: str) -> None:
+    """A note about a block names a line of the generated module an editor can open, also
+    for an edit that follows upstream's deletion and so has no lines of its own (it named
+    the upstream module's line, which a summary then printed as the output's)."""
+    _, result = _run(RULES / case)
+    lines = decode(result.files["omni.py"], "omni.py").text.count("\n")
+    for finding in result.findings:
+        assert finding.path == "omni.py", f"{finding.code.value} names {finding.path}"
+        assert 1 <= finding.line <= lines, f"{finding.code.value} at line {finding.line}"

@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import os
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from textwrap import dedent
@@ -331,6 +332,26 @@ def test_the_variable_and_the_stage_that_agree_build_v2(
     runtime.use_generated_runners(deployed, package=WORKERS)
     monkeypatch.setenv(stage.ENV, "1")
     assert _worker("ar", _config({"model_runner": "v2"})).model_runner.origin == "generated-v2"
+
+
+@pytest.mark.parametrize("runner", ["v1", "v2"])
+def test_decode_context_parallelism_on_v2_is_refused_at_start_up(
+    deployed: Path, runner: str
+) -> None:
+    """With DCP > 1, vllm-ascend's context-parallel attention reads
+    ``input_batch.dcp_local_seq_lens``, which omni's V2 execute_model never sets: the V2
+    runner is refused when a worker builds it, naming the stage; V1 runs as before."""
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    vllm_config = _config({"model_runner": runner}, 2)
+    vllm_config.parallel_config = types.SimpleNamespace(decode_context_parallel_size=2)
+    if runner == "v1":
+        assert _worker("ar", vllm_config).model_runner.origin == "generated-v1"
+        return
+    with pytest.raises(stage.Unsupported, match="decode_context_parallel_size=2") as refused:
+        _worker("ar", vllm_config)
+    assert "stage 2" in str(refused.value) and "model_runner v1" in str(refused.value)
+    vllm_config.parallel_config.decode_context_parallel_size = 1
+    assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
 
 
 # --- vLLM-Omni's checks of the switched workers ---------------------------------------------

@@ -182,11 +182,12 @@ def assemble(decided: Decided, header: str) -> Built:
     for copy, finding in assembly.vanished:
         line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
         assembly.findings.append(replace(finding, line=line))
-    # A note names the block's lines in the output when it has some (an edit that follows
-    # upstream may have none: then the upstream line it concerns).
+    # A note names the block's lines in the output, or, for an edit that follows upstream
+    # and so has none (upstream deleted what it held), the output line where it stood.
+    points = _points(assembly.segments)
     for ident, finding in assembly.notes:
-        if ident in ranges:
-            finding = replace(finding, path=module.name, line=ranges[ident][0])
+        if ident in points:
+            finding = replace(finding, path=module.name, line=points[ident])
         assembly.findings.append(finding)
     placements = [
         *_carried_rows(module, assembly.carried, ranges),
@@ -569,6 +570,18 @@ def _line_ranges(segments: Sequence[_Segment]) -> dict[str, tuple[int, int]]:
             ranges[segment.tag] = (min(old[0], start), max(old[1], end)) if old else (start, end)
         line += count
     return ranges
+
+
+def _points(segments: Sequence[_Segment]) -> dict[str, int]:
+    """The output line each tag starts at, a tag with no lines included (the line that
+    follows where it stands)."""
+    points: dict[str, int] = {}
+    line = 1
+    for segment in segments:
+        if segment.tag:
+            points.setdefault(segment.tag, line)
+        line += segment.text.count("\n")
+    return points
 
 
 def _carried_rows(

@@ -215,7 +215,7 @@ def _listed(upgrade: Upgrade, code: Code, heading: str, intro: str) -> Iterator[
     yield intro
     yield ""
     for finding in found:
-        yield f"- line {finding.line}: {finding.message}"
+        yield f"- `{finding.path}:{finding.line}` {finding.message}"
         if finding.detail:
             yield ""
             yield "  ```diff"

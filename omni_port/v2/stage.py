@@ -44,6 +44,29 @@ class StageConflict(RuntimeError):
     """A stage's runner choice and the process's VLLM_USE_V2_MODEL_RUNNER disagree."""
 
 
+class Unsupported(RuntimeError):
+    """A configuration the composed V2 runners cannot run: refused when a worker builds one."""
+
+
+def refuse_unsupported(vllm_config: object) -> None:
+    """Raise Unsupported for a parallel configuration the composed V2 runners get wrong.
+
+    Decode context parallelism (DCP > 1): omni's V2 ``execute_model`` is a copy of an older
+    vLLM's and never sets ``input_batch.dcp_local_seq_lens``, which vllm-ascend's
+    ``prepare_inputs`` leaves to vLLM's ``execute_model``; Ascend's MLA context-parallel path
+    then asserts mid-step. Refusing at start-up names the stage and the way out."""
+    parallel = getattr(vllm_config, "parallel_config", None)
+    dcp = getattr(parallel, "decode_context_parallel_size", 1) or 1
+    if dcp > 1:
+        raise Unsupported(
+            f"{_stage(vllm_config)} selects model_runner v2 with "
+            f"decode_context_parallel_size={dcp}: the generated V2 runners do not fill "
+            "input_batch.dcp_local_seq_lens (omni's execute_model predates it), which "
+            "vllm-ascend's context-parallel attention needs: select model_runner v1 for this "
+            "stage, or run it without decode context parallelism"
+        )
+
+
 def process_flag() -> bool | None:
     """``VLLM_USE_V2_MODEL_RUNNER`` as vLLM reads it (None when unset)."""
     value = os.environ.get(ENV)
