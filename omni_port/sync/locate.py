@@ -65,7 +65,7 @@ from omni_port.sync.evidence.places import (
     replaced_score,
     resolution_at,
 )
-from omni_port.sync.facts import BlockFacts, MemberFacts
+from omni_port.sync.facts import MemberFacts
 from omni_port.sync.rule import PlacementRule, each, each_until_still, first, first_placed
 from omni_port.sync.rules import RULES
 
@@ -130,7 +130,7 @@ class _Engine:
     # --- a member -----------------------------------------------------------------------------
 
     def member(self, facts: MemberFacts, blocks: Sequence[Block]) -> list[Decision]:
-        decisions = [self.block(facts.of(block)) for block in blocks]
+        decisions = [self.block(Context(facts, block)) for block in blocks]
         decisions = each(
             self.rules,
             decisions,
@@ -151,7 +151,7 @@ class _Engine:
         if new is old:
             return old
         if isinstance(new, Withdrawn):
-            kept = self.block(facts.without_history().of(new.decision.block))
+            kept = self.block(Context(facts.without_history(), new.decision.block))
             reason = f"{new.note}; {kept.reason}" if kept.reason else new.note
             # Decided again once history's answer was refused: a tie there is left to the
             # maintainer with the note, never settled by the order of the member's blocks.
@@ -168,7 +168,7 @@ class _Engine:
         kept = facts.member.key == block.anchor.replaced[0]
         if kept and (resolution is None or resolution.code is None):
             return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
-        ctx = Context(facts.of(block))
+        ctx = Context(facts, block)
         signed = first(self.rules, lambda rule: rule.sign(ctx))
         if signed is not None:
             return _stamped(signed[1], (), signed[0])
@@ -176,8 +176,7 @@ class _Engine:
 
     # --- a block ------------------------------------------------------------------------------
 
-    def block(self, facts: BlockFacts) -> Decision:
-        ctx = Context(facts)
+    def block(self, ctx: Context) -> Decision:
         early = first(self.rules, lambda rule: rule.decide(ctx))
         if early is not None:
             return _stamped(early[1], (), early[0])
@@ -229,7 +228,7 @@ class _Engine:
         """The anchor's best place (``ctx.top[0]``) when the walk through upstream history
         reaches it too; None when the walk finds no clear place, another one, or nothing
         fits there."""
-        walked = ctx.facts.walked if ctx.top else None
+        walked = ctx.history.walked(ctx.block) if ctx.top else None
         if walked is None:
             return None
         slot = walked.scored.slot
@@ -257,7 +256,7 @@ class _Engine:
     ) -> Decision:
         """The decision at ``best`` once it is known which release the edit was written
         against (the base unless upstream history shows an older one)."""
-        rebase = ctx.facts.rebase
+        rebase = ctx.history.rebase(ctx.block)
         block = ctx.block
         if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
             if not clear:
@@ -350,7 +349,7 @@ def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:
     """The anchor's ranking: the best three distinct places; a conflict when there is none,
     or when the replaced statements now stand in several bodies, none the block's old one."""
     block = ctx.block
-    scored = ctx.facts.ranked
+    scored = ctx.places.ranked(ctx.block)
     top = tuple(distinct(scored))[:3]
     path: _Path = (Rule.ANCHOR,)
     if not top:

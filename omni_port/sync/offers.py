@@ -164,5 +164,5 @@ def _repeats(member: Member, trial: Member, block: Block) -> str:
     old runner, where the output as written does not ("" when it would not)."""
     facts = member.facts
     assert facts is not None
-    worse = added_repeats(facts, member.decisions, trial.decisions)
-    return worse[0].said(facts, block.code) if worse else ""
+    worse = added_repeats(facts.calls, member.decisions, trial.decisions)
+    return worse[0].said(facts.calls, block.code) if worse else ""

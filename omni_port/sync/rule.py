@@ -1,7 +1,8 @@
 """The interface of a placement rule: the questions the engine asks about each block and,
 once every block of a member is decided, about the member's decisions.
 
-A rule is one kind of evidence, answering from the facts (``sync.facts``) alone. The
+A rule is one kind of evidence, answering from the facts (``sync.facts``) alone, read
+from the providers it declares (``reads``). The
 engine (``locate``) asks each question of the rules in ``rules.RULES`` order: that order
 is the precedence between kinds of evidence. How the answers of several rules to one
 question combine is the question's own, declared with it (``@combined``) and done here,
@@ -31,7 +32,7 @@ from omni_port.sync.context import (
 )
 from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import Scored
-from omni_port.sync.facts import MemberFacts
+from omni_port.sync.facts import MemberFacts, Provider
 
 
 class Combine(Enum):
@@ -78,6 +79,10 @@ class PlacementRule(Protocol):
 
     #: The rule's name, as the engine stamps it into ``decided_by``.
     name: ClassVar[Rule]
+    @property
+    def reads(self) -> tuple[Provider, ...]:
+        """The providers of facts the rule reads (``sync.facts``), and no other: what its
+        answers rest on (a class attribute; tests/test_rule_facts.py checks it)."""
 
     @combined(Combine.FIRST)
     def decide(self, ctx: Context) -> Decision | None:
@@ -124,6 +129,7 @@ class Silent:
     """A rule that has nothing to say to any question; real rules override some hooks."""
 
     name: ClassVar[Rule]
+    reads: ClassVar[tuple[Provider, ...]] = ()
 
     def decide(self, ctx: Context) -> Decision | None:
         return None

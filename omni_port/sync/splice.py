@@ -129,7 +129,7 @@ def decide(
     declared: Declared | None = None,
 ) -> Decided:
     """Where every block of ``module`` goes in the new upstream (``build``'s arguments)."""
-    known = ModuleFacts.of(module, upstream, locations, declared)
+    known = ModuleFacts.build(module, upstream, locations, declared)
     members = {
         piece.id: decide_member(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
         for piece, blocks in _grouped(module.pieces)
