@@ -79,6 +79,7 @@ class PlacementRule(Protocol):
 
     #: The rule's name, as the engine stamps it into ``decided_by``.
     name: ClassVar[Rule]
+
     @property
     def reads(self) -> tuple[Provider, ...]:
         """The providers of facts the rule reads (``sync.facts``), and no other: what its

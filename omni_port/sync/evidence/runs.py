@@ -100,7 +100,9 @@ class Attributes:
         if name not in writes or name in now[0] or name in now[1]:
             return ""
         later = labels[labels.index(self.base) + 1 :]
-        return next((label for label in later if name not in self.in_release(label)[0]), self.target)
+        return next(
+            (label for label in later if name not in self.in_release(label)[0]), self.target
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,8 +83,8 @@ class ModuleFacts:
         if not upstream.history or not module.base:
             return None
         target = Release(upstream.label, "")
-        member = (upstream_owner(copy, upstream), copy.upstream_name)
-        return history.member_history(upstream.history, module.base, target, upstream.tree, member)
+        key = (upstream_owner(copy, upstream), copy.upstream_name)
+        return history.member_history(upstream.history, module.base, target, upstream.tree, key)
 
 
 #: Upstream statements marked blocks replace, by upstream member (class, name): each run of
