@@ -1,8 +1,9 @@
 """The placement engine: where each block of a copied member goes in the new upstream method.
 
 The engine walks a fixed path of steps for each block, reading the block's facts
-(``sync.facts``). At some steps it asks a question of the rules in ``rules.RULES`` order
-(the first answer has it); the others are its own:
+(``sync.facts``). At some steps it asks a question of the rules in ``rules.RULES`` order,
+their answers combined as the question declares (``sync.rule.Combine``: most often the
+first answer has it); the others are its own:
 
 1. ``decide``: a decision before any place is scored (a recorded resolution, an edit
    upstream history explains).
