@@ -15,6 +15,8 @@ import pytest
 import yaml
 
 from omni_port import api
+from omni_port.model import Rule
+from omni_port.sync.rules import RULES
 from omni_port.sync.splice import CONFLICT_OPEN
 from tests.golden import DATA
 
@@ -309,3 +311,12 @@ def test_the_readme_says_how_long_make_test_takes_and_what_its_skipped_tests_nee
     assert all(name in setup for name in wanted), wanted
     assert "OMNI_PORT_REAL_CATALOG" in setup and "OMNI_PORT_SEED_PAGE" in setup
     assert "OMNI_PORT_REAL_CATALOG" in Path(test_catalog.__file__).read_text()
+
+
+def test_the_rules_table_lists_every_rule_and_engine_step() -> None:
+    """Every ``decided_by`` value the engine stamps has its row in "How a block is placed":
+    the block rules, the member rules and the engine's own steps (``stepwise``)."""
+    section = README.split("## How a block is placed", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"^\| `([\w-]+)` \|", section, re.MULTILINE))
+    stamped = {rule.name.value for rule in RULES} | {Rule.STEPWISE.value}
+    assert stamped <= rows, f"no row for {sorted(stamped - rows)}"

@@ -53,7 +53,7 @@ def _block_and_history() -> tuple[Block, history.MemberHistory]:
     target = with_members(target, PatchSet((module,)))
     copy = next(p for p in module.pieces if isinstance(p, Copy))
     block = next(p for p in module.pieces if isinstance(p, Block))
-    past = ModuleFacts.of(module, target).history(copy)
+    past = ModuleFacts.build(module, target).history(copy)
     assert past is not None
     return block, past
 

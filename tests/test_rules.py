@@ -139,8 +139,8 @@ def _decided_by(
     made = [
         d.block.id
         for module in patches.modules
-        for member in splice.decide(module, upstream, locations, rules, owned).members.values()
-        for d in member.decisions
+        for copied in splice.decide(module, upstream, locations, rules, owned).copies.values()
+        for d in copied.decisions
         if d.conflict and rule in d.rules
     ]
     return decided + made

@@ -1,11 +1,12 @@
-"""What the placement rules read (a block's facts) and what they answer.
+"""What the placement rules read (a block in its member) and what they answer.
 
-One ``Context`` is one block in its member: the facts worked out for both once per sync
-(``sync.facts``) and the candidate places the anchor ranked. A rule answers with a
-``Decision`` (final: a place, a followed edit, or a conflict) or a ``Proposal`` (a place
-the engine still checks with every rule before it takes it). Notes a decision may carry
-are typed: ``Lag``, ``Dispute``, ``Review``. A rule never says which rules decided: the
-engine stamps every decision with the rules whose answers it rests on (``rules``).
+One ``Context`` is one block in its member: the facts of the member worked out once per
+sync (``sync.facts``), by provider, and the candidate places the anchor ranked. A rule
+answers with a ``Decision`` (final: a place, a followed edit, or a conflict) or a
+``Proposal`` (a place the engine still checks with every rule before it takes it). Notes
+a decision may carry are typed: ``Lag``, ``Dispute``, ``Review``. A rule never says which
+rules decided: the engine stamps every decision with the rules whose answers it rests on
+(``rules``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from omni_port.model import Anchor, Block, Rule
-from omni_port.sync.evidence.places import Index, Scored, Slot
-from omni_port.sync.facts import BlockFacts, MemberFacts, Stmt, Tree
+from omni_port.sync.evidence.places import Scored, Slot
+from omni_port.sync.facts import (
+    Calls,
+    Flows,
+    History,
+    MemberFacts,
+    Places,
+    Records,
+    Stmt,
+    Syntax,
+    Tree,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +153,11 @@ Answer = Decision | Proposal
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """One block in its member, with everything the rules may read about it."""
+    """One block in its member, with everything the rules may read about it: the member
+    and its module, and the providers of facts (``sync.facts``) a rule declares it reads."""
 
-    facts: BlockFacts
+    facts: MemberFacts
+    block: Block
     #: The best candidate places, best first, once the anchor has ranked them.
     top: tuple[Scored, ...] = ()
     #: The anchor the places were found by, when not the block's own (a walk through
@@ -152,28 +165,38 @@ class Context:
     around: Anchor | None = None
 
     @property
-    def block(self) -> Block:
-        return self.facts.block
-
-    @property
-    def of(self) -> MemberFacts:
-        """The facts of the block's member."""
-        return self.facts.member
-
-    @property
     def member(self) -> Stmt:
         """The member in the new upstream (a method, or a module-level class or function)."""
-        return self.facts.member.member
-
-    @property
-    def index(self) -> Index:
-        """Every body of the member and every statement's place in it."""
-        return self.facts.member.index
+        return self.facts.member
 
     @property
     def tree(self) -> Tree:
         """The new upstream module, for the text of its statements."""
-        return self.facts.member.tree
+        return self.facts.tree
+
+    @property
+    def syntax(self) -> Syntax:
+        return self.facts.syntax
+
+    @property
+    def places(self) -> Places:
+        return self.facts.places
+
+    @property
+    def flows(self) -> Flows:
+        return self.facts.flows
+
+    @property
+    def history(self) -> History:
+        return self.facts.history
+
+    @property
+    def calls(self) -> Calls:
+        return self.facts.calls
+
+    @property
+    def records(self) -> Records:
+        return self.facts.records
 
 
 @dataclass(frozen=True, slots=True)

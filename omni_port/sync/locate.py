@@ -1,8 +1,9 @@
 """The placement engine: where each block of a copied member goes in the new upstream method.
 
 The engine walks a fixed path of steps for each block, reading the block's facts
-(``sync.facts``). At some steps it asks a question of the rules in ``rules.RULES`` order
-(the first answer has it); the others are its own:
+(``sync.facts``). At some steps it asks a question of the rules in ``rules.RULES`` order,
+their answers combined as the question declares (``sync.rule.Combine``: most often the
+first answer has it); the others are its own:
 
 1. ``decide``: a decision before any place is scored (a recorded resolution, an edit
    upstream history explains).
@@ -15,7 +16,7 @@ The engine walks a fixed path of steps for each block, reading the block's facts
    (the first answer that places the block has it, else the first conflict: a merge
    before intent); two places that score alike go to ``break_tie``; otherwise the
    anchor's best place is taken.
-5. Every place about to be taken is ``check``-ed by every rule: a conflict, another
+5. Every place about to be taken is ``check``-ed by the rules: a conflict, another
    decision (upstream has the code already), or a note instead.
 
 Then the decisions of a member are ``settle``-d together, and ``revise``-d by the member
@@ -65,8 +66,8 @@ from omni_port.sync.evidence.places import (
     replaced_score,
     resolution_at,
 )
-from omni_port.sync.facts import BlockFacts, MemberFacts
-from omni_port.sync.rule import PlacementRule
+from omni_port.sync.facts import MemberFacts
+from omni_port.sync.rule import PlacementRule, each, each_until_still, first, first_placed
 from omni_port.sync.rules import RULES
 
 __all__ = [
@@ -81,10 +82,6 @@ __all__ = [
 
 #: The path of a decision so far: the rules it rests on before the next answer.
 _Path = tuple[Rule, ...]
-
-#: The rounds of member rules after which a member that still changes is an internal
-#: error (a rule that revises its own revision again), not a loop without end.
-_ROUNDS = 1000
 
 
 def decide(
@@ -134,33 +131,20 @@ class _Engine:
     # --- a member -----------------------------------------------------------------------------
 
     def member(self, facts: MemberFacts, blocks: Sequence[Block]) -> list[Decision]:
-        decisions = [self.block(facts.of(block)) for block in blocks]
-        for rule in self.rules:
-            settled = rule.settle(facts, decisions)
-            if settled is not None:
-                decisions = [
-                    self._settled(facts, old, new, rule.name)
-                    for old, new in zip(decisions, settled, strict=True)
-                ]
-        return self._revised(facts, decisions)
-
-    def _revised(self, facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
-        """The decisions as the rules ``revise`` them, until none changes one: after a
-        change the rules are asked again from the first, so that each rule judges what a
-        later one changed before any later one acts again (``rules.MEMBER_RULES``)."""
-        position = rounds = 0
-        while position < len(self.rules):
-            rule = self.rules[position]
-            found = rule.revise(facts, decisions)
-            if found is None or all(n is o for o, n in zip(decisions, found, strict=True)):
-                position += 1
-                continue
-            decisions = [_revision(o, n, rule.name) for o, n in zip(decisions, found, strict=True)]
-            position, rounds = 0, rounds + 1
-            if rounds > _ROUNDS:
-                said = f"{facts.member.key[:60]!r}: {rule.name.value}"
-                raise RuntimeError(f"the member rules revise {said} without end")
-        return decisions
+        decisions = [self.block(Context(facts, block)) for block in blocks]
+        decisions = each(
+            self.rules,
+            decisions,
+            lambda rule, now: rule.settle(facts, now),
+            lambda old, new, name: self._settled(facts, old, new, name),
+        )
+        return each_until_still(
+            self.rules,
+            decisions,
+            lambda rule, now: rule.revise(facts, now),
+            _revision,
+            repr(facts.member.key[:60]),
+        )
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without
@@ -168,7 +152,7 @@ class _Engine:
         if new is old:
             return old
         if isinstance(new, Withdrawn):
-            kept = self.block(facts.without_history().of(new.decision.block))
+            kept = self.block(Context(facts.without_history(), new.decision.block))
             reason = f"{new.note}; {kept.reason}" if kept.reason else new.note
             # Decided again once history's answer was refused: a tie there is left to the
             # maintainer with the note, never settled by the order of the member's blocks.
@@ -185,21 +169,18 @@ class _Engine:
         kept = facts.member.key == block.anchor.replaced[0]
         if kept and (resolution is None or resolution.code is None):
             return Decision(block, None, 1.0, False, (), "", (Rule.ANCHOR,))
-        ctx = Context(facts.of(block))
-        for rule in self.rules:
-            found = rule.sign(ctx)
-            if found is not None:
-                return _stamped(found, (), rule.name)
+        ctx = Context(facts, block)
+        signed = first(self.rules, lambda rule: rule.sign(ctx))
+        if signed is not None:
+            return _stamped(signed[1], (), signed[0])
         return Decision(block, None, 0.0, True, (), "the signature changed upstream")
 
     # --- a block ------------------------------------------------------------------------------
 
-    def block(self, facts: BlockFacts) -> Decision:
-        ctx = Context(facts)
-        for rule in self.rules:
-            early = rule.decide(ctx)
-            if early is not None:
-                return _stamped(early, (), rule.name)
+    def block(self, ctx: Context) -> Decision:
+        early = first(self.rules, lambda rule: rule.decide(ctx))
+        if early is not None:
+            return _stamped(early[1], (), early[0])
         ranked = _rank(ctx)
         if isinstance(ranked, Decision):
             return ranked
@@ -209,13 +190,12 @@ class _Engine:
         """The decision from the anchor's candidates and the evidence beyond it."""
         narrowed: Narrowed | None = None
         path: _Path = (Rule.ANCHOR,)
-        for rule in self.rules:
-            narrowed = rule.narrow(ctx)
-            if narrowed is not None:
-                ctx = replace(ctx, top=narrowed.top)
-                if narrowed.decisive:
-                    path = tuple(dict.fromkeys((Rule.ANCHOR, rule.name)))
-                break
+        found = first(self.rules, lambda rule: rule.narrow(ctx))
+        if found is not None:
+            name, narrowed = found
+            ctx = replace(ctx, top=narrowed.top)
+            if narrowed.decisive:
+                path = tuple(dict.fromkeys((Rule.ANCHOR, name)))
         decisive = narrowed if narrowed is not None and narrowed.decisive else None
         best = ctx.top[0]
         # Among places the anchor found plausible, a rule that narrowed them may pick one.
@@ -227,10 +207,9 @@ class _Engine:
         """The best place scores too little: another kind of evidence seconds one, or the
         block is followed through history, or it is a conflict."""
         path: _Path = (Rule.ANCHOR,)
-        for rule in self.rules:
-            answer = rule.second(ctx)
-            if answer is not None:
-                return self._taken(ctx, answer, path, rule.name)
+        seconded: tuple[Rule, Answer] | None = first(self.rules, lambda rule: rule.second(ctx))
+        if seconded is not None:
+            return self._taken(ctx, seconded[1], path, seconded[0])
         best = ctx.top[0]
         reason = f"best place scores {best.score:.2f}"
         if ctx.block.anchor.replaced and best.replaced < 1.0:
@@ -250,7 +229,7 @@ class _Engine:
         """The anchor's best place (``ctx.top[0]``) when the walk through upstream history
         reaches it too; None when the walk finds no clear place, another one, or nothing
         fits there."""
-        walked = ctx.facts.walked if ctx.top else None
+        walked = ctx.history.walked(ctx.block) if ctx.top else None
         if walked is None:
             return None
         slot = walked.scored.slot
@@ -278,7 +257,7 @@ class _Engine:
     ) -> Decision:
         """The decision at ``best`` once it is known which release the edit was written
         against (the base unless upstream history shows an older one)."""
-        rebase = ctx.facts.rebase
+        rebase = ctx.history.rebase(ctx.block)
         block = ctx.block
         if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
             if not clear:
@@ -293,22 +272,15 @@ class _Engine:
     def _reconciled(
         self, ctx: Context, best: Scored, rebase: Rebase | None, path: _Path
     ) -> Decision:
-        """The block's replaced statements changed upstream: what goes at ``best``.
-
-        The first rule that places the block has it; a rule that finds only a conflict
-        leaves the later ones room to decide with their own evidence (omni's intent over an
-        edit the statement merge cannot take), and its conflict stands when none does."""
+        """The block's replaced statements changed upstream: what goes at ``best``
+        (``Combine.FIRST_PLACED``), a conflict when no rule answers."""
         reason = "the statements it replaced changed upstream"
-        first: Decision | None = None
-        for rule in self.rules:
-            answer = rule.reconcile(ctx, best, rebase)
-            if answer is None:
-                continue
-            decision = self._taken(ctx, answer, path, rule.name)
-            if not decision.conflict:
-                return decision
-            first = first or decision
-        return first or replace(conflict(ctx.block, best, ctx.top, reason), rules=path)
+        found = first_placed(
+            self.rules,
+            lambda rule: rule.reconcile(ctx, best, rebase),
+            lambda answer, name: self._taken(ctx, answer, path, name),
+        )
+        return found or replace(conflict(ctx.block, best, ctx.top, reason), rules=path)
 
     def _tie(self, ctx: Context) -> Decision:
         """Two places score alike: a rule decides between them, or it is a conflict."""
@@ -317,16 +289,17 @@ class _Engine:
             f"ambiguous: places at upstream lines {top[0].slot.line()} and "
             f"{top[1].slot.line()} score {top[0].score:.2f} and {top[1].score:.2f}"
         )
-        first, second = sorted(top[:2], key=lambda s: s.slot.index)
-        same_body = first.slot.suite is second.slot.suite
-        if not same_body or first.slot.span or second.slot.span:
+        left, right = sorted(top[:2], key=lambda s: s.slot.index)
+        same_body = left.slot.suite is right.slot.suite
+        if not same_body or left.slot.span or right.slot.span:
             return replace(conflict(ctx.block, top[0], top, ambiguous), tied=True)
-        between = first.slot.suite.stmts[first.slot.index : second.slot.index]
-        tie = Tie(first, second, tuple(between), ambiguous)
-        for rule in self.rules:
-            answer = rule.break_tie(ctx, tie)
-            if answer is not None:
-                return self._taken(ctx, answer, (), rule.name)
+        between = left.slot.suite.stmts[left.slot.index : right.slot.index]
+        tie = Tie(left, right, tuple(between), ambiguous)
+        broken: tuple[Rule, Answer] | None = first(
+            self.rules, lambda rule: rule.break_tie(ctx, tie)
+        )
+        if broken is not None:
+            return self._taken(ctx, broken[1], (), broken[0])
         return self._unsure(ctx, ambiguous, (), tied=True)
 
     def _taken(self, ctx: Context, answer: Answer, path: _Path, name: Rule) -> Decision:
@@ -344,16 +317,15 @@ class _Engine:
         anchor = proposal.around or ctx.around or ctx.block.anchor
         before, after = new_code_around(anchor, chosen.slot)
         check = Check(proposal, tuple(before), tuple(after))
-        dispute: Dispute | None = None
         decision: Decision | None = None
-        for rule in self.rules:
-            found = rule.check(ctx, check)
-            if isinstance(found, Decision):
-                decision = _stamped(found, stamps, rule.name)
-                decision = replace(decision, rules=path) if decision.conflict else decision
-                break
-            if isinstance(found, Dispute):
-                dispute = found
+        found: tuple[Rule, Decision | Dispute] | None = first(
+            self.rules, lambda rule: rule.check(ctx, check)
+        )
+        # A dispute is a check's answer too (``Combine.FIRST``): the place is taken, with it.
+        dispute = found[1] if found is not None and isinstance(found[1], Dispute) else None
+        if found is not None and isinstance(found[1], Decision):
+            decision = _stamped(found[1], stamps, found[0])
+            decision = replace(decision, rules=path) if decision.conflict else decision
         if decision is None:
             decision = Decision(
                 ctx.block,
@@ -378,7 +350,7 @@ def _rank(ctx: Context) -> tuple[Scored, ...] | Decision:
     """The anchor's ranking: the best three distinct places; a conflict when there is none,
     or when the replaced statements now stand in several bodies, none the block's old one."""
     block = ctx.block
-    scored = ctx.facts.ranked
+    scored = ctx.places.ranked(ctx.block)
     top = tuple(distinct(scored))[:3]
     path: _Path = (Rule.ANCHOR,)
     if not top:

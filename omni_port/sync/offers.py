@@ -26,7 +26,7 @@ from omni_port.sync.context import Decision
 from omni_port.sync.evidence.calls import added_repeats
 from omni_port.sync.evidence.code import unreplaced
 from omni_port.sync.evidence.places import Scored, resolution_at
-from omni_port.sync.splice import Built, Decided, Member, assemble, decide_member
+from omni_port.sync.splice import Built, Copied, Decided, assemble, decide_copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +54,8 @@ def offered(decided: Decided, header: str, judge: Judge | None = None) -> Decide
     docstring); ``header`` opens the trial modules, ``judge`` says what verify would newly
     report of each (None: verify is not asked)."""
     tried = _Trying(decided, header, judge)
-    members = {ident: tried.member(member) for ident, member in decided.members.items()}
-    return replace(decided, members=members)
+    copies = {ident: tried.copied(copied) for ident, copied in decided.copies.items()}
+    return replace(decided, copies=copies)
 
 
 @dataclass(slots=True)
@@ -73,18 +73,18 @@ class _Trying:
             self._now = assemble(self.decided, self.header)
         return self._now
 
-    def member(self, member: Member) -> Member:
-        if member.facts is None or not any(_open(d) for d in member.decisions):
-            return member
-        decisions = tuple(self._cut(member, d) if _open(d) else d for d in member.decisions)
-        return replace(member, decisions=decisions)
+    def copied(self, copied: Copied) -> Copied:
+        if copied.facts is None or not any(_open(d) for d in copied.decisions):
+            return copied
+        decisions = tuple(self._cut(copied, d) if _open(d) else d for d in copied.decisions)
+        return replace(copied, decisions=decisions)
 
-    def _cut(self, member: Member, decision: Decision) -> Decision:
+    def _cut(self, copied: Copied, decision: Decision) -> Decision:
         """``decision`` with the candidates that do not work withheld, and why."""
         kept: list[Scored] = []
         withheld: dict[str, list[str]] = {}
         for candidate in decision.candidates:
-            why = self.why_not(member, decision, candidate)
+            why = self.why_not(copied, decision, candidate)
             if not why:
                 kept.append(candidate)
                 continue
@@ -98,25 +98,25 @@ class _Trying:
         reason = f"{decision.reason}; {head}: {said}"
         return replace(decision, candidates=tuple(kept), reason=reason)
 
-    def why_not(self, member: Member, decision: Decision, candidate: Scored) -> str:
+    def why_not(self, copied: Copied, decision: Decision, candidate: Scored) -> str:
         """Why taking ``candidate`` for ``decision``'s block would not work ("" when it
         would), cheapest question first."""
         block = decision.block
         resolution = resolution_at(candidate.slot)
         resolved = replace(block, anchor=replace(block.anchor, resolution=resolution))
-        blocks = tuple(resolved if b.id == block.id else b for b in member.blocks)
-        trial = decide_member(member.copy, blocks, member.facts, self.decided.rules)
-        found = _refused(member, trial, resolved, candidate)
+        blocks = tuple(resolved if b.id == block.id else b for b in copied.blocks)
+        trial = decide_copy(copied.copy, blocks, copied.facts, self.decided.rules)
+        found = _refused(copied, trial, resolved, candidate)
         if found:
             return found
         deleted = deletes(block, candidate.slot.held())
         if deleted:
             return f"it would delete {deleted}, which the block did not replace in its base"
-        twice = _repeats(member, trial, block)
+        twice = _repeats(copied, trial, block)
         if twice or self.judge is None:
             return twice
-        members = {**self.decided.members, member.copy.id: trial}
-        tried = assemble(replace(self.decided, members=members), self.header)
+        copies = {**self.decided.copies, copied.copy.id: trial}
+        tried = assemble(replace(self.decided, copies=copies), self.header)
         module, upstream = self.decided.module, self.decided.upstream
         shown = Trial(module, upstream, resolved, self.now, tried)
         problem = self.judge(shown)
@@ -140,7 +140,7 @@ def _open(decision: Decision) -> bool:
     return decision.conflict and bool(decision.candidates) and decision.slot is not None
 
 
-def _refused(member: Member, trial: Member, resolved: Block, candidate: Scored) -> str:
+def _refused(copied: Copied, trial: Copied, resolved: Block, candidate: Scored) -> str:
     """Why `resolve` would refuse the candidate, or the next sync not replay it there
     ("" when neither): the sync does not place the block there by its resolution, or a
     block of the member the sync placed is a conflict then."""
@@ -152,17 +152,17 @@ def _refused(member: Member, trial: Member, resolved: Block, candidate: Scored) 
         # The record names the statement the block follows: the first one of that text.
         return "the next sync would put it elsewhere: the statement before it stands twice there"
     taken = [
-        after[d.block.id] for d in member.decisions if not d.conflict and after[d.block.id].conflict
+        after[d.block.id] for d in copied.decisions if not d.conflict and after[d.block.id].conflict
     ]
     if taken:
         return f"it makes {taken[0].block.id} a conflict: {shorten(taken[0].reason, 120)}"
     return ""
 
 
-def _repeats(member: Member, trial: Member, block: Block) -> str:
+def _repeats(copied: Copied, trial: Copied, block: Block) -> str:
     """Why the candidate would run a call more often than both the new upstream and the
     old runner, where the output as written does not ("" when it would not)."""
-    facts = member.facts
+    facts = copied.facts
     assert facts is not None
-    worse = added_repeats(facts, member.decisions, trial.decisions)
-    return worse[0].said(facts, block.code) if worse else ""
+    worse = added_repeats(facts.calls, copied.decisions, trial.decisions)
+    return worse[0].said(facts.calls, block.code) if worse else ""

@@ -39,16 +39,16 @@ def runnable(
     does, it says why instead."""
     if not decision.conflict or not decision.candidates:
         return decision
-    lost = lost_binding(facts, decision, decisions)
+    lost = lost_binding(facts.flows, facts.history, decision, decisions)
     if lost:
         # Upstream binds the name nowhere in the member: no place there binds it.
         why = "" if lost in decision.reason else f"; no place runs: {lost}"
         return replace(decision, candidates=(), reason=f"{decision.reason}{why}")
     kept: list[Scored] = []
     why = ""
-    taken = facts.taken_by([b for b in blocks if b is not decision.block])
+    taken = facts.places.taken_by([b for b in blocks if b is not decision.block])
     for candidate in decision.candidates:
-        found = facts.why_not(decision.block, candidate.slot, taken)
+        found = facts.flows.why_not(decision.block, candidate.slot, taken)
         if found:
             why = why or found
         else:
@@ -65,7 +65,7 @@ def named(facts: MemberFacts, decision: Decision) -> Decision:
     """A conflict about, or omni's code winning over, statements upstream changed names the
     upstream change that made the edit (docs/design.md rule 6)."""
     block = decision.block
-    by = facts.of(block).changed_by if block.anchor.replaced else ""
+    by = facts.history.changed_by(block) if block.anchor.replaced else ""
     if not by:
         return decision
     if decision.conflict:

@@ -97,7 +97,7 @@ def build(
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class Copied:
     """One copied member, decided: the decisions of its blocks, statements first (in block
     order), then signatures, the order their edits apply in."""
 
@@ -118,7 +118,7 @@ class Decided:
     known: ModuleFacts
     rules: tuple[PlacementRule, ...]
     #: The decided copies, by copy id.
-    members: Mapping[str, Member]
+    copies: Mapping[str, Copied]
 
 
 def decide(
@@ -129,30 +129,30 @@ def decide(
     declared: Declared | None = None,
 ) -> Decided:
     """Where every block of ``module`` goes in the new upstream (``build``'s arguments)."""
-    known = ModuleFacts.of(module, upstream, locations, declared)
-    members = {
-        piece.id: decide_member(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
+    known = ModuleFacts.build(module, upstream, locations, declared)
+    copies = {
+        piece.id: decide_copy(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
         for piece, blocks in _grouped(module.pieces)
         if isinstance(piece, Copy)
     }
-    return Decided(module, upstream, known, tuple(rules), members)
+    return Decided(module, upstream, known, tuple(rules), copies)
 
 
-def decide_member(
+def decide_copy(
     copy: Copy,
     blocks: tuple[Block, ...],
     facts: MemberFacts | None,
     rules: Sequence[PlacementRule] = RULES,
-) -> Member:
+) -> Copied:
     """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished)."""
     if facts is None:
-        return Member(copy, blocks, None)
+        return Copied(copy, blocks, None)
     statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
     decided = [_with_fallback(d, facts.member) for d in locate.decide(facts, statements, rules)]
     signatures = [
         locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
     ]
-    return Member(copy, blocks, facts, (*decided, *signatures))
+    return Copied(copy, blocks, facts, (*decided, *signatures))
 
 
 def assemble(decided: Decided, header: str) -> Built:
@@ -167,7 +167,7 @@ def assemble(decided: Decided, header: str) -> Built:
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
             job = _Copying(module, piece, blocks, upstream, indent, decided.rules)
-            _add_copy(assembly, job, decided.members[piece.id], decided.known)
+            _add_copy(assembly, job, decided.copies[piece.id], decided.known)
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -244,7 +244,7 @@ class _Copying:
     rules: tuple[PlacementRule, ...]
 
 
-def _add_copy(assembly: _Assembly, job: _Copying, decided: Member, known: ModuleFacts) -> None:
+def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied, known: ModuleFacts) -> None:
     module, copy, upstream = job.module, job.copy, job.upstream
     facts = decided.facts
     if facts is None:

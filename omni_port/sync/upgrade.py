@@ -261,11 +261,11 @@ def _windows(upgrade: Upgrade, upstream: Upstream) -> Windows:
     found: Windows = {}
     owned = declared(upgrade.patches)
     for module in upgrade.patches.modules:
-        known = ModuleFacts.of(module, upstream, upgrade.locations, owned)
+        known = ModuleFacts.build(module, upstream, upgrade.locations, owned)
         for copy, blocks in _copies(module):
             facts = known.member_facts(copy, blocks)
             if facts is not None:
-                found.update((b.id, _window(facts.of(b).ranked)) for b in blocks)
+                found.update((b.id, _window(facts.places.ranked(b))) for b in blocks)
     return found
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from omni_port.model import BlockKind
 from omni_port.sync.context import Decision
 from omni_port.sync.evidence.code import shorten
-from omni_port.sync.facts import MemberFacts
+from omni_port.sync.facts import Calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +29,11 @@ class Twice:
     #: base's code of every block of the member).
     runner: int | None
 
-    def said(self, facts: MemberFacts, text: str) -> str:
+    def said(self, calls: Calls, text: str) -> str:
         """``"`self.f()` would run 2 times in the method, more often than in the new
         upstream (1) and in the old runner (1)"``, the call as ``text`` (some code that
         holds it) writes it."""
-        code = shorten(facts.call_code(text, self.key))
+        code = shorten(calls.call_code(text, self.key))
         upstream = f"new upstream ({self.upstream})"
         than = (
             f"{upstream}, the old runner's count unknown (the base's code is not all known)"
@@ -45,43 +45,41 @@ class Twice:
         )
 
 
-def repeated(facts: MemberFacts, decisions: Sequence[Decision]) -> dict[str, Twice]:
+def repeated(calls: Calls, decisions: Sequence[Decision]) -> dict[str, Twice]:
     """The call statements the member the decisions make runs more often than both the new
     upstream and the old runner (twice at least), by key (none without the old runner's
     counts): what verify reports as OP512."""
-    old = facts.runner_calls([d.block for d in decisions])
+    old = calls.runner_calls([d.block for d in decisions])
     if old is None:
         return {}
-    new = facts.upstream_calls
-    out = _output_calls(facts, decisions)
+    new = calls.upstream_calls
+    out = _output_calls(calls, decisions)
     return {
         k: Twice(k, n, new[k], old[k]) for k, n in out.items() if n >= 2 and n > max(old[k], new[k])
     }
 
 
-def added_repeats(
-    facts: MemberFacts, now: Sequence[Decision], tried: Sequence[Decision]
-) -> list[Twice]:
+def added_repeats(calls: Calls, now: Sequence[Decision], tried: Sequence[Decision]) -> list[Twice]:
     """The call statements the member ``tried`` makes runs more often than the one ``now``
     makes, and more often than both the new upstream and the old runner (twice at least):
     what verify would newly report (OP512). Without the old runner's counts, more often
     than the new upstream: verify reads the old runner, which may not run it as often."""
-    if facts.runner_calls([d.block for d in tried]) is not None:
-        before = repeated(facts, now)
+    if calls.runner_calls([d.block for d in tried]) is not None:
+        before = repeated(calls, now)
         return [
             twice
-            for key, twice in repeated(facts, tried).items()
+            for key, twice in repeated(calls, tried).items()
             if key not in before or twice.output > before[key].output
         ]
-    new, was = facts.upstream_calls, _output_calls(facts, now)
+    new, was = calls.upstream_calls, _output_calls(calls, now)
     return [
         Twice(key, n, new[key], None)
-        for key, n in _output_calls(facts, tried).items()
+        for key, n in _output_calls(calls, tried).items()
         if n >= 2 and n > max(new[key], was[key])
     ]
 
 
-def added_calls(facts: MemberFacts, decision: Decision) -> Counter[str]:
+def added_calls(calls: Calls, decision: Decision) -> Counter[str]:
     """The call statements a placed block puts into the output (none for a conflict, an
     edit that follows upstream, a compound header, or a plain deletion)."""
     block = decision.block
@@ -89,17 +87,17 @@ def added_calls(facts: MemberFacts, decision: Decision) -> Counter[str]:
         return Counter()
     if block.kind is BlockKind.DELETION and decision.code is None:
         return Counter()
-    return facts.calls(decision.code if decision.code is not None else block.code)
+    return calls.counted(decision.code if decision.code is not None else block.code)
 
 
-def _output_calls(facts: MemberFacts, decisions: Sequence[Decision]) -> Counter[str]:
+def _output_calls(calls: Calls, decisions: Sequence[Decision]) -> Counter[str]:
     """The call statements of the member the decisions make: the new upstream's, less the
     statements placed blocks replace, plus the blocks' own."""
-    counts = facts.upstream_calls.copy()
+    counts = calls.upstream_calls.copy()
     for decision in decisions:
         placed = not decision.conflict and not decision.follow
         held = decision.slot.held() if decision.slot is not None else ()
         if placed and held and decision.block.kind is not BlockKind.HEADER:
-            counts -= facts.calls(facts.source(held))
-        counts += added_calls(facts, decision)
+            counts -= calls.counted_at(held)
+        counts += added_calls(calls, decision)
     return counts

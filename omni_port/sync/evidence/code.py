@@ -4,7 +4,7 @@ Upstream's statements as source text, a compound header made parseable, the new
 upstream code between a place and a block's old neighbours, the names bound before a
 place, code parsed into statements (two pieces of code are the same change when their
 statements are the same syntax trees, so comments, quotes and wrapping do not matter:
-diff3's first rule; ``MemberFacts.same_code``), an upstream statement that nearly repeats
+diff3's first rule; ``Syntax.same_code``), an upstream statement that nearly repeats
 a block's, and upstream's methods that only return an expression.
 """
 

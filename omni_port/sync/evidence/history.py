@@ -82,15 +82,15 @@ class MemberHistory:
 
 
 def member_history(
-    releases: Sequence[Release], base: str, target: Release, target_tree: Tree, member: Member
+    releases: Sequence[Release], base: str, target: Release, target_tree: Tree, key: MemberKey
 ) -> MemberHistory | None:
-    """One member across ``releases`` (oldest first; the target is added when missing),
+    """The member ``key`` across ``releases`` (oldest first; the target is added when missing),
     or None when the base is not among them. Each release other than the target gives
     the member as the sources stage parsed it (``Release.members``)."""
     labels = [r.label for r in releases]
     if base not in labels:
         return None
-    owner, name = member
+    owner, name = key
     ordered = list(releases) if target.label in labels else [*releases, target]
     versions = []
     for release in ordered:
@@ -98,15 +98,15 @@ def member_history(
             found = _find(target_tree, owner, name)
             versions.append(Version(release.label, target_tree, found, name=release.named))
         else:
-            tree = release.members.get(member)
+            tree = release.members.get(key)
             found = _find(tree, "", name) if tree is not None else None
             versions.append(Version(release.label, tree or target_tree, found, name=release.named))
     order = [v.label for v in versions]
     return MemberHistory(tuple(versions), order.index(base), order.index(target.label))
 
 
-#: A copied member: (the upstream class it is in, "" at module level; its name).
-Member = tuple[str, str]
+#: A copied member by name: (the upstream class it is in, "" at module level; its name).
+MemberKey = tuple[str, str]
 
 
 def _find(tree: Tree, owner: str, name: str) -> Stmt | None:

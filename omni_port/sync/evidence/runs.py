@@ -80,7 +80,7 @@ class Attributes:
     omni: frozenset[str]
     _kept: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
 
-    def of(self, label: str) -> tuple[frozenset[str], frozenset[str]]:
+    def in_release(self, label: str) -> tuple[frozenset[str], frozenset[str]]:
         """What the release ``label`` assigns to ``self``, and what it reads of it."""
         if label not in self._kept:
             text = dict(self.releases).get(label, "")
@@ -95,12 +95,14 @@ class Attributes:
         labels = [label for label, _ in self.releases]
         if name in self.omni or self.base not in labels or self.target not in labels:
             return ""
-        writes, _ = self.of(self.base)
-        now = self.of(self.target)
+        writes, _ = self.in_release(self.base)
+        now = self.in_release(self.target)
         if name not in writes or name in now[0] or name in now[1]:
             return ""
         later = labels[labels.index(self.base) + 1 :]
-        return next((label for label in later if name not in self.of(label)[0]), self.target)
+        return next(
+            (label for label in later if name not in self.in_release(label)[0]), self.target
+        )
 
 
 @dataclass(frozen=True, slots=True)

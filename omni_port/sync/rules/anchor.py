@@ -19,6 +19,7 @@ from omni_port.sync.rule import Silent
 
 class AnchorRule(Silent):
     name = Rule.ANCHOR
+    reads = ()
 
     def narrow(self, ctx: Context) -> Narrowed | None:
         """A header edit goes on the compound statement whose header it edits: when some

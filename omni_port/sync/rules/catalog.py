@@ -11,16 +11,18 @@ from omni_port.model import Rule
 from omni_port.sync.context import Context, Narrowed
 from omni_port.sync.evidence.catalog import allows
 from omni_port.sync.evidence.places import clear, clear_winner
+from omni_port.sync.facts import Records
 from omni_port.sync.rule import Silent
 
 
 class Catalog(Silent):
     name = Rule.CATALOG
+    reads = (Records,)
 
     def narrow(self, ctx: Context) -> Narrowed | None:
         """The candidates the block's Location line allows, best first; all of them when it
         allows none or says nothing (then other evidence, or a conflict, decides)."""
-        constraint = ctx.facts.constraint
+        constraint = ctx.records.constraint(ctx.block)
         if constraint is None:
             return None
         top = ctx.top

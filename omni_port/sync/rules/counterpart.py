@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omni_port.model import Rule
+from omni_port.model import Block, Rule
 from omni_port.sync.context import (
     Answer,
     Check,
@@ -26,16 +26,17 @@ from omni_port.sync.context import (
 )
 from omni_port.sync.evidence.code import shorten
 from omni_port.sync.evidence.places import ACCEPT, WEAK_ACCEPT, Index, Scored, Slot
-from omni_port.sync.facts import BlockFacts, Stmt
+from omni_port.sync.facts import Flows, Places, Records, Stmt
 from omni_port.sync.rule import Silent
 
 
 class Counterpart(Silent):
     name = Rule.COUNTERPART
+    reads = (Places, Flows, Records)
 
     def second(self, ctx: Context) -> Answer | None:
         """The weak best place, or another candidate, where the GPU runner has the code."""
-        seconded = _seconded(ctx.facts, ctx.top)
+        seconded = _seconded(ctx.places, ctx.block, ctx.top)
         if seconded is None:
             return None
         best = ctx.top[0]
@@ -45,7 +46,7 @@ class Counterpart(Silent):
         return Proposal(seconded, reason)
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
-        seconded = _seconded(ctx.facts, (tie.first, tie.second))
+        seconded = _seconded(ctx.places, ctx.block, (tie.first, tie.second))
         if seconded is None:
             return None
         return Proposal(seconded, "omni's GPU runner has the same code at one of the two places")
@@ -54,8 +55,8 @@ class Counterpart(Silent):
         """The GPU runner has the block elsewhere, across code that reads what it binds: a
         conflict at an upgrade, a note onto the patches' own base (the runner is reproduced)."""
         chosen = check.proposal.chosen
-        disputed = _dispute(ctx.facts, chosen.slot)
-        if disputed is None or not ctx.of.upgrade:
+        disputed = _dispute(ctx, chosen.slot)
+        if disputed is None or not ctx.records.upgrade:
             return disputed
         # The two records' places first: one of them is the maintainers' answer.
         theirs = disputed.theirs
@@ -64,10 +65,10 @@ class Counterpart(Silent):
         return conflict(ctx.block, chosen, (chosen, theirs, *others[:1]), disputed.why)
 
 
-def _seconded(facts: BlockFacts, top: Sequence[Scored]) -> Scored | None:
+def _seconded(places: Places, block: Block, top: Sequence[Scored]) -> Scored | None:
     """The candidate at the counterpart's place, when it is a weak or tied one of ``top``
     and the block replaces nothing that changed: two records written apart agree there."""
-    theirs = facts.counterpart(ACCEPT)
+    theirs = places.counterpart(block, ACCEPT)
     if theirs is None:
         return None
     for scored in top:
@@ -81,7 +82,7 @@ def _seconded(facts: BlockFacts, top: Sequence[Scored]) -> Scored | None:
 DISPUTE = 0.5
 
 
-def _dispute(facts: BlockFacts, slot: Slot) -> Dispute | None:
+def _dispute(ctx: Context, slot: Slot) -> Dispute | None:
     """Whether the counterpart puts the block elsewhere, with upstream code between the two
     places that reads a name the block binds: that code computes something else with the
     block on one side of it than on the other.
@@ -89,13 +90,13 @@ def _dispute(facts: BlockFacts, slot: Slot) -> Dispute | None:
     Only this kind of relation counts. Code between that binds a name the block reads
     either rebinds it (the block reads the same thing under either value, as often as
     not a copy) or introduces it (then the other place cannot work at all)."""
-    theirs = facts.counterpart(DISPUTE)
-    mine = facts.flow
+    theirs = ctx.places.counterpart(ctx.block, DISPUTE)
+    mine = ctx.flows.flow(ctx.block)
     if theirs is None or mine is None:
         return None
-    other = facts.block.counterpart
+    other = ctx.block.counterpart
     known = frozenset((*other.before, *other.after)) if other is not None else frozenset()
-    for stmt in _between(facts.member.index, slot, theirs.slot, known):
+    for stmt in _between(ctx.places.index, slot, theirs.slot, known):
         read = sorted(mine.writes & stmt.reads)
         if read:
             side = "before" if theirs.slot.line() < slot.line() else "after"

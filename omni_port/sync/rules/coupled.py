@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from omni_port.model import Rule
 from omni_port.sync.context import Decision, conflict_at
 from omni_port.sync.evidence.bindings import lost_binding
-from omni_port.sync.facts import MemberFacts
+from omni_port.sync.facts import Flows, History, MemberFacts, Records
 from omni_port.sync.rule import Silent
 
 
 class Coupled(Silent):
     name = Rule.COUPLED
+    reads = (Flows, History, Records)
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         """Each placed block judged against the member as it stands (a block that ends a
@@ -41,13 +42,13 @@ def _unheld(
 ) -> str:
     """Why ``decision`` does not hold with the member's other ``decisions`` ("" when it
     does); ``placed``: the ids of their blocks that are no conflict."""
-    for name, marked in facts.of(decision.block).built_on:
+    for name, marked in facts.records.built_on(decision.block):
         if marked not in placed:
             return f"it reads `{name}`, which only omni's marked {marked} binds, a conflict"
     for other in decision.relies_on:
         if other not in placed:
             return f"it holds only with {other} placed, a conflict"
-    lost = lost_binding(facts, decision, decisions)
+    lost = lost_binding(facts.flows, facts.history, decision, decisions)
     return f"{lost}: nothing binds it there" if lost else ""
 
 

@@ -23,18 +23,20 @@ from omni_port.sync.context import (
 )
 from omni_port.sync.evidence.flow import Side
 from omni_port.sync.evidence.places import WEAK_ACCEPT, Slot, old_neighbours
+from omni_port.sync.facts import Flows
 from omni_port.sync.rule import Silent
 
 
 class Dataflow(Silent):
     name = Rule.DATAFLOW
+    reads = (Flows,)
 
     def second(self, ctx: Context) -> Answer | None:
         """The weak best place of an insertion, when data flow through the new code between
         it and the runner-up in the same body points at it: two kinds of evidence agree.
         Data flow only seconds here; it never picks a place the anchor ranked lower."""
         block, top = ctx.block, ctx.top
-        mine = ctx.facts.flow
+        mine = ctx.flows.flow(ctx.block)
         if mine is None or block.kind is not BlockKind.INSERTION or len(top) < 2:
             return None
         best, rival = top[0], top[1]
@@ -42,7 +44,7 @@ class Dataflow(Silent):
             return None
         first, second = sorted((best, rival), key=lambda s: s.slot.index)
         between = first.slot.suite.stmts[first.slot.index : second.slot.index]
-        found = ctx.of.verdict(mine, between, first.slot) if between else None
+        found = ctx.flows.verdict(mine, between, first.slot) if between else None
         if found is None or found.side is None:
             return None
         if (second if found.side is Side.AFTER else first) is not best:
@@ -62,8 +64,8 @@ class Dataflow(Silent):
             # code: data flow (and layout after it) judge new code, so they have nothing
             # to say here.
             return tie.undecided(block, ctx.top)
-        mine = ctx.facts.flow
-        found = ctx.of.verdict(mine, tie.between, tie.first.slot) if mine is not None else None
+        mine = ctx.flows.flow(ctx.block)
+        found = ctx.flows.verdict(mine, tie.between, tie.first.slot) if mine is not None else None
         if found is None:
             return None
         if found.side is None:
@@ -83,18 +85,18 @@ class Dataflow(Silent):
 
 def _interference(ctx: Context, check: Check) -> str:
     """Why data flow contradicts the chosen place ("" when it does not)."""
-    mine = ctx.facts.flow
+    mine = ctx.flows.flow(ctx.block)
     if mine is None:
         return ""
     slot = check.proposal.chosen.slot
     if check.before:
         start = Slot(slot.suite, slot.path, slot.index - len(check.before))
-        found = ctx.of.verdict(mine, check.before, start)
+        found = ctx.flows.verdict(mine, check.before, start)
         if found is not None and found.side is not Side.AFTER:
             return f"new upstream code right before its place: {found.why}"
     if check.after:
         start = Slot(slot.suite, slot.path, slot.index + slot.span)
-        found = ctx.of.verdict(mine, check.after, start)
+        found = ctx.flows.verdict(mine, check.after, start)
         if found is not None and found.side is not Side.BEFORE:
             return f"new upstream code right after its place: {found.why}"
     return ""

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from omni_port.model import Rule
 from omni_port.sync.context import Decision, conflict_at
-from omni_port.sync.facts import MemberFacts
+from omni_port.sync.facts import History, MemberFacts
 from omni_port.sync.rule import Silent
 
 #: The decisions that follow an upstream change and those that keep omni's code over what
@@ -24,6 +24,7 @@ _Split = dict[str, tuple[list[Decision], list[Decision]]]
 
 class FollowedWhole(Silent):
     name = Rule.FOLLOWED_WHOLE
+    reads = (History,)
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         split = _split_changes(facts, decisions)
@@ -48,8 +49,8 @@ def _whole(
     if not change:
         return decision
     followers, keepers = split[change]
-    named = facts.named(change)
-    if facts.is_commit(change):
+    named = facts.history.named(change)
+    if facts.history.is_commit(change):
         hunks = _ids((*followers, *keepers))
         reason = (
             f"upstream change {named} would be followed by half in this method: "
@@ -79,7 +80,7 @@ def _split_changes(facts: MemberFacts, decisions: Sequence[Decision]) -> _Split:
     as it is (no merge) over statements it brought."""
     followed: dict[str, list[Decision]] = {}
     for decision in decisions:
-        found = facts.of(decision.block).explained if decision.follow else None
+        found = facts.history.explained(decision.block) if decision.follow else None
         if found is not None and found.lag and found.brought_by:
             followed.setdefault(found.brought_by, []).append(decision)
     if not followed:
@@ -90,7 +91,7 @@ def _split_changes(facts: MemberFacts, decisions: Sequence[Decision]) -> _Split:
         kept = not (decision.conflict or decision.follow) and decision.code is None
         if not kept or decision.block.anchor.resolution is not None:
             continue
-        change = facts.of(decision.block).arrived_in
+        change = facts.history.arrived_in(decision.block)
         if change in followed:
             split.setdefault(change, (followed[change], []))[1].append(decision)
     return split

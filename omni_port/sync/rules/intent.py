@@ -40,18 +40,21 @@ from omni_port.sync.evidence.places import (
     edited_in_place,
     new_among,
 )
-from omni_port.sync.facts import MemberFacts, Stmt
+from omni_port.sync.facts import Flows, History, MemberFacts, Records, Stmt, Syntax
 from omni_port.sync.rule import Silent
 
 
 class Intent(Silent):
     name = Rule.INTENT
+    reads = (Syntax, Flows, History, Records)
 
     def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:
         """Omni's code at ``best`` over upstream's edit of what it replaces or deletes."""
         block = ctx.block
         kinds = (BlockKind.REPLACEMENT, BlockKind.INSERTION)
-        declared = block.marked or ctx.facts.declared_by or ctx.facts.built_on
+        declared = (
+            block.marked or ctx.records.declared_by(ctx.block) or ctx.records.built_on(ctx.block)
+        )
         if not declared or block.kind not in kinds or rebase is not None:
             return None
         return _owned(ctx, best)
@@ -75,7 +78,7 @@ class Intent(Silent):
         block = ctx.block
         if not block.marked or not block.code.strip():
             return None
-        echoed = ctx.of.echo(block, tie.between)
+        echoed = ctx.syntax.echo(block, tie.between)
         if echoed is None:
             return None
         for place in (tie.second, tie.first):
@@ -93,7 +96,7 @@ class Intent(Silent):
         if not block.marked or not block.code.strip():
             return None
         chosen = check.proposal.chosen
-        echoed = ctx.of.echo(block, (*check.before, *check.after))
+        echoed = ctx.syntax.echo(block, (*check.before, *check.after))
         if echoed is None:
             return None
         twin = _beside(chosen.slot, echoed)
@@ -113,13 +116,17 @@ def _owned(
     brought the runner's own code there) stay as upstream has them, beside omni's code;
     among it, omni's code cannot stand for them (None). Code at the line ranges ``taken``
     (what the member's other placed blocks replace) reads nothing in the output."""
-    block, facts = ctx.block, ctx.of
+    block, facts = ctx.block, ctx.facts
     slot = best.slot
     if not edited_in_place(block.anchor.replaced, slot.held()):
         new = new_among(block.anchor.replaced, slot.held())
         if not new or not _dead(facts, slot, new):
             return None  # not the statements it replaced, edited: nothing to own there
-    kept = ctx.facts.never_had if not (block.marked and block.kind is BlockKind.DELETION) else None
+    kept = (
+        ctx.history.never_had(ctx.block)
+        if not (block.marked and block.kind is BlockKind.DELETION)
+        else None
+    )
     around = None
     if kept is not None:
         trimmed = kept.outside(slot)
@@ -127,29 +134,33 @@ def _owned(
             return None  # upstream code the runners never had stands among what it replaces
         around = beside(block.anchor, slot, trimmed)
         slot = trimmed
-    before = ctx.facts.base_text_without(kept.keys if kept is not None else frozenset())
+    before = ctx.history.base_text_without(
+        ctx.block, kept.keys if kept is not None else frozenset()
+    )
     if _binds_anew(
-        facts, facts.bound_by(slot) & facts.read_after(slot, taken), (before, block.code)
+        facts,
+        facts.flows.bound_by(slot) & facts.flows.read_after(slot, taken),
+        (before, block.code),
     ):
         return None  # upstream code further on reads what only upstream's edit binds
     what = "deletes" if block.kind is BlockKind.DELETION else "replaces"
     reason = f"omni owns the statements it {what}: upstream's edit of them is left for review"
-    if ctx.facts.declared_by:
-        reason = f"{reason} (omni's marked {ctx.facts.declared_by} replaces them too)"
-    elif ctx.facts.built_on and not block.marked:
-        name, marked = ctx.facts.built_on[0]
+    if ctx.records.declared_by(ctx.block):
+        reason = f"{reason} (omni's marked {ctx.records.declared_by(ctx.block)} replaces them too)"
+    elif ctx.records.built_on(ctx.block) and not block.marked:
+        name, marked = ctx.records.built_on(ctx.block)[0]
         reason = f"{reason} (it reads `{name}`, which only omni's marked {marked} binds)"
     chosen = Scored(slot, best.score, best.replaced, best.parts, best.contradicted)
     if kept is None:
-        return Proposal(chosen, reason, review=Review(before, facts.source(slot.held())))
+        return Proposal(chosen, reason, review=Review(before, facts.syntax.source(slot.held())))
     lag = Lag(kept.brought_by)
-    runners = f"; the runners have `{short(kept.runners, 60)}` of {facts.named(kept.since)}"
-    note = kept.note(block.anchor.replaced, facts.named, runners)
+    runners = f"; the runners have `{short(kept.runners, 60)}` of {facts.history.named(kept.since)}"
+    note = kept.note(block.anchor.replaced, facts.history.named, runners)
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
         found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")
         return replace(found, release=kept.had, lag=lag)
-    review = Review(before, facts.source(slot.held())) if slot.span else None
+    review = Review(before, facts.syntax.source(slot.held())) if slot.span else None
     reason = f"{reason}; {note}"
     return Proposal(chosen, reason, release=kept.had, lag=lag, review=review, around=around)
 
@@ -158,7 +169,7 @@ def _dead(facts: MemberFacts, slot: Slot, new: Sequence[Stmt]) -> bool:
     """Whether the statements upstream put among those omni replaces only bind local
     names that no code after ``slot`` reads: part of upstream's edit of what omni replaces,
     for nothing else once omni's code stands there."""
-    later = facts.read_after(slot)
+    later = facts.flows.read_after(slot)
     return all(binds_locals(stmt) and not stmt.writes & later for stmt in new)
 
 
@@ -174,8 +185,8 @@ def _owned_deletion(
     block, top = decision.block, decision.candidates
     if not decision.conflict or block.kind is not BlockKind.DELETION:
         return None
-    one = Context(facts.of(block), top=top)
-    if not block.marked and not one.facts.never_without:
+    one = Context(facts, block, top=top)
+    if not block.marked and not facts.history.never_without(block):
         return None
     shown = decision.slot
     if not top or not clear(top) or (shown is not None and shown.key() != top[0].slot.key()):
@@ -187,9 +198,9 @@ def _owned_deletion(
         owned = _owned(one, top[0], [r for lines in replacing.values() for r in lines])
         relies = _readers_in(facts, top[0].slot, replacing)
         # Their own code must not read what the deleted statements bind.
-        bound = facts.bound_by(top[0].slot)
+        bound = facts.flows.bound_by(top[0].slot)
         for other in (d for d in others if d.block.id in relies):
-            flow = facts.flow_of(other.code if other.code is not None else other.block.code)
+            flow = facts.flows.flow_of(other.code if other.code is not None else other.block.code)
             if flow is None or flow.reads & bound:
                 return None
     if owned is None or isinstance(owned, Decision):
@@ -204,7 +215,7 @@ def _readers_in(
     """The blocks (of ``replacing``: id to the line ranges it replaces) that replace
     upstream code after ``slot`` reading what the statements there bind: a deletion there
     holds only with those placed."""
-    bound = facts.bound_by(slot)
+    bound = facts.flows.bound_by(slot)
     readers = [s.start for s in statements_after(facts.member, slot) if s.reads & bound]
     return tuple(
         block
@@ -233,7 +244,7 @@ def _binds_anew(facts: MemberFacts, edited: frozenset[str], texts: tuple[str, st
     omni's code standing for the edit would leave it unbound."""
     kept: set[str] = set()
     for text in texts:
-        found = facts.flow_of(text) if text.strip() else None
+        found = facts.flows.flow_of(text) if text.strip() else None
         kept |= found.writes if found is not None else set()
     return bool(edited - kept)
 
@@ -242,7 +253,7 @@ def _standing_for(ctx: Context, place: Scored, echoed: Stmt) -> Decision:
     """The block at ``place``, which covers upstream's twin of its code: omni's version
     stands for both, and upstream's is left for review."""
     reason = f"omni's block stands for upstream's similar `{short(echoed.key)}` beside it"
-    return placed(ctx.block, place, ctx.top, reason, Review("", ctx.of.source([echoed])))
+    return placed(ctx.block, place, ctx.top, reason, Review("", ctx.syntax.source([echoed])))
 
 
 def _beside(slot: Slot, stmt: Stmt) -> Slot | None:

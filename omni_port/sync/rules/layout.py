@@ -21,6 +21,7 @@ from omni_port.sync.rule import Silent
 
 class Layout(Silent):
     name = Rule.LAYOUT
+    reads = ()
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:
         """The side of the new code the block's paragraph break keeps it on."""

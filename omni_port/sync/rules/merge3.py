@@ -28,7 +28,7 @@ from omni_port.sync.evidence import code, history, merging
 from omni_port.sync.evidence.code import def_source, nested, short, with_body
 from omni_port.sync.evidence.history import NeverHad, Rebase, Version
 from omni_port.sync.evidence.places import Scored, Slot, beside
-from omni_port.sync.facts import MemberFacts, Stmt, keys_of
+from omni_port.sync.facts import History, MemberFacts, Stmt, Syntax, keys_of
 from omni_port.sync.rule import Silent
 
 CHANGED = "the statements it replaced changed upstream"
@@ -36,6 +36,7 @@ CHANGED = "the statements it replaced changed upstream"
 
 class Merge3(Silent):
     name = Rule.MERGE3
+    reads = (Syntax, History)
 
     def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:
         """omni's code with upstream's edits of the replaced statements merged in, or the
@@ -43,7 +44,7 @@ class Merge3(Silent):
         block = ctx.block
         if block.kind is BlockKind.DELETION and rebase is None:
             return conflict(block, best, ctx.top, "the statements it deleted changed upstream")
-        base = ctx.facts.replaced_text if rebase is None else rebase.text
+        base = ctx.history.replaced_text(ctx.block) if rebase is None else rebase.text
         if base is None:
             return conflict(block, best, ctx.top, f"{CHANGED} inside compound statements")
         kept = _kept(ctx, best)
@@ -53,15 +54,14 @@ class Merge3(Silent):
             around = beside(block.anchor, best.slot, trimmed)
             best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
             base = never.dropped(base)
-            note = never.note(block.anchor.replaced, ctx.of.named)
-        theirs = ctx.of.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
+            note = never.note(block.anchor.replaced, ctx.history.named)
+        theirs = ctx.syntax.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Clash):
             changed = CHANGED
             if rebase is not None:
-                changed = (
-                    f"against {ctx.of.named(rebase.label)}, which explains it better than the base"
-                )
+                named = ctx.history.named(rebase.label)
+                changed = f"against {named}, which explains it better than the base"
             return conflict(block, best, ctx.top, f"{changed}: {merged.reason}")
         reason = _merged_note(ctx, best, base, rebase, merged.taken)
         if not merged.taken:
@@ -69,13 +69,13 @@ class Merge3(Silent):
                 return None  # upstream's changes are omni's already: the same change
             reason = "upstream's changes are in omni's code already"
         if rebase is not None:
-            reason = f"written against {ctx.of.named(rebase.label)}, not the base; {reason}"
+            reason = f"written against {ctx.history.named(rebase.label)}, not the base; {reason}"
         reason = f"{reason}; {note}" if note else reason
         if rebase is None and kept is None:
             return Proposal(best, reason, code=merged.text)
         release, lag = "", None
         if rebase is not None:
-            release, lag = rebase.label, _lag(ctx.of, rebase.label)
+            release, lag = rebase.label, _lag(ctx.facts, rebase.label)
         if kept is not None:
             release, lag = release or kept[1].had, lag or Lag(kept[1].brought_by)
         return Proposal(best, reason, code=merged.text, release=release, lag=lag, around=around)
@@ -102,7 +102,7 @@ class Merge3(Silent):
         """Both sides changed the signature: different parameters merge, the same clash."""
         member, block = ctx.member, ctx.block
         upstream_now = f"the signature changed upstream; upstream now has: {short(member.key, 120)}"
-        theirs = ctx.of.signature
+        theirs = ctx.syntax.signature
         base = def_source(block.anchor.replaced[0])
         merged = (
             merging.merge_signature(with_body(base), with_body(block.code), theirs)
@@ -112,7 +112,7 @@ class Merge3(Silent):
         if not isinstance(merged, merging.Merged):
             why = f": {merged.reason}" if isinstance(merged, merging.Clash) else ""
             return Decision(block, None, 0.0, True, (), upstream_now + why)
-        if not merged.taken or ctx.of.same_code(merged.text, theirs):
+        if not merged.taken or ctx.syntax.same_code(merged.text, theirs):
             return None  # one side's changes hold the other's: the same change
         reason = "merged upstream's edits: " + "; ".join(merged.taken)
         code = merging.without_body(merged.text)
@@ -126,7 +126,7 @@ def _kept(ctx: Context, best: Scored) -> tuple[Slot, NeverHad] | None:
 
     Those statements are no part of omni's edit: the merge's base lacks them as the runners
     did (docs/design.md, rule 5: one upstream change is followed whole)."""
-    never = ctx.facts.never_had if ctx.block.kind is BlockKind.REPLACEMENT else None
+    never = ctx.history.never_had(ctx.block) if ctx.block.kind is BlockKind.REPLACEMENT else None
     if never is None:
         return None
     trimmed = never.outside(best.slot)
@@ -137,10 +137,10 @@ def _kept(ctx: Context, best: Scored) -> tuple[Slot, NeverHad] | None:
 
 def _lag(facts: MemberFacts, release: str) -> Lag | None:
     """A lag when ``release`` is older than the base: the base changed that code since."""
-    if not facts.older_than_base(release):
+    if not facts.history.older_than_base(release):
         return None
-    assert facts.base is not None
-    return Lag(facts.base.label)
+    assert facts.history.base is not None
+    return Lag(facts.history.base.label)
 
 
 # --- moved statements ---------------------------------------------------------------------
@@ -149,7 +149,7 @@ def _lag(facts: MemberFacts, release: str) -> Lag | None:
 def _moves(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
     """The decisions with upstream's edits merged into statements omni moved into blocks;
     None when no block holds a moved statement."""
-    base = facts.base
+    base = facts.history.base
     if base is None or base.member is None:
         return None
     removed = _removed(facts, decisions, base)
@@ -157,7 +157,9 @@ def _moves(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] |
         return None
     target = merging.simple_statements(facts.member, facts.tree)
     older = [
-        (v.label, merging.simple_statements(v.member, v.tree)) for v in facts.older if v.member
+        (v.label, merging.simple_statements(v.member, v.tree))
+        for v in facts.history.older
+        if v.member
     ]
     result = []
     origins: set[str] = set()
@@ -181,9 +183,9 @@ def _merged_note(
     commit that first made it (docs/design.md rule 6), where upstream history shows it."""
     made = _made_in(ctx, base, rebase, taken)
     if not made or (len(set(made.values())) == 1 and len(made) == len(taken)):
-        by = f" of {ctx.of.named(next(iter(made.values())))}" if made else ""
+        by = f" of {ctx.history.named(next(iter(made.values())))}" if made else ""
         return f"merged upstream's edits{by}: " + "; ".join(taken)
-    parts = [f"{t} ({ctx.of.named(made[t])})" if t in made else t for t in taken]
+    parts = [f"{t} ({ctx.history.named(made[t])})" if t in made else t for t in taken]
     return "merged upstream's edits: " + "; ".join(parts)
 
 
@@ -192,7 +194,7 @@ def _made_in(
 ) -> dict[str, str]:
     """The first release or commit after the merge's base whose code at the block's place
     merges into omni's with each of ``taken`` (by label; none without history)."""
-    past = ctx.of.inputs.history
+    past = ctx.history.past
     if past is None or not taken:
         return {}
     labels = [v.label for v in past.versions]
@@ -223,7 +225,7 @@ def _removed(
     for decision in decisions:
         block = decision.block
         if block.anchor.replaced and block.kind is not BlockKind.HEADER:
-            found = facts.of(block).base_place
+            found = facts.history.base_place(block)
             if found is not None:
                 removed.extend(merging.originals(found.stmts(), base.tree))
     return removed
@@ -252,7 +254,7 @@ def _moved_away(facts: MemberFacts, decision: Decision, moved: set[str], base: V
     block = decision.block
     if not decision.conflict or block.kind is not BlockKind.DELETION or decision.slot is None:
         return decision
-    found = facts.of(block).base_place
+    found = facts.history.base_place(block)
     if found is None:
         return decision
     now = decision.slot.held()

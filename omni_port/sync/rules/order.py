@@ -21,6 +21,7 @@ from omni_port.sync.rule import Silent
 
 class Order(Silent):
     name = Rule.ORDER
+    reads = ()
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         return list(_one_owner_each(_in_order(decisions)))

@@ -23,6 +23,7 @@ from omni_port.sync.rule import Silent
 
 class Overlap(Silent):
     name = Rule.OVERLAP
+    reads = ()
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         """The decisions in block order, each outer one judged against the others as the

@@ -17,19 +17,20 @@ from omni_port.model import Block, Resolution, Rule, code_digest
 from omni_port.sync.context import Context, Decision, Settled, placed
 from omni_port.sync.evidence.code import shorten
 from omni_port.sync.evidence.places import Index, Scored, resolved_slot
-from omni_port.sync.facts import MemberFacts, keys_of
+from omni_port.sync.facts import MemberFacts, Places, keys_of
 from omni_port.sync.rule import Silent
 
 
 class Resolved(Silent):
     name = Rule.RESOLVED
+    reads = (Places,)
 
     def decide(self, ctx: Context) -> Decision | None:
         """The place the block's recorded resolution names, with its code, while it holds."""
         resolution = ctx.block.anchor.resolution
         if resolution is None or _stale_code(ctx.block, resolution):
             return None
-        resolved = resolved_slot(ctx.index, ctx.block)
+        resolved = resolved_slot(ctx.places.index, ctx.block)
         if resolved is None:
             return None
         here = Scored(resolved, 1.0, 1.0)
@@ -43,7 +44,7 @@ class Resolved(Silent):
         the maintainer's answer was for another conflict."""
         if not any(_unheld(d) for d in decisions):
             return None
-        return [_refused(facts.index, d) if _unheld(d) else d for d in decisions]
+        return [_refused(facts.places.index, d) if _unheld(d) else d for d in decisions]
 
     def sign(self, ctx: Context) -> Decision | None:
         """A signature edit resolved with the signature to write: it holds while upstream's

@@ -20,20 +20,21 @@ from omni_port.sync.context import Decision, conflict_at, followed
 from omni_port.sync.evidence.calls import Twice, added_calls, repeated
 from omni_port.sync.evidence.code import binds_locals, shorten
 from omni_port.sync.evidence.places import Scored, Slot
-from omni_port.sync.facts import MemberFacts, Stmt
+from omni_port.sync.facts import Calls, Flows, History, MemberFacts, Stmt, Syntax
 from omni_port.sync.rule import Silent
 
 
 class RunOnce(Silent):
     name = Rule.RUN_ONCE
+    reads = (Syntax, Flows, History, Calls)
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
-        extra = repeated(facts, decisions)
+        extra = repeated(facts.calls, decisions)
         if not extra:
             return None
         found: list[Decision] = []
         for decision in decisions:
-            added = added_calls(facts, decision)
+            added = added_calls(facts.calls, decision)
             twice = [k for k in extra if added[k]]
             if twice and decision.block.anchor.resolution is None:
                 key = twice[0]
@@ -51,8 +52,11 @@ def _remover(facts: MemberFacts, decisions: Sequence[Decision], key: str) -> Dec
     for decision in decisions:
         if not decision.conflict and not decision.follow:
             continue
-        replaced = facts.of(decision.block).replaced_text
-        if replaced is None or facts.calls(replaced)[key] <= facts.calls(decision.block.code)[key]:
+        replaced = facts.history.replaced_text(decision.block)
+        if (
+            replaced is None
+            or facts.calls.counted(replaced)[key] <= facts.calls.counted(decision.block.code)[key]
+        ):
             continue
         return decision
     return None
@@ -81,14 +85,16 @@ def _shifted(
     block, mine, theirs = decision.block, decision.slot, remover.slot
     if block.marked or block.kind is not BlockKind.INSERTION or remover.lag is None:
         return None  # the remover follows upstream as the runners' lag, or this is no shift
-    flow = facts.flow_of(block.code)
+    flow = facts.flows.flow_of(block.code)
     if mine is None or theirs is None or mine.suite is not theirs.suite or flow is None:
         return None
-    if len(facts.parsed(block.code) or []) != 1 or facts.calls(block.code)[key] != 1:
+    if len(facts.syntax.parsed(block.code) or []) != 1 or facts.calls.counted(block.code)[key] != 1:
         return None
     stmts = mine.suite.stmts
     held = range(theirs.index, theirs.index + theirs.span)
-    copy = next((i for i in held if facts.calls(facts.source([stmts[i]]))[key]), None)
+    copy = next(
+        (i for i in held if facts.calls.counted(facts.syntax.source([stmts[i]]))[key]), None
+    )
     if copy is None:
         return None
     span = range(mine.index, copy) if mine.index <= copy else range(copy + 1, mine.index)
@@ -97,9 +103,9 @@ def _shifted(
     bound = [stmts[i] for i in span if i not in held]
     if not lacked or not all(_local_binding(facts, s, flow.reads) for s in bound):
         return None
-    code = shorten(facts.call_code(block.code, key))
+    code = shorten(facts.calls.call_code(block.code, key))
     names = ", ".join(f"`{n}`" for s in bound for n in _targets(facts, s))
-    brought = f", which {facts.named(remover.lag.changed_by)} brought"
+    brought = f", which {facts.history.named(remover.lag.changed_by)} brought"
     reason = (
         f"omni's `{code}` is upstream's own copy, {len(between)} statements off: "
         f"{remover.block.id} follows upstream where it took the runner's copy away, and "
@@ -115,7 +121,7 @@ def _shifted(
 
 def _targets(facts: MemberFacts, stmt: Stmt) -> list[str]:
     """The names an assignment binds, in order (its comprehensions' own names aside)."""
-    nodes = facts.parsed(facts.source([stmt])) or []
+    nodes = facts.syntax.parsed(facts.syntax.source([stmt])) or []
     found = [t for n in nodes if isinstance(n, ast.Assign | ast.AnnAssign) for t in _assigned(n)]
     return [n.id for t in found for n in ast.walk(t) if isinstance(n, ast.Name)]
 
@@ -126,21 +132,21 @@ def _assigned(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 def _local_binding(facts: MemberFacts, stmt: Stmt, reads: frozenset[str]) -> bool:
     """Whether ``stmt`` only binds plain locals none of ``reads`` names, calling nothing."""
-    return binds_locals(stmt) and not stmt.writes & reads and not facts.makes_calls([stmt])
+    return binds_locals(stmt) and not stmt.writes & reads and not facts.syntax.makes_calls([stmt])
 
 
 def _twice(facts: MemberFacts, decision: Decision, counts: Twice, remover: str) -> Decision:
     """``decision`` as a conflict: at its place, a call would run more often than in the
     new upstream and the old runner; the reason names the upstream change that made the
     counts differ, or the conflict that leaves upstream's copy in."""
-    by = facts.calls_changed_by(counts.key)
+    by = facts.calls.calls_changed_by(counts.key)
     if remover:
         why = remover
     elif by:
         why = f"upstream moved or added it in {by}"
     else:
         why = "upstream keeps its own copy elsewhere"
-    said = counts.said(facts, decision.code or decision.block.code)
+    said = counts.said(facts.calls, decision.code or decision.block.code)
     return conflict_at(decision, f"{said}: {why}; keep one copy")
 
 

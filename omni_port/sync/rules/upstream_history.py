@@ -22,24 +22,25 @@ from omni_port.sync.evidence import code
 from omni_port.sync.evidence.code import nested
 from omni_port.sync.evidence.flow import Flow
 from omni_port.sync.evidence.places import Scored, Slot
-from omni_port.sync.facts import MemberFacts
+from omni_port.sync.facts import Flows, History, MemberFacts, Places, Syntax
 from omni_port.sync.rule import Silent
 
 
 class UpstreamHistory(Silent):
     name = Rule.UPSTREAM_HISTORY
+    reads = (Syntax, Places, Flows, History)
 
     def decide(self, ctx: Context) -> Decision | None:
         """An unmarked edit an older or newer release than the new upstream holds (the new
         upstream's own text is the same change: ``convergent``): the output follows the
         new upstream, naming the release."""
-        found = ctx.facts.explained
+        found = ctx.history.explained(ctx.block)
         if found is None:
             return _renamed_in_removed(ctx)
-        if found.release == ctx.of.target:
+        if found.release == ctx.history.target:
             return None
         lag = Lag(found.brought_by) if found.brought_by else None
-        here = ctx.facts.explained_place
+        here = ctx.history.explained_place(ctx.block)
         decision = followed(ctx.block, here, (here,), found.reason)
         return replace(decision, release=found.release, lag=lag)
 
@@ -58,17 +59,16 @@ class UpstreamHistory(Silent):
             if not decision.release or decision.slot is None:
                 continue
             if decision.follow:
-                theirs = facts.flow_at(decision.slot)
+                theirs = facts.flows.flow_at(decision.slot)
                 why = _needed(facts, decision, decisions)
             elif decision.code is not None:
-                theirs, why = facts.flow_of(decision.code), ""
+                theirs, why = facts.flows.flow_of(decision.code), ""
             else:
                 continue
             why = why or _unbound(facts, decision, decisions, theirs)
             if why:
-                note = (
-                    f"kept although it is upstream code of {facts.named(decision.release)}: {why}"
-                )
+                named = facts.history.named(decision.release)
+                note = f"kept although it is upstream code of {named}: {why}"
                 result[position] = Withdrawn(decision, note)
         return result
 
@@ -78,21 +78,22 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
     otherwise) in statements upstream has since taken out of the member: the removal is
     followed, as nothing of omni's is lost with it. An edit that changes anything else, or
     statements upstream still has anywhere in the member (perhaps edited), stays omni's."""
-    block, facts = ctx.block, ctx.of
+    block, facts = ctx.block, ctx.facts
     if block.marked or block.kind is not BlockKind.REPLACEMENT or not block.anchor.replaced:
         return None
-    by = ctx.facts.removed_by
-    text = ctx.facts.replaced_text
+    by = ctx.history.removed_by(ctx.block)
+    text = ctx.history.replaced_text(ctx.block)
     if not by or text is None:
         return None
-    old, new = facts.parsed(text), facts.parsed(block.code)
+    old, new = facts.syntax.parsed(text), facts.syntax.parsed(block.code)
     names = code.renamed(old, new) if old is not None and new is not None else None
     if names is None:
         return None
     here = Scored(Slot(facts.member.clauses[0], (), 0, 0), 1.0, 1.0)
     renames = ", ".join(f"`{a}` to `{b}`" for a, b in sorted(names.items()))
     reason = (
-        f"{facts.named(by)} took out `{code.short(text.strip(), 60)}`, where omni's edit only "
+        f"{facts.history.named(by)} took out `{code.short(text.strip(), 60)}`, where omni's "
+        "edit only "
         f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
     )
     return replace(followed(block, here, (here,), reason), release=by)
@@ -101,12 +102,12 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
     """Why another block needs the edit's bindings ("" when none does)."""
     assert decision.slot is not None
-    mine = facts.of(decision.block).flow
+    mine = facts.flows.flow(decision.block)
     if mine is None:
         return ""
-    lost = mine.writes - facts.bound_by(decision.slot)
+    lost = mine.writes - facts.flows.bound_by(decision.slot)
     for other in decisions:
-        flow = facts.of(other.block).flow if other is not decision else None
+        flow = facts.flows.flow(other.block) if other is not decision else None
         if flow is not None and lost & flow.reads:
             names = ", ".join(f"`{n}`" for n in sorted(lost & flow.reads))
             return f"{other.block.id} reads {names}, which it binds"
@@ -120,7 +121,7 @@ def _unbound(
     read names omni's code lost ("")."""
     slot = decision.slot
     assert slot is not None
-    mine = facts.of(decision.block).flow
+    mine = facts.flows.flow(decision.block)
     if theirs is None or mine is None:
         return ""
     gone: set[int] = set()
@@ -128,7 +129,7 @@ def _unbound(
     for other in decisions:
         if other is decision or other.conflict or other.slot is None or other.follow:
             continue
-        flow = facts.flow_of(other.code or other.block.code)
+        flow = facts.flows.flow_of(other.code or other.block.code)
         written |= flow.writes if flow is not None else frozenset()
         gone |= {id(s) for s in nested(other.slot.held())}
     line = slot.line()
@@ -136,7 +137,7 @@ def _unbound(
     for name in sorted(theirs.reads - mine.reads - written):
         binders = [
             stmt
-            for _, suite in facts.index.suites
+            for _, suite in facts.places.index.suites
             for stmt in suite.stmts
             if stmt.full_end < line and name in stmt.writes
         ]

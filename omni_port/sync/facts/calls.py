@@ -1,0 +1,79 @@
+"""The calls provider: the call statements of code, counted, in the new upstream's member
+and in the old runner's (a moved call left at both places runs twice)."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Sequence
+from functools import cached_property
+
+from omni_port.model import Block, BlockKind, Stmt
+from omni_port.pyast.packages import call_counts, call_statements
+from omni_port.sync.evidence import code
+from omni_port.sync.facts.history import History
+from omni_port.sync.facts.syntax import Syntax
+
+
+class Calls:
+    """The call statements of one copied member, now and in the old runner."""
+
+    def __init__(self, member: Stmt, syntax: Syntax, history: History) -> None:
+        self._member = member
+        self._syntax = syntax
+        self._history = history
+
+    def counted(self, text: str) -> Counter[str]:
+        """The call statements of some code, counted (none when it does not parse)."""
+        nodes = self._syntax.parsed(text)
+        return call_counts(nodes) if nodes is not None else Counter()
+
+    def counted_at(self, stmts: Sequence[Stmt]) -> Counter[str]:
+        """The call statements of the new upstream's ``stmts``, counted."""
+        return self.counted(self._syntax.source(stmts))
+
+    def call_code(self, text: str, key: str) -> str:
+        """The call statement of some code that ``counted`` counts under ``key``, as code."""
+        nodes = self._syntax.parsed(text) or []
+        found = next((s for s in call_statements(nodes) if ast.dump(s) == key), None)
+        return ast.unparse(found) if found is not None else "a call"
+
+    @cached_property
+    def upstream_calls(self) -> Counter[str]:
+        """The call statements of the member's body in the new upstream."""
+        return self.counted_at(self._member.clauses[0].stmts)
+
+    def calls_changed_by(self, key: str) -> str:
+        """The first release or commit after the base whose member runs the call ``key`` a
+        different number of times than the base's, as notes name it ("" when none, or
+        without history)."""
+        past = self._history.past
+        if past is None:
+            return ""
+        counts = [
+            self.counted(code.source(v.tree, v.member.clauses[0].stmts))[key]
+            if v.member is not None
+            else 0
+            for v in past.versions[past.base : past.target + 1]
+        ]
+        changed = next((i for i, n in enumerate(counts) if n != counts[0]), None)
+        return self._history.named(past.versions[past.base + changed].label) if changed else ""
+
+    def runner_calls(self, blocks: Sequence[Block]) -> Counter[str] | None:
+        """The call statements of the old runner's member: the base's, less what
+        ``blocks`` replaced, plus the blocks' own. None without the base, or when the base
+        code of what a block replaced is unknown."""
+        base = self._history.base
+        if base is None or base.member is None:
+            return None
+        counts = self.counted(code.source(base.tree, base.member.clauses[0].stmts))
+        for block in blocks:
+            if block.kind is BlockKind.HEADER:
+                continue  # a compound header holds no call statement, and keeps its body
+            if block.anchor.replaced:
+                replaced = self._history.replaced_text(block)
+                if replaced is None:
+                    return None
+                counts -= self.counted(replaced)
+            counts += self.counted(block.code)
+        return counts

@@ -1,0 +1,118 @@
+"""The facts of one runner module: what the facts of each of its copied members are built
+from, the same for sync, ``resolve`` and the upgrade summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from omni_port.model import Block, Chunk, Copy, ModulePatches, PatchSet, Release, Stmt, Upstream
+from omni_port.pyast.syntax import find_member
+from omni_port.sync.evidence import catalog, history, runs
+from omni_port.sync.evidence.catalog import Constraint
+from omni_port.sync.evidence.history import MemberHistory
+from omni_port.sync.facts.member import Inputs, MemberFacts
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the facts of every copied member of one runner module are built from."""
+
+    module: ModulePatches
+    upstream: Upstream
+    #: Catalog constraints by block id, as the catalog's Location lines state them.
+    constraints: Mapping[str, Constraint] = field(default_factory=dict)
+    #: What marked blocks of the whole patch set replace (``declared``).
+    declared: Declared = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        module: ModulePatches,
+        upstream: Upstream,
+        locations: Mapping[str, str] | None = None,
+        declared: Declared | None = None,
+    ) -> ModuleFacts:
+        """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id,
+        ``declared`` what the patch set's marked blocks replace (``declared``)."""
+        parsed = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
+        return cls(module, upstream, parsed, declared or {})
+
+    def member(self, copy: Copy) -> Stmt | None:
+        """``copy``'s member in the new upstream (None when it vanished)."""
+        owner = upstream_owner(copy, self.upstream)
+        return find_member(self.upstream.tree, owner, copy.upstream_name)
+
+    def member_facts(self, copy: Copy, blocks: Sequence[Block]) -> MemberFacts | None:
+        """The facts of ``copy``'s member and its ``blocks`` (None when it vanished): the
+        same for sync, ``resolve`` and the upgrade summary."""
+        member = self.member(copy)
+        if member is None:
+            return None
+        past = self.history(copy)
+        base = past.versions[past.base] if past is not None else None
+        # A Location line the block's own release breaks is stale: it says nothing here.
+        constraints = {
+            b.id: self.constraints[b.id]
+            for b in blocks
+            if b.id in self.constraints and catalog.held(self.constraints[b.id], b, base)
+        }
+        upgrade = self.module.base_sha256 != self.upstream.sha256
+        declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
+        marked = tuple(b for b in blocks if b.marked)
+        inputs = Inputs(
+            self.upstream.tree, past, constraints, upgrade, self._attributes, declared, marked
+        )
+        return MemberFacts(member, inputs)
+
+    @cached_property
+    def _attributes(self) -> runs.Attributes | None:
+        upstream, module = self.upstream, self.module
+        if not upstream.history or not module.base:
+            return None
+        texts = [(r.label, r.text) for r in upstream.history]
+        if upstream.label not in dict(texts):
+            texts.append((upstream.label, upstream.text))
+        own = {p.id: p.code for p in module.pieces if isinstance(p, Block | Chunk)}
+        return runs.Attributes(texts, module.base, upstream.label, runs.omni_assigned(own))
+
+    def history(self, copy: Copy) -> MemberHistory | None:
+        """The copied member across upstream history, when the patches' base is part of it."""
+        upstream, module = self.upstream, self.module
+        if not upstream.history or not module.base:
+            return None
+        target = Release(upstream.label, "")
+        key = (upstream_owner(copy, upstream), copy.upstream_name)
+        return history.member_history(upstream.history, module.base, target, upstream.tree, key)
+
+
+#: Upstream statements marked blocks replace, by upstream member (class, name): each run of
+#: replaced keys with the id of the block that replaces it.
+Declared = Mapping[tuple[str, str], Mapping[tuple[str, ...], str]]
+
+
+def declared(patches: PatchSet) -> Declared:
+    """What the marked blocks of every runner of ``patches`` replace, by the upstream
+    member their copy comes from: an unmarked edit of the same statements in another
+    runner is omni's by that declaration (the intent rule reads it)."""
+    found: dict[tuple[str, str], dict[tuple[str, ...], str]] = {}
+    for module in patches.modules:
+        copies = {(p.owner, p.name): p for p in module.pieces if isinstance(p, Copy)}
+        for piece in module.pieces:
+            if not isinstance(piece, Block) or not piece.marked or not piece.anchor.replaced:
+                continue
+            copy = copies.get((piece.owner, piece.member))
+            if copy is None:
+                continue
+            member = found.setdefault((copy.upstream_owner, copy.upstream_name), {})
+            member.setdefault(tuple(piece.anchor.replaced), piece.id)
+    return found
+
+
+def upstream_owner(copy: Copy, upstream: Upstream) -> str:
+    """The upstream class ``copy`` comes from ("" at module level): the upstream's own
+    runner class when it names one (``--upstream-class``)."""
+    if copy.upstream_owner and upstream.class_name:
+        return upstream.class_name
+    return copy.upstream_owner
