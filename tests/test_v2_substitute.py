@@ -194,7 +194,7 @@ def test_a_generated_model_state_put_back_on_vllms_class_fails_verify(
     state.write_text(head + "class OmniModelState(DefaultModelState):\n" + tail.partition("\n")[2])
     verified = cli("verify", "--generated", out)
     assert verified.exit_code == 1
-    assert f"{STATE}:14:1: OP330 OmniModelState is built on DefaultModelState" in verified.stdout
+    assert f"{STATE}:15:1: OP330 OmniModelState is built on DefaultModelState" in verified.stdout
     reasons = runtime.unresolved(out)
     assert any("verify problems" in r and "OP330" in r for r in reasons), reasons
 

@@ -217,6 +217,7 @@ def test_every_rewrite_is_a_lock_row_and_a_note(case: Path, tmp_path: Path) -> N
             (GPU, Rule.ASCEND_PATCH),
             (GPU, Rule.ASCEND_PATCH),
             (STATE, Rule.ASCEND_PATCH),
+            (STATE, Rule.COMMUNICATOR_SWITCH),
             (STATE, Rule.SUBSTITUTE),
             (STATE, Rule.SUBSTITUTE),
         ]
@@ -231,6 +232,7 @@ def test_every_rewrite_is_a_lock_row_and_a_note(case: Path, tmp_path: Path) -> N
         Rule.ASCEND_PATCH: Code.OP325,
         Rule.SUBSTITUTE: Code.OP330,
         Rule.GUARD: Code.OP329,
+        Rule.COMMUNICATOR_SWITCH: Code.OP331,
     }
     assert {(code[r], p.module, p.start) for p in rows for r in p.decided_by} <= notes
     errors = [f for f in result.findings if f.severity is Severity.ERROR]

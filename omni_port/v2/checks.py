@@ -20,7 +20,10 @@ edited by hand is judged the same way:
   the method itself is an ``allowed`` one): a bypassed NPU override is an error;
 - OP330: no class of the generated modules, nor of omni's modules they import (which the
   installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
-  allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note.
+  allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
+- OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
+  that entered vllm-ascend's ``communicator_switch()`` first (errors: vLLM asserts a CUDA or
+  XPU communicator when TP, DP or PP > 1); each switch the file records is a note.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import overrides, rewrite, substitute
+from omni_port.v2 import capture, overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
@@ -97,6 +100,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *api_findings(parsed, against.omni),
         *bypassed_overrides(modules, against),
         *substitute_findings(parsed, against),
+        *capture_findings(parsed, against.patches),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -109,6 +113,7 @@ _NOTES = {
     rewrite.TORCH_CUDA: Code.OP327,
     str(Rule.SUBSTITUTE): Code.OP330,
     str(Rule.GUARD): Code.OP329,
+    str(Rule.COMMUNICATOR_SWITCH): Code.OP331,
 }
 
 
@@ -376,6 +381,26 @@ def leftovers(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Itera
                 )
             elif isinstance(node, ast.Attribute) and id(node) not in annotations:
                 yield from _attribute(name, node, patches)
+
+
+def capture_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Iterator[Finding]:
+    """OP331 for each call of vLLM's CUDA graph capture helpers that no ``with`` entering
+    vllm-ascend's ``communicator_switch()`` encloses: on the NPU, with TP, DP or PP > 1, vLLM
+    asserts a CUDA or XPU communicator there."""
+    switch = patches.switch
+    how = (
+        f"enter vllm-ascend's {capture.SWITCH}() ({switch.where}) before it"
+        if switch is not None
+        else f"vllm-ascend's V2 package has no {capture.SWITCH} to enter before it"
+    )
+    for name, tree in sorted(parsed.items()):
+        for call, helper in capture.unswitched(tree):
+            what = (
+                f"{helper}(...) is vLLM's CUDA graph capture helper, outside vllm-ascend's "
+                f"communicator switch: with TP, DP or PP > 1 it asserts a CUDA or XPU "
+                f"communicator on the NPU; {how}"
+            )
+            yield Finding(Code.OP331, name, call.lineno, what, call.col_offset + 1)
 
 
 def _finding(code: Code, module: str, node: ast.expr | ast.stmt, what: str) -> Finding:

@@ -55,12 +55,14 @@ def composed_row(composed: Composed, modules: Mapping[str, str]) -> Placement:
 
 def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
     """One row per rewrite a generated module records (``ascend-patch``, ``device-neutral``,
-    a class rebased onto its ``substitute``, an ``npu-guard`` step left out)."""
+    a class rebased onto its ``substitute``, an ``npu-guard`` step left out, a
+    ``communicator-switch`` entered)."""
     rules = {
         str(Rule.ASCEND_PATCH): Rule.ASCEND_PATCH,
         str(Rule.DEVICE_NEUTRAL): Rule.DEVICE_NEUTRAL,
         str(Rule.SUBSTITUTE): Rule.SUBSTITUTE,
         str(Rule.GUARD): Rule.GUARD,
+        str(Rule.COMMUNICATOR_SWITCH): Rule.COMMUNICATOR_SWITCH,
     }
     rows: list[Placement] = []
     for name in sorted(modules):
