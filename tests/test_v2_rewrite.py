@@ -104,6 +104,26 @@ def test_left_alone(code: str) -> None:
     check_noop(code)
 
 
+def test_the_note_names_every_global_the_patch_sets() -> None:
+    """vllm-ascend's patch_input_batch sets two module globals to AscendInputBatch; neither
+    is the module omni imported InputBatch from."""
+    graphs = ascend.Substitution(
+        ("vllm.graphs", "InputBatch"),
+        ("vllm.graphs", "InputBatch"),
+        ("ascend.batch", "AscendInputBatch"),
+        "q.py",
+        3,
+    )
+    patches = ascend.AscendPatches((*SUBSTITUTIONS, graphs), (), CUDA)
+    out = rewrite.rewrite("from vllm.batch import InputBatch\n", rewrite.Options(patches))
+    _, _, note = out.partition("# omni-port: ascend-patch: ")
+    assert note.startswith(
+        "vllm-ascend sets vllm.graphs.InputBatch and vllm.runner.InputBatch to "
+        "ascend.batch.AscendInputBatch (q.py:3, 4); "
+    )
+    assert "replaces vllm.batch.InputBatch" not in note
+
+
 def test_an_import_of_a_replaced_object_imports_the_replacement() -> None:
     out = rewrite.rewrite(
         "# lead\n"
@@ -114,7 +134,7 @@ def test_an_import_of_a_replaced_object_imports_the_replacement() -> None:
     lines = out.splitlines()
     assert lines[:2] == ["# lead", "from vllm.dp import DPState, other  # keep"]
     assert lines[2].startswith("from ascend.patch import dispatch  # omni-port: ascend-patch: ")
-    assert "vllm.dp.dispatch with ascend.patch.dispatch (p.py:3)" in lines[2]
+    assert "sets vllm.runner.dispatch to ascend.patch.dispatch (p.py:3)" in lines[2]
     assert lines[3].startswith("from ascend.batch import AscendInputBatch as Batch  # omni-port")
     assert len(lines) == 4
 

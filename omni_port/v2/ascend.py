@@ -129,6 +129,22 @@ class AscendPatches:
         """The substitution whose original (or patched module global) ``ref`` is."""
         return next((s for s in self.substitutions if ref in (s.original, s.target)), None)
 
+    def installed(self, found: Substitution) -> str:
+        """What the patch of ``found`` assigns, as a note says it: every module global it
+        sets to the same replacement (``model_runner.InputBatch`` and
+        ``cudagraph_utils.InputBatch``), the replacement, and the lines."""
+        same = sorted(
+            (
+                s
+                for s in self.substitutions
+                if (s.path, s.replacement) == (found.path, found.replacement)
+            ),
+            key=lambda s: s.line,
+        ) or [found]
+        targets = " and ".join(dict.fromkeys(".".join(s.target) for s in same))
+        lines = ", ".join(str(s.line) for s in same)
+        return f"sets {targets} to {'.'.join(found.replacement)} ({found.path}:{lines})"
+
     def substitute_of(self, ref: Ref) -> ClassSubstitute | None:
         """The substitute of vLLM class ``ref``: named by its defining module, or re-exported
         by a package above it (``vllm.v1.worker.gpu.model_states`` for ``...default``)."""

@@ -413,10 +413,9 @@ def _replaced_import(
     for alias in node.names:
         found = patches.replacing((node.module or "", alias.name))
         if found is not None and not found.doubt:
-            replacement = ".".join(found.replacement)
             message = (
-                f"{node.module}.{alias.name} is replaced by vllm-ascend ({found.path}:"
-                f"{found.line}) with {replacement}; this import bypasses it"
+                f"vllm-ascend {patches.installed(found)}; this import of "
+                f"{node.module}.{alias.name} bypasses it"
             )
             yield Finding(Code.OP325, module, node.lineno, message, node.col_offset + 1)
 

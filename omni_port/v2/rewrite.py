@@ -335,7 +335,7 @@ def _substituted(
             kept.append(alias)
             note(tag(Rule.ASCEND_PATCH, f"{KEPT} {module}.{name}: {_doubt(found)}"))
         else:
-            added.append(_import_line(found, local))
+            added.append(_import_line(found, local, patches))
     if not added:
         return line
     lines: list[cst.SimpleStatementLine] = []
@@ -351,14 +351,16 @@ def _doubt(found: Substitution) -> str:
     return f"{found.path}:{found.line} replaces it {found.doubt}"
 
 
-def _import_line(found: Substitution, local: str) -> cst.SimpleStatementLine:
+def _import_line(
+    found: Substitution, local: str, patches: AscendPatches
+) -> cst.SimpleStatementLine:
     module, name = found.replacement
     alias = f" as {local}" if local != name else ""
     statement = cst.parse_statement(f"from {module} import {name}{alias}\n")
     assert isinstance(statement, cst.SimpleStatementLine)
     what = (
-        f"vllm-ascend replaces {found.original[0]}.{found.original[1]} with {module}.{name} "
-        f"({found.path}:{found.line}); imported from there"
+        f"vllm-ascend {patches.installed(found)}; omni imported vLLM's "
+        f"{found.original[0]}.{found.original[1]}, this imports the replacement"
     )
     return statement.with_changes(
         trailing_whitespace=_comment(statement.trailing_whitespace, tag(Rule.ASCEND_PATCH, what))

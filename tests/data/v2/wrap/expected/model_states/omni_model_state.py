@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from vllm_ascend.worker.v2.input_batch import AscendInputBatch as InputBatch  # omni-port: ascend-patch: vllm-ascend replaces vllm.v1.worker.gpu.input_batch.InputBatch with vllm_ascend.worker.v2.input_batch.AscendInputBatch (vllm_ascend/patch/worker/patch_v2/patch_input_batch.py:6); imported from there
+from vllm_ascend.worker.v2.input_batch import AscendInputBatch as InputBatch  # omni-port: ascend-patch: vllm-ascend sets vllm.v1.worker.gpu.cudagraph_utils.InputBatch and vllm.v1.worker.gpu.model_runner.InputBatch to vllm_ascend.worker.v2.input_batch.AscendInputBatch (vllm_ascend/patch/worker/patch_v2/patch_input_batch.py:6, 7); omni imported vLLM's vllm.v1.worker.gpu.input_batch.InputBatch, this imports the replacement
 from vllm_ascend.worker.v2.model_states.default import AscendModelState  # omni-port: substitute: vllm-ascend's substitute of vllm.v1.worker.gpu.model_states.default.DefaultModelState
 from vllm_ascend.worker.v2.model_states.default import _forget
 
