@@ -31,7 +31,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.gpu.parity import AllowEntry
@@ -123,12 +123,28 @@ def tags(text: str) -> Iterator[tuple[int, str, str]]:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
         return
-    for token in tokens:
-        if token.type != tokenize.COMMENT or rewrite.TAG not in token.string:
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    for index, token in enumerate(comments):
+        if rewrite.TAG not in token.string:
             continue
-        for part in token.string.split(rewrite.TAG)[1:]:
+        text = token.string + _continued(comments[index + 1 :], token)
+        for part in text.split(rewrite.TAG)[1:]:
             rule, _, what = part.partition(": ")
             yield token.start[0], rule.strip(), what.strip()
+
+
+def _continued(following: Sequence[tokenize.TokenInfo], tag: tokenize.TokenInfo) -> str:
+    """The text of the comment lines right below a tag that continue it (``tidy`` wraps)."""
+    text = ""
+    line = tag.start[0]
+    for token in following:
+        if token.start[0] != line + 1 or not token.string.startswith(rewrite.CONTINUATION):
+            break
+        if token.line[: token.start[1]].strip():
+            break  # a trailing comment of the next statement
+        text += " " + token.string[len(rewrite.CONTINUATION) :].strip()
+        line += 1
+    return text
 
 
 def tag_findings(modules: Mapping[str, str]) -> Iterator[Finding]:

@@ -36,6 +36,8 @@ from omni_port.v2.ascend import AscendPatches, Substitution
 
 #: How every tag starts.
 TAG = "# omni-port: "
+#: How a tag wrapped onto more comment lines goes on (``tidy`` wraps, ``checks.tags`` joins).
+CONTINUATION = "#   "
 #: The tag of a statement that relies on torch.cuda -> torch.npu (not a rewrite).
 TORCH_CUDA = "torch-cuda"
 #: Words that mark a tag as a problem, not a note.

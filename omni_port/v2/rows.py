@@ -73,7 +73,7 @@ def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
             if rule not in rules or what.startswith(rewrite.KEPT):
                 continue
             number += 1
-            owner, member = _enclosing(text, line)
+            owner, member = _enclosing(text, _described(text, line))
             rows.append(
                 Placement(
                     block_id=f"{stem}.rewrite-{number:02d}",
@@ -91,6 +91,16 @@ def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
                 )
             )
     return rows
+
+
+def _described(text: str, line: int) -> int:
+    """The line of the statement a tag is about: its own, or for a tag on comment lines of
+    its own (``tidy`` moves a long one above its statement), the first line below them."""
+    lines = text.split("\n")
+    number = line
+    while number <= len(lines) and lines[number - 1].lstrip().startswith("#"):
+        number += 1
+    return number if number <= len(lines) else line
 
 
 def _enclosing(text: str, line: int) -> tuple[str, str]:
