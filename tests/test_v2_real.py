@@ -17,8 +17,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -29,7 +27,7 @@ from omni_port.model import Code, Rule, Severity, Status
 from omni_port.patches import lockfile
 from omni_port.sources import index
 from omni_port.v2 import capture, checks, inputs, overrides, pins, pipeline, walk
-from tests.conftest import Cli
+from tests.conftest import Cli, ruff_findings
 
 pytestmark = pytest.mark.real
 
@@ -631,9 +629,7 @@ def test_the_generated_modules_pass_vllm_omnis_ruff(
             (root / "vllm_omni/worker_v2" / name).write_bytes(data)
             names.append(f"vllm_omni/worker_v2/{name}")
     assert len(names) == 4
-    ruff = [sys.executable, "-m", "ruff", "check", "-q", "--no-cache", "--output-format", "concise"]
-    found = subprocess.run([*ruff, *names], cwd=root, capture_output=True, text=True, check=False)
-    assert (found.returncode, found.stdout, found.stderr) == (0, "", "")
+    assert ruff_findings(root, names) == ""
 
 
 def test_the_mtp_capture_runs_inside_vllm_ascends_communicator_switch(

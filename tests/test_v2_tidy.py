@@ -7,14 +7,13 @@ below (``test_v2_real.py`` reads them from vLLM-Omni's own pyproject)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from textwrap import dedent
 
 import pytest
 
 from omni_port.v2 import checks, inputs, pipeline, tidy
+from tests.conftest import ruff_findings
 from tests.golden import DATA
 
 CASE = DATA / "v2" / "wrap"
@@ -136,28 +135,6 @@ def test_a_short_tag_and_a_conflict_region_stay_as_they_are() -> None:
     assert tidy.tidy(code).text == code
 
 
-def _ruff(root: Path, files: list[str]) -> str:
-    found = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "check",
-            "-q",
-            "--no-cache",
-            "--output-format",
-            "concise",
-            *files,
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert found.returncode in (0, 1), found.stderr
-    return found.stdout
-
-
 @pytest.fixture
 def case(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(CASE)
@@ -179,4 +156,4 @@ def test_the_generated_stand_in_passes_vllm_omnis_ruff(case: Path, tmp_path: Pat
             (root / "vllm_omni/worker_v2" / name).write_bytes(data)
             names.append(f"vllm_omni/worker_v2/{name}")
     assert len(names) == 4
-    assert _ruff(root, names) == ""
+    assert ruff_findings(root, names) == ""

@@ -21,6 +21,8 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from omni_port.pyast.packages import dotted_name
+
 #: vLLM's capture helpers that assert a CUDA or XPU communicator, as an import reaches them.
 HELPERS = frozenset(
     {
@@ -126,24 +128,15 @@ def helper_call(call: ast.Call, names: Names) -> str:
     if not isinstance(func, ast.Attribute) or func.attr != GROUP_METHOD:
         return ""
     owner = func.value
-    if _dotted(owner) in names.modules:
+    if dotted_name(owner) in names.modules:
         return ast.unparse(func)
-    if isinstance(owner, ast.Call) and _dotted(owner.func).endswith("_group"):
+    if isinstance(owner, ast.Call) and dotted_name(owner.func).endswith("_group"):
         return ast.unparse(func)  # a GroupCoordinator: get_tp_group().graph_capture(...)
     return ""
 
 
 def switch_call(node: ast.expr, names: Names) -> bool:
-    return isinstance(node, ast.Call) and _dotted(node.func) in names.switches
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else ""
-    return ""
+    return isinstance(node, ast.Call) and dotted_name(node.func) in names.switches
 
 
 # --- calls outside the switch ---------------------------------------------------------------
