@@ -154,8 +154,11 @@ def test_profile_run_is_skipped_with_its_reason(composed: pipeline.Result) -> No
     # The skip is a reviewed allow-list entry, its reason in the file above the method.
     row = next(p for p in composed.placements if (p.owner, p.member) == (RUNNER, "profile_run"))
     assert row.decided_by == (Rule.ALLOWED,) and row.status is Status.CARRIED
-    above = composed.files[GEN].decode("utf-8").splitlines()[row.start - 2]
-    assert above.lstrip().startswith("# omni-port: allowed: NPUModelRunner.profile_run")
+    text = composed.files[GEN].decode("utf-8")
+    *_, (line, rule, above) = [t for t in checks.tags(text) if t[0] < row.start]
+    assert rule == "allowed" and above.startswith("NPUModelRunner.profile_run")
+    comments = text.splitlines()[line - 1 : row.start - 1]
+    assert all(c.lstrip().startswith("#") for c in comments), "right above the method"
     assert "gpu_memory_utilization" in above and "v2-allow.txt" in above
 
 
