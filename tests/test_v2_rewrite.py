@@ -275,3 +275,46 @@ def test_the_wrapper_calls_omnis_body_where_it_called_super() -> None:
     assert "return self._omni_step(x, y=y) + before" in code and "super()" not in code
     assert code.startswith("# w\ndef step(self, x, y=None) -> int:")
     assert cst.Module([]).code_for_node(body).startswith("\n# b\ndef _omni_step(")
+
+
+def _left_out(code: str, selector: str) -> str:
+    wrapper = cst.parse_statement(dedent(code))
+    assert isinstance(wrapper, cst.FunctionDef)
+    found = wrap.left_out(wrapper, selector, "# omni-port: npu-guard: why")
+    assert found is not None
+    return cst.Module([found[0]]).code
+
+
+def test_a_left_out_step_leaves_its_tag_and_no_bare_pass() -> None:
+    code = """\
+        def run(self, x):
+            y = super().run(x)
+            # the join
+            if x and self.join():
+                self.join_dummy()
+            return y
+        """
+    assert _left_out(code, "if x and self.join()") == dedent(
+        """\
+        def run(self, x):
+            y = super().run(x)
+            # the join
+            # omni-port: npu-guard: why
+            return y
+        """
+    )
+
+
+def test_a_left_out_last_step_stays_a_pass_that_holds_the_block() -> None:
+    code = """\
+        def run(self, x):
+            if x:
+                self.join_dummy()
+        """
+    assert _left_out(code, "self.join_dummy()") == dedent(
+        """\
+        def run(self, x):
+            if x:
+                pass  # omni-port: npu-guard: why
+        """
+    )
