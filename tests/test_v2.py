@@ -23,7 +23,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Rule, Severity, Status
 from omni_port.patches import lockfile
-from omni_port.v2 import checks, compose, inputs, overrides, pins, pipeline
+from omni_port.v2 import checks, compose, inputs, overrides, pins, pipeline, tidy
 from tests.conftest import Cli
 from tests.golden import DATA, check_file, check_tree
 
@@ -449,11 +449,8 @@ def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -
     assert cli(*args, "--discard-edits").exit_code == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == written
     # The header's Regenerate command is one the CLI takes, and it reproduces the tree.
-    regenerate = next(
-        line.removeprefix("# Regenerate: omni-port ")
-        for line in written[GPU].decode().splitlines()
-        if line.startswith("# Regenerate: ")
-    )
+    regenerate = tidy.regenerate_command(written[GPU].decode()).removeprefix("omni-port ")
+    assert f"--generated {out}" in regenerate, "the whole command, wrapped or not"
     assert "--v2-allow allow.txt" in regenerate
     rerun = cli(*shlex.split(regenerate), "--check")
     assert rerun.exit_code == 1 and "OP304" not in rerun.stdout + rerun.stderr, rerun.stderr

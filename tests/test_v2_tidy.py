@@ -129,6 +129,15 @@ def test_a_long_tag_goes_above_its_statement_wrapped_and_reads_back_whole() -> N
     assert tidy.tidy(out).text == out
 
 
+def test_the_header_command_wraps_between_arguments_and_reads_back() -> None:
+    command = "omni-port v2-sync vllm-omni==0.30.0 " + " ".join(["--vllm vllm==0.30.0"] * 8)
+    text = tidy.tidy(f"# Regenerate: {command} --generated /tmp/out\nx = 1\n").text
+    lines = text.splitlines()
+    assert len(lines) == 3 and all(len(line) <= tidy.LINE_LENGTH for line in lines)
+    assert lines[0].endswith(" --vllm \\") and lines[1].startswith("#   vllm==0.30.0")
+    assert tidy.regenerate_command(text) == f"{command} --generated /tmp/out"
+
+
 def test_a_short_tag_and_a_conflict_region_stay_as_they_are() -> None:
     conflict = "# >>>>>>> omni-port conflict: m.C.f (V2: not composed) " + "x " * 70
     code = f"y = 1  {TAG}short\n{conflict}\n# <<<<<<< omni-port conflict end\n"

@@ -33,6 +33,8 @@ from omni_port.v2.rewrite import CONTINUATION, TAG
 
 #: vLLM-Omni's ruff line length.
 LINE_LENGTH = 120
+#: The header line that holds the command that regenerates a module.
+REGENERATE = "# Regenerate: "
 #: The first-party package of the modules (ruff sees it in the repository root).
 FIRST_PARTY = frozenset({"vllm_omni"})
 #: A line as (the line it was in the input, 1-based; 0 for a new line) and its text.
@@ -333,8 +335,40 @@ def _wrapped(lines: list[Line]) -> list[Line]:
             out.append((old, text))
             continue
         indent = text[: len(text) - len(stripped)]
-        out.extend((old if n == 0 else 0, part) for n, part in enumerate(_wrap(stripped, indent)))
+        wrap = _wrap_command if stripped.startswith(REGENERATE) else _wrap
+        out.extend((old if n == 0 else 0, part) for n, part in enumerate(wrap(stripped, indent)))
     return out
+
+
+def regenerate_command(text: str) -> str:
+    """The command a generated module's header names, its wrapped lines joined ("" when
+    the header names none)."""
+    lines = text.split("\n")
+    start = next((n for n, line in enumerate(lines[:12]) if line.startswith(REGENERATE)), None)
+    if start is None:
+        return ""
+    command = lines[start].removeprefix(REGENERATE)
+    for line in lines[start + 1 :]:
+        if not command.endswith(" \\") or not line.startswith(CONTINUATION):
+            break
+        command = command.removesuffix(" \\") + " " + line.removeprefix(CONTINUATION)
+    return command
+
+
+def _wrap_command(comment: str, indent: str) -> list[str]:
+    """The header's command, wrapped between arguments as a shell continues a command
+    (`` \\`` at the end of a line), so that it still runs once the ``#`` are taken off."""
+    words = comment.split(" ")
+    found: list[str] = []
+    line = indent + words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) + 2 > LINE_LENGTH and line.strip() != "#":
+            found.append(line + " \\")
+            line = indent + CONTINUATION + word
+        else:
+            line += " " + word
+    found.append(line)
+    return found
 
 
 def _wrap(comment: str, indent: str) -> list[str]:
