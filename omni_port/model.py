@@ -195,6 +195,13 @@ class Code(enum.StrEnum):
         "An omni class is built on a vLLM class vllm-ascend substitutes (through a patch or a "
         "factory): rebased onto the substitute (a note), or still on vLLM's (an error).",
     )
+    OP331 = (
+        "OP331",
+        "graph-capture",
+        "vLLM's CUDA graph capture helper in generated V2 code: entered inside vllm-ascend's "
+        "communicator_switch (a note), or outside it, where vLLM asserts a CUDA or XPU "
+        "communicator when TP, DP or PP > 1 (an error).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")
@@ -652,6 +659,9 @@ class Rule(enum.StrEnum):
     SUBSTITUTE = "substitute"
     """V2: an omni class built on a vLLM class vllm-ascend substitutes, rebased onto the
     substitute (``DefaultModelState`` -> ``AscendModelState``)."""
+    COMMUNICATOR_SWITCH = "communicator-switch"
+    """V2: a call of vLLM's CUDA graph capture helper entered inside vllm-ascend's
+    ``communicator_switch``, as vllm-ascend's own V2 capture does."""
     GUARD = "npu-guard"
     """V2: a step of a copied NPU wrapper the omni stage cannot serve, left out of that
     class's copy by a reviewed allow-list entry that says why."""

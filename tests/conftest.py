@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import subprocess
+import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -164,3 +166,26 @@ def local_index(
 
     monkeypatch.setattr(index, "download", counted)
     return made
+
+
+def ruff_findings(root: Path, files: list[str]) -> str:
+    """What ruff reports on ``files`` (relative to ``root``, whose pyproject configures it)."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "-q",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            *files,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode in (0, 1), found.stderr
+    return found.stdout

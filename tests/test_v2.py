@@ -23,7 +23,7 @@ import pytest
 from omni_port.errors import BadInput
 from omni_port.model import Code, Layout, Rule, Severity, Status
 from omni_port.patches import lockfile
-from omni_port.v2 import compose, inputs, overrides, pins, pipeline
+from omni_port.v2 import checks, compose, inputs, overrides, pins, pipeline, tidy
 from tests.conftest import Cli
 from tests.golden import DATA, check_file, check_tree
 
@@ -258,8 +258,11 @@ def test_an_allowed_shadowing_is_carried_and_a_stale_entry_is_a_note(
     notes = [f for f in result.findings if f.code is Code.OP005]
     assert [(f.line, f.severity) for f in notes] == [(3, Severity.NOTE)]
     assert not [f for f in result.findings if f.code is Code.OP324]
-    above = result.files[GEN].decode().splitlines()[row.start - 2]
-    assert above.strip().startswith("# omni-port: allowed: NPUModelRunner.profile_run")
+    text = result.files[GEN].decode()
+    lines = text.splitlines()[: row.start - 1]
+    at = len(lines) - next(n for n, ln in enumerate(reversed(lines)) if "#   " not in ln)
+    assert lines[at - 1].strip().startswith("# omni-port: allowed: NPUModelRunner.profile_run")
+    (above,) = [what for line, rule, what in checks.tags(text) if line == at]
     assert "a vocoder has no KV cache" in above, "the reviewed reason is in the file"
 
 
@@ -446,11 +449,8 @@ def test_v2_sync_writes_checks_and_diffs(cli: Cli, case: Path, tmp_path: Path) -
     assert cli(*args, "--discard-edits").exit_code == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == written
     # The header's Regenerate command is one the CLI takes, and it reproduces the tree.
-    regenerate = next(
-        line.removeprefix("# Regenerate: omni-port ")
-        for line in written[GPU].decode().splitlines()
-        if line.startswith("# Regenerate: ")
-    )
+    regenerate = tidy.regenerate_command(written[GPU].decode()).removeprefix("omni-port ")
+    assert f"--generated {out}" in regenerate, "the whole command, wrapped or not"
     assert "--v2-allow allow.txt" in regenerate
     rerun = cli(*shlex.split(regenerate), "--check")
     assert rerun.exit_code == 1 and "OP304" not in rerun.stdout + rerun.stderr, rerun.stderr
@@ -500,9 +500,10 @@ def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path
     (out / GPU).write_text((out / GPU).read_text().replace(imported, ""))
     broken = cli("verify", "--generated", out)
     assert broken.exit_code == 1
-    assert f"{GPU}:54:1: OP507 block omni_model_runner.OmniGPUModelRunner.sample_tokens" in (
-        broken.stdout
-    )
+    block = "omni_model_runner.OmniGPUModelRunner.sample_tokens.edit-01"
+    lock = json.loads((out / lockfile.LOCK_NAME).read_text())
+    (line,) = {r["lines"][0] for r in lock["placements"] if r["id"] == block}
+    assert f"{GPU}:{line}:1: OP507 block {block} " in (broken.stdout)
 
 
 def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ import ast
 import json
 import os
 import re
+import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +25,9 @@ import pytest
 from omni_port import runtime
 from omni_port.model import Code, Rule, Severity, Status
 from omni_port.patches import lockfile
-from omni_port.v2 import inputs, overrides, pins, pipeline, walk
-from tests.conftest import Cli
+from omni_port.sources import index
+from omni_port.v2 import capture, checks, inputs, overrides, pins, pipeline, walk
+from tests.conftest import Cli, ruff_findings
 
 pytestmark = pytest.mark.real
 
@@ -151,8 +154,11 @@ def test_profile_run_is_skipped_with_its_reason(composed: pipeline.Result) -> No
     # The skip is a reviewed allow-list entry, its reason in the file above the method.
     row = next(p for p in composed.placements if (p.owner, p.member) == (RUNNER, "profile_run"))
     assert row.decided_by == (Rule.ALLOWED,) and row.status is Status.CARRIED
-    above = composed.files[GEN].decode("utf-8").splitlines()[row.start - 2]
-    assert above.lstrip().startswith("# omni-port: allowed: NPUModelRunner.profile_run")
+    text = composed.files[GEN].decode("utf-8")
+    *_, (line, rule, above) = [t for t in checks.tags(text) if t[0] < row.start]
+    assert rule == "allowed" and above.startswith("NPUModelRunner.profile_run")
+    comments = text.splitlines()[line - 1 : row.start - 1]
+    assert all(c.lstrip().startswith("#") for c in comments), "right above the method"
     assert "gpu_memory_utilization" in above and "v2-allow.txt" in above
 
 
@@ -583,3 +589,78 @@ def test_comment_notes_only_for_methods_rebuilt_from_the_npu_override(
     delta = pipeline.delta(inputs.load(SETTINGS, cache_dir))
     assert [f for f in delta.findings if f.code is Code.OP902], "gpu_delta notes comment drift"
     assert not [f for f in composed.findings if f.code is Code.OP902]
+
+
+# --- what a vLLM-Omni pull request must pass ------------------------------------------------
+
+#: The newest vLLM-Omni release with an sdist: 0.30.0 ships a wheel only, which holds no
+#: pyproject.toml. Its ``[tool.ruff]`` (120 columns; E, W, F, I, N, UP) is the one vLLM-Omni's
+#: CI runs on its main branch too, less a banned import of librosa.
+RUFF_SDIST = "vllm_omni-0.20.0rc1.tar.gz"
+
+
+def _vllm_omni_pyproject(cache_dir: Path) -> str:
+    """vLLM-Omni's pyproject.toml, from its sdist (downloaded once into the cache)."""
+    folder = cache_dir / "archives" / "vllm-omni-0.20.0rc1-sdist"
+    archive = folder / RUFF_SDIST
+    if not archive.is_file():
+        config = index.pip_config()
+        (found,) = [a for a in index.artifacts("vllm-omni", config) if a.filename == RUFF_SDIST]
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{RUFF_SDIST}.part"
+        with partial.open("wb") as into:
+            index.download(found, into, config)  # checked against the index's sha256
+        partial.replace(archive)
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("vllm_omni-0.20.0rc1/pyproject.toml")
+        assert member is not None
+        return member.read().decode("utf-8")
+
+
+def test_the_generated_modules_pass_vllm_omnis_ruff(
+    composed: pipeline.Result, cache_dir: Path, tmp_path: Path
+) -> None:
+    """In vLLM-Omni 0.30.0's package, where a pull request would put them, with its rules."""
+    pyproject = _vllm_omni_pyproject(cache_dir)
+    assert "[tool.ruff]" in pyproject and "line-length = 120" in pyproject
+    root = tmp_path / "vllm-omni"
+    shutil.copytree(cache_dir / "src" / "vllm-omni-0.30.0" / "vllm_omni", root / "vllm_omni")
+    (root / "pyproject.toml").write_text(pyproject)
+    names = []
+    for name, data in sorted(composed.files.items()):
+        if name.endswith(".py"):
+            (root / "vllm_omni/worker_v2" / name).write_bytes(data)
+            names.append(f"vllm_omni/worker_v2/{name}")
+    assert len(names) == 4
+    assert ruff_findings(root, names) == ""
+
+
+def test_the_mtp_capture_runs_inside_vllm_ascends_communicator_switch(
+    composed: pipeline.Result,
+) -> None:
+    """omni captures its MTP graphs after super().capture_model() returned: vLLM's
+    graph_capture there would assert a CUDA or XPU communicator with TP, DP or PP > 1."""
+    text = composed.files[STATE].decode()
+    tree = ast.parse(text)
+    assert list(capture.unswitched(tree)) == []
+    (method,) = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and n.name == "capture_mtp_graphs"
+    ]
+    items = [
+        ast.unparse(i.context_expr)
+        for n in ast.walk(method)
+        if isinstance(n, ast.With)
+        for i in n.items
+    ]
+    assert items[:3] == [
+        "torch.inference_mode()",
+        "communicator_switch()",
+        "graph_capture(device=self.device)",
+    ]
+    switches = [t for t in checks.tags(text) if t[1] == "communicator-switch"]
+    assert len(switches) == 1 and "vllm_ascend/worker/v2/utils.py:" in switches[0][2]
+    assert not [
+        f for f in composed.findings if f.code is Code.OP331 and f.severity is Severity.ERROR
+    ]

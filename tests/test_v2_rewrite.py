@@ -104,6 +104,26 @@ def test_left_alone(code: str) -> None:
     check_noop(code)
 
 
+def test_the_note_names_every_global_the_patch_sets() -> None:
+    """vllm-ascend's patch_input_batch sets two module globals to AscendInputBatch; neither
+    is the module omni imported InputBatch from."""
+    graphs = ascend.Substitution(
+        ("vllm.graphs", "InputBatch"),
+        ("vllm.graphs", "InputBatch"),
+        ("ascend.batch", "AscendInputBatch"),
+        "q.py",
+        3,
+    )
+    patches = ascend.AscendPatches((*SUBSTITUTIONS, graphs), (), CUDA)
+    out = rewrite.rewrite("from vllm.batch import InputBatch\n", rewrite.Options(patches))
+    _, _, note = out.partition("# omni-port: ascend-patch: ")
+    assert note.startswith(
+        "vllm-ascend sets vllm.graphs.InputBatch and vllm.runner.InputBatch to "
+        "ascend.batch.AscendInputBatch (q.py:3, 4); "
+    )
+    assert "replaces vllm.batch.InputBatch" not in note
+
+
 def test_an_import_of_a_replaced_object_imports_the_replacement() -> None:
     out = rewrite.rewrite(
         "# lead\n"
@@ -114,7 +134,7 @@ def test_an_import_of_a_replaced_object_imports_the_replacement() -> None:
     lines = out.splitlines()
     assert lines[:2] == ["# lead", "from vllm.dp import DPState, other  # keep"]
     assert lines[2].startswith("from ascend.patch import dispatch  # omni-port: ascend-patch: ")
-    assert "vllm.dp.dispatch with ascend.patch.dispatch (p.py:3)" in lines[2]
+    assert "sets vllm.runner.dispatch to ascend.patch.dispatch (p.py:3)" in lines[2]
     assert lines[3].startswith("from ascend.batch import AscendInputBatch as Batch  # omni-port")
     assert len(lines) == 4
 
@@ -255,3 +275,46 @@ def test_the_wrapper_calls_omnis_body_where_it_called_super() -> None:
     assert "return self._omni_step(x, y=y) + before" in code and "super()" not in code
     assert code.startswith("# w\ndef step(self, x, y=None) -> int:")
     assert cst.Module([]).code_for_node(body).startswith("\n# b\ndef _omni_step(")
+
+
+def _left_out(code: str, selector: str) -> str:
+    wrapper = cst.parse_statement(dedent(code))
+    assert isinstance(wrapper, cst.FunctionDef)
+    found = wrap.left_out(wrapper, selector, "# omni-port: npu-guard: why")
+    assert found is not None
+    return cst.Module([found[0]]).code
+
+
+def test_a_left_out_step_leaves_its_tag_and_no_bare_pass() -> None:
+    code = """\
+        def run(self, x):
+            y = super().run(x)
+            # the join
+            if x and self.join():
+                self.join_dummy()
+            return y
+        """
+    assert _left_out(code, "if x and self.join()") == dedent(
+        """\
+        def run(self, x):
+            y = super().run(x)
+            # the join
+            # omni-port: npu-guard: why
+            return y
+        """
+    )
+
+
+def test_a_left_out_last_step_stays_a_pass_that_holds_the_block() -> None:
+    code = """\
+        def run(self, x):
+            if x:
+                self.join_dummy()
+        """
+    assert _left_out(code, "self.join_dummy()") == dedent(
+        """\
+        def run(self, x):
+            if x:
+                pass  # omni-port: npu-guard: why
+        """
+    )

@@ -20,7 +20,7 @@ import pytest
 
 from omni_port import runtime
 from omni_port.model import Code, Rule, Severity, Status
-from omni_port.v2 import inputs, pipeline, walk
+from omni_port.v2 import checks, inputs, pipeline, walk
 from tests.conftest import Cli
 from tests.golden import DATA
 
@@ -131,7 +131,13 @@ def test_the_wrapper_copy_takes_what_it_needs_from_the_substitutes_module(
     case: Path, tmp_path: Path
 ) -> None:
     text = _modules(_generate(tmp_path))[STATE]
-    assert "from vllm_ascend.worker.v2.model_states.default import _forget\n" in text
+    imported = [
+        (node.module, alias.name)
+        for node in ast.parse(text).body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert ("vllm_ascend.worker.v2.model_states.default", "_forget") in imported
     assert "        _forget(self.offloaded, req_id)\n" in text
     compile(text, STATE, "exec", dont_inherit=True)
 
@@ -187,14 +193,17 @@ def test_a_generated_model_state_put_back_on_vllms_class_fails_verify(
     assert not [r for r in runtime.unresolved(out) if "verify" in r]
     state = out / STATE
     text = state.read_text().replace(
-        "from vllm_ascend.worker.v2.model_states.default import AscendModelState",
-        "from vllm.v1.worker.gpu.model_states.default import DefaultModelState",
+        "from vllm_ascend.worker.v2.model_states.default import AscendModelState, _forget",
+        "from vllm.v1.worker.gpu.model_states.default import DefaultModelState\n"
+        "from vllm_ascend.worker.v2.model_states.default import _forget",
     )
     head, _, tail = text.partition("class OmniModelState(AscendModelState):")
     state.write_text(head + "class OmniModelState(DefaultModelState):\n" + tail.partition("\n")[2])
+    line = head.count("\n") + 1
     verified = cli("verify", "--generated", out)
     assert verified.exit_code == 1
-    assert f"{STATE}:14:1: OP330 OmniModelState is built on DefaultModelState" in verified.stdout
+    expected = f"{STATE}:{line}:1: OP330 OmniModelState is built on DefaultModelState"
+    assert expected in verified.stdout
     reasons = runtime.unresolved(out)
     assert any("verify problems" in r and "OP330" in r for r in reasons), reasons
 
@@ -233,9 +242,9 @@ def test_a_guarded_step_is_left_out_of_that_class_only(case: Path, tmp_path: Pat
     modules = _modules(_generate(tmp_path))
     generation = modules["omni_generation_model_runner.py"]
     assert "self.model.compute_logits(self.execute_model_state[1])" not in generation
-    line = next(ln for ln in generation.splitlines() if "# omni-port: npu-guard:" in ln)
-    assert line.strip().startswith("pass  # omni-port: npu-guard: `if dummy_run and self.lmhead_tp")
-    assert "(allow.txt:4)" in line
+    [(_, _, what)] = [t for t in checks.tags(generation) if t[1] == "npu-guard"]
+    assert what.startswith("`if dummy_run and self.lmhead_tp")
+    assert what.endswith("(allow.txt:4)")
     assert "self.model.compute_logits(self.execute_model_state[1])" in modules[GPU], (
         "the AR and GPU runners serve it"
     )

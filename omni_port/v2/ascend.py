@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.pyast.parser import module_or_none
+from omni_port.v2.capture import CommunicatorSwitch, find_switch
 
 #: The package whose modules are the V2 patches.
 PATCH_PACKAGE = "vllm_ascend/patch/worker/patch_v2/"
@@ -121,10 +122,28 @@ class AscendPatches:
     #: Member paths of every vllm-ascend file read, and the sha256 of its text: what the
     #: installed vllm-ascend must still hold for the composition to hold.
     read: tuple[tuple[str, str], ...] = ()
+    #: The context manager that lets vLLM's graph capture see the NPU communicator.
+    switch: CommunicatorSwitch | None = None
 
     def replacing(self, ref: Ref) -> Substitution | None:
         """The substitution whose original (or patched module global) ``ref`` is."""
         return next((s for s in self.substitutions if ref in (s.original, s.target)), None)
+
+    def installed(self, found: Substitution) -> str:
+        """What the patch of ``found`` assigns, as a note says it: every module global it
+        sets to the same replacement (``model_runner.InputBatch`` and
+        ``cudagraph_utils.InputBatch``), the replacement, and the lines."""
+        same = sorted(
+            (
+                s
+                for s in self.substitutions
+                if (s.path, s.replacement) == (found.path, found.replacement)
+            ),
+            key=lambda s: s.line,
+        ) or [found]
+        targets = " and ".join(dict.fromkeys(".".join(s.target) for s in same))
+        lines = ", ".join(str(s.line) for s in same)
+        return f"sets {targets} to {'.'.join(found.replacement)} ({found.path}:{lines})"
 
     def substitute_of(self, ref: Ref) -> ClassSubstitute | None:
         """The substitute of vLLM class ``ref``: named by its defining module, or re-exported
@@ -177,11 +196,15 @@ def read_patches(texts: Mapping[str, str], vllm: VllmRunner, npu_runner: str = "
                 substitutions.append(found)
     cuda = _cuda(texts, npu_runner)
     substitutes = tuple(class_substitutes(texts, substitutions))
+    switch = find_switch(texts)
     read += [cuda.path] if cuda is not None else []
+    read += [switch.path] if switch is not None else []
     read += [s.module_path for s in substitutes]
     read += [_module_path(s.factory[0], texts) for s in substitutes if s.factory is not None]
     digests = tuple(sorted({(p, _digest(texts[p])) for p in read if p in texts}))
-    return AscendPatches(tuple(substitutions), tuple(class_patches), cuda, substitutes, digests)
+    return AscendPatches(
+        tuple(substitutions), tuple(class_patches), cuda, substitutes, digests, switch
+    )
 
 
 def _digest(text: str) -> str:

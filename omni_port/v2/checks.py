@@ -20,7 +20,10 @@ edited by hand is judged the same way:
   the method itself is an ``allowed`` one): a bypassed NPU override is an error;
 - OP330: no class of the generated modules, nor of omni's modules they import (which the
   installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
-  allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note.
+  allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
+- OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
+  that entered vllm-ascend's ``communicator_switch()`` first (errors: vLLM asserts a CUDA or
+  XPU communicator when TP, DP or PP > 1); each switch the file records is a note.
 """
 
 from __future__ import annotations
@@ -28,14 +31,14 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import overrides, rewrite, substitute
+from omni_port.v2 import capture, overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
@@ -97,6 +100,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *api_findings(parsed, against.omni),
         *bypassed_overrides(modules, against),
         *substitute_findings(parsed, against),
+        *capture_findings(parsed, against.patches),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -109,6 +113,7 @@ _NOTES = {
     rewrite.TORCH_CUDA: Code.OP327,
     str(Rule.SUBSTITUTE): Code.OP330,
     str(Rule.GUARD): Code.OP329,
+    str(Rule.COMMUNICATOR_SWITCH): Code.OP331,
 }
 
 
@@ -118,12 +123,28 @@ def tags(text: str) -> Iterator[tuple[int, str, str]]:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
         return
-    for token in tokens:
-        if token.type != tokenize.COMMENT or rewrite.TAG not in token.string:
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    for index, token in enumerate(comments):
+        if rewrite.TAG not in token.string:
             continue
-        for part in token.string.split(rewrite.TAG)[1:]:
+        text = token.string + _continued(comments[index + 1 :], token)
+        for part in text.split(rewrite.TAG)[1:]:
             rule, _, what = part.partition(": ")
             yield token.start[0], rule.strip(), what.strip()
+
+
+def _continued(following: Sequence[tokenize.TokenInfo], tag: tokenize.TokenInfo) -> str:
+    """The text of the comment lines right below a tag that continue it (``tidy`` wraps)."""
+    text = ""
+    line = tag.start[0]
+    for token in following:
+        if token.start[0] != line + 1 or not token.string.startswith(rewrite.CONTINUATION):
+            break
+        if token.line[: token.start[1]].strip():
+            break  # a trailing comment of the next statement
+        text += " " + token.string[len(rewrite.CONTINUATION) :].strip()
+        line += 1
+    return text
 
 
 def tag_findings(modules: Mapping[str, str]) -> Iterator[Finding]:
@@ -378,6 +399,26 @@ def leftovers(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Itera
                 yield from _attribute(name, node, patches)
 
 
+def capture_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Iterator[Finding]:
+    """OP331 for each call of vLLM's CUDA graph capture helpers that no ``with`` entering
+    vllm-ascend's ``communicator_switch()`` encloses: on the NPU, with TP, DP or PP > 1, vLLM
+    asserts a CUDA or XPU communicator there."""
+    switch = patches.switch
+    how = (
+        f"enter vllm-ascend's {capture.SWITCH}() ({switch.where}) before it"
+        if switch is not None
+        else f"vllm-ascend's V2 package has no {capture.SWITCH} to enter before it"
+    )
+    for name, tree in sorted(parsed.items()):
+        for call, helper in capture.unswitched(tree):
+            what = (
+                f"{helper}(...) is vLLM's CUDA graph capture helper, outside vllm-ascend's "
+                f"communicator switch: with TP, DP or PP > 1 it asserts a CUDA or XPU "
+                f"communicator on the NPU; {how}"
+            )
+            yield Finding(Code.OP331, name, call.lineno, what, call.col_offset + 1)
+
+
 def _finding(code: Code, module: str, node: ast.expr | ast.stmt, what: str) -> Finding:
     return Finding(code, module, node.lineno, f"{ast.unparse(node)}: {what}", node.col_offset + 1)
 
@@ -388,10 +429,9 @@ def _replaced_import(
     for alias in node.names:
         found = patches.replacing((node.module or "", alias.name))
         if found is not None and not found.doubt:
-            replacement = ".".join(found.replacement)
             message = (
-                f"{node.module}.{alias.name} is replaced by vllm-ascend ({found.path}:"
-                f"{found.line}) with {replacement}; this import bypasses it"
+                f"vllm-ascend {patches.installed(found)}; this import of "
+                f"{node.module}.{alias.name} bypasses it"
             )
             yield Finding(Code.OP325, module, node.lineno, message, node.col_offset + 1)
 

@@ -33,7 +33,7 @@ from omni_port.pyast.parser import parse
 from omni_port.sources.textio import sha256
 from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute
+from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute, tidy
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
@@ -314,15 +314,20 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     patch_files = render_patch_set(composition.patches, tool)
     options = pipeline.Options(tool, command, edit=_edit(inputs))
     synced = pipeline.sync(composition.patches, patch_files, inputs.npu, options)
-    modules = {
-        name: data.decode("utf-8") for name, data in synced.files.items() if name.endswith(".py")
+    tidied = {
+        name: tidy.tidy(data.decode("utf-8"))
+        for name, data in synced.files.items()
+        if name.endswith(".py")
     }
-    rebased = rebased_modules(inputs, tool, command)
+    modules = {name: found.text for name, found in tidied.items()}
+    rebased = [
+        replace(r, text=tidy.tidy(r.text).text) for r in rebased_modules(inputs, tool, command)
+    ]
     modules.update({r.module: r.text for r in rebased})
     every = (*composition.composed, *(c for r in rebased for c in r.composed))
     composed = [rows.composed_row(c, modules) for c in every]
     placements = (
-        *synced.placements,
+        *(_moved(p, tidied.get(p.module)) for p in synced.placements),
         *composed,
         *rows.rewrite_rows(modules),
         *_unrebased_rows(inputs),
@@ -331,7 +336,7 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
     findings = (
         *(inputs.pairing.findings() if inputs.pairing is not None else ()),
         *_extraction_notes(found, composition),
-        *synced.findings,
+        *(_found_at(f, tidied.get(f.path)) for f in synced.findings),
         *(f for c, row in zip(every, composed, strict=True) for f in _conflict_finding(c, row)),
         *unused_allow_notes(
             inputs.allowed, [*(c.allow for c in every if c.allow), *_cited(inputs.allowed, checked)]
@@ -339,11 +344,25 @@ def generate(inputs: Inputs, tool: str, command: str) -> Result:
         *checked,
     )
     files = dict(synced.files)
-    files.update({r.module: r.text.encode("utf-8") for r in rebased})
+    files.update({name: text.encode("utf-8") for name, text in modules.items()})
     files[lockfile.LOCK_NAME] = _lock(inputs, tool, command, files, placements, patch_files)
     counts = _counts(synced.counts, composition, placements, rebased)
     result = Result(override_report, composition, files, placements, tuple(findings), counts)
     return replace(result, rebased=tuple(rebased))
+
+
+def _moved(row: Placement, tidied: tidy.Tidied | None) -> Placement:
+    """A row of a spliced module with its lines where ``tidy`` moved them."""
+    if tidied is None or not row.start:
+        return row
+    return replace(row, start=tidied.line(row.start), end=tidied.line(row.end))
+
+
+def _found_at(finding: Finding, tidied: tidy.Tidied | None) -> Finding:
+    """A finding of a spliced module at its line after ``tidy``."""
+    if tidied is None or not finding.line:
+        return finding
+    return replace(finding, line=tidied.line(finding.line))
 
 
 def _cited(allowed: Sequence[AllowEntry], findings: Sequence[Finding]) -> list[AllowEntry]:

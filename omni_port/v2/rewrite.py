@@ -1,6 +1,6 @@
 """Rewrite omni's V2 code for the NPU: what vllm-ascend installs, CUDA-only checks, torch.cuda.
 
-Three rewrites, each a rule of its own, of the text of one omni piece (libcst, so comments
+Four rewrites, each a rule of its own, of the text of one omni piece (libcst, so comments
 and layout stay byte for byte around them):
 
 - ``ascend-patch``: an import of a vLLM object a vllm-ascend patch_v2 module replaces
@@ -10,7 +10,11 @@ and layout stay byte for byte around them):
   ``t.is_cuda`` becomes ``t.device.type != "cpu"`` (both are false on an NPU);
 - ``torch-cuda``: nothing is rewritten; a ``torch.cuda.X`` call runs on the NPU only
   because vllm-ascend's V2 runner points ``torch.cuda.X`` at ``torch.npu.X``, and the tag
-  says so where the call is (or that ``X`` is not redirected).
+  says so where the call is (or that ``X`` is not redirected);
+- ``communicator-switch``: a ``with`` that enters vLLM's ``graph_capture`` enters
+  vllm-ascend's ``communicator_switch()`` right before it, imported on the line above
+  (``v2.capture``). A helper the piece does not import itself is not recognised here;
+  ``checks`` reports it on the whole module.
 
 Every rewrite leaves a tag on its statement, a trailing comment ``# omni-port: RULE:
 what``: the generated file says what changed and why, and the pipeline reports and locks
@@ -19,6 +23,7 @@ every tag it finds there.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -26,10 +31,13 @@ import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, ParentNodeProvider
 
 from omni_port.model import Rule
+from omni_port.v2 import capture
 from omni_port.v2.ascend import AscendPatches, Substitution
 
 #: How every tag starts.
 TAG = "# omni-port: "
+#: How a tag wrapped onto more comment lines goes on (``tidy`` wraps, ``checks.tags`` joins).
+CONTINUATION = "#   "
 #: The tag of a statement that relies on torch.cuda -> torch.npu (not a rewrite).
 TORCH_CUDA = "torch-cuda"
 #: Words that mark a tag as a problem, not a note.
@@ -69,7 +77,7 @@ def render_piece(module: cst.Module, prefix: str) -> str:
 
 
 def rewrite(code: str, options: Options, owner: str = "") -> str:
-    """``code`` rewritten by the three rules, tagged; unchanged when it does not parse."""
+    """``code`` rewritten by the four rules, tagged; unchanged when it does not parse."""
     parsed = parse_piece(code, owner)
     if parsed is None:
         return code
@@ -78,7 +86,7 @@ def rewrite(code: str, options: Options, owner: str = "") -> str:
 
 
 def rewrite_module(module: cst.Module, options: Options) -> cst.Module:
-    """A parsed piece rewritten by the three rules, each change tagged on its statement."""
+    """A parsed piece rewritten by the four rules, each change tagged on its statement."""
     wrapper = cst.MetadataWrapper(module)
     return wrapper.visit(_Rewriter(options, wrapper.module))
 
@@ -109,6 +117,10 @@ class _Rewriter(cst.CSTTransformer):
         self.frames: list[list[str]] = []
         self.annotations = 0
         self.functions = 1 if options.in_function else 0
+        try:
+            self.capture = capture.names_of(ast.parse(module.code))
+        except (SyntaxError, ValueError):
+            self.capture = capture.Names()
 
     # statements carry the tags of what was rewritten in them
 
@@ -150,6 +162,44 @@ class _Rewriter(cst.CSTTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.ImportFrom):
             return updated_node
         return _substituted(updated_node, updated_node.body[0], self.options.patches, self._note)
+
+    # communicator-switch
+
+    def leave_With(
+        self, original_node: cst.With, updated_node: cst.With
+    ) -> cst.With | cst.FlattenSentinel[cst.BaseStatement]:
+        switch = self.options.patches.switch
+        if switch is None:
+            return updated_node
+        found = _first_unswitched(updated_node, self.module, self.capture)
+        if found is None:
+            return updated_node
+        index, helper = found
+        local = min(self.capture.switches, default=capture.SWITCH)
+        entered = cst.WithItem(
+            cst.Call(cst.Name(local)), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        items = [*updated_node.items[:index], entered, *updated_node.items[index:]]
+        what = (
+            f"vLLM's {helper} asserts a CUDA or XPU communicator when TP, DP or PP > 1: "
+            f"entered inside vllm-ascend's {capture.SWITCH} ({switch.where}), as vllm-ascend's "
+            "own V2 graph capture does"
+        )
+        node = tagged(updated_node.with_changes(items=items), tag(Rule.COMMUNICATOR_SWITCH, what))
+        assert isinstance(node, cst.With)
+        if self.capture.switches:
+            return node
+        # The import goes above the comments that lead the statement, below the blank lines.
+        leading = list(node.leading_lines)
+        blank = next((i for i, ln in enumerate(leading) if ln.comment is not None), len(leading))
+        line = cst.parse_statement(f"from {switch.module} import {capture.SWITCH}\n")
+        assert isinstance(line, cst.SimpleStatementLine)
+        return cst.FlattenSentinel(
+            [
+                line.with_changes(leading_lines=leading[:blank]),
+                node.with_changes(leading_lines=leading[blank:]),
+            ]
+        )
 
     # device-neutral
 
@@ -199,6 +249,25 @@ class _Rewriter(cst.CSTTransformer):
                     f"torch_cuda_wrapper ({where}, entered by NPUModelRunner.__init__)",
                 )
             )
+
+
+def _first_unswitched(
+    node: cst.With, module: cst.Module, names: capture.Names
+) -> tuple[int, str] | None:
+    """The index of the first item of ``node`` that calls vLLM's capture helper with no
+    switch entered before it, and the helper as written."""
+    for index, item in enumerate(node.items):
+        try:
+            expr = ast.parse(module.code_for_node(item.item).strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+        if capture.switch_call(expr, names):
+            return None
+        if isinstance(expr, ast.Call):
+            helper = capture.helper_call(expr, names)
+            if helper:
+                return index, helper
+    return None
 
 
 def _has_line(node: cst.CSTNode) -> bool:
@@ -268,7 +337,7 @@ def _substituted(
             kept.append(alias)
             note(tag(Rule.ASCEND_PATCH, f"{KEPT} {module}.{name}: {_doubt(found)}"))
         else:
-            added.append(_import_line(found, local))
+            added.append(_import_line(found, local, patches))
     if not added:
         return line
     lines: list[cst.SimpleStatementLine] = []
@@ -284,14 +353,16 @@ def _doubt(found: Substitution) -> str:
     return f"{found.path}:{found.line} replaces it {found.doubt}"
 
 
-def _import_line(found: Substitution, local: str) -> cst.SimpleStatementLine:
+def _import_line(
+    found: Substitution, local: str, patches: AscendPatches
+) -> cst.SimpleStatementLine:
     module, name = found.replacement
     alias = f" as {local}" if local != name else ""
     statement = cst.parse_statement(f"from {module} import {name}{alias}\n")
     assert isinstance(statement, cst.SimpleStatementLine)
     what = (
-        f"vllm-ascend replaces {found.original[0]}.{found.original[1]} with {module}.{name} "
-        f"({found.path}:{found.line}); imported from there"
+        f"vllm-ascend {patches.installed(found)}; omni imported vLLM's "
+        f"{found.original[0]}.{found.original[1]}, this imports the replacement"
     )
     return statement.with_changes(
         trailing_whitespace=_comment(statement.trailing_whitespace, tag(Rule.ASCEND_PATCH, what))

@@ -55,12 +55,14 @@ def composed_row(composed: Composed, modules: Mapping[str, str]) -> Placement:
 
 def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
     """One row per rewrite a generated module records (``ascend-patch``, ``device-neutral``,
-    a class rebased onto its ``substitute``, an ``npu-guard`` step left out)."""
+    a class rebased onto its ``substitute``, an ``npu-guard`` step left out, a
+    ``communicator-switch`` entered)."""
     rules = {
         str(Rule.ASCEND_PATCH): Rule.ASCEND_PATCH,
         str(Rule.DEVICE_NEUTRAL): Rule.DEVICE_NEUTRAL,
         str(Rule.SUBSTITUTE): Rule.SUBSTITUTE,
         str(Rule.GUARD): Rule.GUARD,
+        str(Rule.COMMUNICATOR_SWITCH): Rule.COMMUNICATOR_SWITCH,
     }
     rows: list[Placement] = []
     for name in sorted(modules):
@@ -71,7 +73,7 @@ def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
             if rule not in rules or what.startswith(rewrite.KEPT):
                 continue
             number += 1
-            owner, member = _enclosing(text, line)
+            owner, member = _enclosing(text, _described(text, line))
             rows.append(
                 Placement(
                     block_id=f"{stem}.rewrite-{number:02d}",
@@ -89,6 +91,16 @@ def rewrite_rows(modules: Mapping[str, str]) -> list[Placement]:
                 )
             )
     return rows
+
+
+def _described(text: str, line: int) -> int:
+    """The line of the statement a tag is about: its own, or for a tag on comment lines of
+    its own (``tidy`` moves a long one above its statement), the first line below them."""
+    lines = text.split("\n")
+    number = line
+    while number <= len(lines) and lines[number - 1].lstrip().startswith("#"):
+        number += 1
+    return number if number <= len(lines) else line
 
 
 def _enclosing(text: str, line: int) -> tuple[str, str]:

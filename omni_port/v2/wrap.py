@@ -127,8 +127,9 @@ def left_out(
     wrapper: cst.FunctionDef, selector: str, tag: str
 ) -> tuple[cst.FunctionDef, str] | None:
     """``wrapper`` with its first statement whose code starts with ``selector`` (whitespace
-    aside) replaced by ``pass`` under the comment ``tag``, and that statement's first line;
-    None when no statement of its own body (nested functions aside) matches."""
+    aside) replaced by the comment ``tag`` (on a ``pass`` where no statement follows it in
+    its block), and that statement's first line; None when no statement of its own body
+    (nested functions aside) matches."""
     leaver = _LeaveOut(" ".join(selector.split()), tag)
     changed = wrapper.visit(leaver)
     if not leaver.found or not isinstance(changed, cst.FunctionDef):
@@ -154,6 +155,11 @@ class _LeaveOut(cst.CSTTransformer):
         self.depth -= 1
         return updated_node
 
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        return _without_placeholder(updated_node, self.tag) if self.found else updated_node
+
     def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
@@ -174,6 +180,32 @@ class _LeaveOut(cst.CSTTransformer):
         return cst.SimpleStatementLine(
             body=[cst.Pass()], leading_lines=leading, trailing_whitespace=comment
         )
+
+
+def _placeholder(node: cst.BaseStatement, tag: str) -> bool:
+    return (
+        isinstance(node, cst.SimpleStatementLine)
+        and len(node.body) == 1
+        and isinstance(node.body[0], cst.Pass)
+        and node.trailing_whitespace.comment is not None
+        and node.trailing_whitespace.comment.value == tag
+    )
+
+
+def _without_placeholder(block: cst.IndentedBlock, tag: str) -> cst.IndentedBlock:
+    """``block`` with a left-out step's ``pass`` dropped when a statement follows it: its
+    comment, and the lines above it, go above that statement (no bare ``pass`` left)."""
+    body = list(block.body)
+    for index, node in enumerate(body[:-1]):
+        if _placeholder(node, tag):
+            comment = cst.EmptyLine(indent=True, comment=cst.Comment(tag))
+            following = body[index + 1]
+            assert isinstance(node, cst.SimpleStatementLine)
+            below: Sequence[cst.EmptyLine] = getattr(following, "leading_lines", ())
+            lines = [*node.leading_lines, comment, *below]
+            body[index : index + 2] = [following.with_changes(leading_lines=lines)]
+            return block.with_changes(body=body)
+    return block
 
 
 def _comments(lines: Sequence[str]) -> list[cst.EmptyLine]:

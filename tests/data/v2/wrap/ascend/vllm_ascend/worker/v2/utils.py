@@ -16,5 +16,19 @@ def torch_cuda_wrapper():
         pass
 
 
+@contextmanager
+def communicator_switch():
+    import vllm.distributed.device_communicators.cuda_communicator as cuda
+
+    from vllm_ascend.distributed import NPUCommunicator
+
+    saved = cuda.CudaCommunicator
+    cuda.CudaCommunicator = NPUCommunicator
+    try:
+        yield
+    finally:
+        cuda.CudaCommunicator = saved
+
+
 def skip_dp_coordination():
     return nullcontext()

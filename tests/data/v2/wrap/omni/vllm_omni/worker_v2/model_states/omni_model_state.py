@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from vllm.v1.worker.gpu.input_batch import InputBatch
 from vllm.v1.worker.gpu.model_states.default import DefaultModelState
 
@@ -21,3 +22,15 @@ class OmniModelState(DefaultModelState):
         inputs = super().prepare_inputs(input_batch, req_states)
         inputs["buffers"] = [self.buffers.get(r) for r in input_batch.req_ids]
         return inputs
+
+    def capture_extra_graphs(self, sizes: list[int]) -> None:
+        """Graphs of omni's own (captured after the runner's, as omni's MTP graphs are)."""
+        from vllm.distributed.parallel_state import graph_capture
+
+        try:
+            # One stream for every size.
+            with torch.inference_mode(), graph_capture(device=self.device):
+                for size in sizes:
+                    self.buffers[str(size)] = size
+        except RuntimeError as e:
+            raise RuntimeError(f"capture failed: {e}") from e
