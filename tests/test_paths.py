@@ -129,12 +129,14 @@ def test_findings_at_lines_of_a_release_open_from_where_they_ran(
     monkeypatch: pytest.MonkeyPatch,
     folder: str,
 ) -> None:
-    """The convergent edit is followed: sync and upgrade note it at the target release's
-    line, shown as the release's file in the cache."""
+    """The convergent edit is followed: sync and upgrade note it at the generated module's
+    line where upstream's deletion left it (it was the release's line, shown as the
+    release's file in the cache, which a summary printed as the output's line)."""
     target = _releases(tmp_path, local_index)
     (tmp_path / "below").mkdir()
     monkeypatch.setenv("OMNI_PORT_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path / folder)
     printed = _printed_by_every_command(cli, target)
     assert [(c, p) for c, p in printed if not Path(p).is_file()] == []
-    assert any(Path(p).name == Path(ASCEND_RUNNER).name for _, p in printed), printed
+    assert not any(Path(p).name == Path(ASCEND_RUNNER).name for _, p in printed), printed
+    assert any(c.startswith("sync") and Path(p).parent.name == "g" for c, p in printed), printed
