@@ -45,7 +45,7 @@ class UnreadLag(Silent):
             if not dead:
                 continue
             if decision.follow:
-                revised = _followed_out(facts, decision, dead)
+                revised = _followed_out(decision, dead, [d.block.id for d in decisions])
             else:
                 revised = _widened(facts, decision, dead, decisions)
             result[position] = revised or decision
@@ -79,14 +79,15 @@ def _beside(never: NeverHad, slot: Slot, step: int) -> tuple[Stmt, ...]:
     return tuple(found)
 
 
-def _followed_out(facts: MemberFacts, decision: Decision, dead: list[Unread]) -> Decision | None:
+def _followed_out(decision: Decision, dead: list[Unread], ids: list[str]) -> Decision | None:
     """A deletion followed as the runners' lag, taken as omni's deletion after all: every
-    statement it would follow is unread (None when some is read)."""
+    statement it would follow is unread (None when some is read); ``ids``: the member's
+    blocks, in order."""
     assert decision.slot is not None
     if len(dead) != decision.slot.span:
         return None
     said = decision.reason.removesuffix(_FOLLOWED)
-    reason = f"{said}; it stays out: {_why(dead)}"
+    reason = f"{said}; it stays out: {_why(dead, ids)}"
     return replace(decision, follow=False, reason=reason, relies_on=_relies(decision, dead))
 
 
@@ -101,6 +102,7 @@ def _widened(
     never = facts.of(decision.block).never_had
     assert never is not None
     gone = {id(u.stmt) for u in dead}
+    ids = [d.block.id for d in decisions]
     before = _run(_beside(never, slot, -1), gone)
     after = _run(_beside(never, slot, 1), gone)
     if not before and not after:
@@ -110,18 +112,20 @@ def _widened(
     )
     if any(_inside(d.slot, wider) for d in decisions if d is not decision and d.slot is not None):
         return None
-    out = [u for u in dead if any(u.stmt is s for s in (*before, *after))]
+    out = sorted((u for u in dead if any(u.stmt is s for s in (*before, *after))), key=_line)
+    code = short("; ".join(u.stmt.key for u in out))
+    # The note upstream history left says these statements stay: all of them out, it says
+    # so instead; some of them, the note says which.
     kept = never.quoted(decision.block.anchor.replaced)
-    quoted = f"upstream code the runners never had here stays: `{kept}`"
-    all_out = len(out) == len(_beside(never, slot, -1)) + len(_beside(never, slot, 1))
-    reason = decision.reason
-    if all_out and quoted in reason:
-        code = short("; ".join(u.stmt.key for u in _ordered(out)))
-        reason = reason.replace(quoted, f"upstream code the runners never had stays out: `{code}`")
-        reason = f"{reason}; {_why(out)}"
+    stays = f"upstream code the runners never had here stays: `{kept}`"
+    every = len(out) == len(_beside(never, slot, -1)) + len(_beside(never, slot, 1))
+    if every and stays in decision.reason:
+        said = decision.reason.replace(
+            stays, f"upstream code the runners never had stays out: `{code}`"
+        )
+        reason = f"{said}; {_why(out, ids)}"
     else:
-        code = short("; ".join(u.stmt.key for u in _ordered(out)))
-        reason = f"{reason}; of it, `{code}` stays out: {_why(out)}"
+        reason = f"{decision.reason}; of it, `{code}` stays out: {_why(out, ids)}"
     return replace(decision, slot=wider, reason=reason, relies_on=_relies(decision, out))
 
 
@@ -145,21 +149,21 @@ def _inside(other: Slot, wider: Slot) -> bool:
     return other.index < stop and other.index + other.span > start
 
 
-def _ordered(found: list[Unread]) -> list[Unread]:
-    return sorted(found, key=lambda u: u.stmt.start)
+def _line(found: Unread) -> int:
+    return found.stmt.start
 
 
-def _why(dead: list[Unread]) -> str:
+def _why(dead: list[Unread], order: list[str]) -> str:
     """What the note says of unread statements: the names they bind, and omni's blocks
-    that took upstream's readers of them out."""
+    that took upstream's readers of them out (in ``order``, the member's block ids)."""
     names = sorted({n for u in dead for n in u.stmt.writes})
     shown = ", ".join(f"`{n}`" for n in names)
-    blocks = dict.fromkeys(b for u in dead for b in u.removed_by)
+    blocks = sorted({b for u in dead for b in u.removed_by}, key=order.index)
     ids = ", ".join(b.rsplit(".", 1)[-1] for b in blocks)
     return (
         f"it binds {shown}, which nothing in the output reads: upstream reads "
         f"{'it' if len(names) == 1 else 'them'} only in code omni's {ids} "
-        f"{'replaces' if len(blocks) == 1 else 'replace'}"
+        f"{'takes' if len(blocks) == 1 else 'take'} out"
     )
 
 
