@@ -15,8 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.model import BlockKind
+from omni_port.pyast.syntax import names_of
 from omni_port.sync.context import Decision
-from omni_port.sync.evidence.code import binds_locals, nested
+from omni_port.sync.evidence.code import binds_locals, nested, with_body
 from omni_port.sync.facts import MemberFacts, Stmt
 
 
@@ -53,6 +54,8 @@ def unread(
     largest such set, each with the blocks that took its readers out. A binding upstream
     itself never reads is upstream's, not left unread by omni: it is never among them."""
     output = _output(facts, decisions)
+    if output is None:
+        return []
     dead = {id(s): s for s in candidates if binds_locals(s) and id(s) not in output.removed}
     changed = True
     while changed:
@@ -66,7 +69,8 @@ def unread(
     return [Unread(s, _removers(output, dead, s)) for s in candidates if id(s) in dead]
 
 
-def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output:
+def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output | None:
+    """None when some block's code does not parse: what it reads is unknown."""
     removed: dict[int, str] = {}
     blocks: set[str] = set()
     for decision in decisions:
@@ -74,8 +78,13 @@ def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output:
         if block.kind is BlockKind.SIGNATURE:
             continue
         if not decision.follow:
-            flow = facts.flow_of(decision.code if decision.code is not None else block.code)
-            blocks |= flow.reads if flow is not None else frozenset()
+            text = decision.code if decision.code is not None else block.code
+            if block.kind is BlockKind.HEADER:
+                text = with_body(text)
+            flow = facts.flow_of(text)
+            if flow is None:
+                return None
+            blocks |= flow.reads
         if decision.conflict or decision.follow or decision.slot is None:
             continue
         held = decision.slot.held()
@@ -96,8 +105,9 @@ def _own_reads(facts: MemberFacts, stmt: Stmt) -> frozenset[str]:
     header does not parse: more readers keep more upstream code)."""
     if not stmt.clauses:
         return stmt.reads
-    found = facts.flow_of(facts.source([stmt], header=True))
-    return found.reads if found is not None else stmt.reads
+    nodes = facts.parsed(facts.source([stmt]))
+    # ``elif`` tests, ``with`` items, decorators and defaults are the header's too.
+    return names_of(nodes, header_only=True)[0] if nodes is not None else stmt.reads
 
 
 def _removers(output: _Output, dead: dict[int, Stmt], stmt: Stmt) -> tuple[str, ...]:
