@@ -28,28 +28,52 @@ from omni_port.sync.rule import Silent
 
 #: How upstream history's note on a followed lag ends (``evidence.history.explain``).
 _FOLLOWED = "; the new upstream is followed"
+#: What this rule's note on a deletion it keeps out says after upstream history's.
+_OUT = "; it stays out: "
 
 
 class UnreadLag(Silent):
     name = Rule.UNREAD_LAG
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
-        lags = {i: _lag(facts, d) for i, d in enumerate(decisions)}
-        candidates = [s for stmts in lags.values() for s in stmts]
-        found = {id(u.stmt): u for u in unread(facts, decisions, candidates)} if candidates else {}
-        if not found:
-            return None
+        """Each lag judged on the member as it stands, a deletion this rule kept out judged
+        again as followed: the blocks that took its readers out may be conflicts now."""
+        judged = [_as_followed(d) if _kept_out(d) else d for d in decisions]
+        lags = [_lag(facts, d) for d in judged]
+        candidates = [s for stmts in lags for s in stmts]
+        found = {id(u.stmt): u for u in unread(facts, judged, candidates)} if candidates else {}
+        ids = [d.block.id for d in decisions]
         result = list(decisions)
-        for position, decision in enumerate(decisions):
+        for position, (decision, trial) in enumerate(zip(decisions, judged, strict=True)):
             dead = [found[id(s)] for s in lags[position] if id(s) in found]
-            if not dead:
-                continue
-            if decision.follow:
-                revised = _followed_out(decision, dead, [d.block.id for d in decisions])
-            else:
-                revised = _widened(facts, decision, dead, decisions)
-            result[position] = revised or decision
+            if trial is not decision:
+                # Kept out before: it stays out while all of it is unread, else it follows.
+                kept = trial.slot is not None and len(dead) == trial.slot.span
+                result[position] = decision if kept else trial
+            elif dead and decision.follow:
+                result[position] = _followed_out(decision, dead, ids) or decision
+            elif dead:
+                result[position] = _widened(facts, decision, dead, decisions) or decision
         return result
+
+
+def _kept_out(decision: Decision) -> bool:
+    """Whether ``decision`` is a deletion followed as the runners' lag that this rule
+    kept out."""
+    return (
+        not decision.follow
+        and not decision.conflict
+        and Rule.UNREAD_LAG in decision.rules
+        and decision.block.kind is BlockKind.DELETION
+        and decision.lag is not None
+        and _OUT in decision.reason
+    )
+
+
+def _as_followed(decision: Decision) -> Decision:
+    """A deletion this rule kept out, followed as upstream history decided it."""
+    said = decision.reason.split(_OUT, 1)[0]
+    return replace(decision, follow=True, reason=f"{said}{_FOLLOWED}", relies_on=())
 
 
 def _lag(facts: MemberFacts, decision: Decision) -> tuple[Stmt, ...]:
@@ -87,7 +111,7 @@ def _followed_out(decision: Decision, dead: list[Unread], ids: list[str]) -> Dec
     if len(dead) != decision.slot.span:
         return None
     said = decision.reason.removesuffix(_FOLLOWED)
-    reason = f"{said}; it stays out: {_why(dead, ids)}"
+    reason = f"{said}{_OUT}{_why(dead, ids)}"
     return replace(decision, follow=False, reason=reason, relies_on=_relies(decision, dead))
 
 
