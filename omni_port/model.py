@@ -643,6 +643,9 @@ class Rule(enum.StrEnum):
     OVERLAP = "overlap"
     """A block that replaces the statements another block's place lies in is a conflict;
     an edit followed as upstream code gives them up."""
+    UNREAD_LAG = "unread-lag"
+    """Upstream code the runners never had that only binds locals nothing in the output
+    reads (upstream read them only in code omni's blocks replace) stays out, with a note."""
     OMNI_SUPER = "omni-super"
     """V2: omni's override calls super(), which reaches the NPU override: carried verbatim."""
     NPU_WRAPPER = "npu-wrapper"

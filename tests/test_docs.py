@@ -262,7 +262,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
         "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py:145: OP102",
         'pinned in pyproject.toml [tool.omni-port]: base = "vllm-ascend==0.26.0rc1", '
         'upstream = "vllm-ascend==0.30.0rc2", marker-allow = "marker-allow.txt"',
-        "96 placed, 0 conflicts, 2 verify problems (2 OP508): not deployable until "
+        "97 placed, 0 conflicts, 2 verify problems (2 OP508): not deployable until "
         "resolved; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr

@@ -63,6 +63,7 @@ from omni_port.sync.rules import (
     overlap,
     resolved,
     run_once,
+    unread_lag,
     upstream_history,
 )
 
@@ -81,7 +82,10 @@ BLOCK_RULES: tuple[PlacementRule, ...] = (
 )
 
 MEMBER_RULES: tuple[PlacementRule, ...] = (
-    # First: which upstream changes are split is judged on the decisions as the block rules
+    # First: a lag nothing reads is no part of an upstream change to follow whole; it stays
+    # out relying on the blocks that took its readers out (a conflict with them, coupled).
+    unread_lag.RULE,
+    # Then: which upstream changes are split is judged on the decisions as the block rules
     # made them; each later rule only turns placed edits into conflicts, or follows one.
     followed_whole.RULE,
     # Before carrying and coupling: a block that would run a call twice is a conflict (or
