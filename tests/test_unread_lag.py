@@ -21,13 +21,13 @@ from tests.test_rules import inputs_of
 CASE = DATA / "rules" / "unread-lag" / "yes_a_binding_only_omni_s_replaced_code_read_stays_out"
 
 
-def _member() -> splice.Member:
+def _member() -> splice.Copied:
     patches, upstream, locations = inputs_of(CASE)
     (module,) = patches.modules
     decided = splice.decide(
         module, with_members(upstream, patches), locations, declared=declared(patches)
     )
-    (member,) = [m for m in decided.members.values() if m.decisions]
+    (member,) = [m for m in decided.copies.values() if m.decisions]
     return member
 
 

@@ -18,7 +18,7 @@ from omni_port.model import BlockKind
 from omni_port.pyast.syntax import names_of
 from omni_port.sync.context import Decision
 from omni_port.sync.evidence.code import binds_locals, nested, with_body
-from omni_port.sync.facts import MemberFacts, Stmt
+from omni_port.sync.facts import Flows, Places, Stmt, Syntax
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,15 @@ class Unread:
     #: The ids of the blocks that replace or delete upstream's readers of what it binds
     #: (through the readers that are unread bindings themselves), in member order.
     removed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The providers a reading of the member's output needs."""
+
+    syntax: Syntax
+    places: Places
+    flows: Flows
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +55,14 @@ class _Output:
 
 
 def unread(
-    facts: MemberFacts, decisions: Sequence[Decision], candidates: Sequence[Stmt]
+    code: Reading, decisions: Sequence[Decision], candidates: Sequence[Stmt]
 ) -> list[Unread]:
     """Those of ``candidates`` (upstream statements the output keeps as a lag) that only
     bind plain locals, which nothing in the output reads, and which upstream read only in
     statements the member's placed blocks take out (or in other such candidates): the
     largest such set, each with the blocks that took its readers out. A binding upstream
     itself never reads is upstream's, not left unread by omni: it is never among them."""
-    output = _output(facts, decisions)
+    output = _output(code, decisions)
     if output is None:
         return []
     dead = {id(s): s for s in candidates if binds_locals(s) and id(s) not in output.removed}
@@ -69,7 +78,7 @@ def unread(
     return [Unread(s, _removers(output, dead, s)) for s in candidates if id(s) in dead]
 
 
-def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output | None:
+def _output(code: Reading, decisions: Sequence[Decision]) -> _Output | None:
     """None when some block's code does not parse: what it reads is unknown."""
     removed: dict[int, str] = {}
     blocks: set[str] = set()
@@ -81,7 +90,7 @@ def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output | None
             text = decision.code if decision.code is not None else block.code
             if block.kind is BlockKind.HEADER:
                 text = with_body(text)
-            flow = facts.flow_of(text)
+            flow = code.flows.flow_of(text)
             if flow is None:
                 return None
             blocks |= flow.reads
@@ -91,21 +100,21 @@ def _output(facts: MemberFacts, decisions: Sequence[Decision]) -> _Output | None
         # A header edit replaces the header alone: the body stays upstream's.
         taken = held[:1] if block.kind is BlockKind.HEADER else nested(held)
         removed.update((id(s), block.id) for s in taken)
-    upstream = tuple((s, _own_reads(facts, s)) for s in _statements(facts))
+    upstream = tuple((s, _own_reads(code.syntax, s)) for s in _statements(code.places))
     return _Output(removed, upstream, frozenset(blocks))
 
 
-def _statements(facts: MemberFacts) -> Iterator[Stmt]:
-    for _, suite in facts.index.suites:
+def _statements(places: Places) -> Iterator[Stmt]:
+    for _, suite in places.index.suites:
         yield from suite.stmts
 
 
-def _own_reads(facts: MemberFacts, stmt: Stmt) -> frozenset[str]:
+def _own_reads(syntax: Syntax, stmt: Stmt) -> frozenset[str]:
     """The names ``stmt`` reads, a compound one in its header alone (all of them when the
     header does not parse: more readers keep more upstream code)."""
     if not stmt.clauses:
         return stmt.reads
-    nodes = facts.parsed(facts.source([stmt]))
+    nodes = syntax.parsed(syntax.source([stmt]))
     # ``elif`` tests, ``with`` items, decorators and defaults are the header's too.
     return names_of(nodes, header_only=True)[0] if nodes is not None else stmt.reads
 

@@ -22,8 +22,8 @@ from omni_port.sync.context import Decision
 from omni_port.sync.evidence.code import short
 from omni_port.sync.evidence.history import NeverHad
 from omni_port.sync.evidence.places import Slot
-from omni_port.sync.evidence.readers import Unread, unread
-from omni_port.sync.facts import MemberFacts, Stmt
+from omni_port.sync.evidence.readers import Reading, Unread, unread
+from omni_port.sync.facts import Flows, History, MemberFacts, Places, Stmt, Syntax
 from omni_port.sync.rule import Silent
 
 #: How upstream history's note on a followed lag ends (``evidence.history.explain``).
@@ -34,6 +34,7 @@ _OUT = "; it stays out: "
 
 class UnreadLag(Silent):
     name = Rule.UNREAD_LAG
+    reads = (Syntax, Places, Flows, History)
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         """Each lag judged on the member as it stands, a deletion this rule kept out judged
@@ -41,7 +42,9 @@ class UnreadLag(Silent):
         judged = [_as_followed(d) if _kept_out(d) else d for d in decisions]
         lags = [_lag(facts, d) for d in judged]
         candidates = [s for stmts in lags for s in stmts]
-        found = {id(u.stmt): u for u in unread(facts, judged, candidates)} if candidates else {}
+        found = {}
+        if candidates:
+            found = {id(u.stmt): u for u in unread(_reading(facts), judged, candidates)}
         ids = [d.block.id for d in decisions]
         result = list(decisions)
         for position, (decision, trial) in enumerate(zip(decisions, judged, strict=True)):
@@ -55,6 +58,10 @@ class UnreadLag(Silent):
             elif dead:
                 result[position] = _widened(facts, decision, dead, decisions) or decision
         return result
+
+
+def _reading(facts: MemberFacts) -> Reading:
+    return Reading(facts.syntax, facts.places, facts.flows)
 
 
 def _kept_out(decision: Decision) -> bool:
@@ -85,7 +92,7 @@ def _lag(facts: MemberFacts, decision: Decision) -> tuple[Stmt, ...]:
         return ()
     if decision.follow:
         return slot.held() if block.kind is BlockKind.DELETION else ()
-    never = facts.of(block).never_had
+    never = facts.history.never_had(block)
     if never is None:
         return ()
     return (*_beside(never, slot, -1), *_beside(never, slot, 1))
@@ -123,7 +130,7 @@ def _widened(
     another decision's place lies among them)."""
     slot = decision.slot
     assert slot is not None
-    never = facts.of(decision.block).never_had
+    never = facts.history.never_had(decision.block)
     assert never is not None
     gone = {id(u.stmt) for u in dead}
     ids = [d.block.id for d in decisions]
