@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,13 @@ cli.run()
 """
 
 
+def _as_from_a_terminal() -> None:
+    """SIGINT as a terminal's foreground process has it: a suite run as a background job
+    (`make test &`, nohup) starts children with SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler, so the child would wait out the timeout."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_real_sigint_early_in_a_command_exits_130(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", SIGINT_EARLY, "check"],
@@ -65,6 +73,7 @@ def test_a_real_sigint_early_in_a_command_exits_130(tmp_path: Path) -> None:
         text=True,
         timeout=60,
         env={**os.environ, "OMNI_PORT_CACHE": str(tmp_path / "cache")},
+        preexec_fn=_as_from_a_terminal,
     )
     # 130 is 128 + SIGINT, what a shell reports for Ctrl-C; `make sync` fails on it.
     assert done.returncode == 130, done.stderr
