@@ -727,6 +727,30 @@ def _arrival(history: MemberHistory, head: str, path: tuple[str, ...]) -> int | 
     return found
 
 
+def lag_run(
+    history: MemberHistory, code: str, release: str, stmts: Sequence[Stmt], path: tuple[str, ...]
+) -> int:
+    """How many of the new upstream's ``stmts`` (in the body at ``path``, nearest to an
+    edit first) are the new
+    upstream's version of the edit's ``code`` (an older ``release``'s, which the runners
+    lag behind) or came with it: up to the last statement like one of the code's, each
+    one of those or one ``release``'s member lacks (not even edited a little). 0 when
+    none is like the code's."""
+    mine = code_keys(code)
+    version = next((v for v in history.versions if v.label == release), None)
+    if not mine or not stmts or version is None or version.member is None:
+        return 0
+    heads = [split_full_key(k)[0] for k in mine]
+    keys = {k for _, body in _bodies_along(version, path, False) for k in body}
+    taken = 0
+    for count, stmt in enumerate(stmts, 1):
+        if any(similarity(stmt.key, h) >= HAD for h in heads):
+            taken = count
+        elif stmt.key in keys or any(similarity(stmt.key, k) >= HAD for k in keys):
+            break
+    return taken
+
+
 # --- a block followed release by release ------------------------------------------------------
 
 

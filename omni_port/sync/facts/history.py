@@ -238,6 +238,15 @@ class History:
         stmts = [s for s in found.stmts() if s.key not in keys]
         return "".join(code.source(base.tree, [s]) for s in stmts)
 
+    def lag_run(
+        self, lag: Block, release: str, stmts: Sequence[Stmt], path: tuple[str, ...]
+    ) -> int:
+        """How many of the new upstream's ``stmts`` (in the body at ``path``, nearest to
+        the edit ``lag`` first) are upstream's version of its code, an older ``release``'s,
+        or came with it (``evidence.history.lag_run``; 0 without history)."""
+        past = self.past
+        return history.lag_run(past, lag.code, release, stmts, path) if past is not None else 0
+
     def _never_without(self, block: Block) -> bool:
         """No release before the base had the runner's text where the deletion is."""
         past = self.past

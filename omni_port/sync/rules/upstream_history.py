@@ -54,6 +54,7 @@ class UpstreamHistory(Silent):
         inside statements another block replaced). The edit is then placed like any omni
         edit, without upstream history's evidence.
         """
+        decisions = _made_way(facts, decisions)
         result: list[Settled] = list(decisions)
         for position, decision in enumerate(decisions):
             if not decision.release or decision.slot is None:
@@ -71,6 +72,68 @@ class UpstreamHistory(Silent):
                 note = f"kept although it is upstream code of {named}: {why}"
                 result[position] = Withdrawn(decision, note)
         return result
+
+
+def _made_way(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision]:
+    """The decisions, with each followed lag whose code the output would otherwise lose
+    followed where upstream has its code now.
+
+    An edit followed as the runners' lag keeps the new upstream's code for its own (an
+    older release's). When that code (a statement like the edit's own) stands among
+    what a block right beside the edit replaces, following the edit would drop it with
+    the block's place, and omni's older version with the edit: nothing of either would
+    stay. The edit dates the runners' text there to its release (docs/design.md rule 4):
+    the statements from the block's end next to the edit up to that code, each the
+    edit's code or one that came after the edit's release, are upstream code the runners
+    never had. The edit follows them; the block replaces the rest."""
+    result = list(decisions)
+    for position, decision in enumerate(decisions):
+        lag = decision.lag
+        if not decision.follow or lag is None or decision.slot is None or decision.slot.span:
+            continue  # not a lag, or upstream's code for it stands at its own place
+        for at, other in enumerate(result):
+            way = _way(facts, decision, other) if at != position else None
+            if way is None:
+                continue
+            follows, rest = way
+            named = facts.history.named
+            kept = code.short("; ".join(s.key for s in follows.held()), 60)
+            note = (
+                f"upstream code the runners never had here stays: `{kept}`, which "
+                f"{named(lag.changed_by)} brought ({named(decision.release)} had the "
+                f"runners' code here; {decision.block.id.rsplit('.', 1)[-1]} follows it)"
+            )
+            reason = f"{other.reason}; {note}" if other.reason else note
+            result[position] = replace(decision, slot=follows)
+            result[at] = replace(other, slot=rest, reason=reason)
+            break
+    return result
+
+
+def _way(facts: MemberFacts, lag: Decision, other: Decision) -> tuple[Slot, Slot] | None:
+    """Where the followed ``lag`` finds its code in the new upstream among what ``other``
+    replaces, right beside the lag's own place: (the lag's slot there, the rest of
+    ``other``'s slot); None when ``other`` replaces none of it there, or nothing else."""
+    slot = other.slot
+    if other.conflict or other.follow or other.code is not None or slot is None:
+        return None
+    replaced = tuple(other.block.anchor.replaced)
+    ours = lag.block.anchor
+    if slot.span < 2 or not replaced or ours.path != other.block.anchor.path:
+        return None
+    held = slot.held()
+    if ours.after[:1] == replaced[:1]:
+        taken = facts.history.lag_run(lag.block, lag.release, held, slot.path)
+        first, rest = slot.index, slot.index + taken
+    elif ours.before[:1] == replaced[-1:]:
+        taken = facts.history.lag_run(lag.block, lag.release, held[::-1], slot.path)
+        first, rest = slot.index + slot.span - taken, slot.index
+    else:
+        return None
+    if not taken or taken == slot.span:
+        return None
+    follows = Slot(slot.suite, slot.path, first, taken)
+    return follows, Slot(slot.suite, slot.path, rest, slot.span - taken)
 
 
 def _renamed_in_removed(ctx: Context) -> Decision | None:

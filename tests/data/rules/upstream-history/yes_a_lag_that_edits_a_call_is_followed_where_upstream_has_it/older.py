@@ -1,0 +1,9 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        self.check(tokens)
+        hidden = self.model(tokens)
+        return self.run(hidden)
