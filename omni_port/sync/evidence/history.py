@@ -751,6 +751,13 @@ def lag_run(
     return taken
 
 
+def like_code(code: str, stmts: Sequence[Stmt]) -> Stmt | None:
+    """The first of ``stmts`` like one of ``code``'s statements (the new upstream's version
+    of it, edited a little), None when none is."""
+    heads = [split_full_key(k)[0] for k in code_keys(code) or ()]
+    return next((s for s in stmts if any(similarity(s.key, h) >= HAD for h in heads)), None)
+
+
 # --- a block followed release by release ------------------------------------------------------
 
 

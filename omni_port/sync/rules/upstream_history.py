@@ -17,8 +17,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
-from omni_port.sync.context import Context, Decision, Lag, Settled, Withdrawn, followed
-from omni_port.sync.evidence import code
+from omni_port.sync.context import (
+    Context,
+    Decision,
+    Lag,
+    Settled,
+    Withdrawn,
+    conflict_at,
+    followed,
+)
+from omni_port.sync.evidence import code, history
 from omni_port.sync.evidence.code import nested
 from omni_port.sync.evidence.flow import Flow
 from omni_port.sync.evidence.places import Scored, Slot
@@ -107,7 +115,32 @@ def _made_way(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decisio
             result[position] = replace(decision, slot=follows)
             result[at] = replace(other, slot=rest, reason=reason)
             break
+        else:
+            lost = _lost_among(decision, result)
+            if lost:
+                result[position] = conflict_at(decision, lost)
     return result
+
+
+def _lost_among(lag: Decision, decisions: Sequence[Decision]) -> str:
+    """Why following ``lag`` at its empty place would lose upstream's version of its code:
+    a placed block right beside it replaces that code, and no run of statements from the
+    block's end reaches it ("" when none does). Neither omni's older code nor upstream's
+    would stay: a conflict, not a guess (``_made_way`` found no way)."""
+    ours = lag.block.anchor
+    for other in decisions:
+        slot, replaced = other.slot, tuple(other.block.anchor.replaced)
+        if other is lag or other.conflict or other.follow or slot is None or not replaced:
+            continue
+        beside = ours.after[:1] == replaced[:1] or ours.before[:1] == replaced[-1:]
+        found = history.like_code(lag.block.code, slot.held()) if beside else None
+        if found is not None:
+            return (
+                f"upstream's version of this lag's code, `{code.short(found.key, 60)}`, "
+                f"stands among what {other.block.id.rsplit('.', 1)[-1]} replaces, past "
+                "statements the runners had: following it would lose both"
+            )
+    return ""
 
 
 def _way(facts: MemberFacts, lag: Decision, other: Decision) -> tuple[Slot, Slot] | None:
