@@ -362,6 +362,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             tuple(findings),
             locations,
             tuple(verified),
+            runners=config.platform_info.name.name,
         )
     )
     pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}
@@ -378,6 +379,10 @@ def _pins(
     root): one source named on the command line becomes ``source`` (several leave it); the
     marker-allow list, when the upgrade accepted a marker and none is named."""
     pins: dict[str, str] = {}
+    if config.platform != Config().platform:
+        # An upgrade run with --platform gpu leaves a workspace the later commands read as
+        # one (the NPU default is left unsaid, as before).
+        pins["platform"] = config.platform
     if len(request.sources) == 1:
         pins["source"] = config.recorded_spec(request.sources[0])
     pins["base"] = base

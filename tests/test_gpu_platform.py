@@ -1,0 +1,223 @@
+"""The GPU runners as a platform of the workspace (issue 46): ``platform = "gpu"`` or
+``--platform gpu`` runs the NPU flow's commands on vLLM-Omni's GPU runners and vLLM's
+``GPUModelRunner``, on synthetic trees written here (a vLLM and a vLLM-Omni checkout)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from omni_port.patches import lockfile
+from omni_port.sources.config import Config, load, with_platform
+from omni_port.sources.platform import GPU, NPU, PLATFORMS
+from tests.conftest import Cli
+
+#: vLLM's runner as a checkout holds it (``vllm/v1/worker/gpu_model_runner.py``).
+VLLM_MEMBER = "vllm/v1/worker/gpu_model_runner.py"
+
+UPSTREAM_OLD = """\
+class GPUModelRunner:
+    def sample(self, logits):
+        self.prepare_sampler()
+        self.sampler.reset()
+        return self.sampler(logits)
+
+    def forward(self, batch):
+        self.prepare(batch)
+        self.run(batch)
+        return self.result
+"""
+
+# The new vLLM checks the batch before it runs it, and resets the sampler per call.
+UPSTREAM_NEW = UPSTREAM_OLD.replace(
+    "        self.run(batch)\n", "        self.validate(batch)\n        self.run(batch)\n"
+).replace("self.sampler.reset()", "self.sampler.reset(logits)")
+
+# vLLM-Omni's GPU runner: a copy of both methods with one unmarked edit (no markers, as the
+# real GPU runners have none), and a method of its own.
+OMNI_RUNNER = """\
+from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+class OmniGPUModelRunner(GPUModelRunner):
+    def sample(self, logits):
+        self.prepare_sampler()
+        self.sampler.reset()
+        return self.sampler(logits)
+
+    def forward(self, batch):
+        self.prepare(batch)
+        self.run(batch)
+        self.record_omni_stats(batch)
+        return self.result
+
+    def record_omni_stats(self, batch):
+        self.stats.append(len(batch))
+"""
+
+OMNI_AR_RUNNER = """\
+from vllm_omni.worker.gpu_model_runner import OmniGPUModelRunner
+
+
+class GPUARModelRunner(OmniGPUModelRunner):
+    def sample(self, logits):
+        self.prepare_sampler()
+        self.apply_omni_penalties(logits)
+        self.sampler.reset()
+        return self.sampler(logits)
+
+    def apply_omni_penalties(self, logits):
+        return logits
+"""
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for member, text in files.items():
+        path = root / member
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture
+def gpu_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace beside a vLLM-Omni checkout and two vLLM checkouts."""
+    init = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/worker/__init__.py": ""}
+    _tree(tmp_path / "vllm-old", {**init, VLLM_MEMBER: UPSTREAM_OLD})
+    _tree(tmp_path / "vllm-new", {**init, VLLM_MEMBER: UPSTREAM_NEW})
+    omni = {
+        "vllm_omni/__init__.py": "",
+        "vllm_omni/worker/__init__.py": "",
+        GPU.runners[0]: OMNI_RUNNER,
+        GPU.runners[1]: OMNI_AR_RUNNER,
+    }
+    _tree(tmp_path / "omni", omni)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _configure(work: Path, platform: str | None = "gpu") -> None:
+    line = f'platform = "{platform}"\n' if platform else ""
+    table = f'[tool.omni-port]\n{line}source = "omni"\nbase = "vllm-old"\nupstream = "vllm-new"\n'
+    (work / "pyproject.toml").write_text(table)
+
+
+def _synced_runner(work: Path) -> str:
+    return (work / "generated" / "gpu" / "gpu_model_runner.py").read_text()
+
+
+# --- the platform as data -----------------------------------------------------------------
+
+
+def test_the_npu_platform_s_defaults_are_the_configuration_s() -> None:
+    default = Config()
+    assert default.platform_info is NPU
+    assert {key: getattr(default, key) for key in NPU.defaults()} == NPU.defaults()
+
+
+def test_a_gpu_table_takes_the_gpu_defaults_for_the_keys_it_leaves_out(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[tool.omni-port]\nplatform = "gpu"\ngenerated = "out"\n')
+    config = load(path)
+    assert config.platform_info is GPU
+    assert (config.upstream, config.upstream_class) == (GPU.upstream, "GPUModelRunner")
+    assert (config.patches, config.generated) == (GPU.patches, "out")
+
+
+def test_the_flag_moves_only_the_keys_left_at_the_old_platform_s_defaults() -> None:
+    moved = with_platform(Config(generated="mine"), "gpu")
+    assert (moved.platform, moved.upstream, moved.generated) == ("gpu", GPU.upstream, "mine")
+    assert with_platform(moved, "npu").upstream == NPU.upstream
+
+
+def test_an_unknown_platform_is_bad_input_at_its_line(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[tool.omni-port]\nsource = "omni"\nplatform = "tpu"\n')
+    result = cli("--config", path, "extract")
+    assert result.exit_code == 2
+    assert f"{path}:3:" in result.stderr and "OP005" in result.stderr, result.stderr
+
+
+def test_every_platform_names_runners_of_a_vllm_omni_tree() -> None:
+    for platform in PLATFORMS.values():
+        assert all(member.startswith("vllm_omni/") for member in platform.runners)
+        assert platform.member.startswith(platform.module.partition(".")[0] + "/")
+
+
+# --- the flow ---------------------------------------------------------------------------------
+
+
+def test_extract_sync_verify_on_the_gpu_runners_write_the_gpu_generated_dir(
+    cli: Cli, gpu_work: Path
+) -> None:
+    _configure(gpu_work)
+    extracted = cli("extract")
+    assert extracted.exit_code == 0, extracted.stderr
+    assert (gpu_work / "patches" / "gpu").is_dir()
+    synced = cli("sync", "--json", "sync.json")
+    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    runner = _synced_runner(gpu_work)
+    # vLLM's new statement and omni's unmarked edit, each once, in upstream's order.
+    body = runner[runner.index("    def forward") :]
+    assert body.count("self.validate(batch)") == 1
+    assert body.count("self.record_omni_stats(batch)") == 1
+    assert body.index("self.validate(batch)") < body.index("self.record_omni_stats(batch)")
+    assert (gpu_work / "generated" / "gpu" / "gpu_ar_model_runner.py").is_file()
+    lock = lockfile.read(gpu_work / "generated" / "gpu")
+    assert lock.upstream == "vllm-new"
+    assert not (gpu_work / "generated" / lockfile.LOCK_NAME).exists()
+    verified = cli("verify")
+    assert verified.exit_code == 0, verified.stdout + verified.stderr
+
+
+def test_the_platform_flag_is_the_key(cli: Cli, gpu_work: Path) -> None:
+    _configure(gpu_work, platform=None)
+    assert cli("extract", "--platform", "gpu").exit_code == 0
+    assert cli("sync", "--platform", "gpu").exit_code == 0
+    flagged = _synced_runner(gpu_work)
+    _configure(gpu_work)
+    assert cli("sync").exit_code == 0
+    assert _synced_runner(gpu_work) == flagged
+
+
+def test_without_the_platform_the_gpu_runners_are_not_found(cli: Cli, gpu_work: Path) -> None:
+    _configure(gpu_work, platform=None)
+    result = cli("extract")
+    assert result.exit_code == 2
+    assert "OP003" in result.stderr
+
+
+def test_bases_ranks_vllm_candidates_and_upgrade_ports_onto_the_new_one(
+    cli: Cli, gpu_work: Path
+) -> None:
+    _configure(gpu_work, platform=None)
+    ranked = cli("bases", "--platform", "gpu", "--candidates", "vllm-new,vllm-old")
+    assert ranked.exit_code == 0, ranked.stderr
+    rows = [line.split("\t") for line in ranked.stdout.splitlines() if "\t" in line]
+    # The copies lack validate and reset the sampler as the old vLLM did.
+    assert rows[0][0] == "vllm-old", ranked.stdout
+    upgraded = cli(
+        "upgrade",
+        "--platform",
+        "gpu",
+        "--base",
+        "detect",
+        "--candidates",
+        "vllm-new,vllm-old",
+        "--to",
+        "vllm-new",
+        "--json",
+        "up.json",
+    )
+    assert upgraded.exit_code == 0, upgraded.stdout + upgraded.stderr
+    report = json.loads((gpu_work / "up.json").read_text())
+    assert report["blocks"] and all(b["status"] != "conflict" for b in report["blocks"])
+    runner = _synced_runner(gpu_work)
+    assert "self.validate(batch)" in runner and "self.sampler.reset(logits)" in runner
+    assert (gpu_work / "generated" / "gpu" / lockfile.LOCK_NAME).is_file()
+    # The workspace moved onto the platform: later commands need no flag to agree.
+    assert load(gpu_work / "pyproject.toml").platform == "gpu"
+    assert cli("sync", "--check").exit_code == 0
