@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
 
@@ -221,3 +221,51 @@ def test_bases_ranks_vllm_candidates_and_upgrade_ports_onto_the_new_one(
     # The workspace moved onto the platform: later commands need no flag to agree.
     assert load(gpu_work / "pyproject.toml").platform == "gpu"
     assert cli("sync", "--check").exit_code == 0
+
+
+# --- the real next GPU upgrade ------------------------------------------------------------
+
+#: A release pin as notes and labels spell one (``vllm==0.30.0``), with its distribution.
+_PIN = re.compile(r"\b(?P<dist>[a-z][a-z0-9_-]*)==\d")
+
+
+@pytest.mark.real
+def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM-Omni 0.32.0rc1's GPU runners onto vLLM 0.33.0 (0.34.0 has no V1 runner), the
+    base detected among vLLM releases: every release any note, decision or summary line
+    names is vLLM's (or the source's), and sync runs no call twice (OP512)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
+    monkeypatch.chdir(tmp_path)
+    source, target = "vllm-omni==0.32.0rc1", "vllm==0.33.0"
+    args = ("--platform", "gpu", source, "--base", "detect", "--to", target, "--json", "up.json")
+    result = cli("--cache-dir", cache_dir, "upgrade", *args)
+    report = json.loads((tmp_path / "up.json").read_text())
+    blocks, findings = report["blocks"], report["findings"]
+    unresolved = any(b["status"] == "conflict" for b in blocks) or any(
+        f["severity"] == "error" for f in findings
+    )
+    assert result.exit_code == (1 if unresolved else 0), result.stderr
+    assert blocks and any(b["status"] != "conflict" for b in blocks)
+    summary = (tmp_path / "omni-port-upgrade.md").read_text()
+    named = {m["dist"] for text in (summary, json.dumps(report)) for m in _PIN.finditer(text)}
+    assert named <= {"vllm", "vllm-omni"}, named
+    assert all(b["release"].startswith("vllm==") for b in blocks if b["release"])
+    assert not [f for f in findings if f["code"] == "OP512"]
+    lock = lockfile.read(tmp_path / "generated" / "gpu")
+    assert lock.upstream == target
+    assert load(tmp_path / "pyproject.toml").platform == "gpu"
+
+
+@pytest.mark.real
+def test_vllm_0_34_0_has_no_v1_runner_to_port_onto(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM 0.34.0 ships Model Runner V2 alone: the V1 GPU runners have nothing to be
+    ported onto there, which is bad input (exit 2) naming the module, not a crash."""
+    (tmp_path / "pyproject.toml").write_text('[tool.omni-port]\nplatform = "gpu"\n')
+    monkeypatch.chdir(tmp_path)
+    result = cli("--cache-dir", cache_dir, "sync", "--upstream", "vllm==0.34.0")
+    assert result.exit_code == 2
+    assert f"OP003 the wheel has no {VLLM_MEMBER}" in result.stderr, result.stderr
