@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,28 @@ def test_vllm_0_34_0_has_no_v1_runner_to_port_onto(
     result = cli("--cache-dir", cache_dir, "sync", "--upstream", "vllm==0.34.0")
     assert result.exit_code == 2
     assert f"OP003 the wheel has no {VLLM_MEMBER}" in result.stderr, result.stderr
+
+
+def _documented_commands() -> list[list[str]]:
+    """The commands of the README's section "The GPU runners as a platform", as argv."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("### The GPU runners as a platform\n", 1)[1].split("\n### ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("omni-port ")]
+
+
+@pytest.mark.real
+def test_the_readme_s_gpu_walk_through_runs(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each documented command, in a workspace with an empty table: bases ranks, the
+    upgrade pins the platform, and the commands after it agree without the flag."""
+    commands = _documented_commands()
+    assert [c[0] for c in commands] == ["bases", "upgrade", "sync", "verify"]
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
+    monkeypatch.chdir(tmp_path)
+    codes = [cli("--cache-dir", cache_dir, *command).exit_code for command in commands]
+    bases, upgraded, checked, verified = codes
+    assert bases == 0 and upgraded in (0, 1)
+    assert checked == 0  # the upgrade wrote what sync would write now
+    assert verified == upgraded  # the gate agrees with the upgrade's summary
