@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from omni_port.patches import lockfile
+from omni_port.sources import history
 from omni_port.sources.config import Config, load, with_platform
 from omni_port.sources.platform import GPU, NPU, PLATFORMS
 from tests.conftest import Cli
@@ -295,3 +297,36 @@ def test_the_readme_s_gpu_walk_through_runs(
     assert bases == 0 and upgraded in (0, 1)
     assert checked == 0  # the upgrade wrote what sync would write now
     assert verified == upgraded  # the gate agrees with the upgrade's summary
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_the_history_of_a_vllm_clone_is_its_commits_that_changed_the_gpu_runner(
+    tmp_path: Path,
+) -> None:
+    """``PATH@REV`` of a vLLM clone: history is the commits that changed vLLM's runner
+    module (not vllm-ascend's), each read as the GPU platform's upstream."""
+    repo = tmp_path / "vllm"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    steps = [
+        ("v1", {VLLM_MEMBER: UPSTREAM_OLD}),
+        ("", {"README.md": "docs only\n"}),  # no runner change: not history
+        ("", {VLLM_MEMBER: UPSTREAM_OLD + "\n    def extra(self):\n        pass\n"}),
+        ("v2", {VLLM_MEMBER: UPSTREAM_NEW}),
+    ]
+    for number, (tag, files) in enumerate(steps):
+        _tree(repo, files)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"change {number}")
+        if tag:
+            _git(repo, "tag", tag)
+    names = history.labels(f"{repo}@v1", f"{repo}@v2", tmp_path / "cache", platform=GPU)
+    assert names[0] == f"{repo}@v1" and names[-1] == f"{repo}@v2" and len(names) == 3
+    releases, _, notes = history.load(names, tmp_path / "cache", platform=GPU)
+    assert not notes and "def extra" in releases[1].text
+    assert "self.validate(batch)" in releases[2].text
