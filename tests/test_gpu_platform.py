@@ -330,3 +330,14 @@ def test_the_history_of_a_vllm_clone_is_its_commits_that_changed_the_gpu_runner(
     releases, _, notes = history.load(names, tmp_path / "cache", platform=GPU)
     assert not notes and "def extra" in releases[1].text
     assert "self.validate(batch)" in releases[2].text
+
+
+def test_init_makes_a_gpu_checkout_a_gpu_workspace(cli: Cli, gpu_work: Path) -> None:
+    checkout = gpu_work / "omni"
+    # Without the platform, a checkout of GPU runners alone is no NPU checkout.
+    refused = cli("init", checkout, "--upstream", "../vllm-new")
+    assert refused.exit_code == 2 and "OP005" in refused.stderr
+    made = cli("init", checkout, "--platform", "gpu", "--upstream", "../vllm-new")
+    assert made.exit_code == 0, made.stderr
+    config = load(checkout / "pyproject.toml")
+    assert (config.platform, config.source) == ("gpu", "omni")  # the checkout itself
