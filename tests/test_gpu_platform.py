@@ -17,22 +17,18 @@ from omni_port.sources import history
 from omni_port.sources.config import Config, load, with_platform
 from omni_port.sources.platform import GPU, NPU, PLATFORMS
 from tests.conftest import Cli
+from tests.golden import DATA
 
 #: vLLM's runner as a checkout holds it (``vllm/v1/worker/gpu_model_runner.py``).
 VLLM_MEMBER = "vllm/v1/worker/gpu_model_runner.py"
 
-UPSTREAM_OLD = """\
-class GPUModelRunner:
-    def sample(self, logits):
-        self.prepare_sampler()
-        self.sampler.reset()
-        return self.sampler(logits)
-
-    def forward(self, batch):
-        self.prepare(batch)
-        self.run(batch)
-        return self.result
-"""
+#: vLLM's runner class: the synthetic upgrade's base (tests/data/upgrade), as vLLM's.
+UPSTREAM_OLD = (
+    (DATA / "upgrade" / "v1.py")
+    .read_text()
+    .split("\n\n\n", 1)[1]
+    .replace("class NPUModelRunner(GPUModelRunner):", "class GPUModelRunner:")
+)
 
 # The new vLLM checks the batch before it runs it, and resets the sampler per call.
 UPSTREAM_NEW = UPSTREAM_OLD.replace(
@@ -41,25 +37,16 @@ UPSTREAM_NEW = UPSTREAM_OLD.replace(
 
 # vLLM-Omni's GPU runner: a copy of both methods with one unmarked edit (no markers, as the
 # real GPU runners have none), and a method of its own.
-OMNI_RUNNER = """\
-from vllm.v1.worker.gpu_model_runner import GPUModelRunner
-
-
-class OmniGPUModelRunner(GPUModelRunner):
-    def sample(self, logits):
-        self.prepare_sampler()
-        self.sampler.reset()
-        return self.sampler(logits)
-
-    def forward(self, batch):
-        self.prepare(batch)
-        self.run(batch)
-        self.record_omni_stats(batch)
-        return self.result
-
-    def record_omni_stats(self, batch):
-        self.stats.append(len(batch))
-"""
+OMNI_RUNNER = (
+    "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n\n\n"
+    + UPSTREAM_OLD.replace(
+        "class GPUModelRunner:", "class OmniGPUModelRunner(GPUModelRunner):"
+    ).replace(
+        "        self.run(batch)\n",
+        "        self.run(batch)\n        self.record_omni_stats(batch)\n",
+    )
+    + "\n    def record_omni_stats(self, batch):\n        self.stats.append(len(batch))\n"
+)
 
 OMNI_AR_RUNNER = """\
 from vllm_omni.worker.gpu_model_runner import OmniGPUModelRunner
