@@ -161,6 +161,10 @@ def test_extract_sync_verify_on_the_gpu_runners_write_the_gpu_generated_dir(
     assert not (gpu_work / "generated" / lockfile.LOCK_NAME).exists()
     verified = cli("verify")
     assert verified.exit_code == 0, verified.stdout + verified.stderr
+    # The gate reads the same platform: the GPU patches and runners are current.
+    checked = cli("check", "--no-cache")
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
+    assert "OP407" in checked.stdout  # omni's unmarked edit, a note
 
 
 def test_the_platform_flag_is_the_key(cli: Cli, gpu_work: Path) -> None:
