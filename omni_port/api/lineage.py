@@ -21,6 +21,7 @@ from omni_port.extract import basedetect
 from omni_port.model import Tree
 from omni_port.sources import gitrepo
 from omni_port.sources.history import known_releases
+from omni_port.sources.trees import kept_keys
 from omni_port.sources.upstream import Spec, SpecKind, version_key
 
 #: How far back before the clone's newest commit its commits are candidates.
@@ -42,6 +43,7 @@ def candidates(
     on that day: commits made by then, releases out by then."""
     config = settings.config
     member = config.platform_info.member
+    cache = settings.cache
     repo = str(config.path(config.upstream_repo))
     refs = gitrepo.lineages(repo)
     newest = max((gitrepo.info(repo, ref).date for _, ref in refs), default="")
@@ -59,7 +61,7 @@ def candidates(
         for commit, text in gitrepo.texts(repo, wanted, member).items():
             label = gitrepo.label(repo, commit)
             labels[commit] = label
-            keys[label] = basedetect.method_keys(text, config.upstream_class)
+            keys[label] = kept_keys(text, config.upstream_class, cache, basedetect.method_keys)
             lineage[label] = commits[commit]
 
     steps = {name: max(1, math.ceil(len(cs) / COARSE)) for name, cs in lines.items()}
@@ -72,7 +74,8 @@ def candidates(
         rank({c: owner[c] for c in commits[max(at - step, 0) : at + step + 1]})
     for release in _newer(settings, newest, until):
         found = locate_text(Spec(SpecKind.PYPI, config.platform_info.dist, release).label, settings)
-        keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
+        text = found.source.text
+        keys[found.label] = kept_keys(text, config.upstream_class, cache, basedetect.method_keys)
     # In lineage order (the main line first), newest first: ``ranked`` breaks ties by it.
     ordered = [labels[c] for cs in lines.values() for c in cs if c in labels]
     return keys, {label: lineage[label] for label in dict.fromkeys(ordered)}

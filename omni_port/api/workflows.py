@@ -42,6 +42,7 @@ from omni_port.pyast.parser import parse
 from omni_port.report import in_directory, shown
 from omni_port.sources.config import Config
 from omni_port.sources.platform import Platform
+from omni_port.sources.trees import kept_keys
 from omni_port.sources.upstream import Spec, SpecKind, release_versions, version_key
 from omni_port.sync import upgrade as summaries
 
@@ -206,7 +207,10 @@ def rank_bases(
     else:
         keys = {}
         for found in _candidate_modules(candidates, settings):
-            keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
+            text, cache = found.source.text, settings.cache
+            keys[found.label] = kept_keys(
+                text, config.upstream_class, cache, basedetect.method_keys
+            )
         ranked = basedetect.rank(runners, keys)
     return Bases(tuple(ranked), tuple(basedetect.pieces(runners, keys, ranked)))
 
