@@ -38,8 +38,8 @@ from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.parser import parse
 from omni_port.report import in_directory, shown
+from omni_port.sources import trees
 from omni_port.sources.config import Config
 from omni_port.sources.platform import Platform
 from omni_port.sources.trees import kept_keys
@@ -199,7 +199,8 @@ def rank_bases(
     ones, else the commits of the configured clone (``upstream-repo``) and the releases
     newer than it, else every release of the platform's upstream since its ``floor``
     (wheel or sdist)."""
-    runners = [parse(r.source.text, r.source.path) for r in located]
+    # Kept by content like every upstream tree: a release's runners never change.
+    runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
     if config.upstream_repo and not candidates:
         keys, lines = lineage.candidates(runners, settings)
