@@ -129,6 +129,8 @@ def test_an_unknown_platform_is_bad_input_at_its_line(cli: Cli, tmp_path: Path) 
     result = cli("--config", path, "extract")
     assert result.exit_code == 2
     assert f"{path}:3:" in result.stderr and "OP005" in result.stderr, result.stderr
+    # A known key with a value out of its set (not an unknown key): the values are named.
+    assert "'npu' or 'gpu'" in result.stderr, result.stderr
 
 
 def test_every_platform_names_runners_of_a_vllm_omni_tree() -> None:
@@ -169,19 +171,15 @@ def test_extract_sync_verify_on_the_gpu_runners_write_the_gpu_generated_dir(
 
 def test_the_platform_flag_is_the_key(cli: Cli, gpu_work: Path) -> None:
     _configure(gpu_work, platform=None)
+    # Without the platform, the checkout has no runners (the NPU ones): bad input.
+    unflagged = cli("extract")
+    assert unflagged.exit_code == 2 and "OP003" in unflagged.stderr
     assert cli("extract", "--platform", "gpu").exit_code == 0
     assert cli("sync", "--platform", "gpu").exit_code == 0
     flagged = _synced_runner(gpu_work)
     _configure(gpu_work)
     assert cli("sync").exit_code == 0
     assert _synced_runner(gpu_work) == flagged
-
-
-def test_without_the_platform_the_gpu_runners_are_not_found(cli: Cli, gpu_work: Path) -> None:
-    _configure(gpu_work, platform=None)
-    result = cli("extract")
-    assert result.exit_code == 2
-    assert "OP003" in result.stderr
 
 
 def test_bases_ranks_vllm_candidates_and_upgrade_ports_onto_the_new_one(
