@@ -330,3 +330,29 @@ def test_init_makes_a_gpu_checkout_a_gpu_workspace(cli: Cli, gpu_work: Path) -> 
     assert made.exit_code == 0, made.stderr
     config = load(checkout / "pyproject.toml")
     assert (config.platform, config.source) == ("gpu", "omni")  # the checkout itself
+
+
+def _as_vllm(name: str) -> str:
+    """A module of the synthetic upgrade (tests/data/upgrade) with vLLM's class for the NPU
+    one: the same conflict on the GPU platform."""
+    return (DATA / "upgrade" / name).read_text().replace("NPUModelRunner", "GPUModelRunner")
+
+
+def test_a_gpu_conflict_is_resolved_and_replayed_as_on_the_npu(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for version in ("v1", "v2"):
+        _tree(tmp_path / version, {VLLM_MEMBER: _as_vllm(f"{version}.py")})
+    _tree(tmp_path / "omni", {GPU.runners[0]: _as_vllm("omni.py")})
+    table = 'platform = "gpu"\nsource = "omni"\nbase = "v1"\nupstream = "v1"\n'
+    (tmp_path / "pyproject.toml").write_text(f"[tool.omni-port]\n{table}")
+    monkeypatch.chdir(tmp_path)
+    upgraded = cli("upgrade", "--to", "v2", "--summary", "up.md")
+    assert upgraded.exit_code == 1, upgraded.stderr
+    block = "gpu_model_runner.R.sample.block-01"
+    assert f"**{block}**" in (tmp_path / "up.md").read_text()
+    assert cli("resolve", block, "--at", "#2").exit_code == 0
+    assert cli("sync").exit_code == 0
+    synced = (tmp_path / "generated" / "gpu" / "gpu_model_runner.py").read_text()
+    assert synced.count("self.apply_omni_penalties(logits)") == 1
+    assert cli("check", "--no-cache").exit_code == 0
