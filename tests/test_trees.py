@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from omni_port.errors import BadInput
+from omni_port.extract import basedetect
 from omni_port.model import Tree
 from omni_port.pyast import parser
 from omni_port.sources import trees
@@ -202,3 +203,22 @@ def test_a_member_too_deep_to_read_is_no_tree(tmp_path: Path, terms: int, others
     deep = TEXT + "\n\ndef g(a):\n    return " + " + ".join(["a"] * terms) + "\n"
     assert trees.member_tree(deep, "rel", "", "g", tmp_path) is None
     assert (trees.member_tree(deep, "rel", "A", "f", tmp_path) is not None) is others
+
+
+def test_method_keys_are_computed_once_per_text_and_class(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def counted(text: str, class_name: str) -> trees.Keys:
+        calls.append(class_name)
+        return basedetect.method_keys(text, class_name)
+
+    first = trees.kept_keys(TEXT, "A", tmp_path, counted)
+    assert first == basedetect.method_keys(TEXT, "A") and first["f"]
+    assert trees.kept_keys(TEXT, "A", tmp_path, counted) == first
+    assert calls == ["A"], "read back, not computed again"
+    assert trees.kept_keys(TEXT, "B", tmp_path, counted) == {}
+    assert calls == ["A", "B"], "another class is another entry"
+    (entry,) = [e for e in _entries(tmp_path) if ".A." in e.name]
+    entry.write_bytes(b"\x80\x05 not a pickle")
+    assert trees.kept_keys(TEXT, "A", tmp_path, counted) == first
+    assert calls == ["A", "B", "A"], "a damaged entry is computed again"

@@ -21,7 +21,6 @@ from omni_port.errors import BadInput
 from omni_port.model import Finding
 from omni_port.sources.textio import sha256, write_atomic
 from omni_port.sources.upstream import (
-    ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
     SpecKind,
     locate,
@@ -77,10 +76,11 @@ def check_workspace(request: CheckRequest, settings: Settings) -> Checked:
 def _check_inputs(request: CheckRequest, settings: Settings) -> CheckInputs:
     """The flags resolved against the configuration; runner files located, nothing parsed."""
     config, cache, progress = settings.config, settings.cache, settings.progress
+    members = config.platform_info.runners
     located = tuple(
         r
         for text in (request.sources or (config.source,))
-        for r in locate_runners(text, cache, progress)
+        for r in locate_runners(text, cache, progress, members)
     )
     gpu, vllm = request.gpu, request.vllm
     gpu_located = tuple(locate_runners(gpu, cache, progress, OMNI_GPU_RUNNERS)) if gpu else ()
@@ -157,7 +157,8 @@ def _code_stamp() -> str:
 
 
 def _spec_sha(text: str, settings: Settings) -> str:
-    return locate(parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, settings.cache).source.sha256
+    platform = settings.config.platform_info
+    return locate(parse_spec(text, platform.dist), platform.member, settings.cache).source.sha256
 
 
 def _vllm_sha(text: str, settings: Settings) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port.api.author import author
-from omni_port.api.inputs import Settings, read_lock
+from omni_port.api.inputs import Settings, extract_options, read_lock
 from omni_port.api.locked import locked_transplants
 from omni_port.api.workflows import (
     Loaded,
@@ -36,7 +36,7 @@ from omni_port.api.workflows import (
     sync_loaded,
 )
 from omni_port.errors import BadInput
-from omni_port.extract.extractor import ExtractOptions, extract_module
+from omni_port.extract.extractor import extract_module
 from omni_port.model import (
     Block,
     BlockKind,
@@ -139,7 +139,7 @@ def take_edits(
         taken: list[Taken] = []
         for name in changed:
             shown = config.recorded_path(loaded.request.generated / name)
-            found = _module_taken(loaded, pristine, name, edited[name])
+            found = _module_taken(loaded, pristine, name, edited[name], config)
             taken.extend(_signed(item, shown, why, by) for item in found)
         patch_set = loaded.patch_set
         for item in taken:
@@ -174,7 +174,7 @@ def _signed(item: Taken, shown: str, why: str, by: str) -> Taken:
 
 
 def _module_taken(
-    loaded: Loaded, pristine: WorkspaceSync, name: str, data: bytes
+    loaded: Loaded, pristine: WorkspaceSync, name: str, data: bytes, config: Config
 ) -> Iterator[Taken]:
     path = str(loaded.request.generated / name)
     module = next((m for m in loaded.patch_set.modules if m.name == name), None)
@@ -182,7 +182,7 @@ def _module_taken(
         raise BadInput.at(Code.OP206, path, 1, "no patches make this module: nothing to record")
     before = _read(pristine.files[name], path)
     after = _read(data, path)
-    options = ExtractOptions(upstream_class=loaded.request.upstream_class, lenient=True)
+    options = extract_options(config, loaded.request.upstream_class, lenient=True)
     old = _blocks(extract_module(before, name, loaded.upstream, options).module)
     new = _blocks(extract_module(after, name, loaded.upstream, options).module)
     placements = {p.block_id: p for p in pristine.synced.placements if p.module == name}

@@ -17,6 +17,7 @@ from omni_port.api.inputs import (
     carry_edits,
     catalog_locations,
     extract_all,
+    extract_options,
     load_upstream,
     load_vllm_bases,
     lost_decisions,
@@ -30,7 +31,6 @@ from omni_port.api.inputs import (
 from omni_port.api.run import Given, read_transplants, sync_patches, verify_files
 from omni_port.catalog import drift, markdown
 from omni_port.errors import BadInput
-from omni_port.extract import extractor
 from omni_port.extract.markers import scan
 from omni_port.gpu import parity
 from omni_port.model import Code, Finding, PatchSet, Upstream
@@ -56,9 +56,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     markers = reviewed_markers(scanned, inputs.sources, settings.config)
     findings: list[Finding] = [*markers.findings, *markers.stale_findings(strict=True)]
     base_tree = load_upstream(inputs.base, settings) if inputs.base else None
-    ext_options = extractor.ExtractOptions(
-        upstream_class=settings.config.upstream_class, lenient=True
-    )
+    ext_options = extract_options(settings.config, lenient=True)
     patch_set, _ = extract_all(inputs.sources, base_tree, ext_options)
     if inputs.catalog_path is not None:
         source = read_source(inputs.catalog_path)
@@ -89,7 +87,7 @@ def _stale_patches(
     if recorded != (config.recorded_spec(base.label) if base is not None else ""):
         # The patches were made against another base (or none): compare like with like.
         base = load_upstream(config.given_spec(recorded), settings) if recorded else None
-        ext_options = extractor.ExtractOptions(upstream_class=config.upstream_class, lenient=True)
+        ext_options = extract_options(config, lenient=True)
         patch_set, _ = extract_all(inputs.sources, base, ext_options)
     patch_set = recorded_sources(patch_set, inputs.sources, base, config)
     files = {

@@ -38,7 +38,6 @@ from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config, config_file, key_line
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
-    ASCEND_RUNNER,
     SpecKind,
     locate,
     locate_runners,
@@ -51,6 +50,7 @@ __all__ = [
     "Settings",
     "carry_edits",
     "default_vllm_specs",
+    "extract_options",
     "extract_reviewed",
     "load_vllm_bases",
     "previous_outputs",
@@ -61,27 +61,42 @@ __all__ = [
 
 #: Packages whose imports must resolve against their pinned sources.
 CHECKED_PACKAGES = frozenset({"vllm_ascend", "vllm_omni", "vllm"})
-#: Package the generated runners replace, so that they resolve each other's imports.
-RUNNER_PACKAGE = "vllm_omni.platforms.npu.worker"
+
+
+def extract_options(
+    config: Config, upstream_class: str = "", lenient: bool = False, implicit: bool = True
+) -> extractor.ExtractOptions:
+    """How the configured platform's runners are extracted: copies of ``upstream_class``
+    (default: the configuration's) of at least the platform's share of statements."""
+    return extractor.ExtractOptions(
+        upstream_class=upstream_class or config.upstream_class,
+        lenient=lenient,
+        implicit=implicit,
+        copy_threshold=config.platform_info.copy_floor,
+    )
 
 
 def locate_text(text: str, settings: Settings) -> Located:
-    """The vllm-ascend runner module ``text`` names, as read (not parsed). Raises BadInput
-    (OP003) when it cannot be had."""
-    return locate(parse_spec(text, "vllm-ascend"), ASCEND_RUNNER, settings.cache, settings.progress)
+    """The upstream runner module ``text`` names (the platform's: vllm-ascend's or vLLM's),
+    as read (not parsed). Raises BadInput (OP003) when it cannot be had."""
+    platform = settings.config.platform_info
+    spec = parse_spec(text, platform.dist)
+    return locate(spec, platform.member, settings.cache, settings.progress)
 
 
 def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstream:
-    """Parse the vllm-ascend runner module ``text`` names (a version, a path, ``installed``).
+    """Parse the upstream runner module ``text`` names (a version, a path, ``installed``)
+    of the configured platform: vllm-ascend's ``model_runner_v1.py`` or vLLM's
+    ``gpu_model_runner.py``.
 
     Raises BadInput (OP003) when it cannot be had, (OP002) when it does not parse.
     """
-    spec = parse_spec(text, "vllm-ascend")
-    located = locate(spec, ASCEND_RUNNER, settings.cache, settings.progress)
+    located = locate_text(text, settings)
     source = located.source
     # Trees are kept by content hash: a release's, a commit's and a user's file alike.
     tree = trees.parsed(source, settings.cache)
-    return Upstream(located.label, source.sha256, tree, class_name=class_name)
+    module = settings.config.platform_info.module
+    return Upstream(located.label, source.sha256, tree, module=module, class_name=class_name)
 
 
 def with_history(
@@ -100,18 +115,20 @@ def with_history(
         base = next((m.base for m in patch_set.modules if m.base), "") if patch_set else ""
         if mode != "auto" or not base:
             return upstream, []
+        platform = settings.config.platform_info
         try:
             # The patches record their base relative to the repository root.
             base = settings.config.given_spec(base)
             config = settings.config
             repo = str(config.path(config.upstream_repo)) if config.upstream_repo else ""
-            names = history.labels(base, upstream.label, settings.cache, repo)
+            names = history.labels(base, upstream.label, settings.cache, repo, platform)
         except BadInput as error:
             reason = error.findings[0].message
             message = f"no upstream history: {reason}"
             note = Finding(Code.OP003, upstream.path, 0, message, severity=Severity.NOTE)
             return upstream, [note]
-    releases, _, notes = history.load(names, settings.cache, settings.progress)
+    platform = settings.config.platform_info
+    releases, _, notes = history.load(names, settings.cache, settings.progress, platform)
     return replace(upstream, history=releases), notes
 
 
@@ -171,8 +188,11 @@ def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
 
 
 def load_runners(texts: Sequence[str], settings: Settings) -> list[Located]:
-    """The runner files each source argument names: a release, a checkout, a folder, files."""
-    return [r for text in texts for r in locate_runners(text, settings.cache, settings.progress)]
+    """The runner files each source argument names (the configured platform's): a
+    release, a checkout, a folder, files."""
+    members = settings.config.platform_info.runners
+    cache, progress = settings.cache, settings.progress
+    return [r for text in texts for r in locate_runners(text, cache, progress, members)]
 
 
 def omni_version(texts: Sequence[str]) -> str:
@@ -197,9 +217,9 @@ def vllm_pairing_notes(
     either side cannot tell (a path without metadata, an upstream that cannot be had).
     ``where``: the upstream module as read (``Upstream.path``), the file the note names."""
     version = omni_version([source]) if source else ""
-    ascend = parse_spec(upstream, "vllm-ascend")
-    if not version:
-        return []
+    ascend = parse_spec(upstream, settings.config.platform_info.dist)
+    if not version or ascend.dist == "vllm":
+        return []  # on vLLM itself (the GPU runners' upstream) there is nothing to pair
     try:
         metadata = vllm_sources.ascend_metadata(ascend, settings.cache, settings.progress)
     except BadInput:
@@ -365,25 +385,31 @@ def verification_context(
     by default the release the upstream vllm-ascend pairs with)."""
     texts: dict[str, str] = {}
     packages: set[str] = set()
-    ascend = parse_spec(upstream_text, "vllm-ascend")
-    wanted = [(ascend, "vllm_ascend"), (parse_spec(source_text, "vllm-omni"), "vllm_omni")]
+    platform = settings.config.platform_info
+    ascend = parse_spec(upstream_text, platform.dist)
+    upstream_package = platform.module.partition(".")[0]
+    wanted = [(ascend, upstream_package), (parse_spec(source_text, "vllm-omni"), "vllm_omni")]
     for spec, package in wanted:
         found = package_texts(spec, package, settings.cache, settings.progress)
         if found:
             texts.update(found)
             packages.add(package)
-    vllm = vllm_sources.verification_sources(vllm_text, ascend, settings.cache, settings.progress)
-    if vllm.texts:
-        texts.update(vllm.texts)
-        packages.add("vllm")
+    problem = ""
+    if upstream_package != "vllm":  # vLLM itself is the GPU runners' upstream, read above
+        vllm = vllm_sources.verification_sources(
+            vllm_text, ascend, settings.cache, settings.progress
+        )
+        texts.update(vllm.texts or {})
+        packages.update(["vllm"] if vllm.texts else [])
+        problem = vllm.problem
     sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
     return checks.Context(
-        package=RUNNER_PACKAGE,
+        package=platform.package,
         sources=sources,
         upstream=upstream,
         checked_packages=CHECKED_PACKAGES,
         unused_in_source=checks.unused_in_source_of(patch_set),
-        unavailable={"vllm": vllm.problem} if vllm.problem else {},
+        unavailable={"vllm": problem} if problem else {},
     )
 
 

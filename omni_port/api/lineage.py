@@ -21,7 +21,8 @@ from omni_port.extract import basedetect
 from omni_port.model import Tree
 from omni_port.sources import gitrepo
 from omni_port.sources.history import known_releases
-from omni_port.sources.upstream import ASCEND_RUNNER, version_key
+from omni_port.sources.trees import kept_keys
+from omni_port.sources.upstream import Spec, SpecKind, version_key
 
 #: How far back before the clone's newest commit its commits are candidates.
 DAYS = 365
@@ -41,15 +42,15 @@ def candidates(
     lineage (branch) of each commit; with ``until`` (YYYY-MM-DD), those a maintainer had
     on that day: commits made by then, releases out by then."""
     config = settings.config
+    member = config.platform_info.member
+    cache = settings.cache
     repo = str(config.path(config.upstream_repo))
     refs = gitrepo.lineages(repo)
     newest = max((gitrepo.info(repo, ref).date for _, ref in refs), default="")
     if until and newest:
         newest = min(newest, until)
     since = (date.fromisoformat(newest) - timedelta(days=DAYS)).isoformat() if newest else ""
-    lines = {
-        name: gitrepo.first_parent(repo, ref, ASCEND_RUNNER, since, until) for name, ref in refs
-    }
+    lines = {name: gitrepo.first_parent(repo, ref, member, since, until) for name, ref in refs}
     owner = _owners(lines)
     keys: Keys = {}
     lineage: dict[str, str] = {}
@@ -57,10 +58,10 @@ def candidates(
 
     def rank(commits: Mapping[str, str]) -> None:
         wanted = [c for c in commits if c not in labels]
-        for commit, text in gitrepo.texts(repo, wanted, ASCEND_RUNNER).items():
+        for commit, text in gitrepo.texts(repo, wanted, member).items():
             label = gitrepo.label(repo, commit)
             labels[commit] = label
-            keys[label] = basedetect.method_keys(text, config.upstream_class)
+            keys[label] = kept_keys(text, config.upstream_class, cache, basedetect.method_keys)
             lineage[label] = commits[commit]
 
     steps = {name: max(1, math.ceil(len(cs) / COARSE)) for name, cs in lines.items()}
@@ -72,8 +73,9 @@ def candidates(
         step = steps[name]
         rank({c: owner[c] for c in commits[max(at - step, 0) : at + step + 1]})
     for release in _newer(settings, newest, until):
-        found = locate_text(f"vllm-ascend=={release}", settings)
-        keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
+        found = locate_text(Spec(SpecKind.PYPI, config.platform_info.dist, release).label, settings)
+        text = found.source.text
+        keys[found.label] = kept_keys(text, config.upstream_class, cache, basedetect.method_keys)
     # In lineage order (the main line first), newest first: ``ranked`` breaks ties by it.
     ordered = [labels[c] for cs in lines.values() for c in cs if c in labels]
     return keys, {label: lineage[label] for label in dict.fromkeys(ordered)}
@@ -106,13 +108,13 @@ def ranked(
 
 
 def _newer(settings: Settings, newest: str, until: str = "") -> list[str]:
-    """The vllm-ascend releases that came out after the clone's newest commit, up to the
-    day ``until`` when given (none when the index cannot say: the clone's commits are
-    ranked alone)."""
+    """The upstream releases (vllm-ascend's, or vLLM's) that came out after the clone's
+    newest commit, up to the day ``until`` when given (none when the index cannot say: the
+    clone's commits are ranked alone)."""
     if not newest:
         return []
     try:
-        released = known_releases("vllm-ascend", settings.cache, ())
+        released = known_releases(settings.config.platform_info.dist, settings.cache, ())
     except BadInput:
         return []
     out = [v for v, day in released.items() if day and day > newest and day <= (until or day)]

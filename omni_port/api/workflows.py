@@ -16,6 +16,7 @@ from omni_port.api.inputs import (
     Settings,
     carry_edits,
     catalog_locations,
+    extract_options,
     extract_reviewed,
     load_runners,
     load_upstream,
@@ -32,16 +33,17 @@ from omni_port.api.inputs import (
 from omni_port.api.run import Given, Synced, read_transplants, sync_patches, verify_files
 from omni_port.errors import BadInput
 from omni_port.extract import basedetect, reviewed
-from omni_port.extract.extractor import ExtractOptions
 from omni_port.gpu import transplant
 from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
-from omni_port.pyast.parser import parse
 from omni_port.report import in_directory, shown
+from omni_port.sources import trees
 from omni_port.sources.config import Config
-from omni_port.sources.upstream import release_versions, version_key
+from omni_port.sources.platform import Platform
+from omni_port.sources.trees import kept_keys
+from omni_port.sources.upstream import Spec, SpecKind, release_versions, version_key
 from omni_port.sync import upgrade as summaries
 
 __all__ = [
@@ -53,9 +55,6 @@ __all__ = [
     "load_workspace",
     "sticky_upstream",
 ]
-
-#: Oldest vllm-ascend release the NPU runners were ever ported from.
-FLOOR = "0.13.0"
 
 
 def recorded(upstream: Upstream, config: Config) -> Upstream:
@@ -198,24 +197,48 @@ def rank_bases(
 ) -> Bases:
     """Candidate bases ranked by how well they explain the runners' copied code: the given
     ones, else the commits of the configured clone (``upstream-repo``) and the releases
-    newer than it, else every vllm-ascend release since ``FLOOR`` (wheel or sdist)."""
-    runners = [parse(r.source.text, r.source.path) for r in located]
+    newer than it, else every release of the platform's upstream since its ``floor``
+    (wheel or sdist)."""
+    # Kept by content like every upstream tree: a release's runners never change.
+    runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
     if config.upstream_repo and not candidates:
         keys, lines = lineage.candidates(runners, settings)
         ranked = lineage.ranked(runners, keys, lines)
     else:
-        wanted = list(candidates) or _releases_since(FLOOR)
         keys = {}
-        for text in wanted:
-            found = locate_text(text, settings)
-            keys[found.label] = basedetect.method_keys(found.source.text, config.upstream_class)
+        for found in _candidate_modules(candidates, settings):
+            text, cache = found.source.text, settings.cache
+            keys[found.label] = kept_keys(
+                text, config.upstream_class, cache, basedetect.method_keys
+            )
         ranked = basedetect.rank(runners, keys)
     return Bases(tuple(ranked), tuple(basedetect.pieces(runners, keys, ranked)))
 
 
-def _releases_since(floor: str) -> list[str]:
-    return [v for v in release_versions("vllm-ascend") if version_key(v) >= version_key(floor)]
+def _candidate_modules(candidates: Sequence[str], settings: Settings) -> list[Located]:
+    """The upstream module of each candidate given (each must have it), else of every
+    release since the platform's floor that has it: vLLM 0.34.0 ships Model Runner V2
+    alone, with no ``gpu_model_runner.py`` to rank (said on the progress stream)."""
+    if candidates:
+        return [locate_text(text, settings) for text in candidates]
+    found = []
+    for text in _releases_since(settings.config.platform_info):
+        try:
+            found.append(locate_text(text, settings))
+        except BadInput as error:
+            if settings.progress is not None:
+                settings.progress(f"candidate {text} skipped: {error.findings[0].message}")
+    return found
+
+
+def _releases_since(platform: Platform) -> list[str]:
+    floor = version_key(platform.floor)
+    return [
+        Spec(SpecKind.PYPI, platform.dist, v).label
+        for v in release_versions(platform.dist)
+        if version_key(v) >= floor
+    ]
 
 
 def best_base(
@@ -248,7 +271,7 @@ class UpgradeRequest:
     base: str
     patches: Path
     generated: Path
-    #: With ``detect``: the releases to rank (none: every release since ``FLOOR``).
+    #: With ``detect``: the releases to rank (none: every release since the platform's floor).
     candidates: tuple[str, ...] = ()
     #: Extract despite malformed markers (listed as findings), as ``extract --lenient``;
     #: with ``pin``, the marker-allow list then lists those it did not (``Upgraded.accepted``).
@@ -344,6 +367,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             tuple(findings),
             locations,
             tuple(verified),
+            runners=config.platform_info.name.name,
         )
     )
     pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}
@@ -360,6 +384,10 @@ def _pins(
     root): one source named on the command line becomes ``source`` (several leave it); the
     marker-allow list, when the upgrade accepted a marker and none is named."""
     pins: dict[str, str] = {}
+    if config.platform != Config().platform:
+        # An upgrade run with --platform gpu leaves a workspace the later commands read as
+        # one (the NPU default is left unsaid, as before).
+        pins["platform"] = config.platform
     if len(request.sources) == 1:
         pins["source"] = config.recorded_spec(request.sources[0])
     pins["base"] = base
@@ -380,7 +408,7 @@ def _extracted(
     config = settings.config
     # Malformed markers stop an upgrade as they stop `extract` (unless the marker-allow list
     # names them, or --lenient): its patches are what a later `extract` must reproduce.
-    options = ExtractOptions(upstream_class=config.upstream_class)
+    options = extract_options(config)
     patch_set, markers = extract_reviewed(located, old, options, config, request.lenient)
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from omni_port.errors import BadInput
 from omni_port.model import Code
 from omni_port.sources.config import TABLE, find_pyproject, key_line, loads, pinned
-from omni_port.sources.upstream import OMNI_RUNNERS
+from omni_port.sources.platform import NPU, PLATFORMS
 
 #: Where a workspace keeps what omni-port writes, unless told otherwise: one folder of
 #: its own in the repository (a name no Python package can take).
@@ -56,6 +56,8 @@ class InitRequest:
     patches: str = f"{FOLDER}/patches"
     #: The generated runners' folder, relative to ``directory``.
     generated: str = f"{FOLDER}/generated"
+    #: The runners the workspace keeps (``npu``, ``gpu``: ``sources.platform``).
+    platform: str = "npu"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +100,11 @@ def init_workspace(request: InitRequest) -> Initialized:
 
 
 def _table(request: InitRequest) -> dict[str, str]:
-    source = request.source or _checkout_source(request.directory)
-    table = {"source": source, "upstream": request.upstream}
+    platform = PLATFORMS[request.platform]
+    source = request.source or _checkout_source(request.directory, platform.runners)
+    # The NPU platform, the default, goes unsaid (as in every workspace made before).
+    table = {"platform": request.platform} if platform is not NPU else {}
+    table.update({"source": source, "upstream": request.upstream})
     if request.base:
         table["base"] = request.base
     table["patches"] = request.patches
@@ -107,11 +112,11 @@ def _table(request: InitRequest) -> dict[str, str]:
     return table
 
 
-def _checkout_source(directory: Path) -> str:
-    """``.`` for a vLLM-Omni checkout (its NPU runners where vLLM-Omni keeps them)."""
-    if any((directory / member).is_file() for member in OMNI_RUNNERS):
+def _checkout_source(directory: Path, runners: tuple[str, ...]) -> str:
+    """``.`` for a vLLM-Omni checkout (its ``runners`` where vLLM-Omni keeps them)."""
+    if any((directory / member).is_file() for member in runners):
         return "."
-    where = PurePosixPath(OMNI_RUNNERS[0]).parent
+    where = PurePosixPath(runners[0]).parent
     message = (
         f"not a vLLM-Omni checkout (no {where}/ runner here): give --source, the runners' "
         "folder, file or release (vllm-omni==X)"

@@ -28,11 +28,28 @@ import click
 
 from omni_port import __version__
 from omni_port.api import report
-from omni_port.api.files import NO_TABLE, built_in_defaults, default_cache, load, memo
+from omni_port.api.files import (
+    NO_TABLE,
+    PLATFORM_NAMES,
+    built_in_defaults,
+    default_cache,
+    load,
+    memo,
+    with_platform,
+)
 from omni_port.api.model import BadInput, Code, Config, Report
 from omni_port.cli.options import Options as Options  # every command's ctx.obj
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: What ``--platform`` (of the commands that read a workspace) says.
+PLATFORM_HELP = (
+    "The runners the workspace keeps (default: `platform`, npu): npu, vLLM-Omni's NPU "
+    "runners on vllm-ascend's NPUModelRunner, or gpu, its GPU runners on vLLM's "
+    "GPUModelRunner. The keys left at one platform's defaults (source, upstream, patches, "
+    "generated, upstream-class) take the other's."
+)
+
 
 #: Commands by name, loaded on first use: a command pays only for the stages it runs,
 #: which keeps `check` on unchanged inputs fast.
@@ -287,6 +304,26 @@ def in_workspace(writes: bool) -> Callable[[F], F]:
 
 
 # --- options several commands share ----------------------------------------------------------
+
+
+def platform_option(command: F) -> F:
+    """``--platform`` of a command (``upgrade --platform gpu ...``): the command's
+    ``Options`` move onto that platform (``with_platform``).
+
+    Put it above ``click.pass_obj``: it replaces ``ctx.obj`` before the command reads it.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        name = kwargs.pop("platform")
+        context = click.get_current_context()
+        if name is not None and isinstance(context.obj, Options):
+            config = with_platform(context.obj.config, name)
+            context.obj = replace(context.obj, config=config)
+        return command(*args, **kwargs)
+
+    option = click.option("--platform", type=click.Choice(PLATFORM_NAMES), help=PLATFORM_HELP)
+    return option(wrapper)  # type: ignore[return-value]
 
 
 def patches_option(help_text: str) -> Callable[[F], F]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from omni_port import api
-from omni_port.cli import Options, handle_errors, summary
+from omni_port.cli import Options, handle_errors, platform_option, summary
 
 
 @click.command("bases")
@@ -15,6 +15,7 @@ from omni_port.cli import Options, handle_errors, summary
     help="Comma-separated vllm-ascend versions or paths to compare "
     "(default: every release since 0.13.0, wheel or sdist).",
 )
+@platform_option
 @click.pass_obj
 @handle_errors
 def bases_command(options: Options, sources: tuple[str, ...], candidates: str | None) -> None:

@@ -16,6 +16,7 @@ from omni_port.cli import (
     handle_errors,
     in_workspace,
     patches_option,
+    platform_option,
     summary,
     write_options,
 )
@@ -42,6 +43,7 @@ def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
     "else stdout).",
 )
 @write_options("the catalog")
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

@@ -20,6 +20,7 @@ from omni_port.cli import (
     in_workspace,
     json_option,
     patches_option,
+    platform_option,
     summary,
 )
 from omni_port.cli.output import emit
@@ -72,6 +73,7 @@ from omni_port.cli.output import emit
     is_flag=True,
     help="Check everything even when no input changed since the last check.",
 )
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=False)

@@ -21,6 +21,7 @@ from omni_port.cli import (
     json_option,
     one_payload,
     patches_option,
+    platform_option,
     summary,
     write_options,
 )
@@ -69,6 +70,7 @@ class ExtractFlags:
 @discard_option
 @json_option
 @write_options("the patches")
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)
@@ -96,8 +98,8 @@ def extract_command(options: Options, /, **given: Any) -> Report:
     located = api.load_runners(sources or (config.source,), settings)
     base_text = flags.base if flags.base is not None else config.base
     base_module = api.load_upstream(base_text, settings) if base_text else None
-    ext_options = api.ExtractOptions(
-        upstream_class=flags.upstream_class or config.upstream_class, implicit=flags.implicit
+    ext_options = api.inputs.extract_options(
+        config, flags.upstream_class or "", implicit=flags.implicit
     )
     # The marker-allow list (or --lenient) decides which malformed markers pass.
     patch_set, review = api.inputs.extract_reviewed(

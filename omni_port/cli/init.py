@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from omni_port.api import workspace
-from omni_port.api.files import transaction
+from omni_port.api.files import PLATFORM_NAMES, transaction
 from omni_port.api.model import Code, Finding, Report
 from omni_port.api.report import shown
 from omni_port.cli import Options, handle_errors, summary
@@ -57,7 +57,8 @@ jobs:
 @click.option(
     "--upstream",
     required=True,
-    help="The vllm-ascend to port onto: vllm-ascend==X, a path, or PATH@REV of a clone.",
+    help="The upstream to port onto: vllm-ascend==X (vllm==X with --platform gpu), a path, "
+    "or PATH@REV of a clone.",
 )
 @click.option(
     "--source",
@@ -82,6 +83,13 @@ jobs:
     default=f"{workspace.FOLDER}/generated",
     show_default=True,
     help="Folder of the generated runners (what OMNI_PORT_GENERATED names), relative to DIRECTORY.",
+)
+@click.option(
+    "--platform",
+    type=click.Choice(PLATFORM_NAMES),
+    default="npu",
+    show_default=True,
+    help="The runners the workspace keeps: npu (on vllm-ascend) or gpu (on vLLM).",
 )
 @click.pass_obj
 @handle_errors

@@ -17,6 +17,7 @@ from omni_port.cli import (
     handle_errors,
     in_workspace,
     patches_option,
+    platform_option,
     summary,
 )
 from omni_port.cli.files import publish, save_patches
@@ -68,6 +69,7 @@ class ResolveFlags:
     "lock, as `sync` takes it).",
 )
 @generated_option("Generated directory whose lock names the last sync's upstream.")
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)
@@ -130,6 +132,7 @@ def _ask(candidates: tuple[api.model.Candidate, ...]) -> str:
 @click.argument("edit_id")
 @click.option("--title", default="", help="Title of the new marked block (default: the edit's).")
 @patches_option("Patches directory (default: `patches`).")
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

@@ -17,6 +17,7 @@ from omni_port.cli import (
     in_workspace,
     json_option,
     patches_option,
+    platform_option,
     summary,
 )
 from omni_port.cli.files import publish, save_patches, write_files
@@ -33,6 +34,7 @@ from omni_port.cli.output import emit
 @patches_option("Patches directory to record the resolutions in (default: `patches`).")
 @generated_option("The generated directory whose runners were edited (default: `generated`).")
 @json_option
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

@@ -24,6 +24,7 @@ from omni_port.cli import (
     json_option,
     one_payload,
     patches_option,
+    platform_option,
     summary,
     v2,
     write_options,
@@ -81,6 +82,7 @@ class SyncFlags:
 )
 @discard_edits_option
 @write_options("the output")
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

@@ -26,6 +26,7 @@ from omni_port.cli import (
     in_workspace,
     json_option,
     patches_option,
+    platform_option,
     summary,
 )
 from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
@@ -86,6 +87,7 @@ class UpgradeFlags:
 )
 @discard_option
 @discard_edits_option
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

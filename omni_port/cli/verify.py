@@ -18,6 +18,7 @@ from omni_port.cli import (
     in_workspace,
     json_option,
     patches_option,
+    platform_option,
     summary,
     unresolved,
     v2,
@@ -41,6 +42,7 @@ from omni_port.cli.output import emit
     "vllm-ascend pairs with, read from its metadata; downloaded once, Python sources kept).",
 )
 @json_option
+@platform_option
 @click.pass_obj
 @handle_errors
 @in_workspace(writes=True)

@@ -12,13 +12,21 @@ from typing import Any
 
 from omni_port.errors import BadInput
 from omni_port.model import Code
+from omni_port.sources.platform import PLATFORMS, Platform
 from omni_port.sources.upstream import INSTALLED_SUFFIX
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Defaults for every command; a CLI flag of the same name wins."""
+    """Defaults for every command; a CLI flag of the same name wins.
 
+    The defaults of the keys that name a platform's inputs and outputs (``source``,
+    ``upstream``, ``patches``, ``generated``, ``upstream-class``) are the NPU platform's;
+    ``platform = "gpu"`` makes them the GPU platform's (``sources.platform``)."""
+
+    #: Which runners the workspace keeps: ``npu`` (vllm-ascend's ``NPUModelRunner``) or
+    #: ``gpu`` (vLLM's ``GPUModelRunner``).
+    platform: str = "npu"
     #: Where the omni runners come from: ``vllm-omni==X``, a directory, or files.
     source: str = "vllm-omni==0.30.0"
     #: Upstream the runners were ported from (``vllm-ascend==X``, a path, ``installed``).
@@ -67,6 +75,11 @@ class Config:
     #: The file the configuration was read from ("" for the defaults), for diagnostics.
     file: str = ""
 
+    @property
+    def platform_info(self) -> Platform:
+        """What the configured platform's runners copy, and from where."""
+        return PLATFORMS[self.platform]
+
     def path(self, value: str) -> Path:
         """A configured path, relative to the configuration file."""
         candidate = Path(value)
@@ -111,7 +124,11 @@ _KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name not 
 #: The table omni-port reads, as a header line writes it.
 TABLE = "[tool.omni-port]"
 #: Keys with a closed set of values, and those values.
-_CHOICES = {"history": ("auto", "none"), "downloads": ("members", "whole")}
+_CHOICES = {
+    "history": ("auto", "none"),
+    "downloads": ("members", "whole"),
+    "platform": tuple(PLATFORMS),
+}
 #: Keys that may not be empty: each names something every run needs.
 _REQUIRED = ("source", "upstream", "patches", "generated", "upstream-class", "v2-generated")
 #: Keys of earlier releases, and what to write instead: read as unknown keys, they would
@@ -200,6 +217,9 @@ def loads(path: Path, text: str) -> Config:
         for spec in specs if _KEYS[key] in (*_SPEC_KEYS, "v2_vllm") else []:
             if isinstance(spec, str) and spec:
                 _check_spec(path, text, str(key), spec)
+    # A key the table leaves out takes its platform's default.
+    platform = PLATFORMS[values.get("platform", "npu")]
+    values = {**platform.defaults(), **values}
     for key in _SPEC_KEYS:
         if key in values:
             values[key] = _relative_spec(values[key], path.parent)
@@ -308,6 +328,15 @@ def _relative_spec(value: str, root: Path) -> str:
     if git is not None and not Path(git[0]).is_absolute():
         return f"{os.path.relpath(root / git[0])}@{git[1]}"
     return os.path.relpath(root / value) if _is_path_spec(value) else value
+
+
+def with_platform(config: Config, name: str) -> Config:
+    """``config`` on the platform ``name`` (a ``--platform`` flag): each key left at its
+    old platform's default takes the new platform's (a vllm-ascend upstream means nothing
+    to the GPU runners); a key the configuration set to something else stays."""
+    old, new = config.platform_info.defaults(), PLATFORMS[name].defaults()
+    moved = {key: new[key] for key, value in old.items() if getattr(config, key) == value}
+    return replace(config, platform=name, **moved)
 
 
 # --- pinning: a command that moves the workspace records where it moved it ---------------

@@ -19,9 +19,9 @@ from pathlib import Path
 from omni_port.errors import BadInput
 from omni_port.model import Code, Finding, Severity
 from omni_port.sources import upstream
+from omni_port.sources.platform import NPU, Platform
 from omni_port.sources.textio import write_atomic
 from omni_port.sources.upstream import (
-    ASCEND_RUNNER,
     Progress,
     Release,
     Spec,
@@ -68,14 +68,16 @@ def _is_post(version: str) -> bool:
     return upstream.version_key(version)[3] > 0
 
 
-def labels(base: str, target: str, cache: Path, repo: str = "") -> list[str]:
+def labels(
+    base: str, target: str, cache: Path, repo: str = "", platform: Platform = NPU
+) -> list[str]:
     """The labels of the releases (or commits) between the base and the target (see the
-    module doc); with a clone (``repo``) that has the base, its commits and the releases
-    newer than it."""
-    base_spec = parse_spec(base, "vllm-ascend")
-    target_spec = parse_spec(target, "vllm-ascend")
+    module doc) of the ``platform``'s upstream; with a clone (``repo``) that has the base,
+    its commits and the releases newer than it."""
+    base_spec = parse_spec(base, platform.dist)
+    target_spec = parse_spec(target, platform.dist)
     if repo:
-        found = _clone_labels(repo, base_spec, target_spec, cache)
+        found = _clone_labels(repo, base_spec, target_spec, cache, platform)
         if found:
             return found
     if base_spec.kind is SpecKind.PYPI and target_spec.kind is SpecKind.PYPI:
@@ -86,19 +88,17 @@ def labels(base: str, target: str, cache: Path, repo: str = "") -> list[str]:
         picked = window(released, *wanted)
         return [Spec(SpecKind.PYPI, base_spec.dist, v).label for v in picked]
     if base_spec.kind is SpecKind.GIT and target_spec.kind is SpecKind.GIT:
-        return _commit_labels(base_spec, target_spec)
+        return _commit_labels(base_spec, target_spec, platform.member)
     return []
 
 
-def _commit_labels(base: Spec, target: Spec) -> list[str]:
+def _commit_labels(base: Spec, target: Spec, member: str) -> list[str]:
     if Path(base.path).resolve() != Path(target.path).resolve():
         return []
     from omni_port.sources import gitrepo
 
-    before = gitrepo.commits_before(
-        base.path, base.rev, ASCEND_RUNNER, BEFORE_BASE_DAYS, MOST_COMMITS
-    )
-    between = gitrepo.commits_touching(base.path, base.rev, target.rev, ASCEND_RUNNER, MOST_COMMITS)
+    before = gitrepo.commits_before(base.path, base.rev, member, BEFORE_BASE_DAYS, MOST_COMMITS)
+    between = gitrepo.commits_touching(base.path, base.rev, target.rev, member, MOST_COMMITS)
     target_commit = gitrepo.commit(target.path, target.rev)
     commits = [c for c in between if c != target_commit]
     return [
@@ -109,35 +109,36 @@ def _commit_labels(base: Spec, target: Spec) -> list[str]:
     ]
 
 
-def _change(label: str) -> str:
+def _change(label: str, dist: str) -> str:
     """What the commit ``label`` names says of itself ("" for anything but a commit)."""
     from omni_port.sources import gitrepo
 
-    spec = parse_spec(label, "vllm-ascend")
+    spec = parse_spec(label, dist)
     if spec.kind is not SpecKind.GIT:
         return ""
     found = gitrepo.info(spec.path, spec.rev)
     return f"{found.sha[:10]} {found.subject}"
 
 
-def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]:
+def _clone_labels(
+    repo: str, base: Spec, target: Spec, cache: Path, platform: Platform
+) -> list[str]:
     """Upstream history from a clone: the commits that changed the runner module in the six
     months before the base and after it on its lineage (the main line when the base is on
     it), then the releases newer than the clone up to the target (or the target's own
     commit when the clone has it on that lineage). Empty when the clone lacks the base."""
     from omni_port.sources import gitrepo
 
-    base_commit = _commit_in(repo, base, cache)
+    member = platform.member
+    base_commit = _commit_in(repo, base, cache, platform)
     if not base_commit:
         return []
     ref = next((r for _, r in gitrepo.lineages(repo) if gitrepo.on(repo, base_commit, r)), "")
     if not ref:
         return []
-    before = gitrepo.commits_before(
-        repo, base_commit, ASCEND_RUNNER, BEFORE_BASE_DAYS, MOST_COMMITS
-    )
-    after = gitrepo.after(repo, base_commit, ref, ASCEND_RUNNER, MOST_COMMITS)
-    target_commit = _commit_in(repo, target, cache)
+    before = gitrepo.commits_before(repo, base_commit, member, BEFORE_BASE_DAYS, MOST_COMMITS)
+    after = gitrepo.after(repo, base_commit, ref, member, MOST_COMMITS)
+    target_commit = _commit_in(repo, target, cache, platform)
     if target_commit and target_commit in after:
         after = after[: after.index(target_commit)]
         newer: list[str] = []
@@ -146,7 +147,7 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
         # part of the way to it.
         day = _day_of(repo, target, target_commit, cache)
         if day:
-            after = gitrepo.after(repo, base_commit, ref, ASCEND_RUNNER, MOST_COMMITS, day)
+            after = gitrepo.after(repo, base_commit, ref, member, MOST_COMMITS, day)
         newest = gitrepo.info(repo, ref).date
         newer = _releases_after(newest, target, cache) if target.kind is SpecKind.PYPI else []
         # A release cut from a release branch the clone has, which the base is not on, is
@@ -156,7 +157,7 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
             for name, branch in gitrepo.lineages(repo)
             if name.startswith("releases/") and not gitrepo.on(repo, base_commit, branch)
         ]
-        newer = [label for label in newer if not _on_branch(label, others)]
+        newer = [label for label in newer if not _on_branch(label, others, platform.dist)]
     return [
         *(gitrepo.label(repo, c) for c in before),
         base.label,
@@ -166,9 +167,9 @@ def _clone_labels(repo: str, base: Spec, target: Spec, cache: Path) -> list[str]
     ]
 
 
-def _on_branch(label: str, branches: Sequence[str]) -> bool:
+def _on_branch(label: str, branches: Sequence[str], dist: str) -> bool:
     """Whether the release ``label`` is named after one of the release ``branches``."""
-    version = parse_spec(label, "vllm-ascend").version
+    version = parse_spec(label, dist).version
     line = re.sub(r"(rc|\.post)\d+$", "", version)
     return bool(line) and any(b.removeprefix("releases/v").startswith(line) for b in branches)
 
@@ -188,7 +189,7 @@ def _day_of(repo: str, target: Spec, commit: str, cache: Path) -> str:
         return ""
 
 
-def _commit_in(repo: str, spec: Spec, cache: Path) -> str:
+def _commit_in(repo: str, spec: Spec, cache: Path, platform: Platform) -> str:
     """The commit of ``repo`` that ``spec`` is: a revision of that clone, or a release whose
     ``_version.py`` names a commit the clone has ("" otherwise)."""
     from omni_port.sources import gitrepo
@@ -199,15 +200,19 @@ def _commit_in(repo: str, spec: Spec, cache: Path) -> str:
     if spec.kind is not SpecKind.PYPI:
         return ""
     try:
-        located = upstream.locate(spec, VERSION_FILE, cache)
+        located = upstream.locate(spec, version_file(platform), cache)
     except BadInput:
         return ""
     found = _COMMIT_ID.search(located.source.text)
     return gitrepo.has(repo, found.group("sha")) if found else ""
 
 
-#: The module of a release that names the commit it was built from.
-VERSION_FILE = "vllm_ascend/_version.py"
+def version_file(platform: Platform) -> str:
+    """The module of an upstream release that names the commit it was built from
+    (``vllm_ascend/_version.py``, ``vllm/_version.py``), as setuptools-scm writes it."""
+    return f"{platform.module.partition('.')[0]}/_version.py"
+
+
 #: ``__commit_id__ = commit_id = 'g8fde6d4e3'``, as setuptools-scm writes it.
 _COMMIT_ID = re.compile(
     r"""
@@ -273,9 +278,10 @@ def _kept_releases(kept: Path) -> dict[str, str] | None:
 
 
 def load(
-    names: Sequence[str], cache: Path, progress: Progress | None = None
+    names: Sequence[str], cache: Path, progress: Progress | None = None, platform: Platform = NPU
 ) -> tuple[tuple[Release, ...], tuple[tuple[str, str], ...], list[Finding]]:
-    """The releases named by ``names``: (releases, (label, sha256) of each, notes).
+    """The releases of the ``platform``'s upstream module named by ``names``: (releases,
+    (label, sha256) of each, notes).
 
     A release that cannot be had is left out with a note: history is evidence, and less of
     it only leaves more conflicts.
@@ -285,14 +291,14 @@ def load(
     notes: list[Finding] = []
     for name in names:
         try:
-            located = upstream.locate(
-                parse_spec(name, "vllm-ascend"), ASCEND_RUNNER, cache, progress
-            )
+            spec = parse_spec(name, platform.dist)
+            located = upstream.locate(spec, platform.member, cache, progress)
         except BadInput as error:
             first = error.findings[0]
             message = f"left out of upstream history: {first.message}"
             notes.append(Finding(Code.OP003, name, 0, message, severity=Severity.NOTE))
             continue
-        releases.append(Release(name, located.source.text, cache, change=_change(name)))
+        change = _change(name, platform.dist)
+        releases.append(Release(name, located.source.text, cache, change=change))
         digests.append((name, located.source.sha256))
     return tuple(releases), tuple(digests), notes

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib.util
+import inspect
 import io
 import os
 import pickle
@@ -112,9 +113,14 @@ def _prune(folder: Path) -> None:
 _MISSING = object()
 
 
-def _load(entry: Path) -> object:
-    """The tree (or None, a member's absence) kept at ``entry``; ``_MISSING`` when there is
-    none, and when it is damaged, after dropping it. Never raises."""
+def _is_tree(kept: object) -> bool:
+    return kept is None or isinstance(kept, Tree)
+
+
+def _load(entry: Path, accept: Callable[[object], bool] = _is_tree) -> object:
+    """The tree (or None, a member's absence) kept at ``entry`` (what ``accept`` takes);
+    ``_MISSING`` when there is none, and when it is damaged, after dropping it. Never
+    raises."""
     try:
         data = entry.read_bytes()
     except OSError:
@@ -126,7 +132,7 @@ def _load(entry: Path) -> object:
         # Bytes that match their sha256 and still fail to load (a record class changed
         # under the same stamp) are damaged all the same.
         kept = _MISSING
-    if kept is _MISSING or not (kept is None or isinstance(kept, Tree)):
+    if kept is _MISSING or not accept(kept):
         with contextlib.suppress(OSError):
             entry.unlink()
         return _MISSING
@@ -172,6 +178,31 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
     return tree
 
 
+#: The statement keys of each method of a class, by method name (``basedetect.MethodKeys``).
+Keys = dict[str, list[str]]
+
+
+def kept_keys(
+    text: str, class_name: str, cache: Path | None, keys: Callable[[str, str], Keys]
+) -> Keys:
+    """``keys(text, class_name)``, kept in the cache by the text's sha256, the class and a
+    digest of the module that defines ``keys`` (beside the parser's stamp): ranking bases
+    reads every upstream release, and parsing one for its keys costs about a second."""
+    if cache is None:
+        return keys(text, class_name)
+    shaper = hashlib.sha256(Path(inspect.getfile(keys)).read_bytes()).hexdigest()[:12]
+    name = f"{_sha256(text)}-keys.{class_name}.{shaper}-{_stamp()}.pickle"
+    entry = cache / "trees" / name
+    kept = _load(entry, lambda value: isinstance(value, dict))
+    if isinstance(kept, dict):
+        return kept
+    found = keys(text, class_name)
+    with contextlib.suppress(BadInput):
+        write_atomic(entry, _dumps(found))
+    _prune(entry.parent)
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _sha256(text: str) -> str:
     # Every copied member of a release is looked up by the release's digest: hash it once.
@@ -192,8 +223,9 @@ def _reducer(cls: type) -> _Reducer:
 _REDUCERS: dict[type, _Reducer] = {cls: _reducer(cls) for cls in (Comment, Stmt, Suite, Tree)}
 
 
-def _dumps(tree: Tree | None) -> bytes:
-    """The entry of ``tree``: the sha256 of its pickle (hexadecimal), a newline, the pickle."""
+def _dumps(tree: Tree | Keys | None) -> bytes:
+    """The entry of ``tree`` (or of keys): the sha256 of its pickle (hexadecimal), a
+    newline, the pickle."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}

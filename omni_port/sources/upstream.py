@@ -265,8 +265,11 @@ def _kept(
     edited copy is read again from the archive, never blamed on upstream nor used silently.
     One read by range is read again when the run wants whole archives.
     """
-    kept = cache / "src" / f"{spec.dist}-{spec.version}" / name
+    folder = cache / "src" / f"{spec.dist}-{spec.version}"
+    kept = folder / name
     data = kept_member(kept)
+    if data is None:
+        data = _in_kept_sources(folder, name)
     if data is not None:
         return data
     if kept.is_file() and progress is not None:
@@ -274,6 +277,18 @@ def _kept(
     data, checked = read()
     keep_member(kept, data, checked)
     return data
+
+
+def _in_kept_sources(folder: Path, member: str) -> bytes | None:
+    """``member`` of a release's whole package sources kept in ``folder`` (``sources.kept``:
+    verify keeps vLLM's), checked against their record; None when they lack it or are
+    damaged. A member read once for verify is not read again by range for the upstream."""
+    from omni_port.sources import kept
+
+    try:
+        return kept.kept_file(folder, member)
+    except kept.Damaged:
+        return None
 
 
 def _why_again(kept: Path) -> str:

@@ -56,6 +56,8 @@ class Upgrade:
     #: What ``omni-port verify`` finds in the runners (also among ``findings``): the
     #: summary's verification counts these, as the command would.
     verified: tuple[Finding, ...] = ()
+    #: Which runners were ported, as the title names them (``NPU``, ``GPU``).
+    runners: str = "NPU"
 
     @property
     def old_label(self) -> str:
@@ -88,7 +90,7 @@ def _heading(upgrade: Upgrade) -> Iterator[str]:
     followed = sum(1 for p in placements if p.status is Status.FOLLOWED)
     conflicts = sum(1 for p in placements if p.status is Status.CONFLICT)
     carried = sum(1 for p in placements if p.status is Status.CARRIED)
-    yield f"# Port the NPU runners from {upgrade.old_label} to {upgrade.new_label}"
+    yield f"# Port the {upgrade.runners} runners from {upgrade.old_label} to {upgrade.new_label}"
     yield ""
     yield (
         f"{placed} edits placed, {followed} followed upstream, {conflicts} conflicts, "
