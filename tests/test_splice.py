@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from omni_port import api
+from omni_port.api.run import Given
 from omni_port.model import Block, Code, PatchSet, Status
 from omni_port.sources.textio import decode
+from omni_port.sync import splice
 from omni_port.sync.imports import _line_after_edits
 from omni_port.sync.pipeline import SyncResult
 from tests.golden import DATA, cases, check_file
@@ -204,3 +206,46 @@ def test_fates(case: str, fates: dict[str, str]) -> None:
     for suffix, fate in fates.items():
         found = [value for ident, value in status.items() if ident.endswith(suffix)]
         assert found == [fate], (suffix, status)
+
+
+_LOCATED_BASE = """\
+class NPUModelRunner:
+    def forward(self, batch):
+        self.start(batch)
+        self.finalize_step(batch)
+        return self.result
+"""
+_LOCATED_OMNI = """\
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        self.start(batch)
+        # ---------- Omni-new ----------
+        self.note(batch)
+        # ---------- Omni-new ----------
+        self.finalize_step(batch)
+        return self.result
+"""
+
+
+def test_a_place_that_breaks_its_location_line_is_reported_where_the_block_stands() -> None:
+    """The block's release already breaks its Location line (stale: it rules out no place),
+    so the anchor places it where it was; the line is wrong, or the block: OP409 at the
+    block's lines in the output, said by the engine's decision (the catalog checked once)."""
+    base = api.parse_upstream(_LOCATED_BASE, "base.py")
+    upstream = api.parse_upstream(_LOCATED_BASE, "upstream.py", "fakeacc.runner_v1")
+    patches = PatchSet((api.extract_text(_LOCATED_OMNI, "omni.py", base).module,))
+    (block,) = [p for p in patches.modules[0].pieces if isinstance(p, Block)]
+    location = "After `finalize_step`"
+    given = Given(locations={block.id: location})
+    result = api.sync_patches(patches, upstream, given=given, tool=TOOL).result
+    (placed,) = result.placements
+    (found,) = [f for f in result.findings if f.code is Code.OP409]
+    assert placed.status is Status.PLACED
+    assert (found.path, found.line) == ("omni.py", placed.start)
+    assert location in found.message
+    decided = splice.decide(patches.modules[0], upstream, given.locations)
+    (decision,) = [d for c in decided.copies.values() for d in c.decisions]
+    assert decision.breaks_location == location

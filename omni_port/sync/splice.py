@@ -9,29 +9,26 @@ commented region that still parses.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-# The conflict region's lines are written here; they are the model's, so that the
-# runtime reads them without this module.
-from omni_port.model import CONFLICT_CLOSE as CONFLICT_CLOSE
-from omni_port.model import CONFLICT_LINE as CONFLICT_LINE
-from omni_port.model import CONFLICT_OPEN as CONFLICT_OPEN
 from omni_port.model import (
+    CONFLICT_CANDIDATE,
+    CONFLICT_CLOSE,
+    CONFLICT_LINE,
+    CONFLICT_OPEN,
+    CONFLICT_VANISHED,
     Block,
     BlockKind,
     Candidate,
     Chunk,
     ClassHeader,
-    Code,
     Copy,
     Finding,
     ModulePatches,
     Piece,
     Placement,
     RegionKind,
-    Severity,
     Status,
     Stmt,
     Tree,
@@ -39,8 +36,7 @@ from omni_port.model import (
 )
 from omni_port.pyast.syntax import header_end, reindent
 from omni_port.report import candidate_place, shorten
-from omni_port.sync import imports, locate
-from omni_port.sync.evidence import catalog
+from omni_port.sync import findings, imports, locate
 from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
@@ -167,7 +163,7 @@ def assemble(decided: Decided, header: str) -> Built:
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
             job = _Copying(module, piece, blocks, upstream, indent, decided.rules)
-            _add_copy(assembly, job, decided.copies[piece.id], decided.known)
+            _add_copy(assembly, job, decided.copies[piece.id])
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -178,7 +174,7 @@ def assemble(decided: Decided, header: str) -> Built:
     # A conflict is reported where it sits in the output, a line an editor can open.
     for decision in assembly.conflicts:
         line = ranges.get(decision.block.id, (1, 1))[0]
-        assembly.findings.append(_conflict_finding(module, decision, upstream, line))
+        assembly.findings.append(findings.conflict(module, decision, upstream, line))
     for copy, finding in assembly.vanished:
         line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
         assembly.findings.append(replace(finding, line=line))
@@ -244,7 +240,7 @@ class _Copying:
     rules: tuple[PlacementRule, ...]
 
 
-def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied, known: ModuleFacts) -> None:
+def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied) -> None:
     module, copy, upstream = job.module, job.copy, job.upstream
     facts = decided.facts
     if facts is None:
@@ -266,31 +262,8 @@ def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied, known: Module
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
-        ident = decision.block.id
-        if not decision.conflict and decision.release:
-            assembly.notes.append((ident, _history_finding(module, decision, upstream)))
-        if decision.review is not None and not decision.conflict:
-            assembly.notes.append((ident, _review_finding(module, decision, upstream)))
-        if decision.dispute is not None and not decision.conflict:
-            assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
-        if decision.carried and not decision.conflict:
-            message = (
-                f"{module.name}: {ident}: {decision.carried}: review whether it still needs it"
-            )
-            line = decision.slot.line() if decision.slot is not None else member.start
-            note = Finding(Code.OP313, upstream.path, line, message, severity=Severity.NOTE)
-            assembly.notes.append((ident, note))
-        resolution = decision.block.anchor.resolution
-        if resolution is not None and resolution.dropped and not decision.conflict:
-            message = f"{module.name}: {ident}: {decision.reason}"
-            note = Finding(
-                Code.OP312, upstream.label, member.start, message, severity=Severity.NOTE
-            )
-            assembly.notes.append((ident, note))
-        if _breaks_location(decision, known, member):
-            constraint = known.constraints[ident]
-            finding = _location_finding(module, decision, upstream, constraint)
-            assembly.notes.append((ident, finding))
+        found = findings.notes(module, decision, upstream, member.start)
+        assembly.notes.extend((decision.block.id, finding) for finding in found)
 
 
 def _signature_edit(facts: MemberFacts, decision: locate.Decision, order: int) -> _Edit:
@@ -419,7 +392,7 @@ def _conflict_lines(
     for scored in candidates:
         place = candidate_place(scored.slot.line(), scored.slot.span)
         where = f"upstream {place} (score {scored.score:.2f})"
-        lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
+        lines.append(f"{CONFLICT_CANDIDATE} {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
     )
@@ -436,15 +409,9 @@ def _conflict_lines(
 def _vanished(assembly: _Assembly, job: _Copying) -> None:
     copy, indent = job.copy, job.indent
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
-    finding = Finding(
-        Code.OP302,
-        job.module.name,
-        1,
-        f"{where} no longer exists in {job.upstream.label}; the copy {copy.id} and its "
-        f"{len(job.blocks)} blocks are left commented out",
-    )
+    finding = findings.vanished(job.module, copy, len(job.blocks), job.upstream)
     assembly.vanished.append((copy, finding))
-    text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
+    text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where}{CONFLICT_VANISHED}\n"
     for block in job.blocks:
         decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
         assembly.decisions.append((block.id, decision, copy))
@@ -454,106 +421,6 @@ def _vanished(assembly: _Assembly, job: _Copying) -> None:
     # The class may have no other member: a statement keeps its body valid Python.
     text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
-
-
-def _breaks_location(decision: locate.Decision, known: ModuleFacts, member: Stmt) -> bool:
-    constraint = known.constraints.get(decision.block.id)
-    if decision.conflict or decision.slot is None or constraint is None:
-        return False
-    return catalog.allows(constraint, decision.slot, member) is False
-
-
-def _location_finding(
-    module: ModulePatches,
-    decision: locate.Decision,
-    upstream: Upstream,
-    constraint: catalog.Constraint,
-) -> Finding:
-    """A block placed where the catalog's Location line says it does not go."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    message = (
-        f"{module.name}: block {decision.block.id} is placed where its catalog Location "
-        f"does not put it ({constraint.text})"
-    )
-    return Finding(Code.OP409, upstream.path, line, message)
-
-
-def _counterpart_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for a block placed as the NPU runner has it, where omni's GPU runner has it
-    elsewhere and upstream code between reads what it binds: one of the two runners may
-    compute that code with the wrong value (the next upgrade makes it a conflict)."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    message = (
-        f"{module.name}: block {decision.block.id} is placed as the NPU runner has it, but "
-        f"{decision.dispute.why if decision.dispute else ''}: check which runner is right"
-    )
-    return Finding(Code.OP308, upstream.path, line, message, severity=Severity.NOTE)
-
-
-def _review_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for omni's code winning over upstream's edit of the statements it replaces:
-    the edit, as a diff, is the maintainer's to review."""
-    review = decision.review
-    assert review is not None
-    line = decision.slot.line() if decision.slot is not None else 0
-    changed = shorten(" ".join(review.after.split()), 80) or "nothing"
-    deletion = decision.block.kind is BlockKind.DELETION
-    what, verb = ("deletion", "deletes") if deletion else ("code", "replaces")
-    by = f" in {review.by}" if review.by else ""
-    message = (
-        f"{module.name}: {decision.block.id}: omni's {what} wins over upstream's edit{by} of "
-        f"the statements it {verb} (upstream now has `{changed}`): review upstream's change"
-    )
-    if not review.before:
-        message = (
-            f"{module.name}: {decision.block.id}: omni's block stands for upstream's similar "
-            f"`{changed}` beside it: review upstream's version"
-        )
-    diff = "".join(
-        difflib.unified_diff(
-            review.before.splitlines(keepends=True),
-            review.after.splitlines(keepends=True),
-            module.base or "base",
-            upstream.label,
-        )
-    )
-    return Finding(Code.OP309, upstream.path, line, message, detail=diff, severity=Severity.NOTE)
-
-
-def _history_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for an edit upstream history explains: a lag, drift, or a merge against an
-    older release (every part of it upstream changed since is such a lag too)."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    code = Code.OP306 if decision.lag is not None else Code.OP307
-    message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
-    return Finding(code, upstream.path, line, message, severity=Severity.NOTE)
-
-
-def _conflict_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream, line: int
-) -> Finding:
-    """OP301 at the conflict region's first line in the output module; the candidates are
-    upstream lines of ``upstream``, ranked as `omni-port resolve --at #K` counts them."""
-    candidates = (
-        "; ".join(
-            f"#{n} {candidate_place(s.slot.line(), s.slot.span)} ({s.score:.2f})"
-            for n, s in enumerate(decision.candidates, start=1)
-        )
-        or "none"
-    )
-    return Finding(
-        Code.OP301,
-        module.name,
-        line,
-        f"block {decision.block.id}: {decision.reason}; candidates in {upstream.label}: "
-        f"{candidates}",
-    )
 
 
 # --- report rows ----------------------------------------------------------------------------
