@@ -16,13 +16,13 @@ from omni_port.sync.facts import declared
 from omni_port.sync.rules import unread_lag
 from omni_port.sync.rules.unread_lag import RULE
 from tests.golden import DATA
-from tests.test_rules import inputs_of
+from tests.sync_cases import inputs
 
 CASE = DATA / "rules" / "unread-lag" / "yes_a_binding_only_omni_s_replaced_code_read_stays_out"
 
 
 def _member() -> splice.Copied:
-    patches, upstream, locations = inputs_of(CASE)
+    patches, upstream, locations = inputs(CASE)
     (module,) = patches.modules
     decided = splice.decide(
         module, with_members(upstream, patches), locations, declared=declared(patches)
