@@ -27,7 +27,7 @@ import pytest
 from omni_port.api.inputs import with_members
 from omni_port.model import Rule
 from omni_port.sources.textio import decode
-from omni_port.sync import splice
+from omni_port.sync import decisions
 from omni_port.sync.facts import declared
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule
@@ -64,7 +64,7 @@ def _decided_by(
     made = [
         d.block.id
         for module in patches.modules
-        for copied in splice.decide(module, upstream, locations, rules, owned).copies.values()
+        for copied in decisions.decide(module, upstream, locations, rules, owned).copies.values()
         for d in copied.decisions
         if d.conflict and rule in d.rules
     ]

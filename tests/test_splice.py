@@ -15,7 +15,7 @@ from omni_port import api
 from omni_port.api.run import Given
 from omni_port.model import Block, Code, PatchSet, Status
 from omni_port.sources.textio import decode
-from omni_port.sync import splice
+from omni_port.sync import decisions
 from omni_port.sync.imports import _line_after_edits
 from tests.golden import DATA, check_file
 from tests.sync_cases import TOOL, all_cases, fates, flag, run
@@ -202,6 +202,6 @@ def test_a_place_that_breaks_its_location_line_is_reported_where_the_block_stand
     assert placed.status is Status.PLACED
     assert (found.path, found.line) == ("omni.py", placed.start)
     assert location in found.message
-    decided = splice.decide(patches.modules[0], upstream, given.locations)
+    decided = decisions.decide(patches.modules[0], upstream, given.locations)
     (decision,) = [d for c in decided.copies.values() for d in c.decisions]
     assert decision.breaks_location == location

@@ -4,12 +4,16 @@ The module is assembled as a list of tagged text segments (a tag is the id of th
 or block a segment came from), so every block's output line range is known at the end.
 Copies are cut from the new upstream by line ranges and re-indented only; blocks keep
 their own bytes. A conflict is never dropped: it lands at its best candidate as a
-commented region that still parses.
+commented region that still parses (its format: ``model.CONFLICT_*``).
+
+Nothing here decides or checks: the decisions come from ``sync.decisions``, the findings
+they make from ``sync.findings``; splice writes the text and moves each finding to its
+line in the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from omni_port.model import (
@@ -37,9 +41,8 @@ from omni_port.model import (
 from omni_port.pyast.syntax import header_end, reindent
 from omni_port.report import candidate_place, shorten
 from omni_port.sync import findings, imports, locate
-from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
-from omni_port.sync.rule import PlacementRule
-from omni_port.sync.rules import RULES
+from omni_port.sync.decisions import Copied, Decided, grouped
+from omni_port.sync.facts import MemberFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,94 +78,18 @@ class _Assembly:
     notes: list[tuple[str, Finding]] = field(default_factory=list)
 
 
-def build(
-    module: ModulePatches,
-    upstream: Upstream,
-    header: str,
-    locations: Mapping[str, str] | None = None,
-    rules: Sequence[PlacementRule] = RULES,
-    declared: Declared | None = None,
-) -> Built:
-    """Generate one runner module from its patches and the new upstream.
-
-    ``locations`` are the catalog's ``Location:`` lines by block id (constraints);
-    ``rules`` the placement rules the engine asks (all of them, but in a golden case that
-    asks one rule alone); ``declared`` what the patch set's marked blocks replace.
-    """
-    return assemble(decide(module, upstream, locations, rules, declared), header)
-
-
-@dataclass(frozen=True, slots=True)
-class Copied:
-    """One copied member, decided: the decisions of its blocks, statements first (in block
-    order), then signatures, the order their edits apply in."""
-
-    copy: Copy
-    blocks: tuple[Block, ...]
-    #: The member's facts; None when the upstream member vanished.
-    facts: MemberFacts | None
-    decisions: tuple[locate.Decision, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """Every copied member of a module decided: what ``assemble`` writes out. A report
-    step (``offers``) may change what a conflict says before it is written."""
-
-    module: ModulePatches
-    upstream: Upstream
-    known: ModuleFacts
-    rules: tuple[PlacementRule, ...]
-    #: The decided copies, by copy id.
-    copies: Mapping[str, Copied]
-
-
-def decide(
-    module: ModulePatches,
-    upstream: Upstream,
-    locations: Mapping[str, str] | None = None,
-    rules: Sequence[PlacementRule] = RULES,
-    declared: Declared | None = None,
-) -> Decided:
-    """Where every block of ``module`` goes in the new upstream (``build``'s arguments)."""
-    known = ModuleFacts.build(module, upstream, locations, declared)
-    copies = {
-        piece.id: decide_copy(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
-        for piece, blocks in _grouped(module.pieces)
-        if isinstance(piece, Copy)
-    }
-    return Decided(module, upstream, known, tuple(rules), copies)
-
-
-def decide_copy(
-    copy: Copy,
-    blocks: tuple[Block, ...],
-    facts: MemberFacts | None,
-    rules: Sequence[PlacementRule] = RULES,
-) -> Copied:
-    """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished)."""
-    if facts is None:
-        return Copied(copy, blocks, None)
-    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decided = [_with_fallback(d, facts.member) for d in locate.decide(facts, statements, rules)]
-    signatures = [
-        locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
-    ]
-    return Copied(copy, blocks, facts, (*decided, *signatures))
-
-
 def assemble(decided: Decided, header: str) -> Built:
     """The module text of ``decided``, opening with ``header``, and what became of each
     block and piece."""
     module, upstream = decided.module, decided.upstream
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    for piece, blocks in _grouped(module.pieces):
+    for piece, blocks in grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            job = _Copying(module, piece, blocks, upstream, indent, decided.rules)
+            job = _Copying(module, piece, blocks, upstream, indent)
             _add_copy(assembly, job, decided.copies[piece.id])
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
@@ -196,22 +123,6 @@ def assembly_text(segments: Sequence[_Segment]) -> str:
     return "".join(segment.text for segment in segments)
 
 
-def _grouped(pieces: Sequence[Piece]) -> Iterator[tuple[Piece, list[Block]]]:
-    """Each non-block piece with the blocks of the copy it is (blocks follow their copy)."""
-    current: tuple[Piece, list[Block]] | None = None
-    for piece in pieces:
-        if isinstance(piece, Block):
-            if current is not None and isinstance(current[0], Copy):
-                current[1].append(piece)
-                continue
-            raise ValueError(f"block {piece.id} does not follow its copied member")
-        if current is not None:
-            yield current
-        current = (piece, [])
-    if current is not None:
-        yield current
-
-
 # --- copies ---------------------------------------------------------------------------------
 
 
@@ -236,8 +147,6 @@ class _Copying:
     upstream: Upstream
     #: Indentation of the member in the output.
     indent: str
-    #: The placement rules the engine asks.
-    rules: tuple[PlacementRule, ...]
 
 
 def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied) -> None:
@@ -280,17 +189,6 @@ def _signature_edit(facts: MemberFacts, decision: locate.Decision, order: int) -
     else:
         code = reindent(decision.code if decision.code is not None else block.code, "", indent)
     return _Edit(member.start, header_end(member), code, block.id, order)
-
-
-def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
-    """A conflict with no candidate at all is shown at the end of the method body."""
-    if decision.slot is not None:
-        return decision
-    body = member.clauses[0]
-    slot = locate.Slot(body, (), len(body.stmts))
-    return locate.Decision(
-        decision.block, slot, decision.score, True, decision.candidates, decision.reason
-    )
 
 
 def _indent_of(line: str) -> str:
