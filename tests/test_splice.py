@@ -12,13 +12,12 @@ from dataclasses import dataclass
 import pytest
 
 from omni_port import api
-from omni_port.api.run import Given
-from omni_port.model import Block, Code, PatchSet, Status
+from omni_port.model import Block, Code, Status
 from omni_port.sources.textio import decode
 from omni_port.sync import decisions
 from omni_port.sync.imports import _line_after_edits
 from tests.golden import DATA, check_file
-from tests.sync_cases import TOOL, all_cases, fates, flag, run
+from tests.sync_cases import all_cases, fates, flag, inputs, run
 
 CASES = DATA / "splice"
 
@@ -164,44 +163,19 @@ def test_fates(case: str, fates: dict[str, str]) -> None:
         assert found == [fate], (suffix, status)
 
 
-_LOCATED_BASE = """\
-class NPUModelRunner:
-    def forward(self, batch):
-        self.start(batch)
-        self.finalize_step(batch)
-        return self.result
-"""
-_LOCATED_OMNI = """\
-from fakeacc.runner_v1 import NPUModelRunner
-
-
-class R(NPUModelRunner):
-    def forward(self, batch):
-        self.start(batch)
-        # ---------- Omni-new ----------
-        self.note(batch)
-        # ---------- Omni-new ----------
-        self.finalize_step(batch)
-        return self.result
-"""
-
-
 def test_a_place_that_breaks_its_location_line_is_reported_where_the_block_stands() -> None:
     """The block's release already breaks its Location line (stale: it rules out no place),
     so the anchor places it where it was; the line is wrong, or the block: OP409 at the
     block's lines in the output, said by the engine's decision (the catalog checked once)."""
-    base = api.parse_upstream(_LOCATED_BASE, "base.py")
-    upstream = api.parse_upstream(_LOCATED_BASE, "upstream.py", "fakeacc.runner_v1")
-    patches = PatchSet((api.extract_text(_LOCATED_OMNI, "omni.py", base).module,))
-    (block,) = [p for p in patches.modules[0].pieces if isinstance(p, Block)]
-    location = "After `finalize_step`"
-    given = Given(locations={block.id: location})
-    result = api.sync_patches(patches, upstream, given=given, tool=TOOL).result
+    folder = DATA / "rules" / "catalog" / "no_a_place_that_breaks_a_stale_location_is_reported"
+    patches, upstream, locations = inputs(folder)
+    _, result = run(folder)
     (placed,) = result.placements
     (found,) = [f for f in result.findings if f.code is Code.OP409]
     assert placed.status is Status.PLACED
     assert (found.path, found.line) == ("omni.py", placed.start)
+    (location,) = locations.values()
     assert location in found.message
-    decided = decisions.decide(patches.modules[0], upstream, given.locations)
+    decided = decisions.decide(patches.modules[0], upstream, locations)
     (decision,) = [d for c in decided.copies.values() for d in c.decisions]
     assert decision.breaks_location == location
