@@ -829,6 +829,10 @@ CONFLICT_OPEN = "# >>>>>>> omni-port conflict:"
 CONFLICT_CLOSE = "# <<<<<<< omni-port conflict end"
 #: Starts each line of the commented-out code inside a region.
 CONFLICT_LINE = "# | "
+#: Starts each line of a region that lists a candidate place.
+CONFLICT_CANDIDATE = "#   candidate:"
+#: Ends the header of a region of a copy whose upstream method is gone.
+CONFLICT_VANISHED = " vanished"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ others; `resolve --at LINE` replaces only what the block replaced in its base, o
 `--replacing N` statements; `verify` reports a resolution that deletes upstream code.
 
 The runners are written for these tests (tests/data/choices/<case>/: the base omni ported
-from, the omni runner, the new upstream, and optionally ``order``, upstream history), and
-the property runs over the rules' golden cases too (tests/data/rules/<rule>/<case>/).
+from, the omni runner, the new upstream, and optionally the ``order`` flag, upstream history:
+the one format of tests/sync_cases.py), and the property runs over the rules' golden cases
+too (tests/data/rules/<rule>/<case>/).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
 from tests.conftest import Cli
 from tests.golden import DATA
-from tests.test_rules import inputs_of
+from tests.sync_cases import inputs
 
 CHOICES = DATA / "choices"
 TOOL = "omni-port test"
@@ -85,7 +86,7 @@ def test_every_offered_candidate_resolves_and_verifies_clean() -> None:
     passing everything could pass."""
     offered = withholding = 0
     for folder in CASES:
-        patches, upstream, locations = inputs_of(folder)
+        patches, upstream, locations = inputs(folder)
         result = _synced(patches, upstream, locations)
         withholding += sum(1 for p in result.placements if _withholds(p))
         case = _Case(folder, patches, upstream, locations, result)
@@ -133,7 +134,7 @@ class _Case:
 
 
 def _case(name: str) -> tuple[PatchSet, api.Upstream, SyncResult]:
-    patches, upstream, locations = inputs_of(CHOICES / name)
+    patches, upstream, locations = inputs(CHOICES / name)
     return patches, upstream, _synced(patches, upstream, locations)
 
 

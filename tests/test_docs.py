@@ -15,9 +15,8 @@ import pytest
 import yaml
 
 from omni_port import api
-from omni_port.model import Rule
+from omni_port.model import CONFLICT_OPEN, Rule
 from omni_port.sync.rules import RULES
-from omni_port.sync.splice import CONFLICT_OPEN
 from tests.golden import DATA
 
 ROOT = Path(__file__).resolve().parent.parent

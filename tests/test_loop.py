@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from omni_port.model import CONFLICT_CLOSE, CONFLICT_OPEN
 from omni_port.patches import lockfile
-from omni_port.sync.splice import CONFLICT_CLOSE, CONFLICT_OPEN
 from tests.conftest import Cli
 from tests.golden import DATA
 

@@ -26,6 +26,7 @@ from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rules import order
 from tests.golden import DATA
+from tests.sync_cases import flag
 
 BASE = """\
 class NPUModelRunner:
@@ -190,7 +191,7 @@ SHIFTED = (
 
 def _shifted(edit: Callable[[str], str]) -> SyncResult:
     """The case's sync, every file (upstream history and the runner) passed through ``edit``."""
-    labels = (SHIFTED / "order").read_text().split()
+    labels = flag(SHIFTED, "order").split()
     texts = {label: edit((SHIFTED / label).read_text()) for label in labels}
     base = api.parse_upstream(texts["base.py"], "base.py")
     target = api.parse_upstream(texts["upstream.py"], "upstream.py", "fakeacc.runner_v1")

@@ -30,6 +30,9 @@ from hypothesis.control import currently_in_test_context
 
 from omni_port import api
 from omni_port.model import (
+    CONFLICT_CLOSE,
+    CONFLICT_LINE,
+    CONFLICT_OPEN,
     Block,
     BlockKind,
     ModulePatches,
@@ -48,7 +51,6 @@ from omni_port.patches.patchfile import (
 )
 from omni_port.pyast.syntax import reindent
 from omni_port.sources.textio import decode
-from omni_port.sync import splice
 from omni_port.sync.pipeline import SyncResult
 
 #: `make test` (and CI) replays the same examples every run, so main stays green on what
@@ -755,11 +757,11 @@ def check_reported(example: Example, module: ModulePatches, result: SyncResult) 
             assert k in observed.blocks and k not in observed.scattered
         else:
             assert placement.status is Status.CONFLICT, placement
-            assert region[0].strip().startswith(f"{splice.CONFLICT_OPEN} {block.id}")
-            assert region[-1].strip() == splice.CONFLICT_CLOSE
+            assert region[0].strip().startswith(f"{CONFLICT_OPEN} {block.id}")
+            assert region[-1].strip() == CONFLICT_CLOSE
             body = "\n".join(line.strip() for line in region)
             for code_line in block.code.rstrip("\n").split("\n"):
-                assert (splice.CONFLICT_LINE + code_line).rstrip() in body
+                assert (CONFLICT_LINE + code_line).rstrip() in body
             assert k not in observed.blocks, f"conflict {block.id} also present as code"
     return Checked(placements, observed, text)
 

@@ -15,14 +15,13 @@ import pytest
 
 from omni_port import api
 from omni_port.extract.markers import LABELLED, PLAIN, scan
-from omni_port.model import Block, BlockKind, Copy, Located, SourceText, Tree
+from omni_port.model import CONFLICT_OPEN, Block, BlockKind, Copy, Located, SourceText, Tree
 from omni_port.patches import lockfile
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import find_member
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
-from omni_port.sync import splice
 from tests.conftest import Cli
 
 pytestmark = pytest.mark.real
@@ -320,8 +319,7 @@ def _in_conflicted_method(path: Path, line: int) -> bool:
         if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
     ]
     return any(
-        any(splice.CONFLICT_OPEN in row for row in lines[m.lineno - 1 : m.end_lineno])
-        for m in methods
+        any(CONFLICT_OPEN in row for row in lines[m.lineno - 1 : m.end_lineno]) for m in methods
     )
 
 

@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from omni_port.model import Block
+from omni_port.pyast.syntax import find_member
 from omni_port.sync import rules
-from omni_port.sync.facts import PROVIDERS
+from omni_port.sync.evidence.places import Index, Scored, clear_place
+from omni_port.sync.facts import PROVIDERS, Places
+from omni_port.sync.facts import places as facts_places
 from omni_port.sync.rules import RULES
+from tests.golden import DATA
+from tests.sync_cases import inputs
 
 #: A provider by the name a rule reads it by (``ctx.history``, ``facts.flows``).
 NAMES = {provider.__name__.lower(): provider for provider in PROVIDERS}
@@ -79,3 +85,31 @@ def test_evidence_takes_providers_not_the_whole_facts(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
     assert not names & {"MemberFacts", "Context"}
+
+
+def test_a_counterpart_place_is_worked_out_once_per_block_and_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Places.counterpart`` keeps its answer: asked again for the same block and floor, it
+    does not rank the member again (it did, every call: ``setdefault`` computes its default
+    before it looks)."""
+    folder = DATA / "rules" / "counterpart" / "yes_the_other_place_breaks_a_tie"
+    patches, upstream, _ = inputs(folder)
+    (block,) = [b for m in patches.modules for b in m.pieces if isinstance(b, Block)]
+    assert block.counterpart is not None
+    member = find_member(upstream.tree, "NPUModelRunner", block.member)
+    assert member is not None
+    asked: list[float] = []
+
+    def counting(index: Index, ghost: Block, floor: float) -> Scored | None:
+        asked.append(floor)
+        return clear_place(index, ghost, floor)
+
+    monkeypatch.setattr(facts_places, "clear_place", counting)
+    places = Places(member)
+    first = places.counterpart(block, 0.5)
+    assert first is not None
+    assert [places.counterpart(block, 0.5) for _ in range(3)] == [first] * 3
+    places.counterpart(block, 0.9)
+    places.counterpart(block, 0.9)
+    assert asked == [0.5, 0.9], "each block and floor ranked once"

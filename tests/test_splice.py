@@ -1,89 +1,46 @@
-"""The splice engine on golden upgrade cases: tests/data/splice/<case>/.
+"""The splice engine on the golden sync cases (tests/sync_cases.py: tests/data/splice/<case>/
+and every rule's cases, tests/data/rules/<rule>/<case>/), and on edge cases inline.
 
-Each case holds the upstream base the omni module was ported from (``base.py``), the omni
-module (``omni.py``), the new upstream (``upstream.py``), optional ``flags`` (``key =
-value`` lines) and the expected outputs: the generated module (``expected.py``) and one
-line per block with its fate (``expected.txt``).
+Every case's output parses, equals ``expected.py`` and ``expected.txt``, and a second sync
+is byte-identical.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from omni_port import api
-from omni_port.model import Block, Code, PatchSet, Status
+from omni_port.model import Block, Code, Status
 from omni_port.sources.textio import decode
+from omni_port.sync import decisions
 from omni_port.sync.imports import _line_after_edits
-from omni_port.sync.pipeline import SyncResult
-from tests.golden import DATA, cases, check_file
+from tests.golden import DATA, check_file
+from tests.sync_cases import all_cases, fates, flag, inputs, run
 
 CASES = DATA / "splice"
-#: The generator named in golden headers: they stay the same across releases.
-TOOL = "omni-port test"
 
 
-def _text(folder: Path, name: str) -> str:
-    return (folder / name).read_text(encoding="utf-8")
-
-
-def _flags(folder: Path) -> dict[str, str]:
-    path = folder / "flags"
-    if not path.exists():
-        return {}
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if line.strip())
-    return {key.strip(): value.strip() for key, value in pairs}
-
-
-def _run(folder: Path) -> tuple[PatchSet, SyncResult]:
-    flags = _flags(folder)
-    base = api.parse_upstream(_text(folder, "base.py"), "base.py")
-    options = api.ExtractOptions(upstream_class=flags.get("extract-class", "NPUModelRunner"))
-    upstream = api.parse_upstream(
-        _text(folder, "upstream.py"),
-        "upstream.py",
-        "fakeacc.runner_v1",
-        flags.get("sync-class", ""),
-    )
-    ported = api.port_text(_text(folder, "omni.py"), base, upstream, "omni.py", options, TOOL)
-    return ported.patches, ported.synced.result
-
-
-def _fates(result: SyncResult) -> str:
-    lines = []
-    for p in result.placements:
-        where = f"lines {p.start}-{p.end}" if p.status is not Status.CONFLICT else "conflict"
-        reason = f" ({p.reason})" if p.reason else ""
-        rules = f" [{', '.join(r.value for r in p.decided_by)}]" if p.decided_by else ""
-        lines.append(
-            f"{p.block_id} {p.kind} {p.status.value} {p.confidence:.2f} {where}{rules}{reason}"
-        )
-    lines += [f"{f.code.value} {f.message}" for f in result.findings]
-    return "".join(line + "\n" for line in lines)
-
-
-@pytest.mark.parametrize("case", cases("splice"))
-def test_splice_golden(case: str) -> None:
-    folder = CASES / case
-    _, result = _run(folder)
+@pytest.mark.parametrize("case", all_cases())
+def test_golden(case: str) -> None:
+    folder = DATA / case
+    _, result = run(folder)
     text = decode(result.files["omni.py"], "omni.py").text
     compile(text, "omni.py", "exec")
     check_file(folder / "expected.py", text)
-    check_file(folder / "expected.txt", _fates(result))
-    again = _run(folder)[1]
-    assert again.files == result.files, "a second sync must be byte-identical"
+    check_file(folder / "expected.txt", fates(result))
+    assert run(folder)[1].files == result.files, "a second sync must be byte-identical"
 
 
-@pytest.mark.parametrize("case", cases("splice"))
+@pytest.mark.parametrize("case", [c for c in all_cases() if c.startswith("splice/")])
 def test_placed_blocks_round_trip_through_extract(case: str) -> None:
-    """Extracting the generated module finds every placed block's code unchanged."""
-    folder = CASES / case
-    patches, result = _run(folder)
-    flags = _flags(folder)
-    base = api.parse_upstream(_text(folder, "upstream.py"), "u.py")
-    options = api.ExtractOptions(upstream_class=flags.get("sync-class", "NPUModelRunner"))
+    """Extracting the generated module finds every placed block's code unchanged (a rule
+    case may merge upstream's edit into a block's code)."""
+    folder = DATA / case
+    patches, result = run(folder)
+    base = api.parse_upstream((folder / "upstream.py").read_text(encoding="utf-8"), "u.py")
+    options = api.ExtractOptions(upstream_class=flag(folder, "sync-class", "NPUModelRunner"))
     generated = decode(result.files["omni.py"], "omni.py").text
     again = api.extract_text(generated, "omni.py", base, options).module
     found = {p.code.strip("\n") for p in again.pieces if isinstance(p, Block) and p.marked}
@@ -96,7 +53,7 @@ def test_placed_blocks_round_trip_through_extract(case: str) -> None:
 
 def test_unresolved_names_point_at_their_line_in_the_output() -> None:
     """OP303 lines are lines of the written module, after imports were added and dropped."""
-    _, result = _run(CASES / "signature_changed")
+    _, result = run(CASES / "signature_changed")
     lines = decode(result.files["omni.py"], "omni.py").text.split("\n")
     unresolved = [f for f in result.findings if f.code is Code.OP303]
     assert unresolved
@@ -126,7 +83,7 @@ def test_lines_after_import_edits_shift_or_need_a_new_reading() -> None:
 
 
 def test_conflict_output_parses_and_keeps_upstream_code() -> None:
-    _, result = _run(CASES / "replaced_duplicated")
+    _, result = run(CASES / "replaced_duplicated")
     text = decode(result.files["omni.py"], "omni.py").text
     compile(text, "omni.py", "exec")
     assert "# >>>>>>> omni-port conflict:" in text
@@ -141,7 +98,7 @@ def test_conflict_output_parses_and_keeps_upstream_code() -> None:
 def test_marked_code_over_upstream_edit_leaves_the_edit_for_review() -> None:
     """Omni's marked code replaces statements upstream edited: omni's code runs, and the
     note carries upstream's edit as a diff against the base."""
-    _, result = _run(CASES / "replaced_changed")
+    _, result = run(CASES / "replaced_changed")
     text = decode(result.files["omni.py"], "omni.py").text
     assert "temperature=self.temperature" not in text
     assert "compute_logits(hidden, meta=self.meta)" in text
@@ -199,8 +156,26 @@ def test_marked_code_over_upstream_edit_leaves_the_edit_for_review() -> None:
 )
 def test_fates(case: str, fates: dict[str, str]) -> None:
     """The behaviour each golden case exists for, stated independently of the golden files."""
-    _, result = _run(CASES / case)
+    _, result = run(CASES / case)
     status = {p.block_id: p.status.value for p in result.placements}
     for suffix, fate in fates.items():
         found = [value for ident, value in status.items() if ident.endswith(suffix)]
         assert found == [fate], (suffix, status)
+
+
+def test_a_place_that_breaks_its_location_line_is_reported_where_the_block_stands() -> None:
+    """The block's release already breaks its Location line (stale: it rules out no place),
+    so the anchor places it where it was; the line is wrong, or the block: OP409 at the
+    block's lines in the output, said by the engine's decision (the catalog checked once)."""
+    folder = DATA / "rules" / "catalog" / "no_a_place_that_breaks_a_stale_location_is_reported"
+    patches, upstream, locations = inputs(folder)
+    _, result = run(folder)
+    (placed,) = result.placements
+    (found,) = [f for f in result.findings if f.code is Code.OP409]
+    assert placed.status is Status.PLACED
+    assert (found.path, found.line) == ("omni.py", placed.start)
+    (location,) = locations.values()
+    assert location in found.message
+    decided = decisions.decide(patches.modules[0], upstream, locations)
+    (decision,) = [d for c in decided.copies.values() for d in c.decisions]
+    assert decision.breaks_location == location

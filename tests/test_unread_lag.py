@@ -10,21 +10,21 @@ from __future__ import annotations
 from dataclasses import replace
 
 from omni_port.api.inputs import with_members
-from omni_port.sync import splice
+from omni_port.sync import decisions
 from omni_port.sync.context import conflict_at
 from omni_port.sync.facts import declared
 from omni_port.sync.rules import unread_lag
 from omni_port.sync.rules.unread_lag import RULE
 from tests.golden import DATA
-from tests.test_rules import inputs_of
+from tests.sync_cases import inputs
 
 CASE = DATA / "rules" / "unread-lag" / "yes_a_binding_only_omni_s_replaced_code_read_stays_out"
 
 
-def _member() -> splice.Copied:
-    patches, upstream, locations = inputs_of(CASE)
+def _member() -> decisions.Copied:
+    patches, upstream, locations = inputs(CASE)
     (module,) = patches.modules
-    decided = splice.decide(
+    decided = decisions.decide(
         module, with_members(upstream, patches), locations, declared=declared(patches)
     )
     (member,) = [m for m in decided.copies.values() if m.decisions]

@@ -19,9 +19,8 @@ import pytest
 
 from omni_port import report, runtime
 from omni_port.api import resolution
-from omni_port.model import Code, Finding, Resolution
+from omni_port.model import CONFLICT_OPEN, Code, Finding, Resolution
 from omni_port.patches import lockfile
-from omni_port.sync.splice import CONFLICT_OPEN
 from tests.conftest import Cli
 from tests.golden import DATA
 

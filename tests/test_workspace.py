@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 
 from bench.crash import KILLED_AT
+from omni_port.api import writing
+from omni_port.model import Code
 from omni_port.sources import transaction
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -416,3 +418,34 @@ def test_an_upgrade_over_a_hand_edit_says_to_take_it_first(cli: Cli, work: Path)
     assert refused.stderr.startswith(f"{RUNNER}:1:1: OP207 "), refused.stderr
     assert "take them first with `omni-port continue`" in refused.stderr
     assert (work / RUNNER).read_bytes() == edited
+
+
+def test_the_api_stages_a_tree_in_the_command_s_transaction(tmp_path: Path) -> None:
+    """``api.writing`` writes for every command (the CLI only prints its diff): under
+    --check it compares and writes nothing; otherwise it stages in the running command's
+    transaction, outside one it refuses, and the commit publishes the tree."""
+    root = tmp_path / "g"
+    root.mkdir()
+    (root / "a.py").write_bytes(b"old\n")
+    (root / "gone.py").write_bytes(b"x\n")
+    files = {"a.py": b"new\n", "b.py": b"b\n"}
+    checked = writing.write_tree(root, files, ["gone.py"], check=True, diff=True)
+    assert [(f.code, f.path.rsplit("/", 1)[-1]) for f in checked.findings] == [
+        (Code.OP304, "a.py"),
+        (Code.OP304, "b.py"),
+        (Code.OP304, "gone.py"),
+    ]
+    assert "-old\n+new\n" in checked.diff
+    assert sorted(p.name for p in root.iterdir()) == ["a.py", "gone.py"]
+    with pytest.raises(RuntimeError):
+        writing.write_tree(root, files, ["gone.py"])
+    with transaction.session(tmp_path, "test", exclusive=True):
+        staged = writing.write_tree(root, files, ["gone.py"])
+        assert not (root / "b.py").exists(), "nothing written before the commit"
+        writing.publish()
+    assert (staged.changes.changed, staged.changes.removed, staged.diff) == (
+        ("a.py", "b.py"),
+        ("gone.py",),
+        "",
+    )
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == files

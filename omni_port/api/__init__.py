@@ -30,13 +30,15 @@ package; what it needs beyond ``__all__`` is in these namespaces, each with its 
   ``workflows`` (the sticky upstream, the best base), ``inputs`` (what `extract` and
   `upgrade` read) and ``resolution`` (what `verify` says is left);
 - ``model`` (records, codes, ``BadInput``), ``report`` (findings as text and JSON),
-  ``files`` (configuration, lock, transactions, text I/O) and ``patches`` (patch files
-  rendered, planned and diffed).
+  ``files`` (configuration, lock, transactions, text I/O), ``patches`` (patch files
+  rendered, planned and diffed) and ``writing`` (output trees and patch sets staged in the
+  command's transaction, hand edits of generated runners kept).
 
 Loading is lazy (PEP 562): a name loads its stage on first use, so that a `check` answered
 from its cache parses nothing and loads no stage.
 
-Writing the results (atomically) is the caller's business: ``api.files``.
+Writing the results (atomically) is the caller's business: ``api.writing`` stages them in
+the command's transaction (``api.files``).
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ NAMESPACES = (
     "v2",
     "workflows",
     "workspace",
+    "writing",
 )
 
 #: Where each name of ``__all__`` is defined, imported on first use.

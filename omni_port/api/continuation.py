@@ -38,6 +38,7 @@ from omni_port.api.workflows import (
 from omni_port.errors import BadInput
 from omni_port.extract.extractor import extract_module
 from omni_port.model import (
+    CONFLICT_OPEN,
     Block,
     BlockKind,
     Code,
@@ -60,7 +61,6 @@ from omni_port.pyast.syntax import dedent_code, find_member, header_end, walk
 from omni_port.report import shorten
 from omni_port.sources.config import Config
 from omni_port.sources.textio import decode
-from omni_port.sync.splice import CONFLICT_OPEN
 
 __all__ = ["Continued", "Taken", "continue_workspace", "generated_files", "take_edits"]
 

@@ -11,6 +11,7 @@ from omni_port.api.files import encode
 from omni_port.api.model import BadInput, Code, PatchSet, Report
 from omni_port.api.patches import GENERATED, describe, markdown, read_patch_set
 from omni_port.api.report import shown
+from omni_port.api.writing import publish
 from omni_port.cli import (
     Options,
     handle_errors,
@@ -20,7 +21,7 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.files import publish, write_files
+from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 
 

@@ -13,6 +13,7 @@ from omni_port import TOOL, api
 from omni_port.api.files import encode
 from omni_port.api.model import Chunk, Copy, PatchSet, Placement, Report
 from omni_port.api.patches import Changes, existing, extracted_blocks, render_patch_set
+from omni_port.api.writing import publish
 from omni_port.cli import (
     Options,
     discard_option,
@@ -25,7 +26,7 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.files import publish, write_files
+from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 
 

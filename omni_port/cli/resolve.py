@@ -11,6 +11,7 @@ import click
 
 from omni_port import api
 from omni_port.api.report import shown
+from omni_port.api.writing import publish, save_patches
 from omni_port.cli import (
     Options,
     generated_option,
@@ -20,7 +21,6 @@ from omni_port.cli import (
     platform_option,
     summary,
 )
-from omni_port.cli.files import publish, save_patches
 
 
 @dataclass(frozen=True, slots=True)

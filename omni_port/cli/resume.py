@@ -10,6 +10,7 @@ from omni_port import api
 from omni_port.api import continuation
 from omni_port.api.model import Report, Status
 from omni_port.api.report import in_directory, shorten
+from omni_port.api.writing import publish, save_patches
 from omni_port.cli import (
     Options,
     generated_option,
@@ -20,7 +21,7 @@ from omni_port.cli import (
     platform_option,
     summary,
 )
-from omni_port.cli.files import publish, save_patches, write_files
+from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 
 

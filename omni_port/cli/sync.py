@@ -15,6 +15,7 @@ from omni_port.api import report
 from omni_port.api.model import BadInput, Code, Placement, Report, Severity
 from omni_port.api.patches import Changes
 from omni_port.api.report import in_directory, shown
+from omni_port.api.writing import keep_hand_edits, publish
 from omni_port.cli import (
     Options,
     discard_edits_option,
@@ -29,7 +30,7 @@ from omni_port.cli import (
     v2,
     write_options,
 )
-from omni_port.cli.files import Writing, keep_hand_edits, publish, write_files
+from omni_port.cli.files import Writing, write_files
 from omni_port.cli.output import emit
 
 

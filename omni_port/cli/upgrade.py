@@ -16,6 +16,7 @@ from omni_port.api.files import config_file, encode, pinned
 from omni_port.api.inputs import reviewed
 from omni_port.api.model import Code, Finding, Report
 from omni_port.api.report import shown
+from omni_port.api.writing import keep_hand_edits, publish, save_patches, staging
 from omni_port.cli import (
     Options,
     discard_edits_option,
@@ -29,7 +30,7 @@ from omni_port.cli import (
     platform_option,
     summary,
 )
-from omni_port.cli.files import keep_hand_edits, publish, save_patches, staging, write_files
+from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 
 

@@ -17,6 +17,7 @@ from omni_port.api import v2
 from omni_port.api.model import Finding, Report, Severity
 from omni_port.api.patches import Changes
 from omni_port.api.report import finding_counts, shown
+from omni_port.api.writing import keep_hand_edits
 from omni_port.cli import (
     F,
     Options,
@@ -28,7 +29,7 @@ from omni_port.cli import (
     summary,
     write_options,
 )
-from omni_port.cli.files import Writing, keep_hand_edits, write_files
+from omni_port.cli.files import Writing, write_files
 from omni_port.cli.output import emit
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from omni_port.api import report
 from omni_port.api.files import lockfile, sha256
 from omni_port.api.model import Finding, Report, Severity
 from omni_port.api.report import finding_counts, in_directory, shown
+from omni_port.api.writing import publish, staging
 from omni_port.cli import (
     Options,
     handle_errors,
@@ -23,7 +24,6 @@ from omni_port.cli import (
     unresolved,
     v2,
 )
-from omni_port.cli.files import publish, staging
 from omni_port.cli.output import emit
 
 

@@ -98,6 +98,9 @@ class Decision:
     #: Why the code carries bindings of the base's that upstream took out of the member
     #: (a note for the maintainer; "" when it carries none).
     carried: str = ""
+    #: The catalog's Location line the place breaks, stale or not (a finding for the
+    #: maintainer: the block or the line is wrong; "" when it keeps it, or has none).
+    breaks_location: str = ""
 
 
 def conflict(

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 from omni_port.model import Block, ModulePatches, Rule, Stmt, Upstream
 from omni_port.report import candidate_place, shorten
 from omni_port.sync.context import Decision
+from omni_port.sync.decisions import Copied, Decided, decide_copy
 from omni_port.sync.evidence.calls import added_repeats
 from omni_port.sync.evidence.code import unreplaced
 from omni_port.sync.evidence.places import Scored, resolution_at
-from omni_port.sync.splice import Built, Copied, Decided, assemble, decide_copy
+from omni_port.sync.splice import Built, assemble
 
 
 @dataclass(frozen=True, slots=True)

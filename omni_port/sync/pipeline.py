@@ -10,7 +10,7 @@ from omni_port.model import Chunk, Code, Copy, Finding, PatchSet, Placement, Sta
 from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.textio import encode, sha256
-from omni_port.sync import offers, splice
+from omni_port.sync import decisions, offers, splice
 from omni_port.sync.facts import declared
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
@@ -101,7 +101,7 @@ def sync(
     for module in patches.modules:
         if options.only and module.name not in options.only:
             continue
-        decided = splice.decide(module, upstream, options.locations, options.rules, owned)
+        decided = decisions.decide(module, upstream, options.locations, options.rules, owned)
         if options.judge is not None:
             decided = offers.offered(decided, top, options.judge)
         built = splice.assemble(decided, top)

@@ -7,7 +7,9 @@ conflict's candidates (``offers``):
 - ``runnable``: a conflict lists only the places where the block's code runs, with the
   member's other blocks applied as in the runner; when none does, it says why instead;
 - ``named``: a conflict about, or omni's code winning over, statements upstream changed
-  names the upstream change that made the edit (docs/design.md rule 6).
+  names the upstream change that made the edit (docs/design.md rule 6);
+- ``located``: a place the block's catalog Location line rules out names the line (the
+  catalog rule only narrows the candidates; a place another rule took may still break it).
 
 Nothing here changes a place, a code, a status, or the rules a decision rests on.
 """
@@ -20,6 +22,7 @@ from dataclasses import replace
 from omni_port.model import Block
 from omni_port.sync.context import Decision
 from omni_port.sync.evidence.bindings import lost_binding
+from omni_port.sync.evidence.catalog import allows
 from omni_port.sync.evidence.places import Scored
 from omni_port.sync.facts import MemberFacts
 
@@ -28,7 +31,7 @@ def reported(
     facts: MemberFacts, blocks: Sequence[Block], decisions: Sequence[Decision]
 ) -> list[Decision]:
     """The decisions of ``blocks`` as the report says them (see the module docstring)."""
-    return [named(facts, runnable(facts, d, blocks, decisions)) for d in decisions]
+    return [located(facts, named(facts, runnable(facts, d, blocks, decisions))) for d in decisions]
 
 
 def runnable(
@@ -73,3 +76,14 @@ def named(facts: MemberFacts, decision: Decision) -> Decision:
     if decision.review is not None and not decision.conflict:
         return replace(decision, review=replace(decision.review, by=by))
     return decision
+
+
+def located(facts: MemberFacts, decision: Decision) -> Decision:
+    """A block placed where its catalog Location line (stale or not) says it does not go
+    names the line: the block or the line is wrong, and the maintainer says which."""
+    constraint = facts.records.location(decision.block)
+    if decision.conflict or decision.slot is None or constraint is None:
+        return decision
+    if allows(constraint, decision.slot, facts.member) is not False:
+        return decision
+    return replace(decision, breaks_location=constraint.text)

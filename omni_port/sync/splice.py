@@ -4,34 +4,35 @@ The module is assembled as a list of tagged text segments (a tag is the id of th
 or block a segment came from), so every block's output line range is known at the end.
 Copies are cut from the new upstream by line ranges and re-indented only; blocks keep
 their own bytes. A conflict is never dropped: it lands at its best candidate as a
-commented region that still parses.
+commented region that still parses (its format: ``model.CONFLICT_*``).
+
+Nothing here decides or checks: the decisions come from ``sync.decisions``, the findings
+they make from ``sync.findings``; splice writes the text and moves each finding to its
+line in the output.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-# The conflict region's lines are written here; they are the model's, so that the
-# runtime reads them without this module.
-from omni_port.model import CONFLICT_CLOSE as CONFLICT_CLOSE
-from omni_port.model import CONFLICT_LINE as CONFLICT_LINE
-from omni_port.model import CONFLICT_OPEN as CONFLICT_OPEN
 from omni_port.model import (
+    CONFLICT_CANDIDATE,
+    CONFLICT_CLOSE,
+    CONFLICT_LINE,
+    CONFLICT_OPEN,
+    CONFLICT_VANISHED,
     Block,
     BlockKind,
     Candidate,
     Chunk,
     ClassHeader,
-    Code,
     Copy,
     Finding,
     ModulePatches,
     Piece,
     Placement,
     RegionKind,
-    Severity,
     Status,
     Stmt,
     Tree,
@@ -39,11 +40,9 @@ from omni_port.model import (
 )
 from omni_port.pyast.syntax import header_end, reindent
 from omni_port.report import candidate_place, shorten
-from omni_port.sync import imports, locate
-from omni_port.sync.evidence import catalog
-from omni_port.sync.facts import Declared, MemberFacts, ModuleFacts
-from omni_port.sync.rule import PlacementRule
-from omni_port.sync.rules import RULES
+from omni_port.sync import findings, imports, locate
+from omni_port.sync.decisions import Copied, Decided, grouped
+from omni_port.sync.facts import MemberFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,95 +78,19 @@ class _Assembly:
     notes: list[tuple[str, Finding]] = field(default_factory=list)
 
 
-def build(
-    module: ModulePatches,
-    upstream: Upstream,
-    header: str,
-    locations: Mapping[str, str] | None = None,
-    rules: Sequence[PlacementRule] = RULES,
-    declared: Declared | None = None,
-) -> Built:
-    """Generate one runner module from its patches and the new upstream.
-
-    ``locations`` are the catalog's ``Location:`` lines by block id (constraints);
-    ``rules`` the placement rules the engine asks (all of them, but in a golden case that
-    asks one rule alone); ``declared`` what the patch set's marked blocks replace.
-    """
-    return assemble(decide(module, upstream, locations, rules, declared), header)
-
-
-@dataclass(frozen=True, slots=True)
-class Copied:
-    """One copied member, decided: the decisions of its blocks, statements first (in block
-    order), then signatures, the order their edits apply in."""
-
-    copy: Copy
-    blocks: tuple[Block, ...]
-    #: The member's facts; None when the upstream member vanished.
-    facts: MemberFacts | None
-    decisions: tuple[locate.Decision, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """Every copied member of a module decided: what ``assemble`` writes out. A report
-    step (``offers``) may change what a conflict says before it is written."""
-
-    module: ModulePatches
-    upstream: Upstream
-    known: ModuleFacts
-    rules: tuple[PlacementRule, ...]
-    #: The decided copies, by copy id.
-    copies: Mapping[str, Copied]
-
-
-def decide(
-    module: ModulePatches,
-    upstream: Upstream,
-    locations: Mapping[str, str] | None = None,
-    rules: Sequence[PlacementRule] = RULES,
-    declared: Declared | None = None,
-) -> Decided:
-    """Where every block of ``module`` goes in the new upstream (``build``'s arguments)."""
-    known = ModuleFacts.build(module, upstream, locations, declared)
-    copies = {
-        piece.id: decide_copy(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
-        for piece, blocks in _grouped(module.pieces)
-        if isinstance(piece, Copy)
-    }
-    return Decided(module, upstream, known, tuple(rules), copies)
-
-
-def decide_copy(
-    copy: Copy,
-    blocks: tuple[Block, ...],
-    facts: MemberFacts | None,
-    rules: Sequence[PlacementRule] = RULES,
-) -> Copied:
-    """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished)."""
-    if facts is None:
-        return Copied(copy, blocks, None)
-    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decided = [_with_fallback(d, facts.member) for d in locate.decide(facts, statements, rules)]
-    signatures = [
-        locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
-    ]
-    return Copied(copy, blocks, facts, (*decided, *signatures))
-
-
 def assemble(decided: Decided, header: str) -> Built:
     """The module text of ``decided``, opening with ``header``, and what became of each
     block and piece."""
     module, upstream = decided.module, decided.upstream
     assembly = _Assembly([_Segment(header, "header")])
     class_indent = ""
-    for piece, blocks in _grouped(module.pieces):
+    for piece, blocks in grouped(module.pieces):
         if isinstance(piece, ClassHeader):
             class_indent = piece.body_indent
         if isinstance(piece, Copy):
             indent = class_indent if piece.owner else ""
-            job = _Copying(module, piece, blocks, upstream, indent, decided.rules)
-            _add_copy(assembly, job, decided.copies[piece.id], decided.known)
+            job = _Copying(module, piece, blocks, upstream, indent)
+            _add_copy(assembly, job, decided.copies[piece.id])
         elif isinstance(piece, Chunk | ClassHeader):
             assembly.segments.append(_Segment(piece.code, piece.id))
             if isinstance(piece, Chunk):
@@ -178,7 +101,7 @@ def assemble(decided: Decided, header: str) -> Built:
     # A conflict is reported where it sits in the output, a line an editor can open.
     for decision in assembly.conflicts:
         line = ranges.get(decision.block.id, (1, 1))[0]
-        assembly.findings.append(_conflict_finding(module, decision, upstream, line))
+        assembly.findings.append(findings.conflict(module, decision, upstream, line))
     for copy, finding in assembly.vanished:
         line = ranges.get(copy.id, (1, 1))[0] + copy.leading.count("\n")
         assembly.findings.append(replace(finding, line=line))
@@ -198,22 +121,6 @@ def assemble(decided: Decided, header: str) -> Built:
 
 def assembly_text(segments: Sequence[_Segment]) -> str:
     return "".join(segment.text for segment in segments)
-
-
-def _grouped(pieces: Sequence[Piece]) -> Iterator[tuple[Piece, list[Block]]]:
-    """Each non-block piece with the blocks of the copy it is (blocks follow their copy)."""
-    current: tuple[Piece, list[Block]] | None = None
-    for piece in pieces:
-        if isinstance(piece, Block):
-            if current is not None and isinstance(current[0], Copy):
-                current[1].append(piece)
-                continue
-            raise ValueError(f"block {piece.id} does not follow its copied member")
-        if current is not None:
-            yield current
-        current = (piece, [])
-    if current is not None:
-        yield current
 
 
 # --- copies ---------------------------------------------------------------------------------
@@ -240,11 +147,9 @@ class _Copying:
     upstream: Upstream
     #: Indentation of the member in the output.
     indent: str
-    #: The placement rules the engine asks.
-    rules: tuple[PlacementRule, ...]
 
 
-def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied, known: ModuleFacts) -> None:
+def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied) -> None:
     module, copy, upstream = job.module, job.copy, job.upstream
     facts = decided.facts
     if facts is None:
@@ -266,31 +171,8 @@ def _add_copy(assembly: _Assembly, job: _Copying, decided: Copied, known: Module
         assembly.segments.append(segment)
     assembly.conflicts.extend(d for d in decisions if d.conflict)
     for decision in decisions:
-        ident = decision.block.id
-        if not decision.conflict and decision.release:
-            assembly.notes.append((ident, _history_finding(module, decision, upstream)))
-        if decision.review is not None and not decision.conflict:
-            assembly.notes.append((ident, _review_finding(module, decision, upstream)))
-        if decision.dispute is not None and not decision.conflict:
-            assembly.notes.append((ident, _counterpart_finding(module, decision, upstream)))
-        if decision.carried and not decision.conflict:
-            message = (
-                f"{module.name}: {ident}: {decision.carried}: review whether it still needs it"
-            )
-            line = decision.slot.line() if decision.slot is not None else member.start
-            note = Finding(Code.OP313, upstream.path, line, message, severity=Severity.NOTE)
-            assembly.notes.append((ident, note))
-        resolution = decision.block.anchor.resolution
-        if resolution is not None and resolution.dropped and not decision.conflict:
-            message = f"{module.name}: {ident}: {decision.reason}"
-            note = Finding(
-                Code.OP312, upstream.label, member.start, message, severity=Severity.NOTE
-            )
-            assembly.notes.append((ident, note))
-        if _breaks_location(decision, known, member):
-            constraint = known.constraints[ident]
-            finding = _location_finding(module, decision, upstream, constraint)
-            assembly.notes.append((ident, finding))
+        found = findings.notes(module, decision, upstream, member.start)
+        assembly.notes.extend((decision.block.id, finding) for finding in found)
 
 
 def _signature_edit(facts: MemberFacts, decision: locate.Decision, order: int) -> _Edit:
@@ -307,17 +189,6 @@ def _signature_edit(facts: MemberFacts, decision: locate.Decision, order: int) -
     else:
         code = reindent(decision.code if decision.code is not None else block.code, "", indent)
     return _Edit(member.start, header_end(member), code, block.id, order)
-
-
-def _with_fallback(decision: locate.Decision, member: Stmt) -> locate.Decision:
-    """A conflict with no candidate at all is shown at the end of the method body."""
-    if decision.slot is not None:
-        return decision
-    body = member.clauses[0]
-    slot = locate.Slot(body, (), len(body.stmts))
-    return locate.Decision(
-        decision.block, slot, decision.score, True, decision.candidates, decision.reason
-    )
 
 
 def _indent_of(line: str) -> str:
@@ -419,7 +290,7 @@ def _conflict_lines(
     for scored in candidates:
         place = candidate_place(scored.slot.line(), scored.slot.span)
         where = f"upstream {place} (score {scored.score:.2f})"
-        lines.append(f"#   candidate: {where}: {shorten(scored.slot.text())}")
+        lines.append(f"{CONFLICT_CANDIDATE} {where}: {shorten(scored.slot.text())}")
     lines.append(
         f"# Place the block by hand, or record a choice with `omni-port resolve {block.id}`."
     )
@@ -436,15 +307,9 @@ def _conflict_lines(
 def _vanished(assembly: _Assembly, job: _Copying) -> None:
     copy, indent = job.copy, job.indent
     where = f"{copy.upstream_owner}.{copy.upstream_name}".lstrip(".")
-    finding = Finding(
-        Code.OP302,
-        job.module.name,
-        1,
-        f"{where} no longer exists in {job.upstream.label}; the copy {copy.id} and its "
-        f"{len(job.blocks)} blocks are left commented out",
-    )
+    finding = findings.vanished(job.module, copy, len(job.blocks), job.upstream)
     assembly.vanished.append((copy, finding))
-    text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where} vanished\n"
+    text = f"{indent}{CONFLICT_OPEN} {copy.id}: upstream {where}{CONFLICT_VANISHED}\n"
     for block in job.blocks:
         decision = locate.Decision(block, None, 0.0, True, (), f"upstream {where} vanished")
         assembly.decisions.append((block.id, decision, copy))
@@ -454,106 +319,6 @@ def _vanished(assembly: _Assembly, job: _Copying) -> None:
     # The class may have no other member: a statement keeps its body valid Python.
     text += f"{indent}pass  # omni-port: {copy.name} is not generated (see the conflict above)\n"
     assembly.segments.append(_Segment(copy.leading + text, copy.id))
-
-
-def _breaks_location(decision: locate.Decision, known: ModuleFacts, member: Stmt) -> bool:
-    constraint = known.constraints.get(decision.block.id)
-    if decision.conflict or decision.slot is None or constraint is None:
-        return False
-    return catalog.allows(constraint, decision.slot, member) is False
-
-
-def _location_finding(
-    module: ModulePatches,
-    decision: locate.Decision,
-    upstream: Upstream,
-    constraint: catalog.Constraint,
-) -> Finding:
-    """A block placed where the catalog's Location line says it does not go."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    message = (
-        f"{module.name}: block {decision.block.id} is placed where its catalog Location "
-        f"does not put it ({constraint.text})"
-    )
-    return Finding(Code.OP409, upstream.path, line, message)
-
-
-def _counterpart_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for a block placed as the NPU runner has it, where omni's GPU runner has it
-    elsewhere and upstream code between reads what it binds: one of the two runners may
-    compute that code with the wrong value (the next upgrade makes it a conflict)."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    message = (
-        f"{module.name}: block {decision.block.id} is placed as the NPU runner has it, but "
-        f"{decision.dispute.why if decision.dispute else ''}: check which runner is right"
-    )
-    return Finding(Code.OP308, upstream.path, line, message, severity=Severity.NOTE)
-
-
-def _review_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for omni's code winning over upstream's edit of the statements it replaces:
-    the edit, as a diff, is the maintainer's to review."""
-    review = decision.review
-    assert review is not None
-    line = decision.slot.line() if decision.slot is not None else 0
-    changed = shorten(" ".join(review.after.split()), 80) or "nothing"
-    deletion = decision.block.kind is BlockKind.DELETION
-    what, verb = ("deletion", "deletes") if deletion else ("code", "replaces")
-    by = f" in {review.by}" if review.by else ""
-    message = (
-        f"{module.name}: {decision.block.id}: omni's {what} wins over upstream's edit{by} of "
-        f"the statements it {verb} (upstream now has `{changed}`): review upstream's change"
-    )
-    if not review.before:
-        message = (
-            f"{module.name}: {decision.block.id}: omni's block stands for upstream's similar "
-            f"`{changed}` beside it: review upstream's version"
-        )
-    diff = "".join(
-        difflib.unified_diff(
-            review.before.splitlines(keepends=True),
-            review.after.splitlines(keepends=True),
-            module.base or "base",
-            upstream.label,
-        )
-    )
-    return Finding(Code.OP309, upstream.path, line, message, detail=diff, severity=Severity.NOTE)
-
-
-def _history_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream
-) -> Finding:
-    """A note for an edit upstream history explains: a lag, drift, or a merge against an
-    older release (every part of it upstream changed since is such a lag too)."""
-    line = decision.slot.line() if decision.slot is not None else 0
-    code = Code.OP306 if decision.lag is not None else Code.OP307
-    message = f"{module.name}: edit {decision.block.id}: {decision.reason}"
-    return Finding(code, upstream.path, line, message, severity=Severity.NOTE)
-
-
-def _conflict_finding(
-    module: ModulePatches, decision: locate.Decision, upstream: Upstream, line: int
-) -> Finding:
-    """OP301 at the conflict region's first line in the output module; the candidates are
-    upstream lines of ``upstream``, ranked as `omni-port resolve --at #K` counts them."""
-    candidates = (
-        "; ".join(
-            f"#{n} {candidate_place(s.slot.line(), s.slot.span)} ({s.score:.2f})"
-            for n, s in enumerate(decision.candidates, start=1)
-        )
-        or "none"
-    )
-    return Finding(
-        Code.OP301,
-        module.name,
-        line,
-        f"block {decision.block.id}: {decision.reason}; candidates in {upstream.label}: "
-        f"{candidates}",
-    )
 
 
 # --- report rows ----------------------------------------------------------------------------

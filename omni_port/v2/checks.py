@@ -35,9 +35,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.gpu.parity import AllowEntry
-from omni_port.model import Code, Finding, Rule, Severity
+from omni_port.model import CONFLICT_OPEN, Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
-from omni_port.sync.splice import CONFLICT_OPEN
 from omni_port.v2 import capture, overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk

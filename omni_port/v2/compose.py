@@ -28,8 +28,18 @@ import libcst as cst
 from omni_port.gpu.parity import AllowEntry
 from omni_port.gpu.transplant import member_groups
 from omni_port.gpu.vllm_delta import Delta
-from omni_port.model import Block, Chunk, ClassHeader, Copy, PatchSet, Piece, Rule, Tree
-from omni_port.sync.splice import CONFLICT_CLOSE, CONFLICT_OPEN
+from omni_port.model import (
+    CONFLICT_CLOSE,
+    CONFLICT_OPEN,
+    Block,
+    Chunk,
+    ClassHeader,
+    Copy,
+    PatchSet,
+    Piece,
+    Rule,
+    Tree,
+)
 from omni_port.v2 import carry, rewrite, wrap
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu, decide

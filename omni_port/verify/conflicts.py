@@ -12,14 +12,18 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from omni_port.model import CONFLICT_CLOSE, CONFLICT_LINE, CONFLICT_OPEN, Code, Finding
+from omni_port.model import (
+    CONFLICT_CANDIDATE,
+    CONFLICT_CLOSE,
+    CONFLICT_LINE,
+    CONFLICT_OPEN,
+    CONFLICT_VANISHED,
+    Code,
+    Finding,
+)
 
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
-#: How a region lists a candidate place (``splice._conflict_lines``).
-CANDIDATE = "#   candidate:"
-#: How a region of a copy whose upstream method is gone ends its header (``splice._vanished``).
-VANISHED = " vanished"
 #: What resolves a conflict whose region lists no candidate place (BLOCK: its id).
 UNLISTED_ROUTES = (
     "write the code where it belongs in its region and run `omni-port continue`, or record "
@@ -62,7 +66,7 @@ def regions(text: str) -> Iterator[Region]:
         for inside in lines[number:]:
             if inside.lstrip().startswith((CONFLICT_CLOSE, CONFLICT_OPEN)):
                 break
-            listed += inside.lstrip().startswith(CANDIDATE)
+            listed += inside.lstrip().startswith(CONFLICT_CANDIDATE)
         yield Region(piece, what, number, len(line) - len(stripped) + 1, listed)
 
 
@@ -96,7 +100,7 @@ def routes(modules: Mapping[str, str], blocks: Iterable[str]) -> dict[str, Route
     """The route of each conflicting block (its id) by the regions of ``modules`` (name ->
     text): a block without a region of its own, in no vanished copy, is UNLISTED."""
     found = {region.piece: region for text in modules.values() for region in regions(text)}
-    gone = tuple(f"{piece}." for piece, r in found.items() if r.what.endswith(VANISHED))
+    gone = tuple(f"{piece}." for piece, r in found.items() if r.what.endswith(CONFLICT_VANISHED))
     chosen = {}
     for block in blocks:
         region = found.get(block)
@@ -124,7 +128,7 @@ def _message(region: Region) -> str:
             "runs, so this runner is not deployable; compose the two by hand, or list the "
             "method in the --v2-allow file when dropping the NPU override is intended"
         )
-    if region.what.endswith(VANISHED):
+    if region.what.endswith(CONFLICT_VANISHED):
         return (
             f"unresolved conflict: {region.what.split(': ', 1)[-1]}, so the copy {piece} and its "
             "blocks are commented out here and this runner is not deployable; no place in the "

@@ -29,6 +29,9 @@ class Inputs:
     history: MemberHistory | None = None
     #: Catalog constraints, by block id.
     constraints: Mapping[str, Constraint] = field(default_factory=dict)
+    #: The blocks whose Location line their own release breaks: stale, it says nothing
+    #: about a place.
+    stale: frozenset[str] = frozenset()
     #: The new upstream is not the base the patches were extracted against. Onto that
     #: base, a sync reproduces the runner as it is: a disagreement between omni's records
     #: that no upstream change brought is left to the next upgrade to raise.
@@ -79,7 +82,14 @@ class MemberFacts:
     @cached_property
     def records(self) -> Records:
         inputs = self._inputs
-        return Records(inputs.upgrade, inputs.constraints, inputs.declared, self.flows, self.places)
+        return Records(
+            inputs.upgrade,
+            inputs.constraints,
+            inputs.stale,
+            inputs.declared,
+            self.flows,
+            self.places,
+        )
 
     @cached_property
     def _alone(self) -> MemberFacts:

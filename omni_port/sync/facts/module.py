@@ -52,17 +52,25 @@ class ModuleFacts:
             return None
         past = self.history(copy)
         base = past.versions[past.base] if past is not None else None
+        constraints = {b.id: self.constraints[b.id] for b in blocks if b.id in self.constraints}
         # A Location line the block's own release breaks is stale: it says nothing here.
-        constraints = {
-            b.id: self.constraints[b.id]
+        stale = frozenset(
+            ident
             for b in blocks
-            if b.id in self.constraints and catalog.held(self.constraints[b.id], b, base)
-        }
+            if (ident := b.id) in constraints and not catalog.held(constraints[ident], b, base)
+        )
         upgrade = self.module.base_sha256 != self.upstream.sha256
         declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
         marked = tuple(b for b in blocks if b.marked)
         inputs = Inputs(
-            self.upstream.tree, past, constraints, upgrade, self._attributes, declared, marked
+            self.upstream.tree,
+            past,
+            constraints,
+            stale,
+            upgrade,
+            self._attributes,
+            declared,
+            marked,
         )
         return MemberFacts(member, inputs)
 

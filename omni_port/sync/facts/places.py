@@ -45,7 +45,10 @@ class Places:
     def counterpart(self, block: Block, floor: float) -> Scored | None:
         """The clear best place of the block's counterpart anchor (omni's GPU runner)
         scoring at least ``floor``; None without a counterpart or a clear place."""
-        return self._counterparts(block).setdefault(floor, self._counterpart(block, floor))
+        kept = self._counterparts(block)
+        if floor not in kept:
+            kept[floor] = self._counterpart(block, floor)
+        return kept[floor]
 
     def _counterpart(self, block: Block, floor: float) -> Scored | None:
         if block.counterpart is None:

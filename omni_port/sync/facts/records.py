@@ -20,6 +20,7 @@ class Records:
         self,
         upgrade: bool,
         constraints: Mapping[str, Constraint],
+        stale: frozenset[str],
         declared: Mapping[tuple[str, ...], str],
         flows: Flows,
         places: Places,
@@ -28,12 +29,20 @@ class Records:
         #: ``Inputs.upgrade``).
         self.upgrade = upgrade
         self._constraints = constraints
+        #: The blocks whose Location line is stale (``Inputs.stale``).
+        self._stale = stale
         self._declared = declared
         self._flows = flows
         self._places = places
 
     def constraint(self, block: Block) -> Constraint | None:
-        """The catalog's constraint on the block's place (None when it has none)."""
+        """The catalog's constraint on the block's place (None when it has none, or its
+        line is stale)."""
+        return None if block.id in self._stale else self.location(block)
+
+    def location(self, block: Block) -> Constraint | None:
+        """The block's catalog Location line, stale or not: a place that breaks it is
+        reported either way (None when it has none)."""
         return self._constraints.get(block.id)
 
     def declared_by(self, block: Block) -> str:
