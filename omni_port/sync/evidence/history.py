@@ -610,15 +610,30 @@ class NeverHad:
 
     def quoted(self, replaced: Sequence[str]) -> str:
         """The statements, in the order the block replaced them, for a note."""
-        return _quoted([k for k in replaced if split_full_key(k)[0] in self.keys])
+        return _quoted(self.heads(replaced))
 
-    def note(self, replaced: Sequence[str], named: Callable[[str], str], more: str = "") -> str:
-        """The note that these statements stay, naming the changes with ``named``; ``more``
-        goes inside its closing parenthesis."""
+    def heads(self, replaced: Sequence[str]) -> list[str]:
+        """The keys of these statements, in the order the block replaced them."""
+        return [h for k in replaced if (h := split_full_key(k)[0]) in self.keys]
+
+    def note(
+        self,
+        replaced: Sequence[str],
+        named: Callable[[str], str],
+        more: str = "",
+        brought: Sequence[Brought] = (),
+    ) -> str:
+        """The note that these statements stay, naming the changes with ``named`` (each
+        statement's, ``brought``, when known); ``more`` goes inside its closing
+        parenthesis."""
+        which = (
+            which_brought(brought, named)
+            if brought
+            else f"`{self.quoted(replaced)}`, which {named(self.brought_by)} brought"
+        )
         return (
-            f"upstream code the runners never had here stays: `{self.quoted(replaced)}`, "
-            f"which {named(self.brought_by)} brought ({named(self.had)} had the runners' "
-            f"code here{more})"
+            f"upstream code the runners never had here stays: {which} ({named(self.had)} "
+            f"had the runners' code here{more})"
         )
 
     def outside(self, slot: Slot) -> Slot | None:

@@ -225,6 +225,15 @@ class History:
         past = self.past
         return history.never_had(block, past) if past is not None else None
 
+    def brought_here(self, block: Block, heads: Sequence[str]) -> tuple[history.Brought, ...]:
+        """The change that brought the text of each statement keyed ``heads`` (own keys)
+        that the base holds at the block's place, and any later one that only moved it
+        there (none without history)."""
+        past = self.past
+        if past is None:
+            return ()
+        return history.brought_here(past, heads, block.anchor.path, 0)
+
     def base_text_without(self, block: Block, keys: frozenset[str]) -> str:
         """The base's code of the statements the block replaced, less those keyed ``keys``
         (the anchor's record of them when the base does not hold them there)."""
