@@ -98,6 +98,9 @@ class Decision:
     #: Why the code carries bindings of the base's that upstream took out of the member
     #: (a note for the maintainer; "" when it carries none).
     carried: str = ""
+    #: For a followed edit whose own place holds nothing: upstream's statements that stand
+    #: for its code elsewhere (its report row names their lines in the output).
+    stands: Slot | None = None
 
 
 def conflict(

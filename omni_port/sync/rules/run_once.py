@@ -116,7 +116,8 @@ def _shifted(
         reason += f"; between the two, the runners only bind {names}, which the call does not read"
     here = Scored(Slot(mine.suite, mine.path, mine.index, 0), decision.score, 1.0)
     found = followed(block, here, decision.candidates, f"{reason}; one copy runs, upstream's")
-    return replace(found, release=remover.release, lag=remover.lag)
+    stands = Slot(mine.suite, mine.path, copy, 1)
+    return replace(found, release=remover.release, lag=remover.lag, stands=stands)
 
 
 def _targets(facts: MemberFacts, stmt: Stmt) -> list[str]:
