@@ -730,19 +730,24 @@ def _binds(code: str) -> frozenset[str]:
 
 
 def _arrival(
-    history: MemberHistory, head: str, path: tuple[str, ...], upto: int | None = None
+    history: MemberHistory,
+    head: str,
+    path: tuple[str, ...],
+    upto: int | None = None,
+    edited: bool = True,
 ) -> int | None:
     """The position of the oldest release from which on, up to the base (or ``upto``), the
     body at ``path`` holds the statement keyed ``head`` (a compound one by its header;
-    edited a little, as the anchor tells one statement edited from another) in every
-    release that has the member; None when the base (``upto``) lacks it there."""
+    with ``edited``, edited a little, as the anchor tells one statement edited from
+    another) in every release that has the member; None when the base (``upto``) lacks it
+    there."""
     found = None
     for position in range(history.base if upto is None else upto, -1, -1):
         version = history.versions[position]
         if version.member is None:
             continue
         keys = {key for _, body in _bodies_along(version, path, False) for key in body}
-        if head not in keys and not any(similarity(head, key) >= HAD for key in keys):
+        if head not in keys and not (edited and any(similarity(head, k) >= HAD for k in keys)):
             break
         found = position
     return found
@@ -870,15 +875,20 @@ def brought(history: MemberHistory, head: str, at: int) -> Brought:
 
 
 def brought_here(
-    history: MemberHistory, heads: Sequence[str], path: tuple[str, ...], since: int
+    history: MemberHistory,
+    heads: Sequence[str],
+    path: tuple[str, ...],
+    since: int,
+    upto: int | None = None,
 ) -> tuple[Brought, ...]:
-    """What brought each statement keyed ``heads`` (own keys) that the base holds in the body
-    at ``path``: it came there with the oldest version of the run of versions up to the
-    base that have it there, and not before position ``since`` (the change the place
-    records)."""
+    """What brought each statement keyed ``heads`` (own keys) that the base (or the version
+    at ``upto``) holds in the body at ``path``: it came there with the oldest version of
+    the run of versions up to that one that have it there, and not before position
+    ``since`` (the change the place records)."""
     found = []
     for head in heads:
-        at = _arrival(history, head, path)
+        # The text as it is: a statement edited since came with the edit.
+        at = _arrival(history, head, path, upto, edited=False)
         found.append(brought(history, head, max(since, at if at is not None else since)))
     return tuple(found)
 

@@ -234,6 +234,21 @@ class History:
             return ()
         return history.brought_here(past, heads, block.anchor.path, 0)
 
+    def brought_now(
+        self, heads: Sequence[str], path: tuple[str, ...]
+    ) -> tuple[history.Brought, ...]:
+        """The change that brought the text of each statement keyed ``heads`` that the new
+        upstream holds in the body at ``path``, and any later one that only moved it
+        there (none without history)."""
+        past = self.past
+        if past is None:
+            return ()
+        return history.brought_here(past, heads, path, 0, past.target)
+
+    def which_brought(self, brought: Sequence[history.Brought]) -> str:
+        """Statements with the changes that brought them, for a note (``which_brought``)."""
+        return history.which_brought(brought, self.named)
+
     def base_text_without(self, block: Block, keys: frozenset[str]) -> str:
         """The base's code of the statements the block replaced, less those keyed ``keys``
         (the anchor's record of them when the base does not hold them there)."""
