@@ -86,6 +86,12 @@ WRAPPED = EDITED.replace(
 )
 
 
+def _blocks() -> list[Block]:
+    """The blocks omni's runner has against the base."""
+    module = api.extract_text(OMNI, "omni.py", api.parse_upstream(BASE, "base.py")).module
+    return [p for p in module.pieces if isinstance(p, Block)]
+
+
 def _past(*order: tuple[str, str]) -> history.MemberHistory:
     """The member's history over ``order`` (label, text), the last the new upstream."""
     base = api.parse_upstream(order[0][1], order[0][0])
@@ -112,3 +118,18 @@ def test_the_change_that_brought_a_statement_s_text_is_not_one_that_moved_it() -
     assert found == history.Brought(head, "edited.py", "wrapped.py")
     words = history.which_brought([found], lambda label: label)
     assert words == f"`{head}`, which edited.py brought (wrapped.py moved it here)"
+
+
+def test_a_change_that_only_wrapped_what_a_block_replaced_is_no_edit_of_it() -> None:
+    """wrapped.py put the `if` omni's block replaced into a `with`, unchanged: the place
+    changed there, the text in newer.py, which the notes name."""
+    wrapped = BASE.replace(
+        "        if self.uses_cache:\n            self.log(tokens)\n",
+        "        with self.lock():\n            if self.uses_cache:\n"
+        "                self.log(tokens)\n",
+    )
+    newer = wrapped.replace("self.log(tokens)", "self.trace(tokens)")
+    past = _past(("base.py", BASE), ("wrapped.py", wrapped), ("newer.py", newer))
+    block = next(b for b in _blocks() if b.marked)
+    assert history.changed_by(block, past) == "wrapped.py"
+    assert history.edited_by(block, past) == "newer.py"

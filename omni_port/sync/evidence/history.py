@@ -504,6 +504,25 @@ def changed_by(block: Block, history: MemberHistory) -> str:
     )
 
 
+def edited_by(block: Block, history: MemberHistory) -> str:
+    """The first release (or commit) after the base that changed the text of the statements
+    the block replaced, not only their place: from the change at their place
+    (``changed_by``) on, the first whose member holds them as a run in no body (keys read
+    through the syntax tree: a change that wrapped them in a ``with`` or moved them is no
+    edit); the change at their place when every later version holds them somewhere."""
+    moved = changed_by(block, history)
+    if not moved:
+        return ""
+    header = block.kind is BlockKind.HEADER
+    later = history.versions[history.base + 1 : history.target + 1]
+    start = next(i for i, v in enumerate(later) if v.label == moved)
+    replaced = block.anchor.replaced
+    return next(
+        (v.label for v in later[start:] if v.member is None or not _holds_run(v, replaced, header)),
+        moved,
+    )
+
+
 def arrived_in(block: Block, history: MemberHistory) -> str:
     """The release (or commit) that brought the statements the block replaced to its place:
     the first of the run of versions up to the base that hold them there ("" when the base

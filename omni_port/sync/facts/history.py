@@ -194,10 +194,11 @@ class History:
         return code.with_body(text) if header else text
 
     def _changed_by(self, block: Block) -> str:
-        """The release or commit after the base that first changed what the block replaced,
-        as notes name it ("" when none did, or without history)."""
+        """The release or commit after the base that first edited what the block replaced
+        (a change that only moved it is no edit), as notes name it ("" when none did, or
+        without history)."""
         past = self.past
-        found = history.changed_by(block, past) if past is not None else ""
+        found = history.edited_by(block, past) if past is not None else ""
         return self.named(found) if found else ""
 
     def _removed_by(self, block: Block) -> str:
