@@ -72,3 +72,64 @@ def test_a_block_whose_neighbours_are_omni_s_own_still_names_the_change() -> Non
     assert history.changed_by(replace(block, anchor=moved), past) == "newer.py"
     gone = replace(block.anchor, replaced=("self.never_upstream()",), after=moved.after)
     assert history.changed_by(replace(block, anchor=gone), past) == ""
+
+
+#: A statement edited (``strict=True``), then moved into a ``with`` by a later release.
+EDITED = BASE.replace("self.log(tokens)", "self.log(tokens, strict=True)")
+WRAPPED = EDITED.replace(
+    "        output = self.run(tokens)\n",
+    "        with self.lock():\n            output = self.run(tokens)\n",
+).replace(
+    "        if self.uses_cache:\n            self.log(tokens, strict=True)\n",
+    "        with self.lock():\n            if self.uses_cache:\n"
+    "                self.log(tokens, strict=True)\n",
+)
+
+
+def _blocks() -> list[Block]:
+    """The blocks omni's runner has against the base."""
+    module = api.extract_text(OMNI, "omni.py", api.parse_upstream(BASE, "base.py")).module
+    return [p for p in module.pieces if isinstance(p, Block)]
+
+
+def _past(*order: tuple[str, str]) -> history.MemberHistory:
+    """The member's history over ``order`` (label, text), the last the new upstream."""
+    base = api.parse_upstream(order[0][1], order[0][0])
+    target = api.parse_upstream(order[-1][1], order[-1][0], "fakeacc.runner_v1")
+    target = replace(target, history=tuple(Release(n, t) for n, t in order))
+    module = api.extract_text(OMNI, "omni.py", base).module
+    target = with_members(target, PatchSet((module,)))
+    copy = next(p for p in module.pieces if isinstance(p, Copy))
+    past = ModuleFacts.build(module, target).history(copy)
+    assert past is not None
+    return past
+
+
+def test_the_change_that_brought_a_statement_s_text_is_not_one_that_moved_it() -> None:
+    """`self.log(tokens, strict=True)` came with edited.py (base.py's `self.log(tokens)` is
+    another text, however alike) and wrapped.py only moved it into a `with`: the note names
+    edited.py and says wrapped.py moved it."""
+    head, path = "self.log(tokens, strict=True)", ("if self.uses_cache:",)
+    past = _past(("base.py", BASE), ("edited.py", EDITED))
+    (found,) = history.brought_here(past, [head], path, 0, past.target)
+    assert found == history.Brought(head, "edited.py")
+    past = _past(("base.py", BASE), ("edited.py", EDITED), ("wrapped.py", WRAPPED))
+    (found,) = history.brought_here(past, [head], ("with self.lock():", *path), 0, past.target)
+    assert found == history.Brought(head, "edited.py", "wrapped.py")
+    words = history.which_brought([found], lambda label: label)
+    assert words == f"`{head}`, which edited.py brought (wrapped.py moved it here)"
+
+
+def test_a_change_that_only_wrapped_what_a_block_replaced_is_no_edit_of_it() -> None:
+    """wrapped.py put the `if` omni's block replaced into a `with`, unchanged: the place
+    changed there, the text in newer.py, which the notes name."""
+    wrapped = BASE.replace(
+        "        if self.uses_cache:\n            self.log(tokens)\n",
+        "        with self.lock():\n            if self.uses_cache:\n"
+        "                self.log(tokens)\n",
+    )
+    newer = wrapped.replace("self.log(tokens)", "self.trace(tokens)")
+    past = _past(("base.py", BASE), ("wrapped.py", wrapped), ("newer.py", newer))
+    block = next(b for b in _blocks() if b.marked)
+    assert history.changed_by(block, past) == "wrapped.py"
+    assert history.edited_by(block, past) == "newer.py"

@@ -377,6 +377,7 @@ def test_a_vllm_mismatch_between_omni_and_ascend_is_noted_once(
     assert [n.code.value for n in notes] == (["OP511"] if noted else [])
     if noted:
         assert "vLLM 3.1" in notes[0].message and "vLLM 2.0.0" in notes[0].message
+        assert notes[0].line == 1, "a note names a line an editor can open"
 
 
 def test_a_diagnostic_in_a_release_names_its_copy_in_the_cache(

@@ -1786,6 +1786,62 @@ def test_a_hook_call_a_placed_block_replaced_is_a_note_naming_it(replaced: tuple
     )
 
 
+def test_a_hook_call_note_points_at_the_block_that_replaced_it() -> None:
+    """The note names the output line where the block stands, not the method's def line:
+    its first line, or for a deletion (no lines) the line of its next neighbour."""
+    block, row = _hook_block(("self._free_buffers()",))
+    (lost,) = _hooks(HOOK_GENERATED, block, replace(row, start=3, end=3))
+    assert lost.line == 3
+    gone = replace(block, anchor=replace(block.anchor, after=("return logits",)))
+    (lost,) = _hooks(HOOK_GENERATED, gone, row)
+    assert lost.line == 4
+
+
+TWO_HEADERS = """
+class NPUModelRunner:
+    def step(self, batch):
+        with record("free"):
+            logits = self._sample(batch)
+        self.callback = None
+        with record("free"):
+            self._free_buffers()
+        return logits
+
+    def _free_buffers(self):
+        pass
+
+    def _sample(self, logits):
+        return logits
+"""
+
+
+def test_a_hook_call_note_names_the_block_at_its_statement_among_equal_headers() -> None:
+    """Two blocks replaced a `with record("free")`, each its own: the note names the one
+    whose neighbours are those of the statement that made the call, not the first."""
+    header = "with record('free'): [body 0123456789ab]"
+    first, row = _hook_block((header,))
+    first = replace(first, anchor=Anchor(after=("self.callback = None",), replaced=(header,)))
+    second = replace(
+        first,
+        id="gen.Runner.step.edit-02",
+        anchor=Anchor(
+            before=("self.callback = None",), after=("return logits",), replaced=(header,)
+        ),
+    )
+    rows = [row, replace(row, block_id=second.id)]
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(TWO_HEADERS), "u.py", UPSTREAM_MODULE)
+    )
+    overrides = [checks.Override(GEN, "Runner", "step", "NPUModelRunner", "step")]
+    findings = checks.verify(
+        {GEN: _dedent(HOOK_GENERATED)}, rows, overrides, context, (), [first, second]
+    )
+    (lost,) = [f for f in findings if f.code.value == "OP516"]
+    assert lost.message.endswith(
+        ": omni's gen.Runner.step.edit-02 replaced the statement that made it"
+    )
+
+
 def test_a_hook_call_a_conflicting_block_would_replace_is_still_an_error() -> None:
     block, row = _hook_block(("self._free_buffers()",), Status.CONFLICT)
     (lost,) = _hooks(HOOK_GENERATED, block, row)

@@ -233,7 +233,8 @@ def vllm_pairing_notes(
         f"vLLM {pairing.version} ({pairing.evidence}): the generated runners call APIs of "
         "both vLLM releases"
     )
-    return [Finding(Code.OP511, where or ascend.label, 0, message, severity=Severity.NOTE)]
+    # Line 1: the module as a whole (an editor opens no line 0).
+    return [Finding(Code.OP511, where or ascend.label, 1, message, severity=Severity.NOTE)]
 
 
 def _minor(version: str) -> str:

@@ -101,6 +101,9 @@ class Decision:
     #: The catalog's Location line the place breaks, stale or not (a finding for the
     #: maintainer: the block or the line is wrong; "" when it keeps it, or has none).
     breaks_location: str = ""
+    #: For a followed edit whose own place holds nothing: upstream's statements that stand
+    #: for its code elsewhere (its report row names their lines in the output).
+    stands: Slot | None = None
 
 
 def conflict(

@@ -114,7 +114,7 @@ def assemble(decided: Decided, header: str) -> Built:
         assembly.findings.append(finding)
     placements = [
         *_carried_rows(module, assembly.carried, ranges),
-        *_decision_rows(module, assembly, ranges),
+        *_decision_rows(module, assembly, ranges, _Standing(upstream.tree, text, points)),
     ]
     return Built(module.name, text, tuple(placements), tuple(assembly.findings))
 
@@ -370,12 +370,47 @@ def _carried_rows(
             )
 
 
+@dataclass(frozen=True, slots=True)
+class _Standing:
+    """What finds the output lines of upstream statements that stand for a followed edit's
+    code elsewhere (``Decision.stands``)."""
+
+    upstream: Tree
+    text: str
+    #: The output line each tag starts at (``_points``).
+    points: dict[str, int]
+
+    def lines(self, decision: locate.Decision) -> tuple[int, int]:
+        """The output lines holding the text of ``decision.stands``, the occurrence
+        nearest where the edit stands; (0, 0) when it has none."""
+        stands = decision.stands
+        if stands is None or not stands.span:
+            return (0, 0)
+        held = stands.held()
+        want = [
+            line.strip() for line in self.upstream.text(held[0].start, held[-1].end).splitlines()
+        ]
+        lines = [line.strip() for line in self.text.splitlines()]
+        width = len(want)
+        found = [i for i in range(len(lines) - width + 1) if lines[i : i + width] == want]
+        near = self.points.get(decision.block.id, 0)
+        if not found:
+            return (0, 0)
+        first = min(found, key=lambda i: (abs(i + 1 - near), i))
+        return first + 1, first + width
+
+
 def _decision_rows(
-    module: ModulePatches, assembly: _Assembly, ranges: dict[str, tuple[int, int]]
+    module: ModulePatches,
+    assembly: _Assembly,
+    ranges: dict[str, tuple[int, int]],
+    standing: _Standing,
 ) -> Iterator[Placement]:
     for block_id, decision, copy in assembly.decisions:
         block = decision.block
-        start, end = ranges.get(block_id, (0, 0))
+        start, end = (
+            ranges.get(block_id, (0, 0)) if block_id in ranges else standing.lines(decision)
+        )
         if not block.code and not (decision.conflict or decision.follow):
             start, end = (start, start - 1) if start else (0, 0)
         status = Status.CONFLICT if decision.conflict else Status.PLACED

@@ -10,7 +10,8 @@ The tool's own evidence decides its level: when a placed block of the method (ma
 an implicit edit) replaced the upstream statement holding the call, a compound statement
 around it, a statement that calls the method, or statements on both sides of one of those
 (upstream added it inside the span the block replaces), omni took the call out on purpose
-and the finding is a note naming the block; otherwise it is an error. Replaced statements
+and the finding is a note naming the block, at the block's line of the output; otherwise
+it is an error (at the method's line). Replaced statements
 are compared by their normalized text (a compound statement by its header), as extract
 recorded them against the base. Only methods defined along the upstream class's
 readable hierarchy count: attributes that hold callables are not hooks.
@@ -50,7 +51,7 @@ def hook_findings(
     upstream = world.tree(context.upstream.module) if context.upstream is not None else None
     if upstream is None or context.upstream is None:
         return
-    placed = {p.block_id for p in placements if p.status is Status.PLACED}
+    placed = {p.block_id: p for p in placements if p.status is Status.PLACED}
     for override in overrides:
         tree = trees.get(override.module)
         generated = function_in(tree, override.owner, override.name) if tree else None
@@ -63,7 +64,7 @@ def hook_findings(
             for b in blocks
             if (b.owner, b.member) == (override.owner, override.name) and b.id in placed
         ]
-        yield from _lost(override, generated, theirs, methods, mine)
+        yield from _lost(override, generated, theirs, methods, [(b, placed[b.id]) for b in mine])
 
 
 def _lost(
@@ -71,7 +72,7 @@ def _lost(
     generated: Function,
     upstream: Function,
     methods: frozenset[str],
-    blocks: Sequence[Block],
+    blocks: Sequence[tuple[Block, Placement]],
 ) -> Iterator[Finding]:
     named = _named(generated)
     reported: set[str] = set()
@@ -86,7 +87,7 @@ def _lost(
             f"{where} no longer calls `self.{method}()`, which upstream's {theirs} calls "
             f"(upstream line {call.lineno})"
         )
-        found = _replacer(method, chain, blocks)
+        found = _replacer(method, chain, [b for b, _ in blocks])
         line, col = generated.lineno, generated.col_offset + 1
         if found is None:
             message += ": the runner skips what it does there; restore the call"
@@ -94,6 +95,8 @@ def _lost(
         else:
             block, what = found
             message += f": omni's {block.id} replaced {what}"
+            row = dict((b.id, p) for b, p in blocks)[block.id]
+            line, col = _line_of(block, row, generated), 1
             yield Finding(Code.OP516, override.module, line, message, col, Severity.NOTE)
 
 
@@ -141,22 +144,61 @@ def _named(function: Function) -> frozenset[str]:
 def _replacer(
     method: str, chain: Sequence[_Place], blocks: Sequence[Block]
 ) -> tuple[Block, str] | None:
-    """The first of ``blocks`` that replaced a statement of ``chain`` (the call's statement
-    and those around it) or a statement that calls ``method``, else the first that replaced
-    statements on both sides of one of ``chain`` in its body (upstream added it inside the
-    span the block replaces); with what it replaced, as a note says it."""
-    spans = []
-    for block in blocks:
-        heads = {split_full_key(replaced)[0] for replaced in block.anchor.replaced}
-        if any(f"self.{method}(" in head for head in heads):
-            return block, "the statement that made it"
-        for body, index in chain:
-            keys = [node_key(stmt) for stmt in body]
-            if keys[index] in heads:
-                return block, "the statement that made it"
-            if heads & set(keys[:index]) and heads & set(keys[index + 1 :]):
-                spans.append(block)
-    return (spans[0], "the statements around the one that made it") if spans else None
+    """The block of ``blocks`` that replaced the statement that made the call, with what it
+    replaced, as a note says it: one that replaced a statement calling ``method``, else a
+    statement of ``chain`` (the call's statement and those around it, the innermost
+    first), else statements on both sides of one of ``chain`` in its body (upstream added
+    it inside the span the block replaces). Where several replaced the same statement
+    (compound statements with one header stand at several places), the one whose
+    neighbours are that statement's neighbours upstream replaced this one."""
+    found = [
+        (rank, near, order, block, what)
+        for order, block in enumerate(blocks)
+        for rank, near, what in _replaced_by(method, chain, block)
+    ]
+    if not found:
+        return None
+    _, _, _, block, what = min(found, key=lambda f: f[:3])
+    return block, what
+
+
+def _replaced_by(
+    method: str, chain: Sequence[_Place], block: Block
+) -> Iterator[tuple[int, bool, str]]:
+    """How ``block`` replaced what made the call: (rank, lower first: the call's own
+    statement, then the chain's statements from the innermost out, then a span around
+    one; whether the block's neighbours are not that statement's upstream; what)."""
+    heads = {split_full_key(replaced)[0] for replaced in block.anchor.replaced}
+    made = "the statement that made it"
+    if any(f"self.{method}(" in head for head in heads):
+        yield 0, False, made
+    for depth, (body, index) in enumerate(reversed(chain), 1):
+        keys = [node_key(stmt) for stmt in body]
+        if keys[index] in heads:
+            before, after = keys[index - 1 : index][::-1], keys[index + 1 : index + 2]
+            beside = block.anchor.before[:1] == tuple(before) or block.anchor.after[:1] == tuple(
+                after
+            )
+            yield depth, not beside, made
+        if heads & set(keys[:index]) and heads & set(keys[index + 1 :]):
+            yield len(chain) + depth, False, "the statements around the one that made it"
+
+
+def _line_of(block: Block, row: Placement, generated: Function) -> int:
+    """The generated module's line where ``block`` stands: its first line, or for a block
+    with no lines (a deletion) the line of its next neighbour there, else the line after
+    its previous one; the method's own line when neither is found."""
+    if row.start >= 1:
+        return row.start
+    stmts = [n for n in ast.walk(generated) if isinstance(n, ast.stmt) and n is not generated]
+    anchor = block.anchor
+    after = next((n for n in stmts if anchor.after and node_key(n) == anchor.after[0]), None)
+    if after is not None:
+        return after.lineno
+    before = next((n for n in stmts if anchor.before and node_key(n) == anchor.before[0]), None)
+    if before is not None:
+        return (before.end_lineno or before.lineno) + 1
+    return generated.lineno
 
 
 def _methods(world: World, module: str, owner: str) -> frozenset[str]:

@@ -333,8 +333,12 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
             what += f" into `{theirs}`"
             reason = f"an upstream change the runners never had: {what}"
         else:
-            what = f"`{theirs}`, which {came} brought ({was} had the runners' code here)"
-            reason = f"upstream code the runners never had: {what}"
+            heads = [split_full_key(k)[0] for k in block.anchor.replaced]
+            items = brought_here(history, heads, block.anchor.path, holder + 1)
+            which = which_brought(items, lambda label: named(history, label))
+            reason = (
+                f"upstream code the runners never had: {which} ({was} had the runners' code here)"
+            )
         return Explained(held, True, brought, span, f"{reason}; the new upstream is followed")
     held = history.versions[holders[0]].label
     was = named(history, held)
@@ -500,6 +504,25 @@ def changed_by(block: Block, history: MemberHistory) -> str:
     )
 
 
+def edited_by(block: Block, history: MemberHistory) -> str:
+    """The first release (or commit) after the base that changed the text of the statements
+    the block replaced, not only their place: from the change at their place
+    (``changed_by``) on, the first whose member holds them as a run in no body (keys read
+    through the syntax tree: a change that wrapped them in a ``with`` or moved them is no
+    edit); the change at their place when every later version holds them somewhere."""
+    moved = changed_by(block, history)
+    if not moved:
+        return ""
+    header = block.kind is BlockKind.HEADER
+    later = history.versions[history.base + 1 : history.target + 1]
+    start = next(i for i, v in enumerate(later) if v.label == moved)
+    replaced = block.anchor.replaced
+    return next(
+        (v.label for v in later[start:] if v.member is None or not _holds_run(v, replaced, header)),
+        moved,
+    )
+
+
 def arrived_in(block: Block, history: MemberHistory) -> str:
     """The release (or commit) that brought the statements the block replaced to its place:
     the first of the run of versions up to the base that hold them there ("" when the base
@@ -606,15 +629,30 @@ class NeverHad:
 
     def quoted(self, replaced: Sequence[str]) -> str:
         """The statements, in the order the block replaced them, for a note."""
-        return _quoted([k for k in replaced if split_full_key(k)[0] in self.keys])
+        return _quoted(self.heads(replaced))
 
-    def note(self, replaced: Sequence[str], named: Callable[[str], str], more: str = "") -> str:
-        """The note that these statements stay, naming the changes with ``named``; ``more``
-        goes inside its closing parenthesis."""
+    def heads(self, replaced: Sequence[str]) -> list[str]:
+        """The keys of these statements, in the order the block replaced them."""
+        return [h for k in replaced if (h := split_full_key(k)[0]) in self.keys]
+
+    def note(
+        self,
+        replaced: Sequence[str],
+        named: Callable[[str], str],
+        more: str = "",
+        brought: Sequence[Brought] = (),
+    ) -> str:
+        """The note that these statements stay, naming the changes with ``named`` (each
+        statement's, ``brought``, when known); ``more`` goes inside its closing
+        parenthesis."""
+        which = (
+            which_brought(brought, named)
+            if brought
+            else f"`{self.quoted(replaced)}`, which {named(self.brought_by)} brought"
+        )
         return (
-            f"upstream code the runners never had here stays: `{self.quoted(replaced)}`, "
-            f"which {named(self.brought_by)} brought ({named(self.had)} had the runners' "
-            f"code here{more})"
+            f"upstream code the runners never had here stays: {which} ({named(self.had)} "
+            f"had the runners' code here{more})"
         )
 
     def outside(self, slot: Slot) -> Slot | None:
@@ -710,18 +748,25 @@ def _binds(code: str) -> frozenset[str]:
         return frozenset()
 
 
-def _arrival(history: MemberHistory, head: str, path: tuple[str, ...]) -> int | None:
-    """The position of the oldest release from which on, up to the base, the body at
-    ``path`` holds the statement keyed ``head`` (a compound one by its header; edited a
-    little, as the anchor tells one statement edited from another) in every release that
-    has the member; None when the base lacks it there."""
+def _arrival(
+    history: MemberHistory,
+    head: str,
+    path: tuple[str, ...],
+    upto: int | None = None,
+    edited: bool = True,
+) -> int | None:
+    """The position of the oldest release from which on, up to the base (or ``upto``), the
+    body at ``path`` holds the statement keyed ``head`` (a compound one by its header;
+    with ``edited``, edited a little, as the anchor tells one statement edited from
+    another) in every release that has the member; None when the base (``upto``) lacks it
+    there."""
     found = None
-    for position in range(history.base, -1, -1):
+    for position in range(history.base if upto is None else upto, -1, -1):
         version = history.versions[position]
         if version.member is None:
             continue
         keys = {key for _, body in _bodies_along(version, path, False) for key in body}
-        if head not in keys and not any(similarity(head, key) >= HAD for key in keys):
+        if head not in keys and not (edited and any(similarity(head, k) >= HAD for k in keys)):
             break
         found = position
     return found
@@ -813,3 +858,81 @@ def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:
     else:
         replaced = tuple(full_key(s) for s in span)
     return Anchor(slot.path, before, after, replaced, edge_of(bool(before), bool(after)))
+
+
+# --- the change that brought a statement's text ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Brought:
+    """The change that brought one statement's text, as a note names it."""
+
+    #: The statement's own key (a compound statement by its header).
+    key: str
+    #: The release or commit that brought its text into the member ("" when the oldest
+    #: version of history has it already: its arrival is older than history).
+    by: str
+    #: The release or commit that brought it to its place, when that change only moved
+    #: text ``by`` had brought (re-indented into a ``with``, re-wrapped, or from elsewhere
+    #: in the member); "" when ``by`` brought it there.
+    moved: str = ""
+
+
+def brought(history: MemberHistory, head: str, at: int) -> Brought:
+    """The change that brought the text of the statement keyed ``head``, which came to its
+    place with the version at position ``at``: the oldest version of the run up to ``at``
+    whose member holds that text anywhere. Keys are read through the syntax tree, so
+    neither indentation nor wrapping nor the place in the member tells two texts apart: a
+    change that only moved the statement did not bring it."""
+    first = at
+    while first > 0 and _held_anywhere(history.versions[first - 1], head):
+        first -= 1
+    label = history.versions[at].label
+    if first == at:
+        return Brought(head, label)
+    return Brought(head, history.versions[first].label if first > 0 else "", label)
+
+
+def brought_here(
+    history: MemberHistory,
+    heads: Sequence[str],
+    path: tuple[str, ...],
+    since: int,
+    upto: int | None = None,
+) -> tuple[Brought, ...]:
+    """What brought each statement keyed ``heads`` (own keys) that the base (or the version
+    at ``upto``) holds in the body at ``path``: it came there with the oldest version of
+    the run of versions up to that one that have it there, and not before position
+    ``since`` (the change the place records)."""
+    found = []
+    for head in heads:
+        # The text as it is: a statement edited since came with the edit.
+        at = _arrival(history, head, path, upto, edited=False)
+        found.append(brought(history, head, max(since, at if at is not None else since)))
+    return tuple(found)
+
+
+def _held_anywhere(version: Version, head: str) -> bool:
+    """Whether some body of ``version``'s member holds the statement keyed ``head``."""
+    return version.member is not None and any(head in body for body in _body_keys(version, True))
+
+
+def which_brought(items: Sequence[Brought], named: Callable[[str], str]) -> str:
+    """The statements ``items`` with the changes that brought them, for a note: "`a; b`,
+    which X brought", and for each other change ", and `c`, which Y brought"; a later
+    change that only moved them is said too ("(Z moved it here)"; "which Z moved here
+    from elsewhere in the member" when the oldest version of history has the text)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        groups.setdefault((item.by, item.moved), []).append(item.key)
+    parts = []
+    for (by, moved), keys in groups.items():
+        quoted = f"`{_quoted(keys)}`"
+        them = "them" if len(keys) > 1 else "it"
+        if not by:
+            parts.append(f"{quoted}, which {named(moved)} moved here from elsewhere in the member")
+        elif moved:
+            parts.append(f"{quoted}, which {named(by)} brought ({named(moved)} moved {them} here)")
+        else:
+            parts.append(f"{quoted}, which {named(by)} brought")
+    return ", and ".join(parts)

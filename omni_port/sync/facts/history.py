@@ -194,10 +194,11 @@ class History:
         return code.with_body(text) if header else text
 
     def _changed_by(self, block: Block) -> str:
-        """The release or commit after the base that first changed what the block replaced,
-        as notes name it ("" when none did, or without history)."""
+        """The release or commit after the base that first edited what the block replaced
+        (a change that only moved it is no edit), as notes name it ("" when none did, or
+        without history)."""
         past = self.past
-        found = history.changed_by(block, past) if past is not None else ""
+        found = history.edited_by(block, past) if past is not None else ""
         return self.named(found) if found else ""
 
     def _removed_by(self, block: Block) -> str:
@@ -224,6 +225,30 @@ class History:
         when none, or without history)."""
         past = self.past
         return history.never_had(block, past) if past is not None else None
+
+    def brought_here(self, block: Block, heads: Sequence[str]) -> tuple[history.Brought, ...]:
+        """The change that brought the text of each statement keyed ``heads`` (own keys)
+        that the base holds at the block's place, and any later one that only moved it
+        there (none without history)."""
+        past = self.past
+        if past is None:
+            return ()
+        return history.brought_here(past, heads, block.anchor.path, 0)
+
+    def brought_now(
+        self, heads: Sequence[str], path: tuple[str, ...]
+    ) -> tuple[history.Brought, ...]:
+        """The change that brought the text of each statement keyed ``heads`` that the new
+        upstream holds in the body at ``path``, and any later one that only moved it
+        there (none without history)."""
+        past = self.past
+        if past is None:
+            return ()
+        return history.brought_here(past, heads, path, 0, past.target)
+
+    def which_brought(self, brought: Sequence[history.Brought]) -> str:
+        """Statements with the changes that brought them, for a note (``which_brought``)."""
+        return history.which_brought(brought, self.named)
 
     def base_text_without(self, block: Block, keys: frozenset[str]) -> str:
         """The base's code of the statements the block replaced, less those keyed ``keys``

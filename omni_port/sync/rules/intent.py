@@ -155,7 +155,8 @@ def _owned(
         return Proposal(chosen, reason, review=Review(before, facts.syntax.source(slot.held())))
     lag = Lag(kept.brought_by)
     runners = f"; the runners have `{short(kept.runners, 60)}` of {facts.history.named(kept.since)}"
-    note = kept.note(block.anchor.replaced, facts.history.named, runners)
+    brought = ctx.history.brought_here(block, kept.heads(block.anchor.replaced))
+    note = kept.note(block.anchor.replaced, facts.history.named, runners, brought)
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
         found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")

@@ -54,7 +54,9 @@ class Merge3(Silent):
             around = beside(block.anchor, best.slot, trimmed)
             best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
             base = never.dropped(base)
-            note = never.note(block.anchor.replaced, ctx.history.named)
+            replaced = block.anchor.replaced
+            brought = ctx.history.brought_here(block, never.heads(replaced))
+            note = never.note(replaced, ctx.history.named, brought=brought)
         theirs = ctx.syntax.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Clash):

@@ -105,18 +105,21 @@ def _shifted(
         return None
     code = shorten(facts.calls.call_code(block.code, key))
     names = ", ".join(f"`{n}`" for s in bound for n in _targets(facts, s))
-    brought = f", which {facts.history.named(remover.lag.changed_by)} brought"
+    beside = facts.history.which_brought(facts.history.brought_now([lacked[-1].key], mine.path))
+    if not beside:
+        named = facts.history.named(remover.lag.changed_by)
+        beside = f"`{shorten(lacked[-1].key, 60)}`, which {named} brought"
     reason = (
         f"omni's `{code}` is upstream's own copy, {len(between)} statements off: "
         f"{remover.block.id} follows upstream where it took the runner's copy away, and "
-        f"upstream's copy stands there, beside `{shorten(lacked[-1].key, 60)}`{brought} (the "
-        "runners never had it there)"
+        f"upstream's copy stands there, beside {beside} (the runners never had it there)"
     )
     if names:
         reason += f"; between the two, the runners only bind {names}, which the call does not read"
     here = Scored(Slot(mine.suite, mine.path, mine.index, 0), decision.score, 1.0)
     found = followed(block, here, decision.candidates, f"{reason}; one copy runs, upstream's")
-    return replace(found, release=remover.release, lag=remover.lag)
+    stands = Slot(mine.suite, mine.path, copy, 1)
+    return replace(found, release=remover.release, lag=remover.lag, stands=stands)
 
 
 def _targets(facts: MemberFacts, stmt: Stmt) -> list[str]:

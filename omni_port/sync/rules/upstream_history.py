@@ -105,11 +105,15 @@ def _made_way(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decisio
                 continue
             follows, rest = way
             named = facts.history.named
-            kept = code.short("; ".join(s.key for s in follows.held()), 60)
+            heads = [s.key for s in follows.held()]
+            which = facts.history.which_brought(facts.history.brought_now(heads, follows.path))
+            if not which:
+                kept = code.short("; ".join(heads), 60)
+                which = f"`{kept}`, which {named(lag.changed_by)} brought"
             note = (
-                f"upstream code the runners never had here stays: `{kept}`, which "
-                f"{named(lag.changed_by)} brought ({named(decision.release)} had the "
-                f"runners' code here; {decision.block.id.rsplit('.', 1)[-1]} follows it)"
+                f"upstream code the runners never had here stays: {which} "
+                f"({named(decision.release)} had the runners' code here; "
+                f"{decision.block.id.rsplit('.', 1)[-1]} follows it)"
             )
             reason = f"{other.reason}; {note}" if other.reason else note
             result[position] = replace(decision, slot=follows)

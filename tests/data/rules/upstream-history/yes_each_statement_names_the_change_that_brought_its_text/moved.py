@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        group = self.pp_group()
+        if self.pp:
+            self.send(tokens, group)
+        return self.run(tokens)
