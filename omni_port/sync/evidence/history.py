@@ -651,12 +651,15 @@ class NeverHad:
         return "".join(line for number, line in enumerate(lines, 1) if number not in gone)
 
 
-def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
+def never_had(
+    block: Block, history: MemberHistory, omni: frozenset[str] = frozenset()
+) -> NeverHad | None:
     """The statements ``block`` replaces that the runners never had at its place (None when
-    it replaces none, or nothing dates the runner's text there)."""
+    it replaces none, or nothing dates the runner's text there). A statement keyed in
+    ``omni`` is one a marked block holds (in any runner): omni's code, which dates nothing."""
     if not block.anchor.replaced or not _verified(history, block):
         return None
-    mine = _every_key(block.code)
+    mine = every_key(block.code)
     found = place(history.versions[history.base], block.anchor)
     if mine is None or found is None:
         return None
@@ -668,7 +671,7 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
     # deletion; where that text is older than history, all history came after it.
     own = () if block.marked else sorted(mine)
     heads = (*own, *(split_full_key(k)[0] for k in near))
-    runners = [(h, _arrival(history, h, path)) for h in heads]
+    runners = [(h, _arrival(history, h, path)) for h in heads if h not in omni]
     # A statement the oldest release already had dates nothing: it may be older still.
     dated = [(h, at) for h, at in runners if at]
     if not dated and not block.marked:
@@ -700,7 +703,7 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
 HAD = 0.6
 
 
-def _every_key(code: str) -> frozenset[str] | None:
+def every_key(code: str) -> frozenset[str] | None:
     """The keys of every statement of ``code``, nested ones included (a compound one by its
     header); None when it does not parse."""
     try:
