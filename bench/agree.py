@@ -10,6 +10,8 @@ output is a conflict there, never a different placement. Each difference is one 
 - **clone conflict**: the other way round;
 - **both conflict**: both runs left a conflict there, and their outputs differ still (what
   the conflicts hold, or the code beside them): the releases-only output is a conflict;
+- **same code**: both runs decided the method without a conflict, and their texts differ
+  only in how the code is written (the same syntax tree);
 - **different output**: both runs decided the method without a conflict, differently.
 
 Implicit edits are compared through their methods (their numbering follows the base each
@@ -31,6 +33,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,7 +145,9 @@ def compare(releases: Run, clone: Run) -> list[Difference]:
         if releases.methods.get(where) == clone.methods.get(where):
             continue
         conflicts = (_conflicts(releases, where), _conflicts(clone, where))
-        found.append(Difference(where, _kind(conflicts), conflicts))
+        same = _same_code(releases.methods.get(where), clone.methods.get(where))
+        kind = "same code" if same and not any(conflicts) else _kind(conflicts)
+        found.append(Difference(where, kind, conflicts))
     for ident in sorted(releases.blocks.keys() & clone.blocks.keys()):
         ours, theirs = releases.blocks[ident], clone.blocks[ident]
         if not ours["marked"] or _fate(releases, ours) == _fate(clone, theirs):
@@ -153,6 +158,18 @@ def compare(releases: Run, clone: Run) -> list[Difference]:
         )
         found.append(Difference(ident, _kind(conflicts), conflicts))
     return found
+
+
+def _same_code(ours: str | None, theirs: str | None) -> bool:
+    """Whether two texts of a method are the same code written differently (the same
+    syntax tree: one mode kept omni's text of a statement, the other upstream's)."""
+    if ours is None or theirs is None:
+        return False
+    try:
+        trees = [ast.dump(ast.parse(textwrap.dedent(text))) for text in (ours, theirs)]
+    except SyntaxError:
+        return False
+    return trees[0] == trees[1]
 
 
 def _fate(run: Run, row: Mapping[str, object]) -> tuple[object, ...]:

@@ -81,3 +81,10 @@ def test_a_sync_s_modules_and_rows_read_as_an_upgrade_folder_does(tmp_path: Path
     (tmp_path / "generated" / "r.py").write_text(text)
     (tmp_path / "report.json").write_text('{"blocks": [{"id": "b", "status": "placed"}]}')
     assert run_of({"r.py": text}, rows) == read_run(tmp_path)
+
+
+def test_a_method_written_differently_is_the_same_code() -> None:
+    """One mode kept omni's text of a call, the other upstream's: not another placement."""
+    releases = Run({METHOD: "    def forward(self):\n        f(a=1)\n"}, {})
+    clone = Run({METHOD: "    def forward(self):\n        f(\n            a = 1\n        )\n"}, {})
+    assert [d.kind for d in compare(releases, clone)] == ["same code"]
