@@ -152,9 +152,12 @@ def compare(releases: Run, clone: Run) -> list[Difference]:
         ours, theirs = releases.blocks[ident], clone.blocks[ident]
         if not ours["marked"] or _fate(releases, ours) == _fate(clone, theirs):
             continue
+        # Placed in both, its neighbouring lines may differ by a conflict of its method
+        # (commented out beside it): that conflict is what differs.
+        where = f"{ours['module']}:{ours['class']}.{ours['method']}"
         conflicts = (
-            (ident,) if ours["status"] == "conflict" else (),
-            (ident,) if theirs["status"] == "conflict" else (),
+            (ident,) if ours["status"] == "conflict" else _conflicts(releases, where),
+            (ident,) if theirs["status"] == "conflict" else _conflicts(clone, where),
         )
         found.append(Difference(ident, _kind(conflicts), conflicts))
     return found

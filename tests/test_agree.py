@@ -88,3 +88,18 @@ def test_a_method_written_differently_is_the_same_code() -> None:
     releases = Run({METHOD: "    def forward(self):\n        f(a=1)\n"}, {})
     clone = Run({METHOD: "    def forward(self):\n        f(\n            a = 1\n        )\n"}, {})
     assert [d.kind for d in compare(releases, clone)] == ["same code"]
+
+
+def test_a_marked_block_beside_a_conflict_of_one_mode_is_that_conflict() -> None:
+    """Its neighbouring code line differs because the releases-only run commented out a
+    conflict right before it: what releases could not tell, not another place."""
+    text = "# >>>>>>> omni-port conflict\n# x = 1\n# <<<<<<< omni-port conflict end\nomni()\n"
+    rows = {"b": _row("b", "placed", True, (4, 4)), "e": _row("e", "conflict")}
+    releases = Run({METHOD: text}, rows, {"r.py": text.splitlines()})
+    other = "x = 1\nomni()\n"
+    placed = {"b": _row("b", "placed", True, (2, 2)), "e": _row("e", "placed")}
+    clone = Run({METHOD: other}, placed, {"r.py": other.splitlines()})
+    assert [(d.where, d.kind) for d in compare(releases, clone)] == [
+        (METHOD, "releases conflict"),
+        ("b", "releases conflict"),
+    ]
