@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.agree import Run, compare, read_run
+from bench.agree import Run, compare, read_run, run_of
 
 METHOD = "r.py:R.forward"
 
@@ -65,3 +65,41 @@ def test_an_upgrade_folder_reads_as_methods_and_blocks(tmp_path: Path) -> None:
     run = read_run(tmp_path)
     assert run.methods == {METHOD: "    @staticmethod\n    def forward():\n        return 1\n"}
     assert list(run.blocks) == ["b"]
+
+
+def test_a_method_both_modes_left_in_conflict_is_its_own_kind() -> None:
+    """Releases could not tell there either: not a different placement."""
+    releases = Run({METHOD: "a\n# conflict\n"}, {"e": _row("e", "conflict")})
+    clone = Run({METHOD: "a\n# conflict\nb\n"}, {"e": _row("e", "conflict")})
+    assert [d.kind for d in compare(releases, clone)] == ["both conflict"]
+
+
+def test_a_sync_s_modules_and_rows_read_as_an_upgrade_folder_does(tmp_path: Path) -> None:
+    text = "class R:\n    def forward(self):\n        return 1\n"
+    rows = [{"id": "b", "status": "placed"}]
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "r.py").write_text(text)
+    (tmp_path / "report.json").write_text('{"blocks": [{"id": "b", "status": "placed"}]}')
+    assert run_of({"r.py": text}, rows) == read_run(tmp_path)
+
+
+def test_a_method_written_differently_is_the_same_code() -> None:
+    """One mode kept omni's text of a call, the other upstream's: not another placement."""
+    releases = Run({METHOD: "    def forward(self):\n        f(a=1)\n"}, {})
+    clone = Run({METHOD: "    def forward(self):\n        f(\n            a = 1\n        )\n"}, {})
+    assert [d.kind for d in compare(releases, clone)] == ["same code"]
+
+
+def test_a_marked_block_beside_a_conflict_of_one_mode_is_that_conflict() -> None:
+    """Its neighbouring code line differs because the releases-only run commented out a
+    conflict right before it: what releases could not tell, not another place."""
+    text = "# >>>>>>> omni-port conflict\n# x = 1\n# <<<<<<< omni-port conflict end\nomni()\n"
+    rows = {"b": _row("b", "placed", True, (4, 4)), "e": _row("e", "conflict")}
+    releases = Run({METHOD: text}, rows, {"r.py": text.splitlines()})
+    other = "x = 1\nomni()\n"
+    placed = {"b": _row("b", "placed", True, (2, 2)), "e": _row("e", "placed")}
+    clone = Run({METHOD: other}, placed, {"r.py": other.splitlines()})
+    assert [(d.where, d.kind) for d in compare(releases, clone)] == [
+        (METHOD, "releases conflict"),
+        ("b", "releases conflict"),
+    ]

@@ -609,16 +609,20 @@ class NeverHad:
 
     A hand port copies hunks of several upstream revisions: at one place the runner's text
     dates from the change that brought the newest upstream statement the runner holds
-    there (in the block's code or right beside it). A replaced statement that arrived with
-    that change or after it was never the runners' to replace: upstream code they lack
-    (docs/design.md, rules 4 and 5), kept as upstream has it."""
+    there (in an unmarked edit's code or right beside it; a marked block's code is omni's
+    and dates nothing). A replaced statement that arrived with that change or after it was
+    never the runners' to replace: upstream code they lack (docs/design.md, rules 4 and
+    5), kept as upstream has it. (Even with a clone, "with that change" stays: a statement
+    arrives where the body at its path first holds it, and the change that wrapped the
+    body in a new statement brings all of it.)"""
 
     #: Their statement keys (a compound statement by its header).
     keys: frozenset[str]
     #: The release that brought the newest of them, and the one before it (without them).
     brought_by: str
     had: str
-    #: The runner's own statement that dates its text there, and the release it came in.
+    #: The runner's own statement that dates its text there ("" when its text there is
+    #: older than history), and the release it came in.
     runners: str
     since: str
 
@@ -685,25 +689,32 @@ class NeverHad:
         return "".join(line for number, line in enumerate(lines, 1) if number not in gone)
 
 
-def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
+def never_had(
+    block: Block, history: MemberHistory, omni: frozenset[str] = frozenset()
+) -> NeverHad | None:
     """The statements ``block`` replaces that the runners never had at its place (None when
-    it replaces none, or nothing dates the runner's text there)."""
+    it replaces none, or nothing dates the runner's text there). A statement keyed in
+    ``omni`` is one a marked block holds (in any runner): omni's code, which dates nothing."""
     if not block.anchor.replaced or not _verified(history, block):
         return None
-    mine = _every_key(block.code)
+    mine = every_key(block.code)
     found = place(history.versions[history.base], block.anchor)
     if mine is None or found is None:
         return None
     binds = _binds(block.code)
     near = (*block.anchor.before[:1], *block.anchor.after[:1])
     path = block.anchor.path
-    heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
-    runners = [(h, _arrival(history, h, path)) for h in heads]
+    # A marked block's code is omni's: it may hold a later upstream change's code, picked
+    # into older text, so only the runner's text around it dates the place, as around a
+    # deletion; where that text is older than history, all history came after it.
+    own = () if block.marked else sorted(mine)
+    heads = (*own, *(split_full_key(k)[0] for k in near))
+    runners = [(h, _arrival(history, h, path)) for h in heads if h not in omni]
     # A statement the oldest release already had dates nothing: it may be older still.
     dated = [(h, at) for h, at in runners if at]
-    if not dated:
+    if not dated and not block.marked:
         return None
-    runner, since = max(dated, key=lambda pair: pair[1])
+    runner, since = max(dated, key=lambda pair: pair[1], default=("", 0))
     arrived = [
         (stmt.key, at)
         for stmt in found.stmts()
@@ -730,7 +741,7 @@ def never_had(block: Block, history: MemberHistory) -> NeverHad | None:
 HAD = 0.6
 
 
-def _every_key(code: str) -> frozenset[str] | None:
+def every_key(code: str) -> frozenset[str] | None:
     """The keys of every statement of ``code``, nested ones included (a compound one by its
     header); None when it does not parse."""
     try:

@@ -25,10 +25,18 @@ class History:
     (``past`` None) every fact says nothing."""
 
     def __init__(
-        self, past: MemberHistory | None, member: Stmt, tree: Tree, syntax: Syntax, places: Places
+        self,
+        past: MemberHistory | None,
+        member: Stmt,
+        tree: Tree,
+        syntax: Syntax,
+        places: Places,
+        omni_code: frozenset[str] = frozenset(),
     ) -> None:
         #: The member across upstream history (None without history, or without the base).
         self.past = past
+        #: The keys of statements marked blocks of any runner hold here: omni's code.
+        self.omni_code = omni_code
         self._member = member
         self._tree = tree
         self._syntax = syntax
@@ -224,7 +232,7 @@ class History:
         """Statements the block replaces that the runners never had at its place (None
         when none, or without history)."""
         past = self.past
-        return history.never_had(block, past) if past is not None else None
+        return history.never_had(block, past, self.omni_code) if past is not None else None
 
     def brought_here(self, block: Block, heads: Sequence[str]) -> tuple[history.Brought, ...]:
         """The change that brought the text of each statement keyed ``heads`` (own keys)

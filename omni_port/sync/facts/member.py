@@ -45,6 +45,9 @@ class Inputs:
     declared: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The member's marked blocks (what their code binds is omni's: ``Flows.marked_binds``).
     marked: tuple[Block, ...] = ()
+    #: The keys of the statements marked blocks of the patch set (in any runner) hold in
+    #: their copies of this member: omni's code, wherever a runner holds it.
+    omni_code: frozenset[str] = frozenset()
 
 
 class MemberFacts:
@@ -73,7 +76,10 @@ class MemberFacts:
 
     @cached_property
     def history(self) -> History:
-        return History(self._inputs.history, self.member, self.tree, self.syntax, self.places)
+        inputs = self._inputs
+        return History(
+            inputs.history, self.member, self.tree, self.syntax, self.places, inputs.omni_code
+        )
 
     @cached_property
     def calls(self) -> Calls:

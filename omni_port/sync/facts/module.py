@@ -11,7 +11,7 @@ from omni_port.model import Block, Chunk, Copy, ModulePatches, PatchSet, Release
 from omni_port.pyast.syntax import find_member
 from omni_port.sync.evidence import catalog, history, runs
 from omni_port.sync.evidence.catalog import Constraint
-from omni_port.sync.evidence.history import MemberHistory
+from omni_port.sync.evidence.history import MemberHistory, MemberKey
 from omni_port.sync.facts.member import Inputs, MemberFacts
 
 
@@ -23,8 +23,8 @@ class ModuleFacts:
     upstream: Upstream
     #: Catalog constraints by block id, as the catalog's Location lines state them.
     constraints: Mapping[str, Constraint] = field(default_factory=dict)
-    #: What marked blocks of the whole patch set replace (``declared``).
-    declared: Declared = field(default_factory=dict)
+    #: What marked blocks of the whole patch set replace and hold (``declared``).
+    declared: Declared = field(default_factory=lambda: Declared())
 
     @classmethod
     def build(
@@ -35,9 +35,9 @@ class ModuleFacts:
         declared: Declared | None = None,
     ) -> ModuleFacts:
         """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id,
-        ``declared`` what the patch set's marked blocks replace (``declared``)."""
+        ``declared`` what the patch set's marked blocks replace and hold (``declared``)."""
         parsed = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-        return cls(module, upstream, parsed, declared or {})
+        return cls(module, upstream, parsed, declared or Declared())
 
     def member(self, copy: Copy) -> Stmt | None:
         """``copy``'s member in the new upstream (None when it vanished)."""
@@ -60,7 +60,8 @@ class ModuleFacts:
             if (ident := b.id) in constraints and not catalog.held(constraints[ident], b, base)
         )
         upgrade = self.module.base_sha256 != self.upstream.sha256
-        declared = self.declared.get((copy.upstream_owner, copy.upstream_name), {})
+        key = (copy.upstream_owner, copy.upstream_name)
+        declared = self.declared.replaced.get(key, {})
         marked = tuple(b for b in blocks if b.marked)
         inputs = Inputs(
             self.upstream.tree,
@@ -71,6 +72,7 @@ class ModuleFacts:
             self._attributes,
             declared,
             marked,
+            self.declared.code.get(key, frozenset()),
         )
         return MemberFacts(member, inputs)
 
@@ -95,27 +97,40 @@ class ModuleFacts:
         return history.member_history(upstream.history, module.base, target, upstream.tree, key)
 
 
-#: Upstream statements marked blocks replace, by upstream member (class, name): each run of
-#: replaced keys with the id of the block that replaces it.
-Declared = Mapping[tuple[str, str], Mapping[tuple[str, ...], str]]
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What the marked blocks of every runner of a patch set declare omni's, by the
+    upstream member (class, name) their copy comes from."""
+
+    #: Each run of upstream statements a marked block replaces, with the block's id: an
+    #: unmarked edit of the same statements in another runner is omni's by that
+    #: declaration (the intent rule reads it).
+    replaced: Mapping[MemberKey, Mapping[tuple[str, ...], str]] = field(default_factory=dict)
+    #: The keys of every statement of marked blocks' code (nested ones included, a compound
+    #: one by its header): code a runner holds unmarked that another runner marks is
+    #: omni's too, and dates nothing of the runner's lineage (``evidence.history.never_had``).
+    code: Mapping[MemberKey, frozenset[str]] = field(default_factory=dict)
 
 
 def declared(patches: PatchSet) -> Declared:
-    """What the marked blocks of every runner of ``patches`` replace, by the upstream
-    member their copy comes from: an unmarked edit of the same statements in another
-    runner is omni's by that declaration (the intent rule reads it)."""
-    found: dict[tuple[str, str], dict[tuple[str, ...], str]] = {}
+    """What the marked blocks of every runner of ``patches`` replace and hold, by the
+    upstream member their copy comes from."""
+    replaced: dict[MemberKey, dict[tuple[str, ...], str]] = {}
+    code: dict[MemberKey, set[str]] = {}
     for module in patches.modules:
         copies = {(p.owner, p.name): p for p in module.pieces if isinstance(p, Copy)}
         for piece in module.pieces:
-            if not isinstance(piece, Block) or not piece.marked or not piece.anchor.replaced:
+            if not isinstance(piece, Block) or not piece.marked:
                 continue
             copy = copies.get((piece.owner, piece.member))
             if copy is None:
                 continue
-            member = found.setdefault((copy.upstream_owner, copy.upstream_name), {})
-            member.setdefault(tuple(piece.anchor.replaced), piece.id)
-    return found
+            key = (copy.upstream_owner, copy.upstream_name)
+            code.setdefault(key, set()).update(history.every_key(piece.code) or ())
+            if piece.anchor.replaced:
+                member = replaced.setdefault(key, {})
+                member.setdefault(tuple(piece.anchor.replaced), piece.id)
+    return Declared(replaced, {key: frozenset(keys) for key, keys in code.items()})
 
 
 def upstream_owner(copy: Copy, upstream: Upstream) -> str:

@@ -154,7 +154,11 @@ def _owned(
     if kept is None:
         return Proposal(chosen, reason, review=Review(before, facts.syntax.source(slot.held())))
     lag = Lag(kept.brought_by)
-    runners = f"; the runners have `{short(kept.runners, 60)}` of {facts.history.named(kept.since)}"
+    runners = (
+        f"; the runners have `{short(kept.runners, 60)}` of {facts.history.named(kept.since)}"
+        if kept.runners
+        else ""
+    )
     brought = ctx.history.brought_here(block, kept.heads(block.anchor.replaced))
     note = kept.note(block.anchor.replaced, facts.history.named, runners, brought)
     if not slot.span and block.kind is BlockKind.DELETION:
