@@ -17,7 +17,8 @@ the generated module (``expected.py``) and every block's fate with the rules tha
 decided it (``expected.txt``).
 
 A case named ``yes_*`` is one the rule decides (the engine stamps its name into the
-``decided_by`` of some block; for a member rule, ``rules.MEMBER_RULES``, also a conflict
+``decided_by`` of some block; for a member or module rule, ``rules.MEMBER_RULES`` and
+``rules.MODULE_RULES``, also a conflict
 it made of a decided block, which the engine names it in and no report shows), both with
 every rule and with the rule alone (the engine's own steps, the rules ``with`` names, and
 no other: a case must not pass on another rule's answer); ``no_*`` is one it must leave
@@ -49,7 +50,7 @@ from omni_port.sync import pipeline, splice
 from omni_port.sync.facts import declared
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule
-from omni_port.sync.rules import MEMBER_RULES
+from omni_port.sync.rules import MEMBER_RULES, MODULE_RULES
 from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA, check_file
 
@@ -131,7 +132,7 @@ def _decided_by(
     ``decided_by`` names it, and for a member rule the conflicts it made (the engine names
     the rule in the rules of such a conflict; no report shows a conflict's)."""
     decided = [p.block_id for p in result.placements if rule in p.decided_by]
-    if rule not in {r.name for r in MEMBER_RULES}:
+    if rule not in {r.name for r in (*MEMBER_RULES, *MODULE_RULES)}:
         return decided
     patches, upstream, locations = inputs_of(folder)
     upstream = with_members(upstream, patches)
