@@ -631,6 +631,10 @@ class Rule(enum.StrEnum):
     """An upstream commit is followed whole in a method: where the runners' lag behind it is
     followed at one edit and omni's code kept over what it brought at another, every edit
     of it there is a conflict naming it."""
+    FOLLOWED_ACROSS = "followed-across"
+    """An upstream change is followed whole across the copied methods of a module: where it
+    is followed at one edit and omni's code kept against it at another, in any method,
+    every such edit is a conflict naming it and each method's hunks."""
     RUN_ONCE = "run-once"
     """No call runs more often than in both the new upstream and the old runner: a block
     that adds a copy is a conflict, or upstream's own copy a few statements off, followed."""

@@ -28,6 +28,8 @@ def test_the_member_rules_are_asked_until_none_changes_a_decision() -> None:
     assert COMBINED["revise"] is Combine.EACH_UNTIL_STILL
     assert COMBINED["settle"] is Combine.EACH
     assert COMBINED["reconcile"] is Combine.FIRST_PLACED
+    # The module rules too, with the decisions of every copied member of the module.
+    assert COMBINED["revise_module"] is Combine.EACH_UNTIL_STILL
 
 
 @dataclass(frozen=True)

@@ -53,12 +53,41 @@ def decide(
     asks one rule alone); ``declared`` what the patch set's marked blocks replace.
     """
     known = ModuleFacts.build(module, upstream, locations, declared)
-    copies = {
-        piece.id: decide_copy(piece, tuple(blocks), known.member_facts(piece, blocks), rules)
+    copied = [
+        (piece, tuple(blocks), known.member_facts(piece, blocks))
         for piece, blocks in grouped(module.pieces)
         if isinstance(piece, Copy)
-    }
+    ]
+    copies = {c.copy.id: c for c in decide_copies(copied, rules)}
     return Decided(module, upstream, tuple(rules), copies)
+
+
+#: A copied member to decide: the copy, its blocks, and its facts (None when it vanished).
+ToDecide = tuple[Copy, tuple[Block, ...], MemberFacts | None]
+
+
+def decide_copies(
+    copied: Sequence[ToDecide], rules: Sequence[PlacementRule] = RULES
+) -> list[Copied]:
+    """The decisions of each copy's blocks on its facts, the copies decided together (the
+    module rules weigh them all): none for a copy that vanished."""
+    present = [(facts, _statements(blocks)) for _, blocks, facts in copied if facts is not None]
+    decided = iter(locate.decide(present, rules))
+    found = []
+    for copy, blocks, facts in copied:
+        if facts is None:
+            found.append(Copied(copy, blocks, None))
+            continue
+        statements = [_with_fallback(d, facts.member) for d in next(decided)]
+        signatures = [
+            locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
+        ]
+        found.append(Copied(copy, blocks, facts, (*statements, *signatures)))
+    return found
+
+
+def _statements(blocks: Sequence[Block]) -> list[Block]:
+    return [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
 
 
 def decide_copy(
@@ -67,15 +96,9 @@ def decide_copy(
     facts: MemberFacts | None,
     rules: Sequence[PlacementRule] = RULES,
 ) -> Copied:
-    """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished)."""
-    if facts is None:
-        return Copied(copy, blocks, None)
-    statements = [b for b in blocks if b.kind is not BlockKind.SIGNATURE]
-    decided = [_with_fallback(d, facts.member) for d in locate.decide(facts, statements, rules)]
-    signatures = [
-        locate.signature(facts, b, rules) for b in blocks if b.kind is BlockKind.SIGNATURE
-    ]
-    return Copied(copy, blocks, facts, (*decided, *signatures))
+    """The decisions of ``copy``'s ``blocks`` on ``facts`` (none when it vanished), the
+    copy decided alone."""
+    return decide_copies([(copy, blocks, facts)], rules)[0]
 
 
 def grouped(pieces: Sequence[Piece]) -> Iterator[tuple[Piece, list[Block]]]:

@@ -23,8 +23,11 @@ Then the decisions of a member are ``settle``-d together, and ``revise``-d by th
 rules (``rules.MEMBER_RULES``: an upstream change is followed whole, no call runs more
 often than in both the new upstream and the old runner, a block carries the base's
 bindings it lost, coupled code stands or conflicts together, no two blocks hold the same
-statements) until none changes a decision. Last, report steps (``sync.report_steps``) say
-what the decisions are about, deciding nothing.
+statements) until none changes a decision. Once every copied member of the module is
+decided, the module rules (``rules.MODULE_RULES``: an upstream change is followed whole
+across the methods) ``revise_module`` the decisions of all of them together, each member
+they change revised again by the member rules, until neither changes one. Last, report
+steps (``sync.report_steps``) say what the decisions are about, deciding nothing.
 
 The engine stamps each decision with the rules whose answers it rests on, in the order
 it asked them: ``anchor`` when the anchor's ranking chose the place, ``stepwise`` when
@@ -73,6 +76,7 @@ from omni_port.sync.rules import RULES
 __all__ = [
     "ACCEPT",
     "Decision",
+    "Member",
     "Scored",
     "Slot",
     "decide",
@@ -84,13 +88,22 @@ __all__ = [
 _Path = tuple[Rule, ...]
 
 
+#: One copied member and the blocks to decide in it.
+Member = tuple[MemberFacts, Sequence[Block]]
+
+
 def decide(
-    facts: MemberFacts, blocks: Sequence[Block], rules: Sequence[PlacementRule] = RULES
-) -> list[Decision]:
-    """A decision for every block of one copied member, in block order, asking ``rules``
-    (all of them by default; a golden case asks one rule alone), as the report says it."""
-    decisions = _Engine(tuple(rules)).member(facts, blocks)
-    return report_steps.reported(facts, blocks, decisions)
+    members: Sequence[Member], rules: Sequence[PlacementRule] = RULES
+) -> list[list[Decision]]:
+    """A decision for every block of the copied members of one module, each member's in
+    block order, asking ``rules`` (all of them by default; a golden case asks one rule
+    alone), as the report says them."""
+    engine = _Engine(tuple(rules))
+    decided = engine.module([f for f, _ in members], [engine.member(*m) for m in members])
+    return [
+        report_steps.reported(facts, blocks, decisions)
+        for (facts, blocks), decisions in zip(members, decided, strict=True)
+    ]
 
 
 def signature(facts: MemberFacts, block: Block, rules: Sequence[PlacementRule] = RULES) -> Decision:
@@ -138,6 +151,10 @@ class _Engine:
             lambda rule, now: rule.settle(facts, now),
             lambda old, new, name: self._settled(facts, old, new, name),
         )
+        return self._revised(facts, decisions)
+
+    def _revised(self, facts: MemberFacts, decisions: list[Decision]) -> list[Decision]:
+        """The member's decisions as the member rules revise them (``revise``)."""
         return each_until_still(
             self.rules,
             decisions,
@@ -145,6 +162,31 @@ class _Engine:
             _revision,
             repr(facts.member.key[:60]),
         )
+
+    def module(
+        self, facts: Sequence[MemberFacts], decided: list[list[Decision]]
+    ) -> list[list[Decision]]:
+        """The members' decisions (``decided``, by member) as the module rules revise them
+        together (``revise_module``), each member they change revised again by the member
+        rules, until neither changes a decision."""
+        owners = [f for f, decisions in zip(facts, decided, strict=True) for _ in decisions]
+        while True:
+            flat = [d for decisions in decided for d in decisions]
+            revised = each_until_still(
+                self.rules,
+                flat,
+                lambda rule, now: rule.revise_module(owners, now),
+                _revision,
+                "the module",
+            )
+            if all(n is o for o, n in zip(flat, revised, strict=True)):
+                return decided
+            again: list[list[Decision]] = []
+            for fact, decisions in zip(facts, decided, strict=True):
+                mine, revised = revised[: len(decisions)], revised[len(decisions) :]
+                changed = any(n is not o for o, n in zip(decisions, mine, strict=True))
+                again.append(self._revised(fact, mine) if changed else decisions)
+            decided = again
 
     def _settled(self, facts: MemberFacts, old: Decision, new: Settled, name: Rule) -> Decision:
         """A decision as rule ``name`` settled it: withdrawn ones decided again without

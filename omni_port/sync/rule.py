@@ -8,7 +8,8 @@ is the precedence between kinds of evidence. How the answers of several rules to
 question combine is the question's own, declared with it (``@combined``) and done here,
 in one of the ways of ``Combine``. A rule answers only the questions its evidence speaks
 to; every other hook of ``Silent`` answers None, "nothing to say". A member rule
-(``rules.MEMBER_RULES``) answers ``revise`` alone. The engine's own steps (ranking the
+(``rules.MEMBER_RULES``) answers ``revise`` alone, a module rule (``rules.MODULE_RULES``)
+``revise_module`` alone. The engine's own steps (ranking the
 places, the release an edit was written against, the walk through upstream history) are
 no questions: they read facts every rule shares.
 """
@@ -121,6 +122,15 @@ class PlacementRule(Protocol):
         (the same object when it can as it is), or None when all can. A rule's revision of
         a decision it already revised must change nothing, or the member never settles."""
 
+    @combined(Combine.EACH_UNTIL_STILL)
+    def revise_module(
+        self, facts: Sequence[MemberFacts], decisions: Sequence[Decision]
+    ) -> list[Decision] | None:
+        """Every copied member of a module decided and revised: the decisions of all of
+        them in one list (``facts[i]``: the facts of the member of ``decisions[i]``), each
+        as it can stand with the others, or None when all can. A member whose decisions
+        change is revised again (``revise``) before the next question."""
+
     @combined(Combine.FIRST)
     def sign(self, ctx: Context) -> Decision | None:
         """A signature edit whose signature upstream changed: the new signature."""
@@ -154,6 +164,11 @@ class Silent:
         return None
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
+        return None
+
+    def revise_module(
+        self, facts: Sequence[MemberFacts], decisions: Sequence[Decision]
+    ) -> list[Decision] | None:
         return None
 
     def sign(self, ctx: Context) -> Decision | None:

@@ -947,3 +947,65 @@ def which_brought(items: Sequence[Brought], named: Callable[[str], str]) -> str:
         else:
             parts.append(f"{quoted}, which {named(by)} brought")
     return ", and ".join(parts)
+
+
+# --- the changes omni's code stands against -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoodAgainst:
+    """The releases (or commits) up to the base that omni's code, kept at a block's place
+    as it is, stands against, each oldest first."""
+
+    #: Each that brought a statement the block replaces there: omni's code replaces that
+    #: change's code (the statements ``never_had`` keeps are no part of it).
+    brought: tuple[str, ...] = ()
+    #: Each that took out a statement of upstream's that omni's code still holds there and
+    #: the base lacks: the runners lag behind that change there, and the code keeps the lag.
+    took_out: tuple[str, ...] = ()
+
+
+def stood_against(block: Block, history: MemberHistory) -> StoodAgainst:
+    """What omni's code at the block's place stands against (nothing when the place is not
+    the base's)."""
+    if not _verified(history, block):
+        return StoodAgainst()
+    path = tuple(block.anchor.path)
+    stays = never_had(block, history) if block.anchor.replaced else None
+    brought: set[int] = set()
+    for key in block.anchor.replaced:
+        head = split_full_key(key)[0]
+        at = None if stays is not None and stays.holds(head) else _arrival(history, head, path)
+        if at:  # 0: older than history, which dates nothing
+            brought.add(at)
+    gone = {_departure(history, split_full_key(k)[0], path) for k in code_keys(block.code) or ()}
+    took_out = {at for at in gone if at is not None}
+    labels = [v.label for v in history.versions]
+    return StoodAgainst(
+        tuple(labels[i] for i in sorted(brought)), tuple(labels[i] for i in sorted(took_out))
+    )
+
+
+def _departure(history: MemberHistory, head: str, path: tuple[str, ...]) -> int | None:
+    """The position of the release (or commit) up to the base that took the statement keyed
+    ``head`` out of the body at ``path``: the one after the newest release before the base
+    that holds it there, when the base holds nothing like it there (None otherwise)."""
+    base = history.versions[history.base]
+    if base.member is None or _near(base, head, path):
+        return None
+    later = history.base
+    for position in range(history.base - 1, -1, -1):
+        version = history.versions[position]
+        if version.member is None:
+            continue
+        if any(head in body for _, body in _bodies_along(version, path, False)):
+            return later
+        later = position
+    return None
+
+
+def _near(version: Version, head: str, path: tuple[str, ...]) -> bool:
+    """Whether ``version``'s body at ``path`` holds the statement keyed ``head``, edited a
+    little at most."""
+    keys = {key for _, body in _bodies_along(version, path, False) for key in body}
+    return head in keys or any(similarity(head, key) >= HAD for key in keys)

@@ -49,6 +49,7 @@ class History:
         self.changed_by = PerBlock(self._changed_by)
         self.removed_by = PerBlock(self._removed_by)
         self.arrived_in = PerBlock(self._arrived_in)
+        self.stood_against = PerBlock(self._stood_against)
         self.never_had = PerBlock(self._never_had)
         self.never_without = PerBlock(self._never_without)
         self.walked = PerBlock(self._walked)
@@ -227,6 +228,13 @@ class History:
         unknown, or without history)."""
         past = self.past
         return history.arrived_in(block, past) if past is not None else ""
+
+    def _stood_against(self, block: Block) -> history.StoodAgainst:
+        """The releases or commits omni's code kept at the block's place stands against:
+        those that brought what it replaces there, and those that took out upstream code
+        it still holds (none without history)."""
+        past = self.past
+        return history.stood_against(block, past) if past is not None else history.StoodAgainst()
 
     def _never_had(self, block: Block) -> history.NeverHad | None:
         """Statements the block replaces that the runners never had at its place (None

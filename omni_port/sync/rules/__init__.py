@@ -6,8 +6,8 @@ rule and imports none: what several rules read is a fact (``sync.facts``), worke
 per sync, or evidence (``sync.evidence``). ``RULES`` is every rule, in the order the engine
 (``sync.locate``) asks them each question (see ``sync.rule``): ``BLOCK_RULES``, which answer
 the questions about one block, then ``MEMBER_RULES``, which revise a member's decisions
-once every block is decided and settled. Where two rules could answer, the earlier one
-does.
+once every block is decided and settled, then ``MODULE_RULES``, which revise the decisions
+of every member of a module together. Where two rules could answer, the earlier one does.
 
 ``BLOCK_RULES``, and why in that order:
 
@@ -38,6 +38,10 @@ against (``upstream-history``), and, where nothing above decided, the walk relea
 release through upstream history, which only seconds the anchor's own best place
 (``stepwise``).
 
+``MODULE_RULES`` are asked once every copied member of a module is decided and revised,
+with the decisions of all of them (``revise_module``), again until none changes one; a
+member whose decisions one changed is revised by the member rules again in between.
+
 ``MEMBER_RULES`` are asked after ``settle``, again from the first after any of them changes
 a decision, until none does: an earlier one always judges the decisions a later one
 changed before the later ones act again. Their order is the order in which the engine ran
@@ -55,6 +59,7 @@ from omni_port.sync.rules import (
     counterpart,
     coupled,
     dataflow,
+    followed_across,
     followed_whole,
     intent,
     layout,
@@ -102,5 +107,12 @@ MEMBER_RULES: tuple[PlacementRule, ...] = (
     overlap.RULE,
 )
 
-#: Every rule, in the order the engine asks them: the block rules, then the member rules.
-RULES: tuple[PlacementRule, ...] = (*BLOCK_RULES, *MEMBER_RULES)
+MODULE_RULES: tuple[PlacementRule, ...] = (
+    # An upstream change is followed whole across the module's copied methods; a member
+    # whose decisions it changes is revised again by the member rules.
+    followed_across.RULE,
+)
+
+#: Every rule, in the order the engine asks them: the block rules, the member rules, then
+#: the module rules.
+RULES: tuple[PlacementRule, ...] = (*BLOCK_RULES, *MEMBER_RULES, *MODULE_RULES)

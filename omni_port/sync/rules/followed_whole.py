@@ -4,7 +4,9 @@ Where the engine follows a commit of a clone at one edit (the runners lag: they 
 it) and keeps omni's code over statements the same commit brought at another, every edit of
 that commit in the method is a conflict naming it and its hunks. A release is the diff of
 many commits: there the kept edit stands as decided, and a note in its reason says what
-release-level evidence cannot tell (a note, which decides nothing).
+release-level evidence cannot tell (a note, which decides nothing). A change split across
+methods, or a release whose removal omni's code still holds where another edit follows it,
+is the module rule's (``followed-across``).
 """
 
 from __future__ import annotations
