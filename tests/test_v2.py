@@ -536,6 +536,40 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
     assert ": OP406 " in stale.stdout
 
 
+def test_sync_into_another_directory_leaves_the_configured_v2_tree_alone(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """`sync --generated DIR` writes DIR, not the workspace: the configured V2 tree is not
+    touched (as `verify --generated DIR` does not verify it)."""
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        "[tool.omni-port]\n"
+        f'source = "{DATA / "omni"}"\n'
+        f'upstream = "{DATA / "upstream/v1/model_runner_v1.py"}"\n'
+        f'v2-source = "{CASE / "omni"}"\n'
+        f'v2-upstream = "{CASE / "ascend"}"\n'
+        f'v2-vllm-base = "{CASE / "vllm"}"\n'
+        f'v2-allow = "{CASE / "allow.txt"}"\n'
+    )
+    assert cli("--config", config, "extract").exit_code == 0
+    synced = cli("--config", config, "sync", "--generated", tmp_path / "elsewhere")
+    assert synced.exit_code == 1, "the V1 fixture's conflicts"
+    assert (tmp_path / "elsewhere" / lockfile.LOCK_NAME).is_file()
+    assert not (tmp_path / "generated").exists()
+
+
+def test_this_repository_gates_its_v2_tree() -> None:
+    """`make sync` and `check` on this repository cover Model Runner V2: its configuration
+    names the V2 source and the reviewed list, which exists."""
+    from omni_port.sources.config import load
+
+    root = Path(__file__).resolve().parent.parent
+    config = load(root / "pyproject.toml")
+    assert config.v2_source == config.source
+    assert config.path(config.v2_allow) == root / "v2-allow.txt"
+    assert (root / "v2-allow.txt").is_file()
+
+
 def test_without_v2_configured_sync_writes_no_v2_tree(cli: Cli, tmp_path: Path) -> None:
     config = tmp_path / "pyproject.toml"
     config.write_text(
