@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from omni_port import runtime
-from omni_port.model import Layout
+from omni_port.model import Layout, Placement, RegionKind, Rule, Status
 from omni_port.patches import lockfile
 from omni_port.sources.upstream import package_texts, parse_spec
 from omni_port.v2 import pins, stage
@@ -169,7 +169,12 @@ V2_RUNNERS = {
 }
 
 
-def _deployable(folder: Path, layout: Layout, sources: tuple[lockfile.Source, ...] = ()) -> None:
+def _deployable(
+    folder: Path,
+    layout: Layout,
+    sources: tuple[lockfile.Source, ...] = (),
+    placements: tuple[Placement, ...] = (),
+) -> None:
     outputs = {
         p.relative_to(folder).as_posix(): _sha(p.read_bytes()) for p in sorted(folder.rglob("*.py"))
     }
@@ -180,6 +185,7 @@ def _deployable(folder: Path, layout: Layout, sources: tuple[lockfile.Source, ..
         "0" * 64,
         outputs,
         "sync",
+        lockfile.rows(placements),
         layout=layout,
         sources=sources,
     )
@@ -351,6 +357,38 @@ def test_decode_context_parallelism_on_v2_is_refused_at_start_up(
         _worker("ar", vllm_config)
     assert "stage 2" in str(refused.value) and "model_runner v1" in str(refused.value)
     vllm_config.parallel_config.decode_context_parallel_size = 1
+    assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
+
+
+def test_a_stage_that_breaks_a_reviewed_decisions_condition_is_refused_at_start_up(
+    deployed: Path,
+) -> None:
+    """The tree keeps omni's remove_request under an allow entry that requires sparse KV
+    offload off (its lock row keeps the reason): a V2 stage that turns it on is refused."""
+    reason = (
+        "omni's frees its own buffers; AscendModelState's adds the release of sparse-KV-offload "
+        "states [requires: no-sparse-kv-offload] (v2-allow.txt:26)"
+    )
+    kept = Placement(
+        "model_states/omni_model_state.OmniModelState.remove_request",
+        "model_states/omni_model_state.py",
+        "OmniModelState",
+        "remove_request",
+        RegionKind.OVERRIDE,
+        False,
+        Status.CARRIED,
+        1.0,
+        reason=reason,
+        decided_by=(Rule.ALLOWED,),
+    )
+    _deployable(deployed / "v2", Layout.V2, placements=(kept,))
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    vllm_config = _config({"model_runner": "v2"}, 1)
+    vllm_config.additional_config = {"sparse_kv_offload_config": {"enabled": True}}
+    with pytest.raises(stage.Unsupported, match="no-sparse-kv-offload") as refused:
+        _worker("ar", vllm_config)
+    assert "stage 1" in str(refused.value) and "sparse_kv_offload_config" in str(refused.value)
+    vllm_config.additional_config = {"sparse_kv_offload_config": {"enabled": False}}
     assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
 
 

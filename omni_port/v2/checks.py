@@ -21,6 +21,8 @@ edited by hand is judged the same way:
 - OP330: no class of the generated modules, nor of omni's modules they import (which the
   installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
   allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
+- OP333: every condition an allow-list entry requires (``[requires: NAME]``) is one
+  omni-port knows, and holds in the generated modules where it can be seen there;
 - OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
   that entered vllm-ascend's ``communicator_switch()`` first (errors: vLLM asserts a CUDA or
   XPU communicator when TP, DP or PP > 1); each switch the file records is a note.
@@ -38,7 +40,7 @@ from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import capture, overrides, rewrite, substitute
+from omni_port.v2 import capture, conditions, overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
@@ -101,6 +103,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *bypassed_overrides(modules, against),
         *substitute_findings(parsed, against),
         *capture_findings(parsed, against.patches),
+        *condition_findings(parsed, against.allowed),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -417,6 +420,24 @@ def capture_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -
                 f"communicator on the NPU; {how}"
             )
             yield Finding(Code.OP331, name, call.lineno, what, call.col_offset + 1)
+
+
+def condition_findings(
+    parsed: Mapping[str, ast.Module], allowed: Sequence[AllowEntry]
+) -> Iterator[Finding]:
+    """OP333 at each allow-list entry that requires a condition omni-port does not know, or
+    one the generated modules break (a stage's configuration is the runtime switch's). An
+    entry about a module the tree does not hold decides nothing here (OP005 says so)."""
+    for entry in (a for a in allowed if a.module in parsed):
+        for name in conditions.unknown(entry.reason):
+            known = ", ".join(c.value for c in conditions.Condition)
+            what = f"requires {name!r}, which is no condition omni-port checks (known: {known})"
+            yield Finding(Code.OP333, entry.path, entry.line, what)
+        for condition in sorted(conditions.required([entry.reason])):
+            why = conditions.unmet(condition, parsed)
+            if why:
+                what = f"requires {condition}, which does not hold: {why}"
+                yield Finding(Code.OP333, entry.path, entry.line, what)
 
 
 def _finding(code: Code, module: str, node: ast.expr | ast.stmt, what: str) -> Finding:

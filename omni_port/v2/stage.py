@@ -29,8 +29,11 @@ import functools
 import importlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from omni_port.v2 import conditions
+from omni_port.v2.conditions import Condition
 
 #: The variable vllm-ascend reads to run Model Runner V2.
 ENV = "VLLM_USE_V2_MODEL_RUNNER"
@@ -48,13 +51,24 @@ class Unsupported(RuntimeError):
     """A configuration the composed V2 runners cannot run: refused when a worker builds one."""
 
 
-def refuse_unsupported(vllm_config: object) -> None:
-    """Raise Unsupported for a parallel configuration the composed V2 runners get wrong.
+def refuse_unsupported(vllm_config: object, required: Iterable[Condition] = ()) -> None:
+    """Raise Unsupported for a configuration the composed V2 runners get wrong.
 
     Decode context parallelism (DCP > 1): omni's V2 ``execute_model`` is a copy of an older
     vLLM's and never sets ``input_batch.dcp_local_seq_lens``, which vllm-ascend's
     ``prepare_inputs`` leaves to vLLM's ``execute_model``; Ascend's MLA context-parallel path
-    then asserts mid-step. Refusing at start-up names the stage and the way out."""
+    then asserts mid-step. And every condition the tree's reviewed decisions require
+    (``required``, from its lock) that the stage's configuration breaks. Refusing at
+    start-up names the stage and the way out."""
+    for condition in sorted(required):
+        setting = conditions.broken(condition, vllm_config)
+        if setting:
+            raise Unsupported(
+                f"{_stage(vllm_config)} selects model_runner v2 with {setting} set: the "
+                f"generated V2 runners keep omni's code where a reviewed decision requires "
+                f"{condition} (see the allow-list entries of the tree's lock): select "
+                "model_runner v1 for this stage, or turn that setting off"
+            )
     parallel = getattr(vllm_config, "parallel_config", None)
     dcp = getattr(parallel, "decode_context_parallel_size", 1) or 1
     if dcp > 1:
