@@ -21,6 +21,8 @@ edited by hand is judged the same way:
 - OP330: no class of the generated modules, nor of omni's modules they import (which the
   installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
   allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
+- OP332: no call of vLLM's class (or factory) where vllm-ascend's runner installs its own
+  (``NPUModelRunner.__init__``'s ``AscendInputBuffers``, a graph-manager wrapper's factory);
 - OP333: every condition an allow-list entry requires (``[requires: NAME]``) is one
   omni-port knows, and holds in the generated modules where it can be seen there;
 - OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
@@ -40,7 +42,7 @@ from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import capture, conditions, overrides, rewrite, substitute
+from omni_port.v2 import capture, conditions, instances, overrides, rewrite, substitute
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
@@ -104,6 +106,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *substitute_findings(parsed, against),
         *capture_findings(parsed, against.patches),
         *condition_findings(parsed, against.allowed),
+        *instance_findings(parsed, against),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -420,6 +423,20 @@ def capture_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -
                 f"communicator on the NPU; {how}"
             )
             yield Finding(Code.OP331, name, call.lineno, what, call.col_offset + 1)
+
+
+def instance_findings(parsed: Mapping[str, ast.Module], against: Against) -> Iterator[Finding]:
+    """OP332 at each call of vLLM's class (or factory) where vllm-ascend's runner installs
+    its own: in its ``__init__``, or through a graph-manager wrapper (``instances``)."""
+    found = instances.installed(
+        against.npu_text,
+        against.npu_path,
+        against.npu_class,
+        against.base_text,
+        against.base_path,
+        overrides.BASE_CLASS,
+    )
+    return instances.findings(parsed, found)
 
 
 def condition_findings(
