@@ -95,9 +95,13 @@ class NPUWorker:
         self.use_v2_model_runner = vllm_config.use_v2_model_runner
 
     def compile_or_warm_up_model(self):
+        self.steps = []
         for size in (8, 4):
             self.model_runner._dummy_run(size)
-        self.model_runner.capture_model()
+        self.steps.append("kernel_warmup")
+        graph_memory = self.model_runner.capture_model()
+        self.steps.append(f"graph memory {graph_memory}")
+        self.steps += ["atb_warmup", "bind_cpus", "set_random_seed"]
         return CompilationTimes(language_model=1.0, encoder=1.0)
 """
 WORKER = """\
@@ -126,6 +130,7 @@ class {runner}(OmniConnectorModelRunnerMixin):
 
     def capture_model(self):
         self.calls.append(("capture_model",))
+        return 1024
 
     def profile_run(self):
         self.calls.append(("profile_run",))
@@ -441,14 +446,25 @@ def test_vllm_omnis_own_worker_validation_passes_the_switched_workers(
 # --- the generation stage's warm-up ---------------------------------------------------------
 
 
-def test_a_v2_generation_worker_warms_up_with_profile_run_alone(deployed: Path) -> None:
+def test_a_v2_generation_worker_runs_the_model_with_profile_run_alone(deployed: Path) -> None:
     """As vLLM-Omni's GPU generation worker does for V2: the NPU worker's warm-up would run
-    ``_dummy_run(size)`` and ``capture_model()`` on the generation runner."""
+    ``_dummy_run(size)`` and ``capture_model()`` on the generation runner. Its other steps
+    (kernel and ATB warm-ups, CPU binding, seed reset) still run, in their order."""
     runtime.use_generated_runners(deployed, package=WORKERS)
     worker = _worker("generation", _config({"model_runner": "v2"}))
     times = worker.compile_or_warm_up_model()
     assert worker.model_runner.calls == [("profile_run",)]
-    assert type(times).__name__ == "CompilationTimes" and times.encoder == 0.0
+    assert worker.steps == [
+        "kernel_warmup",
+        "graph memory 0",
+        "atb_warmup",
+        "bind_cpus",
+        "set_random_seed",
+    ]
+    assert type(times).__name__ == "CompilationTimes"
+    assert not {"_dummy_run", "capture_model"} & set(vars(worker.model_runner)), (
+        "the runner's own methods again"
+    )
 
 
 def test_a_v1_generation_worker_and_a_v2_ar_worker_keep_the_npu_warm_up(deployed: Path) -> None:

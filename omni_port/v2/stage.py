@@ -17,19 +17,18 @@ A config without vLLM-Omni's stage field (plain vLLM) selects by ``use_v2_model_
 
 The worker then says what it runs (``use_v2_model_runner``, which vllm-ascend's worker reads
 to pool, to stop pipeline-parallel sends and to zero KV blocks), and a generation worker
-warms up as vLLM-Omni's GPU generation worker does for V2: ``profile_run`` alone (the NPU
-worker's warm-up runs ``_dummy_run(size)``, whose sampler step indexes the generation
-runner's one-element placeholder hidden states). Nothing here imports vLLM; the warm-up
-imports vLLM's ``CompilationTimes`` when it runs, in a worker.
+runs the model in its warm-up as vLLM-Omni's GPU generation worker does for V2:
+``profile_run`` alone (the NPU worker's warm-up runs ``_dummy_run(size)``, whose sampler
+step indexes the generation runner's one-element placeholder hidden states), while the
+rest of the NPU worker's warm-up runs as it is. Nothing here imports vLLM.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import importlib
 import os
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from omni_port.v2 import conditions
@@ -39,8 +38,6 @@ from omni_port.v2.conditions import Condition
 ENV = "VLLM_USE_V2_MODEL_RUNNER"
 #: Marks a worker method the switch wrapped (so switching again does not wrap it twice).
 WRAPPED = "__omni_port_wrapped__"
-#: What a worker's warm-up returns: vLLM's module and record.
-COMPILATION_TIMES = ("vllm.v1.worker.worker_base", "CompilationTimes")
 
 
 class StageConflict(RuntimeError):
@@ -162,18 +159,42 @@ def with_v2_flag(original: Callable[..., Any]) -> Callable[..., Any]:
     return init_device
 
 
+#: The runner methods ``NPUWorker.compile_or_warm_up_model`` calls that run the model: a
+#: generation V2 worker runs ``profile_run`` in their stead (checked against vllm-ascend's
+#: worker by verify: ``omni_port.v2.ascend.WarmUp``).
+MODEL_STEPS = ("_dummy_run", "capture_model")
+
+
 def generation_warm_up(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``compile_or_warm_up_model`` of a generation worker: with the V2 runner, only its
-    ``profile_run`` (vLLM-Omni's GPU generation worker does the same), else the worker's."""
+    """``compile_or_warm_up_model`` of a generation worker: with the V2 runner, its
+    ``profile_run`` (vLLM-Omni's GPU generation worker warms up with it alone), then the
+    worker's own warm-up with the steps that run the model (``MODEL_STEPS``) skipped, so that
+    every other step stays (vllm-ascend's Triton kernel and ATB warm-ups, the CPU binding,
+    the seed reset); without the V2 runner, the worker's own."""
 
     def compile_or_warm_up_model(self: Any) -> Any:
         if not getattr(self, "use_v2_model_runner", False):
             return original(self)
-        # vLLM's record of the warm-up, from the worker process (where vLLM is installed).
-        times = importlib.import_module(COMPILATION_TIMES[0])
-        start = time.perf_counter()
-        self.model_runner.profile_run()
-        elapsed = time.perf_counter() - start
-        return getattr(times, COMPILATION_TIMES[1])(language_model=elapsed, encoder=0.0)
+        runner = self.model_runner
+        runner.profile_run()
+        with _skipped(runner, MODEL_STEPS):
+            return original(self)
 
     return compile_or_warm_up_model
+
+
+@contextlib.contextmanager
+def _skipped(runner: object, names: tuple[str, ...]) -> Iterator[None]:
+    """The runner's ``names`` do nothing meanwhile (instance attributes over its methods;
+    ``capture_model`` then captures no graph memory: 0 bytes)."""
+    for name in names:
+        setattr(runner, name, _nothing)
+    try:
+        yield
+    finally:
+        for name in names:
+            vars(runner).pop(name, None)
+
+
+def _nothing(*args: object, **kwargs: object) -> int:
+    return 0
