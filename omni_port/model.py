@@ -214,6 +214,13 @@ class Code(enum.StrEnum):
         "A V2 allow-list entry requires a condition that does not hold in the generated code, "
         "or that omni-port does not know.",
     )
+    OP334 = (
+        "OP334",
+        "generation-warm-up",
+        "A generation V2 worker's warm-up cannot keep the NPU worker's: its warm-up calls a "
+        "runner method besides the model steps the switch skips (an error), or could not be "
+        "read (a note).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")

@@ -23,6 +23,8 @@ edited by hand is judged the same way:
   allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
 - OP332: no call of vLLM's class (or factory) where vllm-ascend's runner installs its own
   (``NPUModelRunner.__init__``'s ``AscendInputBuffers``, a graph-manager wrapper's factory);
+- OP334: the NPU worker's warm-up calls no runner method but the model steps a generation
+  worker skips (else an error; a note when it cannot be read);
 - OP333: every condition an allow-list entry requires (``[requires: NAME]``) is one
   omni-port knows, and holds in the generated modules where it can be seen there;
 - OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
@@ -42,8 +44,8 @@ from omni_port.gpu.parity import AllowEntry
 from omni_port.model import Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
 from omni_port.sync.splice import CONFLICT_OPEN
-from omni_port.v2 import capture, conditions, instances, overrides, rewrite, substitute
-from omni_port.v2.ascend import AscendPatches
+from omni_port.v2 import capture, conditions, instances, overrides, rewrite, stage, substitute
+from omni_port.v2.ascend import WORKER, AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
 
@@ -107,6 +109,7 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *capture_findings(parsed, against.patches),
         *condition_findings(parsed, against.allowed),
         *instance_findings(parsed, against),
+        *warm_up_findings(parsed, against.patches),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -437,6 +440,35 @@ def instance_findings(parsed: Mapping[str, ast.Module], against: Against) -> Ite
         overrides.BASE_CLASS,
     )
     return instances.findings(parsed, found)
+
+
+#: The generated module of the generation (Code2Wav) runner, whose worker warms up apart.
+GENERATION_MODULE = "omni_generation_model_runner.py"
+
+
+def warm_up_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Iterator[Finding]:
+    """OP334 when a generation worker's warm-up cannot keep the NPU worker's steps: the
+    switch runs the NPU worker's warm-up with the model steps (``stage.MODEL_STEPS``)
+    skipped, so any other runner method it calls would run the generation model."""
+    if GENERATION_MODULE not in parsed:
+        return
+    warm_up = patches.warm_up
+    if warm_up is None:
+        path, class_name, method = WORKER
+        what = (
+            f"{class_name}.{method} ({path}) could not be read: whether a generation worker's "
+            "warm-up keeps its steps without running the model is not checked"
+        )
+        yield Finding(Code.OP334, GENERATION_MODULE, 0, what, severity=Severity.NOTE)
+        return
+    for name in (n for n in warm_up.calls if n not in stage.MODEL_STEPS):
+        what = (
+            f"the NPU worker's warm-up ({warm_up.path}:{warm_up.line}) calls "
+            f"self.model_runner.{name}(), which the switch does not skip: a generation V2 "
+            f"worker would run it on the generation runner (it skips only "
+            f"{', '.join(stage.MODEL_STEPS)})"
+        )
+        yield Finding(Code.OP334, GENERATION_MODULE, 0, what)
 
 
 def condition_findings(

@@ -59,7 +59,9 @@ def installed(
     except (SyntaxError, ValueError):
         return ()
     npu_module, base_module = _dotted(npu_path), _dotted(base_path)
-    found = list(_in_init(npu, npu_module, npu_class, base, base_module, base_class, npu_path))
+    mine = _built(npu, npu_module, npu_class)
+    theirs = _built(base, base_module, base_class)
+    found = list(_in_init(mine, theirs, npu_class, npu_path))
     found += _wrappers(npu, npu_module, base, base_module, npu_path)
     return tuple(found)
 
@@ -69,16 +71,12 @@ def _dotted(path: str) -> str:
 
 
 def _in_init(
-    npu: ast.Module,
-    npu_module: str,
+    mine: Mapping[str, tuple[str, int]],
+    theirs: Mapping[str, tuple[str, int]],
     npu_class: str,
-    base: ast.Module,
-    base_module: str,
-    base_class: str,
     path: str,
 ) -> Iterator[Installed]:
-    mine = _built(npu, npu_module, npu_class)
-    theirs = _built(base, base_module, base_class)
+    """The attributes both ``__init__`` methods build, with different callables."""
     for attribute, (replacement, line) in sorted(mine.items()):
         original = theirs.get(attribute)
         if original is not None and original[0] != replacement:
