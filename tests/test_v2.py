@@ -536,11 +536,12 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
     assert ": OP406 " in stale.stdout
 
 
-def test_sync_into_another_directory_leaves_the_configured_v2_tree_alone(
+def test_sync_and_check_of_another_directory_leave_the_configured_v2_tree_alone(
     cli: Cli, tmp_path: Path
 ) -> None:
     """`sync --generated DIR` writes DIR, not the workspace: the configured V2 tree is not
-    touched (as `verify --generated DIR` does not verify it)."""
+    touched (as `verify --generated DIR` does not verify it), nor checked by `check
+    --generated DIR`."""
     config = tmp_path / "pyproject.toml"
     config.write_text(
         "[tool.omni-port]\n"
@@ -549,6 +550,7 @@ def test_sync_into_another_directory_leaves_the_configured_v2_tree_alone(
         f'v2-source = "{CASE / "omni"}"\n'
         f'v2-upstream = "{CASE / "ascend"}"\n'
         f'v2-vllm-base = "{CASE / "vllm"}"\n'
+        f'v2-vllm = "{CASE / "vllm"}"\n'
         f'v2-allow = "{CASE / "allow.txt"}"\n'
     )
     assert cli("--config", config, "extract").exit_code == 0
@@ -556,6 +558,10 @@ def test_sync_into_another_directory_leaves_the_configured_v2_tree_alone(
     assert synced.exit_code == 1, "the V1 fixture's conflicts"
     assert (tmp_path / "elsewhere" / lockfile.LOCK_NAME).is_file()
     assert not (tmp_path / "generated").exists()
+    checked = cli("--config", config, "check", "--generated", tmp_path / "elsewhere", "--no-cache")
+    assert "generated/v2" not in checked.stdout, "check of DIR is not the workspace's either"
+    workspace = cli("--config", config, "check", "--no-cache")
+    assert "generated/v2" in workspace.stdout, "the workspace's check misses its V2 tree"
 
 
 def test_this_repository_gates_its_v2_tree() -> None:
