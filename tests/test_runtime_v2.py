@@ -365,6 +365,25 @@ def test_decode_context_parallelism_on_v2_is_refused_at_start_up(
     assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
 
 
+def test_v2_on_a_310p_is_refused_at_start_up(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vllm-ascend's hardware profile of a 310P runs NPUWorker310, which builds
+    NPUModelRunner310V2: the generated runners derive from the A2/A3 NPUModelRunner."""
+    profiles = types.ModuleType(stage.HARDWARE_PROFILE)
+    worker = "vllm_ascend._310p.worker_310p.NPUWorker310"
+    profile = types.SimpleNamespace(default_worker_cls=worker)
+    profiles.get_current_hardware_profile = lambda: profile  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, stage.HARDWARE_PROFILE, profiles)
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    with pytest.raises(stage.Unsupported, match="NPUWorker310") as refused:
+        _worker("ar", _config({"model_runner": "v2"}, 3))
+    assert "stage 3" in str(refused.value) and "model_runner v1" in str(refused.value)
+    assert _worker("ar", _config({}, 3)).model_runner.origin == "generated-v1"
+    profile.default_worker_cls = stage.NPU_WORKER
+    assert _worker("ar", _config({"model_runner": "v2"}, 3)).model_runner.origin == "generated-v2"
+
+
 def test_a_stage_that_breaks_a_reviewed_decisions_condition_is_refused_at_start_up(
     deployed: Path,
 ) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -51,12 +52,25 @@ class Unsupported(RuntimeError):
 def refuse_unsupported(vllm_config: object, required: Iterable[Condition] = ()) -> None:
     """Raise Unsupported for a configuration the composed V2 runners get wrong.
 
+    310P (or any hardware whose vllm-ascend profile runs another worker than the A2/A3
+    ``NPUWorker``): vllm-ascend builds ``NPUModelRunner310V2`` there, not the runner the
+    generated classes derive from.
+
     Decode context parallelism (DCP > 1): omni's V2 ``execute_model`` is a copy of an older
     vLLM's and never sets ``input_batch.dcp_local_seq_lens``, which vllm-ascend's
     ``prepare_inputs`` leaves to vLLM's ``execute_model``; Ascend's MLA context-parallel path
     then asserts mid-step. And every condition the tree's reviewed decisions require
     (``required``, from its lock) that the stage's configuration breaks. Refusing at
     start-up names the stage and the way out."""
+    other = _other_worker()
+    if other:
+        raise Unsupported(
+            f"{_stage(vllm_config)} selects model_runner v2 on hardware where vllm-ascend "
+            f"runs {other} (310P: NPUWorker310, which builds NPUModelRunner310V2 with its own "
+            "inputs, KV allocation, sampling and model states), while the generated V2 "
+            "runners are composed with vllm-ascend's A2/A3 NPUModelRunner: select "
+            "model_runner v1 for this stage"
+        )
     for condition in sorted(required):
         setting = conditions.broken(condition, vllm_config)
         if setting:
@@ -76,6 +90,25 @@ def refuse_unsupported(vllm_config: object, required: Iterable[Condition] = ()) 
             "vllm-ascend's context-parallel attention needs: select model_runner v1 for this "
             "stage, or run it without decode context parallelism"
         )
+
+
+#: vllm-ascend's hardware profile (0.30: the worker class each device family runs), and
+#: the worker of the A2/A3 family, whose V2 runner the generated runners are composed with.
+HARDWARE_PROFILE = "vllm_ascend.device.hardware_profile"
+NPU_WORKER = "vllm_ascend.worker.worker.NPUWorker"
+
+
+def _other_worker() -> str:
+    """The worker class vllm-ascend's hardware profile names when it is not the A2/A3 one
+    (310P's), "" when it is or when this vllm-ascend has no such profile (the lock's pins
+    then name the vllm-ascend the tree was generated from)."""
+    try:
+        profiles = importlib.import_module(HARDWARE_PROFILE)
+    except ImportError:
+        return ""
+    profile = profiles.get_current_hardware_profile()
+    worker = str(getattr(profile, "default_worker_cls", NPU_WORKER))
+    return "" if worker == NPU_WORKER else worker
 
 
 def process_flag() -> bool | None:
