@@ -506,9 +506,9 @@ def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path
     assert f"{GPU}:{line}:1: OP507 block {block} " in (broken.stdout)
 
 
-def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:
-    """A workspace whose [tool.omni-port] turns V2 on: one `sync`, `verify`, `check`."""
-    config = tmp_path / "pyproject.toml"
+def _v2_workspace(folder: Path) -> Path:
+    """A configuration that turns V2 on, on the stand-in pairs (V1's and V2's)."""
+    config = folder / "pyproject.toml"
     config.write_text(
         "[tool.omni-port]\n"
         f'source = "{DATA / "omni"}"\n'
@@ -519,6 +519,12 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
         f'v2-vllm = "{CASE / "vllm_new"} {CASE / "vllm"}"\n'
         f'v2-allow = "{CASE / "allow.txt"}"\n'
     )
+    return config
+
+
+def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:
+    """A workspace whose [tool.omni-port] turns V2 on: one `sync`, `verify`, `check`."""
+    config = _v2_workspace(tmp_path)
     v2_out = tmp_path / "generated" / "v2"
     assert cli("--config", config, "extract").exit_code == 0
     synced = cli("--config", config, "sync")
@@ -542,17 +548,7 @@ def test_sync_and_check_of_another_directory_leave_the_configured_v2_tree_alone(
     """`sync --generated DIR` writes DIR, not the workspace: the configured V2 tree is not
     touched (as `verify --generated DIR` does not verify it), nor checked by `check
     --generated DIR`."""
-    config = tmp_path / "pyproject.toml"
-    config.write_text(
-        "[tool.omni-port]\n"
-        f'source = "{DATA / "omni"}"\n'
-        f'upstream = "{DATA / "upstream/v1/model_runner_v1.py"}"\n'
-        f'v2-source = "{CASE / "omni"}"\n'
-        f'v2-upstream = "{CASE / "ascend"}"\n'
-        f'v2-vllm-base = "{CASE / "vllm"}"\n'
-        f'v2-vllm = "{CASE / "vllm"}"\n'
-        f'v2-allow = "{CASE / "allow.txt"}"\n'
-    )
+    config = _v2_workspace(tmp_path)
     assert cli("--config", config, "extract").exit_code == 0
     synced = cli("--config", config, "sync", "--generated", tmp_path / "elsewhere")
     assert synced.exit_code == 1, "the V1 fixture's conflicts"
