@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 
+from omni_port.model import Rule
+
 
 class Condition(StrEnum):
     """A condition an allow-list entry may require (``[requires: NAME]``)."""
@@ -64,7 +66,7 @@ def required(reasons: Iterable[str]) -> frozenset[Condition]:
 
 def in_rows(rows: Iterable[Mapping[str, object]]) -> frozenset[Condition]:
     """The conditions the lock rows of a V2 tree require (the ``allowed`` rows' reasons)."""
-    return required(str(row.get("reason", "")) for row in rows if "allowed" in _rules(row))
+    return required(str(row.get("reason", "")) for row in rows if Rule.ALLOWED in _rules(row))
 
 
 def _rules(row: Mapping[str, object]) -> list[str]:
