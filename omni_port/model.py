@@ -202,6 +202,25 @@ class Code(enum.StrEnum):
         "communicator_switch (a note), or outside it, where vLLM asserts a CUDA or XPU "
         "communicator when TP, DP or PP > 1 (an error).",
     )
+    OP332 = (
+        "OP332",
+        "npu-instance",
+        "Generated V2 code builds vLLM's class where vllm-ascend's runner installs its own "
+        "(NPUModelRunner.__init__, or a graph-manager wrapper around vLLM's code): an error.",
+    )
+    OP333 = (
+        "OP333",
+        "allow-condition",
+        "A V2 allow-list entry requires a condition that does not hold in the generated code, "
+        "or that omni-port does not know.",
+    )
+    OP334 = (
+        "OP334",
+        "generation-warm-up",
+        "A generation V2 worker's warm-up cannot keep the NPU worker's: its warm-up calls a "
+        "runner method besides the model steps the switch skips (an error), or could not be "
+        "read (a note).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")

@@ -46,7 +46,8 @@ from omni_port.errors import BadInput
 from omni_port.model import Layout
 from omni_port.patches import lockfile
 from omni_port.sources.upstream import ASCEND_RUNNER, ASCEND_V2_RUNNER
-from omni_port.v2 import pins, stage
+from omni_port.v2 import conditions, pins, stage
+from omni_port.v2.conditions import Condition
 from omni_port.verify import conflicts
 
 #: Package vLLM-Omni keeps its NPU runners in.
@@ -473,11 +474,15 @@ def uses_v2(vllm_config: object) -> bool:
     return stage.selects_v2(vllm_config)
 
 
-def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
+def runner_selector(
+    v1: type, v2_module: str, v2_class: str, required: frozenset[Condition] = frozenset()
+) -> type:
     """A drop-in for a worker's ``model_runner_cls``: ``cls(vllm_config, device, ...)``
     builds the V2 runner ``v2_module.v2_class`` where the stage selects Model Runner V2
     (``uses_v2``; VLLM_USE_V2_MODEL_RUNNER is then set for vllm-ascend), the V1 runner
-    ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend).
+    ``v1`` otherwise. The V2 module is imported only then (it needs vllm-ascend). A stage
+    whose configuration breaks a condition in ``required`` (``omni_port.v2.conditions``) is
+    refused then, as unsupported configurations are.
 
     The selector is a subclass of ``v1``, so every ``issubclass`` check vLLM-Omni makes of a
     worker's runner class still holds (its engine arguments require the Omni connector
@@ -487,7 +492,7 @@ def runner_selector(v1: type, v2_module: str, v2_class: str) -> type:
     def __new__(cls: type, vllm_config: object, *args: object, **kwargs: object) -> object:
         v2 = uses_v2(vllm_config)
         if v2:
-            stage.refuse_unsupported(vllm_config)
+            stage.refuse_unsupported(vllm_config, required)
         stage.agree(v2)
         chosen = getattr(importlib.import_module(v2_module), v2_class) if v2 else v1
         return chosen(vllm_config, *args, **kwargs)
@@ -509,7 +514,9 @@ def _select_v2_runners(trees: Sequence[Served]) -> None:
     if v2 is None:
         return
     workers = _root(v2.package) + V1_SUFFIX
-    hook = WorkerHook(workers, v2.package)
+    lock = lockfile.read_or_none(v2.folder)
+    required = conditions.in_rows(lock.placements) if lock is not None else frozenset()
+    hook = WorkerHook(workers, v2.package, required)
     sys.meta_path.insert(0, hook)
     for name, module in list(sys.modules.items()):
         if name.startswith(workers + ".") and module is not None:
@@ -520,9 +527,13 @@ class WorkerHook(importlib.abc.MetaPathFinder):
     """Installs ``runner_selector`` on the NPU worker classes of every worker module
     imported while the switch is on (they keep their V1 runner in ``model_runner_cls``)."""
 
-    def __init__(self, workers: str, v2_package: str) -> None:
+    def __init__(
+        self, workers: str, v2_package: str, required: frozenset[Condition] = frozenset()
+    ) -> None:
         self.workers = workers
         self.v2_package = v2_package
+        #: The conditions the V2 tree's reviewed decisions require of a stage.
+        self.required = required
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
@@ -550,7 +561,8 @@ class WorkerHook(importlib.abc.MetaPathFinder):
             target = V2_FOR_V1.get(v1.__name__)
             if target is None:
                 continue
-            selector = runner_selector(v1, f"{self.v2_package}.{target[0]}", target[1])
+            module_name = f"{self.v2_package}.{target[0]}"
+            selector = runner_selector(v1, module_name, target[1], self.required)
             value.model_runner_cls = selector  # type: ignore[attr-defined]
             stage.wrap_once(value, "init_device", stage.with_v2_flag)
             if target[0] == GENERATION_V2:

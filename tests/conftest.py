@@ -71,6 +71,22 @@ def cache_dir() -> Iterator[Path]:
     yield path
 
 
+#: This checkout: its configuration is the default workspace (`make sync`).
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def default_workspace(folder: Path, *, v2: bool) -> None:
+    """This repository's configuration and reviewed lists, copied into ``folder``. Without
+    ``v2`` the Model Runner V2 keys are left out: a test of the V1 runners that syncs many
+    times would otherwise compose the V2 tree each time (about a minute)."""
+    text = (CHECKOUT / "pyproject.toml").read_text(encoding="utf-8")
+    if not v2:
+        text = "".join(line for line in text.splitlines(True) if not line.startswith("v2-"))
+    (folder / "pyproject.toml").write_text(text, encoding="utf-8")
+    for name in ("marker-allow.txt", *(("v2-allow.txt",) if v2 else ())):
+        (folder / name).write_bytes((CHECKOUT / name).read_bytes())
+
+
 def conflict_region(block: str, candidates: int, indent: str = "    ") -> str:
     """A conflict region as sync leaves one in a generated module, listing ``candidates``
     candidate places (none: no place in the new upstream runs the block)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli
+from tests.conftest import Cli, default_workspace
 
 pytestmark = pytest.mark.real
 
@@ -70,8 +70,7 @@ def test_every_candidate_of_make_sync_resolves_and_verifies(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`make sync` on the default inputs (vllm-omni 0.30.0 onto vllm-ascend 0.30.0rc2)."""
-    for name in ("pyproject.toml", "marker-allow.txt"):
-        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    default_workspace(tmp_path, v2=False)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
     assert cli(*common, "extract").exit_code == 0
@@ -94,8 +93,7 @@ def test_every_candidate_of_the_next_real_upgrade_resolves_and_verifies(
 ) -> None:
     """The runners of vLLM-Omni 0.32.0rc1 onto vllm-ascend 0.30.0rc2, from the release
     their copies match best (README, "Upgrade day")."""
-    for name in ("pyproject.toml", "marker-allow.txt"):
-        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    default_workspace(tmp_path, v2=False)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
     upgraded = cli(

@@ -15,14 +15,14 @@ import pytest
 
 from omni_port import api
 from omni_port.extract.markers import LABELLED, PLAIN, scan
-from omni_port.model import CONFLICT_OPEN, Block, BlockKind, Copy, Located, SourceText, Tree
+from omni_port.model import CONFLICT_OPEN, Block, BlockKind, Copy, Layout, Located, SourceText, Tree
 from omni_port.patches import lockfile
 from omni_port.pyast.diff import flat_keys
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import find_member
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import OMNI_RUNNERS, Spec, SpecKind, locate
-from tests.conftest import Cli
+from tests.conftest import Cli, default_workspace
 
 pytestmark = pytest.mark.real
 
@@ -368,8 +368,7 @@ def test_committed_lock_matches_the_default_sync(
     Runs in a copy of the project's configuration so that the regenerate command written
     into each output names the same relative paths as `make sync` does.
     """
-    for name in ("pyproject.toml", "marker-allow.txt"):
-        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    default_workspace(tmp_path, v2=True)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
     assert cli(*common, "extract").exit_code == 0
@@ -379,6 +378,9 @@ def test_committed_lock_matches_the_default_sync(
     assert fresh == committed, (
         "the committed lock is stale: run `make sync` and commit generated/omni-port.lock"
     )
+    # `make sync` composes the V2 tree too (`v2-source`), with the V1 runners.
+    v2 = lockfile.read_or_none(tmp_path / "generated" / "v2")
+    assert v2 is not None and v2.layout is Layout.V2
 
 
 def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:
@@ -422,8 +424,7 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     there), edit-15 reads `to_host`, which only block-01 binds, and edit-09's deletion holds
     with what edit-15 replaces; so no conflict is left, and `resolve` refuses a block sync
     places ("not a conflict"), recording nothing."""
-    for name in ("pyproject.toml", "marker-allow.txt"):
-        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    default_workspace(tmp_path, v2=False)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
     # 0.32.0rc1's lost marker is 0.30.0's, moved: reviewed, --lenient takes it.

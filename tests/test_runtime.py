@@ -210,6 +210,40 @@ def test_generated_package_imports_lazily_and_names_what_is_missing(
         sys.modules.pop("gen_pkg", None)
 
 
+def test_the_generated_package_exports_the_v2_runners_beside_a_v2_tree(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sync` writes the configured V2 tree into generated/v2: the package exports its
+    composed runners too, lazily, from vLLM-Omni's V2 package."""
+    package = tmp_path / "gen_pkg_v2"
+    (package / "v2").mkdir(parents=True)
+    shutil.copy(ROOT / "generated" / "__init__.py", package / "__init__.py")
+    (package / "npu_ar_model_runner.py").write_text("import torch_npu\n")
+    (package / "v2" / "omni_ar_model_runner.py").write_text("import vllm_ascend_v2_missing\n")
+    upstream = tree.parent / "site" / "vllm_ascend" / "worker" / "v2" / "model_runner.py"
+    upstream.parent.mkdir(parents=True)
+    upstream.write_bytes(UPSTREAM)
+    _installed(tree.parent / "site", "vllm-ascend", "9.9.9")
+    _deployable(package)
+    _deployable(package / "v2", layout=Layout.V2)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        module = importlib.import_module("gen_pkg_v2")
+        assert set(module.__all__) == {
+            "OmniNPUModelRunner",
+            "NPUARModelRunner",
+            "NPUGenerationModelRunner",
+            "OmniGPUModelRunner",
+            "OmniARModelRunner",
+            "OmniGenerationModelRunner",
+        }
+        with pytest.raises(ImportError, match=r"vllm_omni|vllm_ascend_v2_missing"):
+            module.OmniARModelRunner  # noqa: B018 - the access is the test
+    finally:
+        runtime.stop_using_generated_runners()
+        sys.modules.pop("gen_pkg_v2", None)
+
+
 def test_the_generated_package_refuses_what_is_not_deployable(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from omni_port import runtime
 from omni_port.sources.upstream import package_texts, parse_spec
+from omni_port.v2 import ascend as ascend_patches
 from omni_port.v2 import stage
 
 pytestmark = pytest.mark.real
@@ -97,11 +98,23 @@ def test_vllm_ascend_runs_v2_by_the_variable_and_its_worker_has_the_flag(
     assert runtime.ASCEND_V2_RUNNER in ascend
 
 
-def test_the_warm_up_returns_vllms_record(texts: dict[str, Mapping[str, str]]) -> None:
-    module, name = stage.COMPILATION_TIMES
-    record = _classes(texts["vllm"][module.replace(".", "/") + ".py"])[name]
-    fields = [ast.unparse(n.target) for n in record.body if isinstance(n, ast.AnnAssign)]
-    assert fields == ["language_model", "encoder"]
+def test_the_generation_warm_up_keeps_every_step_of_vllm_ascends_but_the_model_runs(
+    texts: dict[str, Mapping[str, str]],
+) -> None:
+    """A generation V2 worker runs NPUWorker.compile_or_warm_up_model with the runner's
+    model steps skipped (stage.MODEL_STEPS): those are the only runner methods it calls, and
+    the kernel and ATB warm-ups, the CPU binding and the seed reset are its own steps."""
+    ascend = texts["vllm-ascend"]
+    warm_up = ascend_patches._warm_up(ascend)
+    assert warm_up is not None and warm_up.calls == stage.MODEL_STEPS
+    worker = _classes(ascend["vllm_ascend/worker/worker.py"])["NPUWorker"]
+    method = next(
+        n
+        for n in worker.body
+        if isinstance(n, ast.FunctionDef) and n.name == ascend_patches.WORKER[2]
+    )
+    called = {ast.unparse(n.func) for n in ast.walk(method) if isinstance(n, ast.Call)}
+    assert {"kernel_warmup", "self._warm_up_atb", "bind_cpus", "set_random_seed"} <= called
 
 
 @pytest.mark.xfail(

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from omni_port import runtime
-from omni_port.model import Layout
+from omni_port.model import Layout, Placement, RegionKind, Rule, Status
 from omni_port.patches import lockfile
 from omni_port.sources.upstream import package_texts, parse_spec
 from omni_port.v2 import pins, stage
@@ -95,9 +95,13 @@ class NPUWorker:
         self.use_v2_model_runner = vllm_config.use_v2_model_runner
 
     def compile_or_warm_up_model(self):
+        self.steps = []
         for size in (8, 4):
             self.model_runner._dummy_run(size)
-        self.model_runner.capture_model()
+        self.steps.append("kernel_warmup")
+        graph_memory = self.model_runner.capture_model()
+        self.steps.append(f"graph memory {graph_memory}")
+        self.steps += ["atb_warmup", "bind_cpus", "set_random_seed"]
         return CompilationTimes(language_model=1.0, encoder=1.0)
 """
 WORKER = """\
@@ -126,6 +130,7 @@ class {runner}(OmniConnectorModelRunnerMixin):
 
     def capture_model(self):
         self.calls.append(("capture_model",))
+        return 1024
 
     def profile_run(self):
         self.calls.append(("profile_run",))
@@ -169,7 +174,12 @@ V2_RUNNERS = {
 }
 
 
-def _deployable(folder: Path, layout: Layout, sources: tuple[lockfile.Source, ...] = ()) -> None:
+def _deployable(
+    folder: Path,
+    layout: Layout,
+    sources: tuple[lockfile.Source, ...] = (),
+    placements: tuple[Placement, ...] = (),
+) -> None:
     outputs = {
         p.relative_to(folder).as_posix(): _sha(p.read_bytes()) for p in sorted(folder.rglob("*.py"))
     }
@@ -180,6 +190,7 @@ def _deployable(folder: Path, layout: Layout, sources: tuple[lockfile.Source, ..
         "0" * 64,
         outputs,
         "sync",
+        lockfile.rows(placements),
         layout=layout,
         sources=sources,
     )
@@ -354,6 +365,57 @@ def test_decode_context_parallelism_on_v2_is_refused_at_start_up(
     assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
 
 
+def test_v2_on_a_310p_is_refused_at_start_up(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vllm-ascend's hardware profile of a 310P runs NPUWorker310, which builds
+    NPUModelRunner310V2: the generated runners derive from the A2/A3 NPUModelRunner."""
+    profiles = types.ModuleType(stage.HARDWARE_PROFILE)
+    worker = "vllm_ascend._310p.worker_310p.NPUWorker310"
+    profile = types.SimpleNamespace(default_worker_cls=worker)
+    profiles.get_current_hardware_profile = lambda: profile  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, stage.HARDWARE_PROFILE, profiles)
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    with pytest.raises(stage.Unsupported, match="NPUWorker310") as refused:
+        _worker("ar", _config({"model_runner": "v2"}, 3))
+    assert "stage 3" in str(refused.value) and "model_runner v1" in str(refused.value)
+    assert _worker("ar", _config({}, 3)).model_runner.origin == "generated-v1"
+    profile.default_worker_cls = stage.NPU_WORKER
+    assert _worker("ar", _config({"model_runner": "v2"}, 3)).model_runner.origin == "generated-v2"
+
+
+def test_a_stage_that_breaks_a_reviewed_decisions_condition_is_refused_at_start_up(
+    deployed: Path,
+) -> None:
+    """The tree keeps omni's remove_request under an allow entry that requires sparse KV
+    offload off (its lock row keeps the reason): a V2 stage that turns it on is refused."""
+    reason = (
+        "omni's frees its own buffers; AscendModelState's adds the release of sparse-KV-offload "
+        "states [requires: no-sparse-kv-offload] (v2-allow.txt:26)"
+    )
+    kept = Placement(
+        "model_states/omni_model_state.OmniModelState.remove_request",
+        "model_states/omni_model_state.py",
+        "OmniModelState",
+        "remove_request",
+        RegionKind.OVERRIDE,
+        False,
+        Status.CARRIED,
+        1.0,
+        reason=reason,
+        decided_by=(Rule.ALLOWED,),
+    )
+    _deployable(deployed / "v2", Layout.V2, placements=(kept,))
+    runtime.use_generated_runners(deployed, package=WORKERS)
+    vllm_config = _config({"model_runner": "v2"}, 1)
+    vllm_config.additional_config = {"sparse_kv_offload_config": {"enabled": True}}
+    with pytest.raises(stage.Unsupported, match="no-sparse-kv-offload") as refused:
+        _worker("ar", vllm_config)
+    assert "stage 1" in str(refused.value) and "sparse_kv_offload_config" in str(refused.value)
+    vllm_config.additional_config = {"sparse_kv_offload_config": {"enabled": False}}
+    assert _worker("ar", vllm_config).model_runner.origin == "generated-v2"
+
+
 # --- vLLM-Omni's checks of the switched workers ---------------------------------------------
 
 
@@ -403,14 +465,25 @@ def test_vllm_omnis_own_worker_validation_passes_the_switched_workers(
 # --- the generation stage's warm-up ---------------------------------------------------------
 
 
-def test_a_v2_generation_worker_warms_up_with_profile_run_alone(deployed: Path) -> None:
+def test_a_v2_generation_worker_runs_the_model_with_profile_run_alone(deployed: Path) -> None:
     """As vLLM-Omni's GPU generation worker does for V2: the NPU worker's warm-up would run
-    ``_dummy_run(size)`` and ``capture_model()`` on the generation runner."""
+    ``_dummy_run(size)`` and ``capture_model()`` on the generation runner. Its other steps
+    (kernel and ATB warm-ups, CPU binding, seed reset) still run, in their order."""
     runtime.use_generated_runners(deployed, package=WORKERS)
     worker = _worker("generation", _config({"model_runner": "v2"}))
     times = worker.compile_or_warm_up_model()
     assert worker.model_runner.calls == [("profile_run",)]
-    assert type(times).__name__ == "CompilationTimes" and times.encoder == 0.0
+    assert worker.steps == [
+        "kernel_warmup",
+        "graph memory 0",
+        "atb_warmup",
+        "bind_cpus",
+        "set_random_seed",
+    ]
+    assert type(times).__name__ == "CompilationTimes"
+    assert not {"_dummy_run", "capture_model"} & set(vars(worker.model_runner)), (
+        "the runner's own methods again"
+    )
 
 
 def test_a_v1_generation_worker_and_a_v2_ar_worker_keep_the_npu_warm_up(deployed: Path) -> None:

@@ -506,9 +506,9 @@ def test_verify_reads_a_v2_tree_by_its_lock(cli: Cli, case: Path, tmp_path: Path
     assert f"{GPU}:{line}:1: OP507 block {block} " in (broken.stdout)
 
 
-def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:
-    """A workspace whose [tool.omni-port] turns V2 on: one `sync`, `verify`, `check`."""
-    config = tmp_path / "pyproject.toml"
+def _v2_workspace(folder: Path) -> Path:
+    """A configuration that turns V2 on, on the stand-in pairs (V1's and V2's)."""
+    config = folder / "pyproject.toml"
     config.write_text(
         "[tool.omni-port]\n"
         f'source = "{DATA / "omni"}"\n'
@@ -519,6 +519,12 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
         f'v2-vllm = "{CASE / "vllm_new"} {CASE / "vllm"}"\n'
         f'v2-allow = "{CASE / "allow.txt"}"\n'
     )
+    return config
+
+
+def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> None:
+    """A workspace whose [tool.omni-port] turns V2 on: one `sync`, `verify`, `check`."""
+    config = _v2_workspace(tmp_path)
     v2_out = tmp_path / "generated" / "v2"
     assert cli("--config", config, "extract").exit_code == 0
     synced = cli("--config", config, "sync")
@@ -534,6 +540,36 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
     assert stale.exit_code == 1
     assert f"{v2_out / GEN}:" in stale.stdout or f"generated/v2/{GEN}" in stale.stdout
     assert ": OP406 " in stale.stdout
+
+
+def test_sync_and_check_of_another_directory_leave_the_configured_v2_tree_alone(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """`sync --generated DIR` writes DIR, not the workspace: the configured V2 tree is not
+    touched (as `verify --generated DIR` does not verify it), nor checked by `check
+    --generated DIR`."""
+    config = _v2_workspace(tmp_path)
+    assert cli("--config", config, "extract").exit_code == 0
+    synced = cli("--config", config, "sync", "--generated", tmp_path / "elsewhere")
+    assert synced.exit_code == 1, "the V1 fixture's conflicts"
+    assert (tmp_path / "elsewhere" / lockfile.LOCK_NAME).is_file()
+    assert not (tmp_path / "generated").exists()
+    checked = cli("--config", config, "check", "--generated", tmp_path / "elsewhere", "--no-cache")
+    assert "generated/v2" not in checked.stdout, "check of DIR is not the workspace's either"
+    workspace = cli("--config", config, "check", "--no-cache")
+    assert "generated/v2" in workspace.stdout, "the workspace's check misses its V2 tree"
+
+
+def test_this_repository_gates_its_v2_tree() -> None:
+    """`make sync` and `check` on this repository cover Model Runner V2: its configuration
+    names the V2 source and the reviewed list, which exists."""
+    from omni_port.sources.config import load
+
+    root = Path(__file__).resolve().parent.parent
+    config = load(root / "pyproject.toml")
+    assert config.v2_source == config.source
+    assert config.path(config.v2_allow) == root / "v2-allow.txt"
+    assert (root / "v2-allow.txt").is_file()
 
 
 def test_without_v2_configured_sync_writes_no_v2_tree(cli: Cli, tmp_path: Path) -> None:

@@ -477,7 +477,11 @@ def test_v2_sync_and_verify_on_the_real_pair(cli: Cli, cache_dir: Path, tmp_path
     out = tmp_path / "v2"
     args = ("--cache-dir", cache_dir, "v2-sync", "vllm-omni==0.30.0", "--upstream",
             "vllm-ascend==0.30.0rc2", "--generated", out)  # fmt: skip
-    unreviewed = cli(*args, "--json", tmp_path / "unreviewed.json")
+    # The repository's configuration names v2-allow.txt: an empty list reviews nothing.
+    (tmp_path / "none.txt").write_text("")
+    unreviewed = cli(
+        *args, "--v2-allow", tmp_path / "none.txt", "--json", tmp_path / "unreviewed.json"
+    )
     assert unreviewed.exit_code == 1, "the profile_run skip is a conflict until reviewed"
     errors = [
         (f["code"], Path(f["path"]).name)
@@ -527,6 +531,43 @@ def test_the_bypass_seeded_back_in_fails_verify_and_the_switch(
     reasons = runtime.unresolved(out)
     assert any("was edited since sync wrote it" in r for r in reasons)
     assert any("verify problems" in r and "OP330" in r for r in reasons), reasons
+
+
+def test_vllms_input_buffers_seeded_into_omnis_init_fails_verify_and_the_switch(
+    cli: Cli, cache_dir: Path, tmp_path: Path
+) -> None:
+    """NPUModelRunner.__init__ rebuilds input_buffers as AscendInputBuffers (its seq_lens_cpu
+    is what the NPU code reads): omni's __init__ building vLLM's InputBuffers after it would
+    fail the first step, so verify fails (OP332), and the switch with it."""
+    out = tmp_path / "v2"
+    args = ("--cache-dir", cache_dir, "v2-sync", "vllm-omni==0.30.0", "--upstream",
+            "vllm-ascend==0.30.0rc2", "--v2-allow", ALLOW, "--generated", out)  # fmt: skip
+    assert cli(*args).exit_code == 0
+    runner = out / "omni_model_runner.py"
+    text = runner.read_text()
+    call = "        super().__init__(*args, **kwargs)\n"
+    assert text.count(call) == 1
+    seeded = text.replace(
+        call,
+        call + "        self.input_buffers = InputBuffers(max_num_reqs=1, max_num_tokens=1, "
+        "device=self.device)\n",
+    ).replace(
+        "\nimport torch\n",
+        "\nimport torch\nfrom vllm.v1.worker.gpu.input_batch import InputBuffers\n",
+        1,
+    )
+    runner.write_text(seeded)
+    verified = cli("--cache-dir", cache_dir, "verify", "--generated", out)
+    assert verified.exit_code == 1
+    line = next(n for n, ln in enumerate(seeded.splitlines(), 1) if "= InputBuffers(" in ln)
+    (found,) = [ln for ln in verified.stdout.splitlines() if ": OP332 " in ln]
+    assert (
+        found.startswith(f"{out / 'omni_model_runner.py'}:{line}:")
+        or f"omni_model_runner.py:{line}:" in found
+    )
+    assert "AscendInputBuffers" in found and "NPUModelRunner.__init__" in found
+    reasons = runtime.unresolved(out)
+    assert any("verify problems" in r and "OP332" in r for r in reasons), reasons
 
 
 def test_the_bypass_seeded_into_omnis_sources_fails_the_report(

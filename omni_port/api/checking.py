@@ -101,6 +101,7 @@ def _check_inputs(request: CheckRequest, settings: Settings) -> CheckInputs:
         gpu=gpu_located,
         vllm=vllm if gpu else (),
         allow_path=request.allow,
+        v2=bool(config.v2_source) and not request.sources and request.generated is None,
     )
 
 
@@ -123,7 +124,7 @@ def _check_key(inputs: CheckInputs, settings: Settings) -> str:
     for folder in (inputs.patches, inputs.generated, *transplants):
         files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
         texts.extend(f"{p.relative_to(folder).as_posix()}:{sha256(p.read_bytes())}" for p in files)
-    texts.extend(_v2_key(settings))
+    texts.extend(_v2_key(settings) if inputs.v2 else [])
     digest.update("\n".join(texts).encode())
     return digest.hexdigest()
 
@@ -131,8 +132,6 @@ def _check_key(inputs: CheckInputs, settings: Settings) -> str:
 def _v2_key(settings: Settings) -> list[str]:
     """The configured V2 tree and the V2 inputs given as paths (releases are pinned by name)."""
     config = settings.config
-    if not config.v2_source:
-        return []
     folder = config.path(config.v2_generated)
     files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
     if config.v2_allow:

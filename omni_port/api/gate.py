@@ -70,7 +70,7 @@ def check(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     findings.extend(_stale_generated(inputs, settings))
     if inputs.gpu:
         findings.extend(_parity(inputs, settings, runners))
-    if v2.configured(settings.config):
+    if inputs.v2:
         findings.extend(v2.check_tree(settings))
     return findings
 

@@ -140,9 +140,11 @@ def sync_command(options: Options, /, **given: Any) -> Report:
     outcome = Report(placements, findings, counts)
     emit(outcome, flags.json_path, diff=diff, document=_json_report(outcome, synced))
     # With `v2-source` configured, the V2 runners are part of the workspace sync makes,
-    # published with the V1 runners or not at all.
+    # published with the V1 runners or not at all; a --generated elsewhere is not the
+    # workspace (as for verify), so the workspace's V2 tree is left alone.
     writing = Writing(check, diff, flags.discard_edits)
-    combined = v2.combined(outcome, v2.sync_configured(options, writing))
+    also = v2.sync_configured(options, writing) if flags.generated is None else None
+    combined = v2.combined(outcome, also)
     publish()
     for copy in kept:
         summary(options, f"discarded a hand edit; its file was kept as {copy}")

@@ -193,8 +193,10 @@ def output_texts(directory: Path, lock: Lock) -> dict[str, str]:
 def _row(placement: Placement) -> dict[str, object]:
     row = placement_dict(placement)
     row.pop("candidates")
-    if placement.status is not Status.DROPPED:
-        row.pop("reason")  # a dropped block keeps why: nothing else in the output says
+    # A dropped block keeps why: nothing else in the output says. A V2 method kept by a
+    # reviewed entry keeps the entry's reason, whose conditions the runtime switch checks.
+    if placement.status is not Status.DROPPED and Rule.ALLOWED not in placement.decided_by:
+        row.pop("reason")
     if not placement.release:
         row.pop("release")
     return row

@@ -26,3 +26,6 @@ class CheckInputs:
     #: vLLM releases the GPU runners' methods may be copied from; the first is the target.
     vllm: tuple[str, ...]
     allow_path: Path | None
+    #: Whether the workspace's V2 tree (``v2-source``) is checked too: not when the flags
+    #: name other runners or another generated folder (that is not the workspace).
+    v2: bool = False

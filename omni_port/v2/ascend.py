@@ -112,6 +112,16 @@ class ClassSubstitute:
 
 
 @dataclass(frozen=True, slots=True)
+class WarmUp:
+    """``NPUWorker.compile_or_warm_up_model``: the runner methods it calls."""
+
+    #: ``self.model_runner.<name>(...)`` calls, in order, each name once.
+    calls: tuple[str, ...]
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class AscendPatches:
     """Everything vllm-ascend installs that the composed runners rely on or must call."""
 
@@ -124,6 +134,9 @@ class AscendPatches:
     read: tuple[tuple[str, str], ...] = ()
     #: The context manager that lets vLLM's graph capture see the NPU communicator.
     switch: CommunicatorSwitch | None = None
+    #: The NPU worker's warm-up, which a generation V2 worker runs with the model steps
+    #: skipped (``omni_port.v2.stage.generation_warm_up``).
+    warm_up: WarmUp | None = None
 
     def replacing(self, ref: Ref) -> Substitution | None:
         """The substitution whose original (or patched module global) ``ref`` is."""
@@ -199,11 +212,13 @@ def read_patches(texts: Mapping[str, str], vllm: VllmRunner, npu_runner: str = "
     switch = find_switch(texts)
     read += [cuda.path] if cuda is not None else []
     read += [switch.path] if switch is not None else []
+    warm_up = _warm_up(texts)
+    read += [warm_up.path] if warm_up is not None else []
     read += [s.module_path for s in substitutes]
     read += [_module_path(s.factory[0], texts) for s in substitutes if s.factory is not None]
     digests = tuple(sorted({(p, _digest(texts[p])) for p in read if p in texts}))
     return AscendPatches(
-        tuple(substitutions), tuple(class_patches), cuda, substitutes, digests, switch
+        tuple(substitutions), tuple(class_patches), cuda, substitutes, digests, switch, warm_up
     )
 
 
@@ -495,6 +510,41 @@ def _resolved(node: ast.expr, bindings: Mapping[str, list[Ref]]) -> Ref | None:
         return None
     parts = [_module_of(bindings[chain[0]][0]), *chain[1:]]
     return ".".join(parts[:-1]), parts[-1]
+
+
+# --- the NPU worker's warm-up ---------------------------------------------------------------
+
+#: vllm-ascend's worker module, its class and the warm-up method.
+WORKER = ("vllm_ascend/worker/worker.py", "NPUWorker", "compile_or_warm_up_model")
+
+
+def _warm_up(texts: Mapping[str, str]) -> WarmUp | None:
+    """The runner methods the NPU worker's warm-up calls; None when it cannot be read."""
+    path, class_name, method = WORKER
+    module = module_or_none(texts.get(path, ""))
+    cls = (
+        next(
+            (n for n in module.body if isinstance(n, ast.ClassDef) and n.name == class_name),
+            None,
+        )
+        if module is not None
+        else None
+    )
+    function = (
+        next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method), None)
+        if cls is not None
+        else None
+    )
+    if function is None:
+        return None
+    calls = sorted(
+        (n.lineno, n.col_offset, n.func.attr)
+        for n in ast.walk(function)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and _chain(n.func.value) == ["self", "model_runner"]
+    )
+    return WarmUp(tuple(dict.fromkeys(name for _, _, name in calls)), path, function.lineno)
 
 
 # --- torch.cuda -> torch.npu --------------------------------------------------------------

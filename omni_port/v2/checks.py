@@ -21,6 +21,12 @@ edited by hand is judged the same way:
 - OP330: no class of the generated modules, nor of omni's modules they import (which the
   installed vLLM-Omni serves), is built on a vLLM class vllm-ascend substitutes, unless
   allow-listed (``module.py:Class.<vLLM class>``); each rebase is a note;
+- OP332: no call of vLLM's class (or factory) where vllm-ascend's runner installs its own
+  (``NPUModelRunner.__init__``'s ``AscendInputBuffers``, a graph-manager wrapper's factory);
+- OP334: the NPU worker's warm-up calls no runner method but the model steps a generation
+  worker skips (else an error; a note when it cannot be read);
+- OP333: every condition an allow-list entry requires (``[requires: NAME]``) is one
+  omni-port knows, and holds in the generated modules where it can be seen there;
 - OP331: no call of vLLM's CUDA graph capture helpers (``graph_capture``) outside a ``with``
   that entered vllm-ascend's ``communicator_switch()`` first (errors: vLLM asserts a CUDA or
   XPU communicator when TP, DP or PP > 1); each switch the file records is a note.
@@ -37,8 +43,8 @@ from dataclasses import dataclass, field
 from omni_port.gpu.parity import AllowEntry
 from omni_port.model import CONFLICT_OPEN, Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
-from omni_port.v2 import capture, overrides, rewrite, substitute
-from omni_port.v2.ascend import AscendPatches
+from omni_port.v2 import capture, conditions, instances, overrides, rewrite, stage, substitute
+from omni_port.v2.ascend import WORKER, AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
 
@@ -100,6 +106,9 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *bypassed_overrides(modules, against),
         *substitute_findings(parsed, against),
         *capture_findings(parsed, against.patches),
+        *condition_findings(parsed, against.allowed),
+        *instance_findings(parsed, against),
+        *warm_up_findings(parsed, against.patches),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
@@ -416,6 +425,67 @@ def capture_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -
                 f"communicator on the NPU; {how}"
             )
             yield Finding(Code.OP331, name, call.lineno, what, call.col_offset + 1)
+
+
+def instance_findings(parsed: Mapping[str, ast.Module], against: Against) -> Iterator[Finding]:
+    """OP332 at each call of vLLM's class (or factory) where vllm-ascend's runner installs
+    its own: in its ``__init__``, or through a graph-manager wrapper (``instances``)."""
+    found = instances.installed(
+        against.npu_text,
+        against.npu_path,
+        against.npu_class,
+        against.base_text,
+        against.base_path,
+        overrides.BASE_CLASS,
+    )
+    return instances.findings(parsed, found)
+
+
+#: The generated module of the generation (Code2Wav) runner, whose worker warms up apart.
+GENERATION_MODULE = "omni_generation_model_runner.py"
+
+
+def warm_up_findings(parsed: Mapping[str, ast.Module], patches: AscendPatches) -> Iterator[Finding]:
+    """OP334 when a generation worker's warm-up cannot keep the NPU worker's steps: the
+    switch runs the NPU worker's warm-up with the model steps (``stage.MODEL_STEPS``)
+    skipped, so any other runner method it calls would run the generation model."""
+    if GENERATION_MODULE not in parsed:
+        return
+    warm_up = patches.warm_up
+    if warm_up is None:
+        path, class_name, method = WORKER
+        what = (
+            f"{class_name}.{method} ({path}) could not be read: whether a generation worker's "
+            "warm-up keeps its steps without running the model is not checked"
+        )
+        yield Finding(Code.OP334, GENERATION_MODULE, 0, what, severity=Severity.NOTE)
+        return
+    for name in (n for n in warm_up.calls if n not in stage.MODEL_STEPS):
+        what = (
+            f"the NPU worker's warm-up ({warm_up.path}:{warm_up.line}) calls "
+            f"self.model_runner.{name}(), which the switch does not skip: a generation V2 "
+            f"worker would run it on the generation runner (it skips only "
+            f"{', '.join(stage.MODEL_STEPS)})"
+        )
+        yield Finding(Code.OP334, GENERATION_MODULE, 0, what)
+
+
+def condition_findings(
+    parsed: Mapping[str, ast.Module], allowed: Sequence[AllowEntry]
+) -> Iterator[Finding]:
+    """OP333 at each allow-list entry that requires a condition omni-port does not know, or
+    one the generated modules break (a stage's configuration is the runtime switch's). An
+    entry about a module the tree does not hold decides nothing here (OP005 says so)."""
+    for entry in (a for a in allowed if a.module in parsed):
+        for name in conditions.unknown(entry.reason):
+            known = ", ".join(c.value for c in conditions.Condition)
+            what = f"requires {name!r}, which is no condition omni-port checks (known: {known})"
+            yield Finding(Code.OP333, entry.path, entry.line, what)
+        for condition in sorted(conditions.required([entry.reason])):
+            why = conditions.unmet(condition, parsed)
+            if why:
+                what = f"requires {condition}, which does not hold: {why}"
+                yield Finding(Code.OP333, entry.path, entry.line, what)
 
 
 def _finding(code: Code, module: str, node: ast.expr | ast.stmt, what: str) -> Finding:

@@ -17,27 +17,28 @@ A config without vLLM-Omni's stage field (plain vLLM) selects by ``use_v2_model_
 
 The worker then says what it runs (``use_v2_model_runner``, which vllm-ascend's worker reads
 to pool, to stop pipeline-parallel sends and to zero KV blocks), and a generation worker
-warms up as vLLM-Omni's GPU generation worker does for V2: ``profile_run`` alone (the NPU
-worker's warm-up runs ``_dummy_run(size)``, whose sampler step indexes the generation
-runner's one-element placeholder hidden states). Nothing here imports vLLM; the warm-up
-imports vLLM's ``CompilationTimes`` when it runs, in a worker.
+runs the model in its warm-up as vLLM-Omni's GPU generation worker does for V2:
+``profile_run`` alone (the NPU worker's warm-up runs ``_dummy_run(size)``, whose sampler
+step indexes the generation runner's one-element placeholder hidden states), while the
+rest of the NPU worker's warm-up runs as it is. Nothing here imports vLLM.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import os
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from omni_port.v2 import conditions
+from omni_port.v2.conditions import Condition
 
 #: The variable vllm-ascend reads to run Model Runner V2.
 ENV = "VLLM_USE_V2_MODEL_RUNNER"
 #: Marks a worker method the switch wrapped (so switching again does not wrap it twice).
 WRAPPED = "__omni_port_wrapped__"
-#: What a worker's warm-up returns: vLLM's module and record.
-COMPILATION_TIMES = ("vllm.v1.worker.worker_base", "CompilationTimes")
 
 
 class StageConflict(RuntimeError):
@@ -48,13 +49,37 @@ class Unsupported(RuntimeError):
     """A configuration the composed V2 runners cannot run: refused when a worker builds one."""
 
 
-def refuse_unsupported(vllm_config: object) -> None:
-    """Raise Unsupported for a parallel configuration the composed V2 runners get wrong.
+def refuse_unsupported(vllm_config: object, required: Iterable[Condition] = ()) -> None:
+    """Raise Unsupported for a configuration the composed V2 runners get wrong.
+
+    310P (or any hardware whose vllm-ascend profile runs another worker than the A2/A3
+    ``NPUWorker``): vllm-ascend builds ``NPUModelRunner310V2`` there, not the runner the
+    generated classes derive from.
 
     Decode context parallelism (DCP > 1): omni's V2 ``execute_model`` is a copy of an older
     vLLM's and never sets ``input_batch.dcp_local_seq_lens``, which vllm-ascend's
     ``prepare_inputs`` leaves to vLLM's ``execute_model``; Ascend's MLA context-parallel path
-    then asserts mid-step. Refusing at start-up names the stage and the way out."""
+    then asserts mid-step. And every condition the tree's reviewed decisions require
+    (``required``, from its lock) that the stage's configuration breaks. Refusing at
+    start-up names the stage and the way out."""
+    other = _other_worker()
+    if other:
+        raise Unsupported(
+            f"{_stage(vllm_config)} selects model_runner v2 on hardware where vllm-ascend "
+            f"runs {other} (310P: NPUWorker310, which builds NPUModelRunner310V2 with its own "
+            "inputs, KV allocation, sampling and model states), while the generated V2 "
+            "runners are composed with vllm-ascend's A2/A3 NPUModelRunner: select "
+            "model_runner v1 for this stage"
+        )
+    for condition in sorted(required):
+        setting = conditions.broken(condition, vllm_config)
+        if setting:
+            raise Unsupported(
+                f"{_stage(vllm_config)} selects model_runner v2 with {setting} set: the "
+                f"generated V2 runners keep omni's code where a reviewed decision requires "
+                f"{condition} (see the allow-list entries of the tree's lock): select "
+                "model_runner v1 for this stage, or turn that setting off"
+            )
     parallel = getattr(vllm_config, "parallel_config", None)
     dcp = getattr(parallel, "decode_context_parallel_size", 1) or 1
     if dcp > 1:
@@ -65,6 +90,25 @@ def refuse_unsupported(vllm_config: object) -> None:
             "vllm-ascend's context-parallel attention needs: select model_runner v1 for this "
             "stage, or run it without decode context parallelism"
         )
+
+
+#: vllm-ascend's hardware profile (0.30: the worker class each device family runs), and
+#: the worker of the A2/A3 family, whose V2 runner the generated runners are composed with.
+HARDWARE_PROFILE = "vllm_ascend.device.hardware_profile"
+NPU_WORKER = "vllm_ascend.worker.worker.NPUWorker"
+
+
+def _other_worker() -> str:
+    """The worker class vllm-ascend's hardware profile names when it is not the A2/A3 one
+    (310P's), "" when it is or when this vllm-ascend has no such profile (the lock's pins
+    then name the vllm-ascend the tree was generated from)."""
+    try:
+        profiles = importlib.import_module(HARDWARE_PROFILE)
+    except ImportError:
+        return ""
+    profile = profiles.get_current_hardware_profile()
+    worker = str(getattr(profile, "default_worker_cls", NPU_WORKER))
+    return "" if worker == NPU_WORKER else worker
 
 
 def process_flag() -> bool | None:
@@ -148,18 +192,42 @@ def with_v2_flag(original: Callable[..., Any]) -> Callable[..., Any]:
     return init_device
 
 
+#: The runner methods ``NPUWorker.compile_or_warm_up_model`` calls that run the model: a
+#: generation V2 worker runs ``profile_run`` in their stead (checked against vllm-ascend's
+#: worker by verify: ``omni_port.v2.ascend.WarmUp``).
+MODEL_STEPS = ("_dummy_run", "capture_model")
+
+
 def generation_warm_up(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``compile_or_warm_up_model`` of a generation worker: with the V2 runner, only its
-    ``profile_run`` (vLLM-Omni's GPU generation worker does the same), else the worker's."""
+    """``compile_or_warm_up_model`` of a generation worker: with the V2 runner, its
+    ``profile_run`` (vLLM-Omni's GPU generation worker warms up with it alone), then the
+    worker's own warm-up with the steps that run the model (``MODEL_STEPS``) skipped, so that
+    every other step stays (vllm-ascend's Triton kernel and ATB warm-ups, the CPU binding,
+    the seed reset); without the V2 runner, the worker's own."""
 
     def compile_or_warm_up_model(self: Any) -> Any:
         if not getattr(self, "use_v2_model_runner", False):
             return original(self)
-        # vLLM's record of the warm-up, from the worker process (where vLLM is installed).
-        times = importlib.import_module(COMPILATION_TIMES[0])
-        start = time.perf_counter()
-        self.model_runner.profile_run()
-        elapsed = time.perf_counter() - start
-        return getattr(times, COMPILATION_TIMES[1])(language_model=elapsed, encoder=0.0)
+        runner = self.model_runner
+        runner.profile_run()
+        with _skipped(runner, MODEL_STEPS):
+            return original(self)
 
     return compile_or_warm_up_model
+
+
+@contextlib.contextmanager
+def _skipped(runner: object, names: tuple[str, ...]) -> Iterator[None]:
+    """The runner's ``names`` do nothing meanwhile (instance attributes over its methods;
+    ``capture_model`` then captures no graph memory: 0 bytes)."""
+    for name in names:
+        setattr(runner, name, _nothing)
+    try:
+        yield
+    finally:
+        for name in names:
+            vars(runner).pop(name, None)
+
+
+def _nothing(*args: object, **kwargs: object) -> int:
+    return 0
