@@ -476,19 +476,27 @@ def test_check_on_a_fresh_clone_of_this_repository_fails(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
 ) -> None:
     """What a clone holds: the configuration and the committed lock (its conflicts), no
-    patches. The gate says nothing was extracted, and lists the lock's conflicts."""
+    patches and no generated runners. The gate says nothing was extracted, lists the lock's
+    conflicts, and finds the configured V2 tree missing (its files are not committed)."""
     root = Path(__file__).resolve().parent.parent
-    for name in ("pyproject.toml", "marker-allow.txt"):
+    for name in ("pyproject.toml", "marker-allow.txt", "v2-allow.txt"):
         shutil.copy(root / name, tmp_path / name)
-    shutil.copytree(root / "generated", tmp_path / "generated")
+    # Only what git tracks under generated/, whatever a `make sync` left in this checkout.
+    (tmp_path / "generated").mkdir()
+    for name in (".gitignore", "README.md", "__init__.py", "omni-port.lock"):
+        shutil.copy(root / "generated" / name, tmp_path / "generated" / name)
     monkeypatch.chdir(tmp_path)
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
     conflicts = [row for row in lock["placements"] if row["status"] == "conflict"]
     result = cli("--cache-dir", cache_dir, "check", "--no-cache")
     assert result.exit_code == 1
-    codes = [code for _, code in _diagnostics(result.stdout)]
+    found = _diagnostics(result.stdout)
+    codes = [code for _, code in found if code != "OP406"]
     # The default source's lost marker is a note (`marker-allow.txt` lists it), listed first.
     assert codes == ["OP102", "OP311"] + ["OP310"] * len(conflicts)
+    missing = {where.rsplit(":", 1)[0] for where, code in found if code == "OP406"}
+    assert "generated/v2/omni-port.lock" in missing
+    assert all(path.startswith("generated/v2/") for path in missing), missing
     assert conflicts, "the committed lock lists conflicts"
 
 
@@ -571,7 +579,7 @@ def test_implicit_edit_titles_follow_their_code_when_the_base_changes(
     base. Every edit keeps the title its code has in a clean extraction, and check finds
     the patches current."""
     root = Path(__file__).resolve().parent.parent
-    for name in ("pyproject.toml", "marker-allow.txt"):
+    for name in ("pyproject.toml", "marker-allow.txt", "v2-allow.txt"):
         shutil.copy(root / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     cached = ("--cache-dir", cache_dir)
