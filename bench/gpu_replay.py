@@ -162,16 +162,17 @@ def _merged_from(statement: str, edit: str, upstream: Sequence[str], later: froz
     vLLM revision's edit of that statement applied."""
     near_edit = [a for a in upstream if _similar(a, edit)]
     near_statement = [b for b in sorted(later) if _similar(b, statement)]
-    return any(merge3(a, edit, b) == statement for a in near_edit for b in near_statement if a != b)
+    tokens = TOKEN.findall(statement)
+    return any(merge3(a, edit, b) == tokens for a in near_edit for b in near_statement if a != b)
 
 
 def _similar(a: str, b: str) -> bool:
     return difflib.SequenceMatcher(None, TOKEN.findall(a), TOKEN.findall(b)).ratio() >= 0.6
 
 
-def merge3(base: str, ours: str, theirs: str) -> str | None:
-    """Both token edits of ``base`` applied (``ours`` and ``theirs``), joined with single
-    spaces the way keys read where they differ; None when they touch the same tokens."""
+def merge3(base: str, ours: str, theirs: str) -> list[str] | None:
+    """The tokens of ``base`` with both ``ours``'s and ``theirs``'s token edits applied;
+    None when they touch the same tokens."""
     tokens = TOKEN.findall(base)
     edits = [*_edits(tokens, TOKEN.findall(ours)), *_edits(tokens, TOKEN.findall(theirs))]
     edits.sort()
@@ -184,28 +185,12 @@ def merge3(base: str, ours: str, theirs: str) -> str | None:
         result.extend(new)
         at = end
     result.extend(tokens[at:])
-    return _joined(result, (base, ours, theirs))
+    return result
 
 
 def _edits(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
     matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
     return [(i1, i2, other[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
-
-
-def _joined(tokens: list[str], sources: Sequence[str]) -> str:
-    """Tokens back to a key: each source's spacing between two tokens is the same where they
-    agree, so take it from the first source that has the pair adjacent."""
-    text = tokens[0] if tokens else ""
-    for left, right in itertools.pairwise(tokens):
-        text += _gap(left, right, sources) + right
-    return text
-
-
-def _gap(left: str, right: str, sources: Sequence[str]) -> str:
-    for source in sources:
-        for match in re.finditer(re.escape(left) + r"(\s*)" + re.escape(right), source):
-            return match.group(1)
-    return " "
 
 
 def _extra(key: str, evidence: Evidence) -> str:
@@ -266,10 +251,11 @@ def code_keys(code: str) -> frozenset[str]:
     found: set[str] = set()
     for line in code.splitlines():
         stripped = line.strip()
-        for attempt in (stripped, f"{stripped} pass"):
+        # A compound statement's header alone: its key, without the body that completes it.
+        for attempt, body in ((stripped, 0), (f"{stripped} pass", 1)):
             keys = _method_code_keys(attempt) if stripped else None
             if keys:
-                found.update(keys)
+                found.update(keys[: len(keys) - body])
                 break
     return frozenset(found)
 
