@@ -104,6 +104,8 @@ class Judged:
     elapsed: float = 0.0
 
     def add(self, method: str, outcome: str, key: str, times: int) -> None:
+        if not times:
+            return
         self.counts[outcome] += times
         if outcome != "exact":
             self.rows.append((method, outcome, key))
@@ -133,9 +135,15 @@ def judge_method(name: str, output: Sequence[str], evidence: Evidence, judged: J
         if times - duplicated:
             outcome = "judged" if key in merged else _extra(key, evidence)
             judged.add(name, outcome, f"+ {key}", times - duplicated)
+    old = Counter(evidence.old)
     for key, times in sorted(missing.items()):
         outcome = "judged" if key in merged.values() else _missing(key, evidence)
-        judged.add(name, outcome, f"- {key}", times)
+        # Only the copies omni N had and the output dropped are lost; those omni M added
+        # beyond them are M's own.
+        lost = min(times, max(0, old[key] - got[key])) if outcome == "wrong" else times
+        judged.add(name, outcome, f"- {key}", lost)
+        if times - lost:
+            judged.add(name, "changed", f"- {key}", times - lost)
 
 
 #: Tokens of a statement key, for merging two edits of one statement.
@@ -510,10 +518,10 @@ def run_step(history: GpuHistory, step: Step) -> dict[str, Judged]:
 
 def print_table(results: Sequence[tuple[Step, dict[str, Judged]]], verbose: bool) -> None:
     print(
-        "| step | vLLM | tool | statements of M | exact | judged correct | lag | flagged | wrong "
-        "| duplicated | changed by M | time |"
+        "| step | vLLM | tool | statements of M | exact | judged correct | exact + judged "
+        "| lag | flagged | wrong | duplicated | changed by M | time |"
     )
-    print("| --- | --- | --- |" + " ---: |" * 9)
+    print("| --- | --- | --- |" + " ---: |" * 10)
     totals: dict[str, Judged] = {}
     for step, by_tool in results:
         bases = f"{_version(step.old_base)} -> {_version(step.new_base)}"
@@ -536,9 +544,8 @@ def _row(step: str, bases: str, tool: str, judged: Judged) -> None:
     share = f" ({100 * c['exact'] / of_m:.0f}%)" if of_m else ""
     print(
         f"| {step} | {bases} | {tool} | {of_m} | {c['exact']}{share} | {c['judged']} | "
-        f"{c['lag']} | "
-        f"{c['flagged']} | {c['wrong']} | {c['duplicated']} | {c['changed']} | "
-        f"{judged.elapsed:.1f} s |"
+        f"{c['exact'] + c['judged']} | {c['lag']} | {c['flagged']} | {c['wrong']} | "
+        f"{c['duplicated']} | {c['changed']} | {judged.elapsed:.1f} s |"
     )
 
 
