@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import baselines
+from bench.history import Step
 from omni_port import api
 from omni_port.api.run import Given
 from omni_port.errors import BadInput
@@ -296,16 +297,6 @@ def conflict_code(text: str) -> list[str]:
 # --- inputs (releases through the api and its cache) --------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One upgrade: omni N on vLLM ``old_base`` to omni M on vLLM ``new_base``."""
-
-    old: str
-    new: str
-    old_base: str
-    new_base: str
-
-
 class GpuHistory:
     """vLLM-Omni's GPU runners and vLLM's runner module by release, read once."""
 
@@ -519,9 +510,9 @@ def run_step(history: GpuHistory, step: Step) -> dict[str, Judged]:
 def print_table(results: Sequence[tuple[Step, dict[str, Judged]]], verbose: bool) -> None:
     print(
         "| step | vLLM | tool | statements of M | exact | judged correct | exact + judged "
-        "| lag | flagged | wrong | duplicated | changed by M | time |"
+        "| lag | flagged | wrong | duplicated | changed by M |"
     )
-    print("| --- | --- | --- |" + " ---: |" * 10)
+    print("| --- | --- | --- |" + " ---: |" * 9)
     totals: dict[str, Judged] = {}
     for step, by_tool in results:
         bases = f"{_version(step.old_base)} -> {_version(step.new_base)}"
@@ -530,6 +521,13 @@ def print_table(results: Sequence[tuple[Step, dict[str, Judged]]], verbose: bool
             totals.setdefault(tool, Judged()).merge(judged)
     for tool, judged in totals.items():
         _row("**total**", "", tool, judged)
+    # Times last: everything above is the same on every run.
+    print("\n| time (s) | " + " | ".join(totals) + " |")
+    print("| --- |" + " ---: |" * len(totals))
+    for step, by_tool in results:
+        cells = " | ".join(f"{by_tool[tool].elapsed:.1f}" for tool in totals)
+        print(f"| {step.old} -> {step.new} | {cells} |")
+    print("| **total** | " + " | ".join(f"{j.elapsed:.1f}" for j in totals.values()) + " |")
     if verbose:
         for step, by_tool in results:
             for tool, judged in by_tool.items():
@@ -545,7 +543,7 @@ def _row(step: str, bases: str, tool: str, judged: Judged) -> None:
     print(
         f"| {step} | {bases} | {tool} | {of_m} | {c['exact']}{share} | {c['judged']} | "
         f"{c['exact'] + c['judged']} | {c['lag']} | {c['flagged']} | {c['wrong']} | "
-        f"{c['duplicated']} | {c['changed']} | {judged.elapsed:.1f} s |"
+        f"{c['duplicated']} | {c['changed']} |"
     )
 
 
