@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import baselines
-from bench.history import Step
+from bench.history import OMNI_RELEASES, Step
 from omni_port import api
 from omni_port.api.run import Given
 from omni_port.errors import BadInput
@@ -50,20 +50,9 @@ from omni_port.sources.textio import decode
 from omni_port.sources.trees import kept_keys
 from omni_port.sources.upstream import default_cache, version_key
 
-#: vLLM-Omni releases with GPU runners, oldest first (0.31.0rc1 is left out: the last
-#: final's successor worth a step is the newest candidate).
-OMNI_GPU_RELEASES = (
-    "0.14.0",
-    "0.16.0",
-    "0.18.0",
-    "0.20.0",
-    "0.22.0",
-    "0.24.0",
-    "0.26.0",
-    "0.28.0",
-    "0.30.0",
-    "0.32.0rc1",
-)
+#: vLLM-Omni releases with GPU runners, oldest first: the NPU replay's, and the newest
+#: candidate (0.31.0rc1 left out: a step to the newest is the next upgrade's shape).
+OMNI_GPU_RELEASES = (*OMNI_RELEASES, "0.32.0rc1")
 #: The outcomes of a statement, in the table's order.
 OUTCOMES = ("exact", "judged", "lag", "flagged", "wrong", "duplicated", "changed")
 #: A copied method: (module file name, omni class, method name).
@@ -527,7 +516,7 @@ def print_table(results: Sequence[tuple[Step, dict[str, Judged]]], verbose: bool
     for step, by_tool in results:
         cells = " | ".join(f"{by_tool[tool].elapsed:.1f}" for tool in totals)
         print(f"| {step.old} -> {step.new} | {cells} |")
-    print("| **total** | " + " | ".join(f"{j.elapsed:.1f}" for j in totals.values()) + " |")
+    print("| **total** | " + " | ".join(f"{j.elapsed:.1f}" for j in totals.values()) + " |\n")
     if verbose:
         for step, by_tool in results:
             for tool, judged in by_tool.items():
