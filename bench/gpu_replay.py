@@ -10,10 +10,12 @@ The maintainers lag vLLM, so omni M is no plain truth. The judge is code: a stat
 output has and omni M lacks is **judged correct** when some vLLM release between N's and
 M's pairs (inclusive) holds it in that method (the output took a vLLM revision's text);
 a statement of omni M the output lacks is judged correct on the same evidence (M kept a
-revision the output did not), **flagged** when a conflict of the output holds it, **new**
-when neither omni N nor vLLM ever had it there (an edit of M no tool could know), else
-**wrong** (omni N's own edit lost). An output statement no revision explains is wrong;
-one the output runs more often than omni N, omni M and vLLM M all do is **duplicated**.
+revision the output did not), and so is omni N's edit of a statement merged with vLLM's
+later edit of it. Text only a release older than both pairs holds is a **lag** (M kept
+it); omni M's statement a conflict of the output holds in that method is **flagged**;
+what omni M wrote anew or dropped of omni N's own is **changed** by M (no tool could
+know). Anything else is **wrong**: text nobody wrote, or omni N's edit lost. A statement
+the output has more often than omni N, omni M and vLLM M all do is **duplicated**.
 
     python bench/gpu_replay.py [--steps 0.28.0:0.30.0 ...] [-v]
 """
@@ -402,17 +404,14 @@ def module_keys(texts: Mapping[str, str]) -> dict[MethodId, list[str]]:
 
 
 def with_flagged(
-    found: Mapping[MethodId, Evidence], flagged: Mapping[str, Iterable[str]]
+    found: Mapping[MethodId, Evidence], flagged: Mapping[MethodId, Iterable[str]]
 ) -> dict[MethodId, Evidence]:
-    """``found`` with each method's flagged keys: those of its module's conflicts."""
-    keys = {name: frozenset().union(*map(code_keys, codes)) for name, codes in flagged.items()}
+    """``found`` with each method's flagged keys: those of the code its conflicts hold."""
+    keys = {method: frozenset().union(*map(code_keys, codes)) for method, codes in flagged.items()}
     return {
-        method: _flagged(item, keys.get(method[0], frozenset())) for method, item in found.items()
+        method: replace(item, flagged=keys.get(method, frozenset()))
+        for method, item in found.items()
     }
-
-
-def _flagged(item: Evidence, keys: frozenset[str]) -> Evidence:
-    return replace(item, flagged=keys)
 
 
 # --- the three contenders -------------------------------------------------------------------
@@ -420,10 +419,10 @@ def _flagged(item: Evidence, keys: frozenset[str]) -> Evidence:
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """What one contender made of a step: module texts, conflict code by module, time."""
+    """What one contender made of a step: module texts, conflict code by method, time."""
 
     texts: dict[str, str]
-    flagged: dict[str, list[str]]
+    flagged: dict[MethodId, list[str]]
     elapsed: float
 
 
@@ -441,8 +440,11 @@ def run_tool(history: GpuHistory, step: Step, patches: PatchSet) -> Output:
         for name, data in result.files.items()
         if name.endswith(".py")
     }
-    conflicted = {p.module for p in result.placements if p.status is Status.CONFLICT}
-    flagged = {name: conflict_code(texts[name]) for name in sorted(conflicted) if name in texts}
+    flagged: dict[MethodId, list[str]] = {}
+    for p in result.placements:
+        if p.status is Status.CONFLICT and p.module in texts:
+            region = "\n".join(texts[p.module].split("\n")[p.start - 1 : p.end])
+            flagged.setdefault((p.module, p.owner, p.member), []).extend(conflict_code(region))
     return Output(texts, flagged, elapsed)
 
 
@@ -453,19 +455,23 @@ def run_merge_file(history: GpuHistory, step: Step, patches: PatchSet) -> Output
     base_n = history.upstream(step.old_base).tree
     base_m = history.upstream(step.new_base).tree
     texts: dict[str, str] = {}
-    flagged: dict[str, list[str]] = {}
+    jobs = []
     for source in history.runners(step.old):
         name = Path(source.path).name
         module = next(m for m in patches.modules if m.name == name)
         copies = [p for p in module.pieces if isinstance(p, Copy) and p.owner]
         tree = parse(source.text, source.path)
-        text, unresolved = baselines.merge_module(
-            tree, copies, base_n, base_m, baselines.merge_file
-        )
+        text, _ = baselines.merge_module(tree, copies, base_n, base_m, baselines.merge_file)
         texts[name] = baselines.OURS_THEIRS.sub(lambda m: m.group(2), text)
+        jobs.extend((name, tree, copy) for copy in copies)
+    elapsed = time.perf_counter() - started
+    # Each method's hunks again on their own (not timed): which method a hunk is of.
+    flagged: dict[MethodId, list[str]] = {}
+    for name, tree, copy in jobs:
+        _, unresolved = baselines.merge_module(tree, [copy], base_n, base_m, baselines.merge_file)
         if unresolved:
-            flagged[name] = unresolved
-    return Output(texts, flagged, time.perf_counter() - started)
+            flagged[(name, copy.owner, copy.name)] = unresolved
+    return Output(texts, flagged, elapsed)
 
 
 def run_unchanged(history: GpuHistory, step: Step, patches: PatchSet) -> Output:
