@@ -43,7 +43,7 @@ from omni_port import api
 from omni_port.api.run import Given
 from omni_port.errors import BadInput
 from omni_port.extract import basedetect
-from omni_port.model import CONFLICT_LINE, Copy, PatchSet, SourceText, Status, Upstream
+from omni_port.model import CONFLICT_LINE, Copy, PatchSet, SourceText, Status, Tree, Upstream
 from omni_port.pyast.parser import parse
 from omni_port.sources.config import Config, with_platform
 from omni_port.sources.history import known_releases
@@ -455,7 +455,7 @@ def run_merge_file(history: GpuHistory, step: Step, patches: PatchSet) -> Output
     base_n = history.upstream(step.old_base).tree
     base_m = history.upstream(step.new_base).tree
     texts: dict[str, str] = {}
-    jobs = []
+    jobs: list[tuple[str, Tree, Copy]] = []
     for source in history.runners(step.old):
         name = Path(source.path).name
         module = next(m for m in patches.modules if m.name == name)
