@@ -31,6 +31,7 @@ check: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/replay.py --upstreams all
 	$(BIN)/python bench/replay.py
+	$(BIN)/python bench/gpu_replay.py
 	$(BIN)/python bench/speed.py
 
 test: $(STAMP)

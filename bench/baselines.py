@@ -30,7 +30,7 @@ OURS_THEIRS = re.compile(
 
 
 def run(history: History, step: Step, tool: str) -> Tally:
-    merge = _merge_file if tool == "merge-file" else _patch
+    merge = merge_file if tool == "merge-file" else _patch
     base_n = history.ascend_tree(step.old_base)
     base_m = history.ascend_tree(step.new_base)
     omni = history.omni(step.old)
@@ -43,13 +43,13 @@ def run(history: History, step: Step, tool: str) -> Tally:
         ).module
         copies = [p for p in module.pieces if isinstance(p, Copy) and p.owner]
         tree = parse(source.text, source.path)
-        text, unresolved = _merge_module(tree, copies, base_n, base_m, merge)
+        text, unresolved = merge_module(tree, copies, base_n, base_m, merge)
         flagged_code.extend(unresolved)
         merged[name] = decode(text.encode(), f"{tool}/{name}")
     tally = Tally()
     ours = positions(omni, history.base(step.old_base))
     truth = positions(history.omni(step.new), history.base(step.new_base))
-    got = positions(_parsable(merged), history.base(step.new_base))
+    got = positions(parsable(merged), history.base(step.new_base))
     flagged = {normalize_code(c) for c in flagged_code}
     to_truth = match(ours, truth)
     to_got = match(ours, got, threshold=0.999)
@@ -70,7 +70,7 @@ def run(history: History, step: Step, tool: str) -> Tally:
 Merge = Callable[[str, str, str], tuple[str, list[str]]]
 
 
-def _merge_module(
+def merge_module(
     tree: Tree, copies: list[Copy], base_n: Tree, base_m: Tree, merge: Merge
 ) -> tuple[str, list[str]]:
     """The omni module with every copied method replaced by its three-way result."""
@@ -99,7 +99,7 @@ def _text(tree: Tree, stmt: Stmt) -> str:
     return tree.text(stmt.start, stmt.full_end)
 
 
-def _merge_file(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
+def merge_file(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
     with tempfile.TemporaryDirectory() as tmp:
         paths = [Path(tmp) / name for name in ("ours", "base", "theirs")]
         for path, text in zip(paths, (ours, base, theirs), strict=True):
@@ -147,7 +147,7 @@ def _patch(base: str, ours: str, theirs: str) -> tuple[str, list[str]]:
     return out, rejected if rejects else []
 
 
-def _parsable(modules: dict[str, SourceText]) -> dict[str, SourceText]:
+def parsable(modules: dict[str, SourceText]) -> dict[str, SourceText]:
     """Conflict hunks replaced by their upstream side, so the rest can be positioned; a
     module that still does not parse is left out (its blocks count as missing)."""
     result = {}
