@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import shlex
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -395,6 +396,28 @@ def test_v2_report_exit_0_without_collisions(cli: Cli, tmp_path: Path) -> None:
         "--vllm-base", CASE / "vllm", "--vllm", CASE / "vllm",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+
+
+def test_v2_report_notes_steps_the_pinned_vllm_has_and_omni_s_copy_lacks(
+    cli: Cli, case: Path, tmp_path: Path
+) -> None:
+    """omni's execute_model copies the fixture's vLLM; a later vLLM under the NPU runner
+    adds a step omni's copy never received: a note (OP335), not an error."""
+    later = tmp_path / "later"
+    shutil.copytree(CASE / "vllm", later)
+    runner = later / "vllm/v1/worker/gpu/model_runner.py"
+    step = "        hidden = self.model(input_batch)\n"
+    text = runner.read_text()
+    runner.write_text(text.replace(step, step + "        self.kv_connector.finish_forward()\n"))
+    result = cli("v2-report", *SOURCE_ARGS[:3], "--vllm-base", later, *VLLM, "--json", "-")
+    document = json.loads(result.stdout)
+    lags = [f for f in document["findings"] if f["code"] == "OP335"]
+    assert [(f["path"], f["line"], f["severity"]) for f in lags] == [
+        ("omni/vllm_omni/worker_v2/omni_model_runner.py", 16, "note")
+    ]
+    assert f"`self.kv_connector.finish_forward()` ({later}/" in lags[0]["message"]
+    assert "copy of vllm's GPUModelRunner.execute_model" in lags[0]["message"]
+    assert document["counts"]["lagging_steps"] == 1
 
 
 @pytest.mark.parametrize(
