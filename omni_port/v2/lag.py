@@ -102,7 +102,7 @@ def _changed(old: Suite, new: Suite) -> Iterator[Stmt]:
             yield stmt
         for clause in stmt.clauses:
             child = match.child_for(clause)
-            yield from (s for s in clause.stmts) if child is None else _changed(child.old, clause)
+            yield from clause.stmts if child is None else _changed(child.old, clause)
 
 
 def _between(candidates: Mapping[str, Upstream], after: str, upto: str) -> list[Upstream]:
