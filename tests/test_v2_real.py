@@ -336,6 +336,24 @@ def test_the_report_notes_where_omnis_execute_model_lags_vllm(cache_dir: Path) -
     }
 
 
+def test_the_dead_branches_of_the_copied_sample_tokens_are_notes(
+    composed: pipeline.Result,
+) -> None:
+    """PCP, spec-PP and the draft restore of NPUModelRunner.sample_tokens, copied around
+    omni's AR and generation sample_tokens, cannot run: omni refuses PP and PCP."""
+    dead = [f for f in composed.findings if f.code is Code.OP336]
+    assert {f.severity for f in dead} == {Severity.NOTE}
+    for module in ("omni_ar_model_runner.py", GEN):
+        mine = [f.message.split(": ")[0] for f in dead if f.path == module]
+        assert mine == [
+            "`if pcp_manager is not None and (not self.is_last_pp_rank) and (self.execute_mode...`",
+            "`if pcp_manager is not None and isinstance(pcp_manager, AscendPCPManager)`",
+            "`self._restore_replicated_draft_target_states()` does nothing",
+            "`if self.use_spec_pp and self.is_last_pp_rank`",
+        ], module
+    assert not any("_maybe_send_draft_kv" in f.message for f in dead), "DSpark: undecided"
+
+
 def test_the_composition_on_the_real_pair(composed: pipeline.Result) -> None:
     for name, data in composed.files.items():
         if name.endswith(".py"):
