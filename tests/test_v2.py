@@ -565,6 +565,31 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
     assert ": OP406 " in stale.stdout
 
 
+def test_the_configured_v2_lock_names_the_allow_list_from_the_root(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The V2 lock is committed (generated/.gitignore): it must not depend on where the
+    checkout lies. The allow-list is recorded relative to the root, like `--generated`, and
+    verify, run from elsewhere, finds it there."""
+    config = _v2_workspace(tmp_path)
+    shutil.copy(CASE / "allow.txt", tmp_path / "v2-allow.txt")
+    text = config.read_text().replace(str(CASE / "allow.txt"), "v2-allow.txt")
+    config.write_text(text)
+    assert cli("--config", config, "extract").exit_code == 0
+    assert cli("--config", config, "sync").exit_code == 1
+    lock = lockfile.read_or_none(tmp_path / "generated" / "v2")
+    assert lock is not None
+    assert [s.label for s in lock.sources if s.role == "allow"] == ["v2-allow.txt"]
+    assert "--v2-allow v2-allow.txt " in lock.command
+    written = (tmp_path / "generated" / "v2" / lockfile.LOCK_NAME).read_text()
+    assert str(tmp_path) not in written, "reasons cite the entry as `v2-allow.txt:LINE`"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    verified = cli("--config", config, "verify", "--generated", tmp_path / "generated" / "v2")
+    assert ": OP001 " not in verified.stdout + verified.stderr, verified.stderr
+
+
 def test_sync_and_check_of_another_directory_leave_the_configured_v2_tree_alone(
     cli: Cli, tmp_path: Path
 ) -> None:
