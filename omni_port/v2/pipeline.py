@@ -262,7 +262,7 @@ def review(inputs: Inputs, tool: str) -> Reviewed:
     runners = report(inputs)
     rebased = rebased_modules(inputs, tool, "omni-port v2-report")
     copies = delta(inputs)
-    composed = (*_planned(inputs, copies).composed, *(c for r in rebased for c in r.composed))
+    composed = (*plan(inputs, copies).composed, *(c for r in rebased for c in r.composed))
     reports = (runners, *(found for r in rebased for found in r.reports))
     findings = [f for r in reports for f in _reviewed_collisions(r, composed)]
     findings += [_reviewed_substitute(inputs, bypass) for bypass in bypasses(inputs)]
@@ -300,12 +300,8 @@ def _reviewed_substitute(inputs: Inputs, bypass: substitute.Bypass) -> Finding:
     return found
 
 
-def plan(inputs: Inputs) -> compose.Composition:
-    """The composition alone (what ``v2-report`` says v2-sync would do)."""
-    return _planned(inputs, delta(inputs))
-
-
-def _planned(inputs: Inputs, found: vllm_delta.Delta) -> compose.Composition:
+def plan(inputs: Inputs, found: vllm_delta.Delta) -> compose.Composition:
+    """The composition alone of omni's ``delta`` (what ``v2-report`` says v2-sync would do)."""
     sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates, inputs.allowed)
     return compose.compose(found, overrides.override_report(sides), context(inputs))
 
