@@ -221,6 +221,19 @@ class Code(enum.StrEnum):
         "runner method besides the model steps the switch skips (an error), or could not be "
         "read (a note).",
     )
+    OP335 = (
+        "OP335",
+        "lag",
+        "Omni's V2 method is a copy of an older vLLM's, and the vLLM release the NPU runner "
+        "runs on has a step it lacks (a note naming both releases).",
+    )
+    OP336 = (
+        "OP336",
+        "dead-branch",
+        "Code of a copied NPU wrapper that never runs on the V2 runners: a branch whose test "
+        "is false, or a call of an NPU helper that returns at once, under the parallel "
+        "layouts they refuse (a note).",
+    )
     # Catalog and drift
     OP401 = ("OP401", "catalog", "Catalog structure is not understood.")
     OP402 = ("OP402", "uncatalogued", "Block in the code that no catalog entry describes.")

@@ -378,9 +378,14 @@ def test_committed_lock_matches_the_default_sync(
     assert fresh == committed, (
         "the committed lock is stale: run `make sync` and commit generated/omni-port.lock"
     )
-    # `make sync` composes the V2 tree too (`v2-source`), with the V1 runners.
+    # `make sync` composes the V2 tree too (`v2-source`), with the V1 runners; its lock is
+    # committed as well (generated/.gitignore), and must be current the same way.
     v2 = lockfile.read_or_none(tmp_path / "generated" / "v2")
     assert v2 is not None and v2.layout is Layout.V2
+    v2_lock = Path("generated", "v2", lockfile.LOCK_NAME)
+    assert json.loads((tmp_path / v2_lock).read_text()) == json.loads(
+        (ROOT / v2_lock).read_text()
+    ), "the committed V2 lock is stale: run `make sync` and commit generated/v2/omni-port.lock"
 
 
 def test_upgrade_from_0_18_0_with_detected_base(cli: Cli, cache_dir: Path, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import shlex
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -397,6 +398,28 @@ def test_v2_report_exit_0_without_collisions(cli: Cli, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
+def test_v2_report_notes_steps_the_pinned_vllm_has_and_omni_s_copy_lacks(
+    cli: Cli, case: Path, tmp_path: Path
+) -> None:
+    """omni's execute_model copies the fixture's vLLM; a later vLLM under the NPU runner
+    adds a step omni's copy never received: a note (OP335), not an error."""
+    later = tmp_path / "later"
+    shutil.copytree(CASE / "vllm", later)
+    runner = later / "vllm/v1/worker/gpu/model_runner.py"
+    step = "        hidden = self.model(input_batch)\n"
+    text = runner.read_text()
+    runner.write_text(text.replace(step, step + "        self.kv_connector.finish_forward()\n"))
+    result = cli("v2-report", *SOURCE_ARGS[:3], "--vllm-base", later, *VLLM, "--json", "-")
+    document = json.loads(result.stdout)
+    lags = [f for f in document["findings"] if f["code"] == "OP335"]
+    assert [(f["path"], f["line"], f["severity"]) for f in lags] == [
+        ("omni/vllm_omni/worker_v2/omni_model_runner.py", 16, "note")
+    ]
+    assert f"`self.kv_connector.finish_forward()` ({later}/" in lags[0]["message"]
+    assert "copy of vllm's GPUModelRunner.execute_model" in lags[0]["message"]
+    assert document["counts"]["lagging_steps"] == 1
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -540,6 +563,31 @@ def test_configured_v2_joins_sync_verify_and_check(cli: Cli, tmp_path: Path) -> 
     assert stale.exit_code == 1
     assert f"{v2_out / GEN}:" in stale.stdout or f"generated/v2/{GEN}" in stale.stdout
     assert ": OP406 " in stale.stdout
+
+
+def test_the_configured_v2_lock_names_the_allow_list_from_the_root(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The V2 lock is committed (generated/.gitignore): it must not depend on where the
+    checkout lies. The allow-list is recorded relative to the root, like `--generated`, and
+    verify, run from elsewhere, finds it there."""
+    config = _v2_workspace(tmp_path)
+    shutil.copy(CASE / "allow.txt", tmp_path / "v2-allow.txt")
+    text = config.read_text().replace(str(CASE / "allow.txt"), "v2-allow.txt")
+    config.write_text(text)
+    assert cli("--config", config, "extract").exit_code == 0
+    assert cli("--config", config, "sync").exit_code == 1
+    lock = lockfile.read_or_none(tmp_path / "generated" / "v2")
+    assert lock is not None
+    assert [s.label for s in lock.sources if s.role == "allow"] == ["v2-allow.txt"]
+    assert "--v2-allow v2-allow.txt " in lock.command
+    written = (tmp_path / "generated" / "v2" / lockfile.LOCK_NAME).read_text()
+    assert str(tmp_path) not in written, "reasons cite the entry as `v2-allow.txt:LINE`"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    verified = cli("--config", config, "verify", "--generated", tmp_path / "generated" / "v2")
+    assert ": OP001 " not in verified.stdout + verified.stderr, verified.stderr
 
 
 def test_sync_and_check_of_another_directory_leave_the_configured_v2_tree_alone(

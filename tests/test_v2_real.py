@@ -311,6 +311,49 @@ def test_the_override_report_on_the_real_pair(composed: pipeline.Result) -> None
     assert [f for f in report.findings if f.code is Code.OP322] == [], "one vLLM release"
 
 
+#: Steps of vLLM 0.30.0's execute_model omni's copies (of 0.28.0's) lack: the review's.
+LAGGING = (
+    "input_batch.dcp_local_seq_lens = maybe_prepare_dcp_local_seq_lens(",
+    "self.kv_connector.finish_forward()",
+    "self.kv_connector.pre_forward(**connector_kwargs, attn_metadata=attn_metadata)",
+    "self.kv_connector.pre_forward(**connector_kwargs)",
+)
+
+
+def test_the_report_notes_where_omnis_execute_model_lags_vllm(cache_dir: Path) -> None:
+    reviewed = pipeline.review(inputs.load(SETTINGS, cache_dir), "omni-port test")
+    notes = [f for f in reviewed.findings if f.code is Code.OP335]
+    assert {f.severity for f in notes} == {Severity.NOTE}
+    for runner in ("OmniGPUModelRunner", RUNNER):
+        mine = [f.message for f in notes if f.message.startswith(f"{runner}.execute_model ")]
+        assert all("copy of vllm==0.28.0's GPUModelRunner.execute_model" in m for m in mine)
+        assert all("vllm==0.30.0's (the release the NPU runner runs on)" in m for m in mine)
+        for step in LAGGING:
+            assert any(f"since vllm==0.30.0: `{step}" in m for m in mine), step
+    assert {f.message.split(" ")[0] for f in notes} == {
+        "OmniGPUModelRunner.execute_model",
+        f"{RUNNER}.execute_model",
+    }
+
+
+def test_the_dead_branches_of_the_copied_sample_tokens_are_notes(
+    composed: pipeline.Result,
+) -> None:
+    """PCP, spec-PP and the draft restore of NPUModelRunner.sample_tokens, copied around
+    omni's AR and generation sample_tokens, cannot run: omni refuses PP and PCP."""
+    dead = [f for f in composed.findings if f.code is Code.OP336]
+    assert {f.severity for f in dead} == {Severity.NOTE}
+    for module in ("omni_ar_model_runner.py", GEN):
+        mine = [f.message.split(": ")[0] for f in dead if f.path == module]
+        assert mine == [
+            "`if pcp_manager is not None and (not self.is_last_pp_rank) and (self.execute_mode...`",
+            "`if pcp_manager is not None and isinstance(pcp_manager, AscendPCPManager)`",
+            "`self._restore_replicated_draft_target_states()` does nothing",
+            "`if self.use_spec_pp and self.is_last_pp_rank`",
+        ], module
+    assert not any("_maybe_send_draft_kv" in f.message for f in dead), "DSpark: undecided"
+
+
 def test_the_composition_on_the_real_pair(composed: pipeline.Result) -> None:
     for name, data in composed.files.items():
         if name.endswith(".py"):

@@ -94,14 +94,17 @@ def sources_of(
     """The V2 inputs: flags first, then the ``v2-*`` keys, then the V1 ones."""
     from omni_port.v2.inputs import Settings as Sources
 
+    label = ""
     if allow is None and config.v2_allow:
         allow = str(config.path(config.v2_allow))
+        label = config.recorded_path(allow)  # as the lock records `--generated`
     return Sources(
         source=source or config.v2_source or config.source,
         upstream=upstream or config.v2_upstream or config.upstream,
         vllm_base=vllm_base or config.v2_vllm_base,
         vllm=vllm or tuple(config.v2_vllm.split()),
         allow=allow or "",
+        allow_label=label,
     )
 
 
@@ -125,7 +128,7 @@ def command(loaded: pipeline.Inputs, sources: Sources, out: str) -> str:
         f"--upstream {loaded.npu.label}",
         f"--vllm-base {loaded.base.label}",
         *(f"--vllm {label}" for label in loaded.candidates),
-        *([f"--v2-allow {sources.allow}"] if sources.allow else []),
+        *([f"--v2-allow {sources.allow_label or sources.allow}"] if sources.allow else []),
         *(["--force-vllm-mismatch"] if sources.force_vllm_mismatch else []),
         f"--generated {out}",
     ]
@@ -143,26 +146,36 @@ def generate(
     return loaded, pipeline.generate(loaded, TOOL, text)
 
 
-def sources_of_lock(lock: lockfile.Lock) -> Sources:
-    """The inputs a V2 lock names."""
+def sources_of_lock(lock: lockfile.Lock, config: Config) -> Sources:
+    """The inputs a V2 lock names (the allow-list as recorded: relative to the root)."""
     from omni_port.v2.inputs import Settings as Sources
 
     by_role: dict[str, list[str]] = {}
     for source in lock.sources:
         by_role.setdefault(source.role, []).append(source.label)
+    allow = by_role.get("allow", [""])[0]
     return Sources(
         source=by_role.get("source", [""])[0],
         upstream=lock.upstream,
         vllm_base=by_role.get("vllm-base", [""])[0],
         vllm=tuple(by_role.get("vllm", ())),
-        allow=by_role.get("allow", [""])[0],
+        allow=_recorded_file(allow, config),
+        allow_label=allow,
         force_vllm_mismatch="forced" in by_role,
     )
 
 
+def _recorded_file(label: str, config: Config) -> str:
+    """A file a lock names: as given on the command line (relative to where it ran), or
+    as the configuration's (relative to the repository root); "" stays ""."""
+    if not label or Path(label).exists():
+        return label
+    return str(config.path(label))
+
+
 def verify_tree(out: Path, lock: lockfile.Lock, settings: Settings) -> list[Finding]:
     """`verify` of a V2 tree as its lock says it was made, on the files on disk."""
-    sources = sources_of_lock(lock)
+    sources = sources_of_lock(lock, settings.config)
     loaded, result = generate(sources, settings, out, lock.command)
     files = {
         name: read_bytes_or_none(out / name) or b"" for name in lock.outputs if name.endswith(".py")

@@ -201,6 +201,7 @@ def _report_counts(reviewed: Reviewed) -> dict[str, int]:
         "calls": tally.get("call", 0),
         "substitutes": tally.get("substitute", 0),
         "rebased_classes": len(reviewed.reports) - 1,
+        "lagging_steps": tally.get("lag", 0),
         "unresolved": sum(errors.values()),
     }
 
@@ -213,7 +214,8 @@ def _report_summary(counts: dict[str, int]) -> str:
         f"collisions, {counts['bypassed']} bypassed NPU overrides, "
         f"{counts['calls']} calls the composed runner cannot take, "
         f"{counts['substitutes']} classes on a vLLM class vllm-ascend substitutes "
-        f"({counts['rebased_classes']} rebased); {counts['unresolved']} left unresolved"
+        f"({counts['rebased_classes']} rebased), {counts['lagging_steps']} steps of the "
+        f"pinned vLLM omni's copies lack; {counts['unresolved']} left unresolved"
     )
 
 

@@ -43,7 +43,16 @@ from dataclasses import dataclass, field
 from omni_port.gpu.parity import AllowEntry
 from omni_port.model import CONFLICT_OPEN, Code, Finding, Rule, Severity
 from omni_port.pyast.parser import module_or_none
-from omni_port.v2 import capture, conditions, instances, overrides, rewrite, stage, substitute
+from omni_port.v2 import (
+    capture,
+    conditions,
+    dead,
+    instances,
+    overrides,
+    rewrite,
+    stage,
+    substitute,
+)
 from omni_port.v2.ascend import WORKER, AscendPatches
 from omni_port.v2.walk import Visit, World, own_calls, runs, walk
 from omni_port.v2.wrap import body_name
@@ -109,6 +118,9 @@ def check(modules: Mapping[str, str], against: Against) -> list[Finding]:
         *condition_findings(parsed, against.allowed),
         *instance_findings(parsed, against),
         *warm_up_findings(parsed, against.patches),
+        *dead.findings(
+            parsed, {"vllm": against.base_text, "npu": against.npu_text}, against.npu_class
+        ),
     ]
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 

@@ -81,13 +81,13 @@ def unmet(condition: Condition, modules: Mapping[str, ast.Module]) -> str:
     """Why ``condition`` does not hold in the generated modules ("" when it does, or when
     it is a stage's configuration, which only the runtime switch can see)."""
     if condition is Condition.NO_PIPELINE_PARALLEL and not any(
-        _refuses(tree, "pipeline_parallel_size") for tree in modules.values()
+        refuses(tree, "pipeline_parallel_size") for tree in modules.values()
     ):
         return "no generated module refuses pipeline_parallel_size > 1 (a raise under a test of it)"
     return ""
 
 
-def _refuses(tree: ast.Module, name: str) -> bool:
+def refuses(tree: ast.Module, name: str) -> bool:
     """Whether some ``if`` that reads ``name`` raises in its body."""
     return any(
         isinstance(node, ast.If)

@@ -56,6 +56,9 @@ class Settings:
     npu_class: str = overrides.NPU_CLASS
     #: Compose even when the two sides run on different vLLM releases (the output says so).
     force_vllm_mismatch: bool = False
+    #: How outputs name the allow-list ("" = as ``allow``): relative to the repository root,
+    #: so that a lock and its headers do not depend on where the checkout lies.
+    allow_label: str = ""
 
 
 def load(settings: Settings, cache: Path, progress: Progress | None = None) -> Inputs:
@@ -70,7 +73,7 @@ def load(settings: Settings, cache: Path, progress: Progress | None = None) -> I
     base = load_vllm(base_spec, cache, progress)
     specs = settings.vllm or tuple(candidate_specs(settings.source, cache))
     candidates = load_candidates(specs, cache, progress)
-    allowed, allow_input = load_allow(settings.allow)
+    allowed, allow_input = load_allow(settings.allow, settings.allow_label)
     texts = _package(settings.upstream, "vllm-ascend", "vllm_ascend", cache, progress)
     vllm_runner = ascend.vllm_runner(base.text, VLLM_V2_MODULE)
     patches = ascend.read_patches(texts or {}, vllm_runner, npu.text)
@@ -261,9 +264,11 @@ def load_candidates(
     return bases
 
 
-def load_allow(path: str) -> tuple[tuple[AllowEntry, ...], tuple[str, str] | None]:
-    """The reviewed shadowed methods and the file's (label, sha256); none for ""."""
+def load_allow(path: str, label: str = "") -> tuple[tuple[AllowEntry, ...], tuple[str, str] | None]:
+    """The reviewed shadowed methods and the file's (label, sha256), the entries and the
+    label naming it as ``label`` does (``path`` when ""); none for ""."""
     if not path:
         return (), None
     source = read_source(path)
-    return parse_allow_list(source.text, source.path), (path, source.sha256)
+    label = label or path
+    return parse_allow_list(source.text, label), (label, source.sha256)

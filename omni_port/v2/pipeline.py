@@ -33,7 +33,7 @@ from omni_port.pyast.parser import parse
 from omni_port.sources.textio import sha256
 from omni_port.sources.upstream import OMNI_V2_RUNNERS, VLLM_V2_RUNNER
 from omni_port.sync import pipeline
-from omni_port.v2 import checks, compose, overrides, pins, rebase, rows, substitute, tidy
+from omni_port.v2 import checks, compose, lag, overrides, pins, rebase, rows, substitute, tidy
 from omni_port.v2.ascend import AscendPatches
 from omni_port.v2.decide import Composed, Npu
 from omni_port.v2.pairing import Pairing
@@ -261,10 +261,12 @@ def review(inputs: Inputs, tool: str) -> Reviewed:
     substituted vLLM class (OP330) a note where it rebases or a reviewed entry keeps it."""
     runners = report(inputs)
     rebased = rebased_modules(inputs, tool, "omni-port v2-report")
-    composed = (*plan(inputs).composed, *(c for r in rebased for c in r.composed))
+    copies = delta(inputs)
+    composed = (*plan(inputs, copies).composed, *(c for r in rebased for c in r.composed))
     reports = (runners, *(found for r in rebased for found in r.reports))
     findings = [f for r in reports for f in _reviewed_collisions(r, composed)]
     findings += [_reviewed_substitute(inputs, bypass) for bypass in bypasses(inputs)]
+    findings += lag.findings(lag.lags(copies, inputs.base, inputs.candidates))
     return Reviewed(reports, composed, tuple(findings))
 
 
@@ -298,9 +300,8 @@ def _reviewed_substitute(inputs: Inputs, bypass: substitute.Bypass) -> Finding:
     return found
 
 
-def plan(inputs: Inputs) -> compose.Composition:
-    """The composition alone (what ``v2-report`` says v2-sync would do)."""
-    found = delta(inputs)
+def plan(inputs: Inputs, found: vllm_delta.Delta) -> compose.Composition:
+    """The composition alone of omni's ``delta`` (what ``v2-report`` says v2-sync would do)."""
     sides = _sides(found.trees, inputs.npu, inputs.base, inputs.candidates, inputs.allowed)
     return compose.compose(found, overrides.override_report(sides), context(inputs))
 
