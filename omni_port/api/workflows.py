@@ -432,7 +432,9 @@ def _extracted(
     # Malformed markers stop an upgrade as they stop `extract` (unless the marker-allow list
     # names them, or --lenient): its patches are what a later `extract` must reproduce.
     options = extract_options(config)
-    patch_set, markers = extract_reviewed(located, old, options, config, request.lenient)
+    patch_set, markers = extract_reviewed(
+        located, old, options, config, request.lenient, settings.cache
+    )
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.
