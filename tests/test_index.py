@@ -403,3 +403,35 @@ def test_only_a_kept_release_file_is_renamed(tmp_path: Path) -> None:
         "vllm-omni==1.0/pkg/other.py"
     )
     assert upstream.cached_member("generated/m.py", tmp_path) == "generated/m.py"
+
+
+def test_base_detection_before_a_target_reads_the_kept_release_list(
+    published: LocalIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 46: an upgrade's base detection asked the index for the release list on every
+    run (seconds); the list the cache keeps holds every release up to the target when it
+    holds the target, and ranks the same."""
+    from omni_port import api
+    from omni_port.api.inputs import Settings
+    from omni_port.model import Located
+    from omni_port.sources.config import Config
+    from omni_port.sources.textio import decode
+
+    asked: list[str] = []
+    real = upstream.dated_releases
+
+    def counted(dist: str) -> dict[str, str]:
+        asked.append(dist)
+        return real(dist)
+
+    monkeypatch.setattr(upstream, "dated_releases", counted)
+    text = RUNNER.replace(b"class NPUModelRunner:", b"class R(NPUModelRunner):")
+    runners = [Located("r.py", "r.py", decode(text, "r.py"))]
+    settings = Settings(Config(), tmp_path / "cache")
+    target = "vllm-ascend==2.0.0rc1"
+    first = api.rank_bases(runners, settings, target=target).ranked
+    again = api.rank_bases(runners, settings, target=target).ranked
+    assert asked == ["vllm-ascend"], "asked once, then read from the cache"
+    assert [s.label for s in first] == ["vllm-ascend==2.0.0rc1", "vllm-ascend==1.0.0"]
+    assert again == first == api.rank_bases(runners, settings).ranked
+    assert asked == ["vllm-ascend", "vllm-ascend"], "no target: the index is asked"

@@ -406,3 +406,27 @@ def test_a_full_disk_while_keeping_a_package_s_sources_keeps_none_of_them(
     monkeypatch.setattr(Path, "write_bytes", real)
     texts = upstream.package_texts(_release("1.0.0"), "vllm_ascend", tmp_path)
     assert texts[ASCEND_RUNNER] == RUNNER.decode()
+
+
+def test_a_member_a_release_lacks_is_not_asked_of_the_index_again(
+    served: Served, tmp_path: Path
+) -> None:
+    """issue 46: base detection asks every vLLM release since the floor for its runner
+    module, and vLLM 0.34.0 has none: its absence was read by range on every run."""
+    served.publish(_wheel_name("1.0.0"), _wheel("1.0.0"))
+    member = "vllm_ascend/worker/gone.py"
+    with pytest.raises(BadInput) as first:
+        upstream.locate(_release("1.0.0"), member, tmp_path)
+    asked = len(served.requests)
+    assert asked > 0
+    with pytest.raises(BadInput) as again:
+        upstream.locate(_release("1.0.0"), member, tmp_path)
+    assert len(served.requests) == asked, "the kept absence answered"
+    assert again.value.findings == first.value.findings
+    assert "the wheel has no vllm_ascend/worker/gone.py" in first.value.findings[0].message
+    # A damaged record of the absence is no answer: the archive is asked again.
+    (tmp_path / f"src/vllm-ascend-1.0.0/{member}{upstream.ABSENT_SUFFIX}").write_text("x")
+    with pytest.raises(BadInput):
+        upstream.locate(_release("1.0.0"), member, tmp_path)
+    assert len(served.requests) > asked
+    assert upstream.locate(_release("1.0.0"), ASCEND_RUNNER, tmp_path).source.text

@@ -874,6 +874,42 @@ def test_self_attributes_read_by_blocks(upstream: str, mark: str) -> None:
     assert _found(findings, ("OP509", "OP506")) == _expected((GEN, text))
 
 
+GUARDED_RUNNER = """
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class Runner(NPUModelRunner):
+    def execute_model(self, scheduler_output, intermediate_tensors=None):
+        # >>> block
+        if hasattr(self, "payload_cache"):
+            self.payload_cache.pop(scheduler_output, None)
+        if self.kv_caches and hasattr(self, "mtp") and hasattr(self, "drafts"):
+            print(self.mtp, self.drafts)
+        if not hasattr(self, "late"):
+            pass
+        else:
+            print(self.late)
+        ready = hasattr(self, "flag") and self.flag
+        chosen = self.pick if hasattr(self, "pick") else None
+        print(self.payload_cache)  # !OP509
+        if hasattr(self, "other"):
+            print(self.unguarded)  # !OP509
+        if self.first and hasattr(self, "first"):  # !OP509
+            print(ready, chosen)
+        # <<<
+"""
+
+
+def test_a_read_guarded_by_hasattr_is_no_missing_attribute() -> None:
+    """issue 46: omni's GPU runners read ``self._downstream_payload_cache`` under
+    ``hasattr(self, ...)`` and assign it only in a subclass's ``__init__``."""
+    text = _dedent(GUARDED_RUNNER)
+    context = _override_context(UPSTREAM)
+    overrides = [checks.Override(GEN, "Runner", "execute_model", "NPUModelRunner", "execute_model")]
+    findings = _verify(text, context, overrides)
+    assert _found(findings, ("OP509", "OP506")) == _expected((GEN, text))
+
+
 # --- helpers --------------------------------------------------------------------------------
 
 

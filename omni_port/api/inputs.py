@@ -427,14 +427,17 @@ def patches_source(patch_set: PatchSet, default: str) -> str:
 
 
 def extract_all(
-    sources: Sequence[Located], base: Upstream | None, options: extractor.ExtractOptions
+    sources: Sequence[Located],
+    base: Upstream | None,
+    options: extractor.ExtractOptions,
+    cache: Path | None = None,
 ) -> tuple[PatchSet, list[Finding]]:
     """Extract every source; all bad inputs are reported together (BadInput), none is kept.
 
     Two sources of one runner module (``a/npu_ar_model_runner.py`` and a release's) are bad
     input (OP005 at the second): both would be extracted into one module's patches and
     sync would place their blocks twice."""
-    modules, findings, failures = _extract_each(sources, base, options)
+    modules, findings, failures = _extract_each(sources, base, options, cache)
     if failures:
         raise BadInput(failures)
     return PatchSet(modules), findings
@@ -446,6 +449,7 @@ def extract_reviewed(
     options: extractor.ExtractOptions,
     config: Config,
     lenient: bool,
+    cache: Path | None = None,
 ) -> tuple[PatchSet, reviewed.MarkerReview]:
     """``extract_all`` with every malformed marker read and reviewed (``reviewed_markers``).
 
@@ -453,7 +457,8 @@ def extract_reviewed(
     marker-allow list does not name, with how to accept it after review (unless
     ``lenient``: ``--lenient`` takes them all, as findings), as any other.
     """
-    modules, findings, failures = _extract_each(sources, base, replace(options, lenient=True))
+    lenient_options = replace(options, lenient=True)
+    modules, findings, failures = _extract_each(sources, base, lenient_options, cache)
     review = reviewed_markers(findings, sources, config)
     if review.unlisted and not lenient:
         failures.extend(review.refusal(marker_allow_path(config)).findings)
@@ -463,17 +468,22 @@ def extract_reviewed(
 
 
 def _extract_each(
-    sources: Sequence[Located], base: Upstream | None, options: extractor.ExtractOptions
+    sources: Sequence[Located],
+    base: Upstream | None,
+    options: extractor.ExtractOptions,
+    cache: Path | None,
 ) -> tuple[tuple[ModulePatches, ...], list[Finding], list[Finding]]:
-    """The modules extracted, their findings, and the bad inputs of the others."""
+    """The modules extracted, their findings, and the bad inputs of the others (each
+    runner's tree kept in ``cache`` by content, when one is given)."""
     modules: list[ModulePatches] = []
     findings: list[Finding] = []
     failures: list[Finding] = _same_module(sources)
     for located in sources:
         name = Path(located.member).name
         try:
+            tree = trees.parsed(located.source, cache) if cache is not None else None
             extraction = extractor.extract_module(
-                located.source, name, base, options, located.counterpart
+                located.source, name, base, options, located.counterpart, tree
             )
         except BadInput as error:
             failures.extend(error.findings)

@@ -41,9 +41,16 @@ from omni_port.patches.patchfile import render_patch_set
 from omni_port.report import in_directory, shown
 from omni_port.sources import trees
 from omni_port.sources.config import Config
+from omni_port.sources.history import known_releases
 from omni_port.sources.platform import Platform
 from omni_port.sources.trees import kept_keys
-from omni_port.sources.upstream import Spec, SpecKind, release_versions, version_key
+from omni_port.sources.upstream import (
+    Spec,
+    SpecKind,
+    parse_spec,
+    release_versions,
+    version_key,
+)
 from omni_port.sync import upgrade as summaries
 
 __all__ = [
@@ -193,12 +200,16 @@ class Bases:
 
 
 def rank_bases(
-    located: Sequence[Located], settings: Settings, candidates: Sequence[str] = ()
+    located: Sequence[Located],
+    settings: Settings,
+    candidates: Sequence[str] = (),
+    target: str = "",
 ) -> Bases:
     """Candidate bases ranked by how well they explain the runners' copied code: the given
     ones, else the commits of the configured clone (``upstream-repo``) and the releases
     newer than it, else every release of the platform's upstream since its ``floor``
-    (wheel or sdist)."""
+    (wheel or sdist). With an upgrade's ``target`` release, the release list the cache
+    keeps is used while it holds the target (the base is older), not asked of the index."""
     # Kept by content like every upstream tree: a release's runners never change.
     runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
@@ -207,7 +218,7 @@ def rank_bases(
         ranked = lineage.ranked(runners, keys, lines)
     else:
         keys = {}
-        for found in _candidate_modules(candidates, settings):
+        for found in _candidate_modules(candidates, settings, target):
             text, cache = found.source.text, settings.cache
             keys[found.label] = kept_keys(
                 text, config.upstream_class, cache, basedetect.method_keys
@@ -216,14 +227,14 @@ def rank_bases(
     return Bases(tuple(ranked), tuple(basedetect.pieces(runners, keys, ranked)))
 
 
-def _candidate_modules(candidates: Sequence[str], settings: Settings) -> list[Located]:
+def _candidate_modules(candidates: Sequence[str], settings: Settings, target: str) -> list[Located]:
     """The upstream module of each candidate given (each must have it), else of every
     release since the platform's floor that has it: vLLM 0.34.0 ships Model Runner V2
     alone, with no ``gpu_model_runner.py`` to rank (said on the progress stream)."""
     if candidates:
         return [locate_text(text, settings) for text in candidates]
     found = []
-    for text in _releases_since(settings.config.platform_info):
+    for text in _releases_since(settings.config.platform_info, settings.cache, target):
         try:
             found.append(locate_text(text, settings))
         except BadInput as error:
@@ -232,13 +243,25 @@ def _candidate_modules(candidates: Sequence[str], settings: Settings) -> list[Lo
     return found
 
 
-def _releases_since(platform: Platform) -> list[str]:
+def _releases_since(platform: Platform, cache: Path, target: str) -> list[str]:
     floor = version_key(platform.floor)
+    wanted = _release_of(target, platform.dist)
+    # The kept list holds every release up to the target when it holds the target itself.
+    released = known_releases(platform.dist, cache, (wanted,)) if wanted else None
     return [
         Spec(SpecKind.PYPI, platform.dist, v).label
-        for v in release_versions(platform.dist)
+        for v in (released or release_versions(platform.dist))
         if version_key(v) >= floor
     ]
+
+
+def _release_of(target: str, dist: str) -> str:
+    """The version ``target`` pins of ``dist`` on the index; "" for anything else."""
+    try:
+        spec = parse_spec(target, dist) if target else None
+    except BadInput:
+        return ""  # said where the target is read
+    return spec.version if spec is not None and spec.kind is SpecKind.PYPI else ""
 
 
 def best_base(
@@ -322,7 +345,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
     detected = None
     base = request.base
     if not base or base == "detect":
-        ranked = rank_bases(located, settings, request.candidates).ranked
+        ranked = rank_bases(located, settings, request.candidates, request.target).ranked
         detected = best_base(ranked, located, config)
         base = detected.label
     old = load_upstream(base, settings)
@@ -409,7 +432,9 @@ def _extracted(
     # Malformed markers stop an upgrade as they stop `extract` (unless the marker-allow list
     # names them, or --lenient): its patches are what a later `extract` must reproduce.
     options = extract_options(config)
-    patch_set, markers = extract_reviewed(located, old, options, config, request.lenient)
+    patch_set, markers = extract_reviewed(
+        located, old, options, config, request.lenient, settings.cache
+    )
     patch_set = recorded_sources(patch_set, located, old, config)
     # Titles and recorded resolutions of the previous patches survive the re-extraction;
     # runners named on the command line leave the other modules' patches as they are.

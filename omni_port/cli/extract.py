@@ -104,7 +104,7 @@ def extract_command(options: Options, /, **given: Any) -> Report:
     )
     # The marker-allow list (or --lenient) decides which malformed markers pass.
     patch_set, review = api.inputs.extract_reviewed(
-        located, base_module, ext_options, config, lenient
+        located, base_module, ext_options, config, lenient, settings.cache
     )
     findings = [*review.findings, *review.stale_findings(strict=False)]
     patch_set = api.inputs.recorded_sources(patch_set, located, base_module, config)

@@ -73,15 +73,17 @@ def extract_module(
     base: Upstream | None = None,
     options: ExtractOptions = ExtractOptions(),
     counterpart: SourceText | None = None,
+    tree: Tree | None = None,
 ) -> Extraction:
     """Extract the pieces of one runner module; ``counterpart`` is omni's GPU runner beside
-    it, where blocks get their second anchor.
+    it, where blocks get their second anchor; ``tree`` the source's tree when the caller
+    has it (kept in the cache by content: base detection parsed the runners already).
 
     Raises BadInput for a syntax error, for a module that defines no class (an empty file
     is no runner: OP004, with its malformed markers), or for malformed markers unless
     ``lenient``.
     """
-    tree = parse(source.text, source.path)
+    tree = parse(source.text, source.path) if tree is None else tree
     found = scan(tree)
     if found.findings and not options.lenient:
         raise BadInput(found.findings)

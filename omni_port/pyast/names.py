@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pyflakes import checker, messages
 
+from omni_port.pyast import memo
 from omni_port.pyast.syntax import import_bindings
 
 
@@ -25,9 +26,15 @@ class NameIssue:
 
 def issues(text: str, path: str) -> list[NameIssue]:
     """Undefined names, unused imports and redefinitions of ``text`` (which must parse)."""
+    return list(_issues(text, path))
+
+
+@memo.memoized
+def _issues(text: str, path: str) -> tuple[NameIssue, ...]:
+    # Kept for the run: verify and the trials a sync judges check the same modules.
     tree = ast.parse(text, filename=path)
     found = checker.Checker(tree, filename=path)
-    imports = _import_bindings(tree)
+    imports: dict[int, tuple[str, ...]] | None = None
     result = []
     for message in sorted(found.messages, key=lambda m: (m.lineno, m.col)):
         kind = _kind(message)
@@ -35,10 +42,12 @@ def issues(text: str, path: str) -> list[NameIssue]:
             continue
         name = str(message.message_args[0])
         if kind == "unused-import":
+            # Walked only for a module that has one (most have none).
+            imports = _import_bindings(tree) if imports is None else imports
             name = _binding_name(name, imports.get(message.lineno, ()))
         text_message = message.message % message.message_args
         result.append(NameIssue(kind, name, message.lineno, message.col + 1, text_message))
-    return result
+    return tuple(result)
 
 
 def _kind(message: messages.Message) -> str | None:

@@ -223,15 +223,37 @@ def _cached_member(spec: Spec, member: str, cache: Path, progress: Progress | No
 
     if not safe_member(member):
         raise BadInput.at(Code.OP003, spec.label, 0, f"refusing unsafe member name {member!r}")
+    absent = cache / "src" / f"{spec.dist}-{spec.version}" / (member + ABSENT_SUFFIX)
+    kind = _kept_absence(absent)
+    if kind:
+        raise BadInput.at(Code.OP003, spec.label, 0, f"the {kind} has no {member}")
 
     def read() -> tuple[bytes, fetch.Checked]:
         want = fetch.Want(lambda name: name == member, member, first=True)
         got = fetch.release_files(spec.dist, spec.version, want, cache, progress)
         if member not in got.files:
+            with contextlib.suppress(BadInput):  # a read-only cache asks again next time
+                write_atomic(absent, f"{got.kind}\n".encode())
             raise BadInput.at(Code.OP003, spec.label, 0, f"the {got.kind} has no {member}")
         return got.files[member], got.checked
 
     return _kept(spec, member, cache, progress, read)
+
+
+#: Suffix of the file recording that a release's archive has no such member (its kind,
+#: ``wheel`` or ``sdist``, inside): a release never changes, and base detection asks every
+#: release since the floor for its module (vLLM 0.34.0 has none), each a request otherwise.
+ABSENT_SUFFIX = ".absent"
+
+
+def _kept_absence(absent: Path) -> str:
+    """The kind of archive ``absent`` records lacking the member; "" when there is no
+    record or it is damaged (then the archive is asked again)."""
+    try:
+        kind = absent.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return kind.strip() if kind in ("wheel\n", "sdist\n") else ""
 
 
 def release_metadata(spec: Spec, cache: Path, progress: Progress | None = None) -> str | None:

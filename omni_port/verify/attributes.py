@@ -13,6 +13,7 @@ from omni_port.pyast.packages import (
     World,
     class_hierarchy,
     class_names,
+    dotted_name,
     is_self_attribute,
     lookup_class,
     module_class,
@@ -31,7 +32,12 @@ def attribute_findings(
     """``self.<attr>`` reads of placed blocks, per class: errors when every class involved
     could be read, one note per class otherwise."""
     upstream = context.upstream.module if context.upstream is not None else ""
-    loads = [n for n in ast.walk(tree) if is_self_attribute(n) and isinstance(n.ctx, ast.Load)]
+    guarded = _guarded_reads(tree)
+    loads = [
+        n
+        for n in ast.walk(tree)
+        if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and _at(n) not in guarded
+    ]
     for owner in sorted({b.owner for b in blocks if b.owner}):
         cls = module_class(tree, owner)
         if cls is None:
@@ -41,6 +47,50 @@ def attribute_findings(
         hierarchy = _owner_hierarchy(world, generated, upstream, uppers)
         reads = [r for b in blocks if b.owner == owner for r in _self_reads(loads, b)]
         yield from _missing_attributes(name, [*uppers, owner], hierarchy, reads)
+
+
+def _guarded_reads(tree: ast.Module) -> frozenset[tuple[int, int]]:
+    """Positions of ``self.x`` reads that run only where ``hasattr(self, "x")`` held.
+
+    Such a read guards against its own absence (a subclass may be the one to assign the
+    attribute, as omni's GPU runners do for ``_downstream_payload_cache``), so it is no
+    missing attribute."""
+    guarded: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.IfExp):
+            guarded |= _reads_of(_hasattr_names(node.test), node.body)
+            guarded |= _reads_of(_hasattr_names(node.test, negated=True), node.orelse)
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for i, value in enumerate(node.values):
+                guarded |= _reads_of(_hasattr_names(value), node.values[i + 1 :])
+    return frozenset(guarded)
+
+
+def _hasattr_names(test: ast.expr, negated: bool = False) -> frozenset[str]:
+    """The names ``test`` proves ``self`` has when it holds (or, ``negated``, when it fails)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _hasattr_names(test.operand, not negated)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+        return frozenset().union(*(_hasattr_names(v, negated) for v in test.values))
+    if negated or not isinstance(test, ast.Call) or dotted_name(test.func) != "hasattr":
+        return frozenset()
+    match test.args:
+        case [ast.Name(id="self"), ast.Constant(value=str(name))]:
+            return frozenset({name})
+    return frozenset()
+
+
+def _reads_of(names: frozenset[str], scope: ast.AST | Sequence[ast.AST]) -> set[tuple[int, int]]:
+    if not names:
+        return set()
+    roots = scope if isinstance(scope, Sequence) else [scope]
+    return {
+        _at(n) for root in roots for n in ast.walk(root) if is_self_attribute(n) and n.attr in names
+    }
+
+
+def _at(node: ast.Attribute) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
 
 
 def _owner_hierarchy(world: World, cls: Class, upstream: str, uppers: Sequence[str]) -> Hierarchy:

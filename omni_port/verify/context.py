@@ -7,8 +7,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.model import Block, Copy, PatchSet, Placement, Status, Upstream
-from omni_port.pyast.packages import FUNCTIONS, Function, PackageSources, World, module_class
-from omni_port.pyast.parser import module_or_none
+from omni_port.pyast.packages import (
+    FUNCTIONS,
+    Function,
+    PackageSources,
+    World,
+    module_class,
+    module_tree,
+)
 from omni_port.pyast.syntax import find_def
 
 
@@ -104,7 +110,8 @@ def function_in(tree: ast.Module, owner: str, name: str) -> Function | None:
 
 def old_runner(path: str, context: Context) -> ast.Module | None:
     """The omni source module the generated ``path`` was made from, when it is given."""
-    text = context.sources.modules.get(dotted_module(context.package, path))
+    module = dotted_module(context.package, path)
+    text = context.sources.modules.get(module)
     if text is None:
         return None
-    return module_or_none(text)
+    return module_tree(module, text)

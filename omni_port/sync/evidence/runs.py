@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.model import Stmt
+from omni_port.pyast import memo
 from omni_port.pyast.syntax import dedent_code
 from omni_port.sync.evidence.code import read_after
 from omni_port.sync.evidence.flow import Flow
@@ -26,9 +27,11 @@ from omni_port.sync.evidence.places import Index, Slot
 _ATTRIBUTE = re.compile(r"^self\.(\w+)$")
 
 
+@memo.memoized
 def assigned(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The attributes of ``self`` that code in ``text`` assigns, and those it reads (none
-    when it does not parse)."""
+    when it does not parse). Kept for the run: each runner's conflicts ask it of the same
+    releases' modules (vLLM's takes a quarter of a second to parse)."""
     try:
         tree = ast.parse(dedent_code(text))
     except (SyntaxError, ValueError):
