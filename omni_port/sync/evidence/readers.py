@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from omni_port.model import BlockKind
 from omni_port.pyast.syntax import names_of
 from omni_port.sync.context import Decision
+from omni_port.sync.evidence.bindings import binds
 from omni_port.sync.evidence.code import binds_locals, nested, with_body
 from omni_port.sync.facts import Flows, Places, Stmt, Syntax
 
@@ -78,6 +79,64 @@ def unread(
     return [Unread(s, _removers(output, dead, s)) for s in candidates if id(s) in dead]
 
 
+@dataclass(frozen=True, slots=True)
+class Unbound:
+    """An upstream statement the output keeps that reads a local only a placed block's
+    replaced statements bound."""
+
+    #: The local.
+    name: str
+    #: The statement that still reads it.
+    reader: Stmt
+    #: The conflicts among the member's blocks that replace the reader in their base (what
+    #: keeps it in the output), in member order.
+    kept_by: tuple[str, ...]
+
+
+def unbound(
+    code: Reading, decision: Decision, decisions: Sequence[Decision], parameters: frozenset[str]
+) -> Unbound | None:
+    """The first upstream statement kept in the output that reads a local ``decision``'s
+    placed code takes out with the statements it replaces, which nothing else in the output
+    binds (not its own code, another placed block, a kept statement nor ``parameters``);
+    None when there is none. Placed, the block leaves a read of an unbound name: upstream
+    kept the reader (a block that replaced it is a conflict, or upstream added it)."""
+    block, slot = decision.block, decision.slot
+    if slot is None or block.kind in (BlockKind.SIGNATURE, BlockKind.HEADER):
+        return None
+    output = _output(code, decisions)
+    if output is None:
+        return None
+    gone = {n for s in nested(slot.held()) for n in s.writes if "." not in n}
+    gone -= binds(code.flows, decision) | parameters
+    kept = [(s, reads) for s, reads in output.upstream if id(s) not in output.removed]
+    gone -= {n for s, _ in kept for n in _own_writes(code.syntax, s)}
+    gone -= {n for d in decisions if _placed(d) and d is not decision for n in binds(code.flows, d)}
+    for stmt, reads in kept:
+        if reads & gone:
+            return Unbound(min(reads & gone), stmt, _kept_by(code, stmt, decisions))
+    return None
+
+
+def _placed(decision: Decision) -> bool:
+    """Whether ``decision`` puts its block's code in the output."""
+    return not decision.conflict and not decision.follow and decision.slot is not None
+
+
+def _kept_by(code: Reading, stmt: Stmt, decisions: Sequence[Decision]) -> tuple[str, ...]:
+    """The conflicts of ``decisions`` that would replace ``stmt``: at their shown place, or
+    by what they replaced in their base."""
+    found = []
+    for decision in decisions:
+        if not decision.conflict or decision.block.kind is BlockKind.HEADER:
+            continue
+        shown = nested(decision.slot.held()) if decision.slot is not None else []
+        alike = code.places.resembling(decision.block.anchor.replaced)
+        if any(s is stmt for s in (*shown, *alike)):
+            found.append(decision.block.id)
+    return tuple(found)
+
+
 def _output(code: Reading, decisions: Sequence[Decision]) -> _Output | None:
     """None when some block's code does not parse: what it reads is unknown."""
     removed: dict[int, str] = {}
@@ -117,6 +176,15 @@ def _own_reads(syntax: Syntax, stmt: Stmt) -> frozenset[str]:
     nodes = syntax.parsed(syntax.source([stmt]))
     # ``elif`` tests, ``with`` items, decorators and defaults are the header's too.
     return names_of(nodes, header_only=True)[0] if nodes is not None else stmt.reads
+
+
+def _own_writes(syntax: Syntax, stmt: Stmt) -> frozenset[str]:
+    """The names ``stmt`` binds, a compound one in its header alone (all of them when the
+    header does not parse)."""
+    if not stmt.clauses:
+        return stmt.writes
+    nodes = syntax.parsed(syntax.source([stmt]))
+    return names_of(nodes, header_only=True)[1] if nodes is not None else stmt.writes
 
 
 def _removers(output: _Output, dead: dict[int, Stmt], stmt: Stmt) -> tuple[str, ...]:
