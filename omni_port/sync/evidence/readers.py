@@ -94,28 +94,51 @@ class Unbound:
 
 
 def unbound(
-    code: Reading, decision: Decision, decisions: Sequence[Decision], parameters: frozenset[str]
-) -> Unbound | None:
-    """The first upstream statement kept in the output that reads a local ``decision``'s
-    placed code takes out with the statements it replaces, which nothing else in the output
-    binds (not its own code, another placed block, a kept statement nor ``parameters``);
-    None when there is none. Placed, the block leaves a read of an unbound name: upstream
-    kept the reader (a block that replaced it is a conflict, or upstream added it)."""
-    block, slot = decision.block, decision.slot
-    if slot is None or block.kind in (BlockKind.SIGNATURE, BlockKind.HEADER):
-        return None
+    code: Reading, decisions: Sequence[Decision], parameters: frozenset[str]
+) -> dict[str, Unbound]:
+    """By block id, the first upstream statement kept in the output that reads a local the
+    decision's placed code takes out with the statements it replaces, which nothing else in
+    the output binds (not its own code, another placed block, a kept statement nor
+    ``parameters``). Placed, such a block leaves a read of an unbound name: upstream kept
+    the reader (a block that replaced it is a conflict, or upstream added it)."""
     output = _output(code, decisions)
     if output is None:
-        return None
-    gone = {n for s in nested(slot.held()) for n in s.writes if "." not in n}
-    gone -= binds(code.flows, decision) | parameters
+        return {}
     kept = [(s, reads) for s, reads in output.upstream if id(s) not in output.removed]
-    gone -= {n for s, _ in kept for n in _own_writes(code.syntax, s)}
-    gone -= {n for d in decisions if _placed(d) and d is not decision for n in binds(code.flows, d)}
-    for stmt, reads in kept:
-        if reads & gone:
-            return Unbound(min(reads & gone), stmt, _kept_by(code, stmt, decisions))
-    return None
+    bound = {n for s, _ in kept for n in _own_writes(code.syntax, s)} | parameters
+    mine = {d.block.id: _binds(code, d) for d in decisions if _placed(d)}
+    found: dict[str, Unbound] = {}
+    for decision in decisions:
+        if not _placed(decision) or decision.block.kind is BlockKind.SIGNATURE:
+            continue
+        others = {n for key, names in mine.items() if key != decision.block.id for n in names}
+        gone = _taken_binds(code, decision) - mine[decision.block.id] - bound - others
+        reader = next(((s, r & gone) for s, r in kept if r & gone), None)
+        if reader is not None:
+            stmt, names = reader
+            found[decision.block.id] = Unbound(min(names), stmt, _kept_by(code, stmt, decisions))
+    return found
+
+
+def _binds(code: Reading, decision: Decision) -> frozenset[str]:
+    """The names ``decision``'s code binds (a header edit's: its header's)."""
+    if decision.block.kind is not BlockKind.HEADER:
+        return binds(code.flows, decision)
+    text = decision.code if decision.code is not None else decision.block.code
+    nodes = code.syntax.parsed(with_body(text))
+    return names_of(nodes, header_only=True)[1] if nodes is not None else frozenset()
+
+
+def _taken_binds(code: Reading, decision: Decision) -> frozenset[str]:
+    """The plain locals the upstream statements ``decision`` takes out bind (a header
+    edit's: the header's alone)."""
+    assert decision.slot is not None
+    held = decision.slot.held()
+    if decision.block.kind is BlockKind.HEADER:
+        names = _own_writes(code.syntax, held[0]) if held else frozenset()
+    else:
+        names = frozenset(n for s in nested(held) for n in s.writes)
+    return frozenset(n for n in names if "." not in n)
 
 
 def _placed(decision: Decision) -> bool:

@@ -33,10 +33,15 @@ class Coupled(Silent):
         conflict here counts as gone for the others once revised)."""
         result = list(decisions)
         placed = frozenset(d.block.id for d in decisions if not d.conflict)
+        reading = Reading(facts.syntax, facts.places, facts.flows)
+        unbinding = unbound(reading, decisions, facts.places.parameters)
         for position, decision in enumerate(decisions):
             if decision.conflict or decision.follow or decision.slot is None:
                 continue
             reason = _unheld(facts, decision, decisions, placed)
+            found = unbinding.get(decision.block.id)
+            if not reason and found is not None:
+                reason = _unbinds(found)
             if reason:
                 result[position] = conflict_at(decision, reason)
         return result
@@ -54,11 +59,7 @@ def _unheld(
         if other not in placed:
             return f"it holds only with {other} placed, a conflict"
     lost = lost_binding(facts.flows, facts.history, decision, decisions)
-    if lost:
-        return f"{lost}: nothing binds it there"
-    reading = Reading(facts.syntax, facts.places, facts.flows)
-    found = unbound(reading, decision, decisions, facts.places.parameters)
-    return _unbinds(found) if found is not None else ""
+    return f"{lost}: nothing binds it there" if lost else ""
 
 
 def _unbinds(found: Unbound) -> str:
