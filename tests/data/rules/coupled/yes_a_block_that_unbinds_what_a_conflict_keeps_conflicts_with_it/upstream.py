@@ -5,9 +5,20 @@ class NPUModelRunner:
         count = len(batch.items)
         mode = self.config.encoder and count > 0
         deferred = self.deferred(batch)
-        padding = self.padding(batch)
-        with self.context(batch, mode=mode, padding=padding):
+        with self.context(batch, mode=mode, strict=True):
             out = self.forward(tokens, deferred)
         self.record(out)
         self.finish(batch)
         return out
+
+    def forward(self, tokens, deferred):
+        return tokens
+
+    def prepare(self, batch):
+        pass
+
+    def omni_context(self, batch):
+        return self.context(batch, mode=True)
+
+    def release(self, batch):
+        pass
