@@ -94,13 +94,18 @@ class Unbound:
 
 
 def unbound(
-    code: Reading, decisions: Sequence[Decision], parameters: frozenset[str]
+    code: Reading,
+    decisions: Sequence[Decision],
+    parameters: frozenset[str],
+    old: frozenset[str] | None,
 ) -> dict[str, Unbound]:
     """By block id, the first upstream statement kept in the output that reads a local the
     decision's placed code takes out with the statements it replaces, which nothing else in
     the output binds (not its own code, another placed block, a kept statement nor
-    ``parameters``). Placed, such a block leaves a read of an unbound name: upstream kept
-    the reader (a block that replaced it is a conflict, or upstream added it)."""
+    ``parameters``). Placed, such a block leaves a read of an unbound name that the old
+    runner did not have: a block that replaced the reader is a conflict, or upstream added
+    the reader (its key is not among ``old``, the keys of the base's statements; None when
+    the base is unknown). A reader the old runner kept as it is, is omni's own."""
     output = _output(code, decisions)
     if output is None:
         return {}
@@ -113,10 +118,13 @@ def unbound(
             continue
         others = {n for key, names in mine.items() if key != decision.block.id for n in names}
         gone = _taken_binds(code, decision) - mine[decision.block.id] - bound - others
-        reader = next(((s, r & gone) for s, r in kept if r & gone), None)
-        if reader is not None:
-            stmt, names = reader
-            found[decision.block.id] = Unbound(min(names), stmt, _kept_by(code, stmt, decisions))
+        for stmt, reads in kept:
+            if not reads & gone:
+                continue
+            by = _kept_by(code, stmt, decisions)
+            if by or (old is not None and stmt.key not in old):
+                found[decision.block.id] = Unbound(min(reads & gone), stmt, by)
+                break
     return found
 
 

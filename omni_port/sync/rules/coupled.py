@@ -9,6 +9,7 @@ placed, it would read a name nothing binds. The other way round too: a placed bl
 out upstream statements that bind a local which upstream code the output keeps still
 reads, and nothing else binds it (``readers.unbound``): the reader stays because a block
 that replaced it is a conflict (the two are one conflict), or because upstream added it.
+A maintainer's recorded place stands (verify's OP303 is the net there).
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ class Coupled(Silent):
         result = list(decisions)
         placed = frozenset(d.block.id for d in decisions if not d.conflict)
         reading = Reading(facts.syntax, facts.places, facts.flows)
-        unbinding = unbound(reading, decisions, facts.places.parameters)
+        unbinding = unbound(reading, decisions, facts.places.parameters, facts.history.base_keys)
         for position, decision in enumerate(decisions):
             if decision.conflict or decision.follow or decision.slot is None:
                 continue
             reason = _unheld(facts, decision, decisions, placed)
             found = unbinding.get(decision.block.id)
-            if not reason and found is not None:
+            # A maintainer's recorded place stands: verify reports what it unbinds.
+            if not reason and found is not None and decision.block.anchor.resolution is None:
                 reason = _unbinds(found)
             if reason:
                 result[position] = conflict_at(decision, reason)
