@@ -227,7 +227,10 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
 ) -> None:
     """vLLM-Omni 0.32.0rc1's GPU runners onto vLLM 0.33.0 (0.34.0 has no V1 runner), the
     base detected among vLLM releases: every release any note, decision or summary line
-    names is vLLM's (or the source's), and sync runs no call twice (OP512)."""
+    names is vLLM's (or the source's), sync runs no call twice (OP512), and no placed edit
+    leaves upstream's kept code reading a name it took out (coupled: verify's OP303 was
+    `has_encoder_input` and `model_output`, edits placed beside the conflicts that keep
+    their readers)."""
     (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
     source, target = "vllm-omni==0.32.0rc1", "vllm==0.33.0"
@@ -245,6 +248,7 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
     assert named <= {"vllm", "vllm-omni"}, named
     assert all(b["release"].startswith("vllm==") for b in blocks if b["release"])
     assert not [f for f in findings if f["code"] == "OP512"]
+    assert not [f["message"] for f in findings if f["code"] == "OP303"]
     lock = lockfile.read(tmp_path / "generated" / "gpu")
     assert lock.upstream == target
     assert load(tmp_path / "pyproject.toml").platform == "gpu"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from omni_port.model import BlockKind
 from omni_port.pyast.syntax import names_of
 from omni_port.sync.context import Decision
+from omni_port.sync.evidence.bindings import binds
 from omni_port.sync.evidence.code import binds_locals, nested, with_body
 from omni_port.sync.facts import Flows, Places, Stmt, Syntax
 
@@ -78,6 +79,95 @@ def unread(
     return [Unread(s, _removers(output, dead, s)) for s in candidates if id(s) in dead]
 
 
+@dataclass(frozen=True, slots=True)
+class Unbound:
+    """An upstream statement the output keeps that reads a local only a placed block's
+    replaced statements bound."""
+
+    #: The local.
+    name: str
+    #: The statement that still reads it.
+    reader: Stmt
+    #: The conflicts among the member's blocks that replace the reader in their base (what
+    #: keeps it in the output), in member order.
+    kept_by: tuple[str, ...]
+
+
+def unbound(
+    code: Reading,
+    decisions: Sequence[Decision],
+    parameters: frozenset[str],
+    old: frozenset[str] | None,
+) -> dict[str, Unbound]:
+    """By block id, the first upstream statement kept in the output that reads a local the
+    decision's placed code takes out with the statements it replaces, which nothing else in
+    the output binds (not its own code, another placed block, a kept statement nor
+    ``parameters``). Placed, such a block leaves a read of an unbound name that the old
+    runner did not have: a block that replaced the reader is a conflict, or upstream added
+    the reader (its key is not among ``old``, the keys of the base's statements; None when
+    the base is unknown). A reader the old runner kept as it is, is omni's own."""
+    output = _output(code, decisions)
+    if output is None:
+        return {}
+    kept = [(s, reads) for s, reads in output.upstream if id(s) not in output.removed]
+    bound = {n for s, _ in kept for n in _own_writes(code.syntax, s)} | parameters
+    mine = {d.block.id: _binds(code, d) for d in decisions if _placed(d)}
+    found: dict[str, Unbound] = {}
+    for decision in decisions:
+        if not _placed(decision) or decision.block.kind is BlockKind.SIGNATURE:
+            continue
+        others = {n for key, names in mine.items() if key != decision.block.id for n in names}
+        gone = _taken_binds(code, decision) - mine[decision.block.id] - bound - others
+        for stmt, reads in kept:
+            if not reads & gone:
+                continue
+            by = _kept_by(code, stmt, decisions)
+            if by or (old is not None and stmt.key not in old):
+                found[decision.block.id] = Unbound(min(reads & gone), stmt, by)
+                break
+    return found
+
+
+def _binds(code: Reading, decision: Decision) -> frozenset[str]:
+    """The names ``decision``'s code binds (a header edit's: its header's)."""
+    if decision.block.kind is not BlockKind.HEADER:
+        return binds(code.flows, decision)
+    text = decision.code if decision.code is not None else decision.block.code
+    nodes = code.syntax.parsed(with_body(text))
+    return names_of(nodes, header_only=True)[1] if nodes is not None else frozenset()
+
+
+def _taken_binds(code: Reading, decision: Decision) -> frozenset[str]:
+    """The plain locals the upstream statements ``decision`` takes out bind (a header
+    edit's: the header's alone)."""
+    assert decision.slot is not None
+    held = decision.slot.held()
+    if decision.block.kind is BlockKind.HEADER:
+        names = _own_writes(code.syntax, held[0]) if held else frozenset()
+    else:
+        names = frozenset(n for s in nested(held) for n in s.writes)
+    return frozenset(n for n in names if "." not in n)
+
+
+def _placed(decision: Decision) -> bool:
+    """Whether ``decision`` puts its block's code in the output."""
+    return not decision.conflict and not decision.follow and decision.slot is not None
+
+
+def _kept_by(code: Reading, stmt: Stmt, decisions: Sequence[Decision]) -> tuple[str, ...]:
+    """The conflicts of ``decisions`` that would replace ``stmt``: at their shown place, or
+    by what they replaced in their base."""
+    found = []
+    for decision in decisions:
+        if not decision.conflict or decision.block.kind is BlockKind.HEADER:
+            continue
+        shown = nested(decision.slot.held()) if decision.slot is not None else []
+        alike = code.places.resembling(decision.block.anchor.replaced)
+        if any(s is stmt for s in (*shown, *alike)):
+            found.append(decision.block.id)
+    return tuple(found)
+
+
 def _output(code: Reading, decisions: Sequence[Decision]) -> _Output | None:
     """None when some block's code does not parse: what it reads is unknown."""
     removed: dict[int, str] = {}
@@ -117,6 +207,15 @@ def _own_reads(syntax: Syntax, stmt: Stmt) -> frozenset[str]:
     nodes = syntax.parsed(syntax.source([stmt]))
     # ``elif`` tests, ``with`` items, decorators and defaults are the header's too.
     return names_of(nodes, header_only=True)[0] if nodes is not None else stmt.reads
+
+
+def _own_writes(syntax: Syntax, stmt: Stmt) -> frozenset[str]:
+    """The names ``stmt`` binds, a compound one in its header alone (all of them when the
+    header does not parse)."""
+    if not stmt.clauses:
+        return stmt.writes
+    nodes = syntax.parsed(syntax.source([stmt]))
+    return names_of(nodes, header_only=True)[1] if nodes is not None else stmt.writes
 
 
 def _removers(output: _Output, dead: dict[int, Stmt], stmt: Stmt) -> tuple[str, ...]:

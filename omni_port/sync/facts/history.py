@@ -11,7 +11,7 @@ from dataclasses import replace
 from functools import cached_property
 
 from omni_port.model import Block, BlockKind, Stmt, Tree
-from omni_port.pyast.syntax import full_key, split_full_key
+from omni_port.pyast.syntax import full_key, split_full_key, walk
 from omni_port.sync.evidence import code, history
 from omni_port.sync.evidence.history import Explained, MemberHistory, Rebase, Version, Walked
 from omni_port.sync.evidence.places import ACCEPT, Index, Scored, Slot, index_of, score_all
@@ -69,6 +69,15 @@ class History:
         history)."""
         past = self.past
         return past.versions[past.base] if past is not None else None
+
+    @cached_property
+    def base_keys(self) -> frozenset[str] | None:
+        """The keys of the statements of the base's member, in any body (None when the base
+        or its member is unknown)."""
+        base = self.base
+        if base is None or base.member is None:
+            return None
+        return frozenset(s.key for _, suite in walk(base.member.clauses[0]) for s in suite.stmts)
 
     @cached_property
     def older(self) -> tuple[Version, ...]:

@@ -5,7 +5,11 @@ only a marked block binds (``built_on``) and that block is a conflict; it relies
 block (``relies_on``: that block's code, or what it replaces, is what makes this one run)
 and that one is a conflict; or it reads a local the base's method bound, which upstream
 took out of the method and no placed block binds (nor the carried-binding rule carries):
-placed, it would read a name nothing binds.
+placed, it would read a name nothing binds. The other way round too: a placed block takes
+out upstream statements that bind a local which upstream code the output keeps still
+reads, and nothing else binds it (``readers.unbound``): the reader stays because a block
+that replaced it is a conflict (the two are one conflict), or because upstream added it.
+A maintainer's recorded place stands (verify's OP303 is the net there).
 """
 
 from __future__ import annotations
@@ -15,23 +19,31 @@ from collections.abc import Sequence
 from omni_port.model import Rule
 from omni_port.sync.context import Decision, conflict_at
 from omni_port.sync.evidence.bindings import lost_binding
-from omni_port.sync.facts import Flows, History, MemberFacts, Records
+from omni_port.sync.evidence.code import short
+from omni_port.sync.evidence.readers import Reading, Unbound, unbound
+from omni_port.sync.facts import Flows, History, MemberFacts, Places, Records, Syntax
 from omni_port.sync.rule import Silent
 
 
 class Coupled(Silent):
     name = Rule.COUPLED
-    reads = (Flows, History, Records)
+    reads = (Syntax, Places, Flows, History, Records)
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         """Each placed block judged against the member as it stands (a block that ends a
         conflict here counts as gone for the others once revised)."""
         result = list(decisions)
         placed = frozenset(d.block.id for d in decisions if not d.conflict)
+        reading = Reading(facts.syntax, facts.places, facts.flows)
+        unbinding = unbound(reading, decisions, facts.places.parameters, facts.history.base_keys)
         for position, decision in enumerate(decisions):
             if decision.conflict or decision.follow or decision.slot is None:
                 continue
             reason = _unheld(facts, decision, decisions, placed)
+            found = unbinding.get(decision.block.id)
+            # A maintainer's recorded place stands: verify reports what it unbinds.
+            if not reason and found is not None and decision.block.anchor.resolution is None:
+                reason = _unbinds(found)
             if reason:
                 result[position] = conflict_at(decision, reason)
         return result
@@ -50,6 +62,17 @@ def _unheld(
             return f"it holds only with {other} placed, a conflict"
     lost = lost_binding(facts.flows, facts.history, decision, decisions)
     return f"{lost}: nothing binds it there" if lost else ""
+
+
+def _unbinds(found: Unbound) -> str:
+    """The reason of a block that takes out a binding upstream's kept code reads."""
+    said = (
+        f"it takes out upstream's binding of `{found.name}`, which upstream's "
+        f"`{short(found.reader.key, 60)}` (line {found.reader.start}) still reads"
+    )
+    if found.kept_by:
+        return f"{said}: {', '.join(found.kept_by)}, which replaces that statement, is a conflict"
+    return f"{said}: nothing else binds it there"
 
 
 RULE = Coupled()

@@ -1,0 +1,24 @@
+class NPUModelRunner:
+    def step(self, batch):
+        self.check(batch)
+        tokens = self.tokens(batch)
+        count = len(batch.items)
+        mode = self.config.encoder and count > 0
+        deferred = self.deferred(batch)
+        with self.context(batch, mode=mode, strict=True):
+            out = self.forward(tokens, deferred)
+        self.record(out)
+        self.finish(batch)
+        return out
+
+    def forward(self, tokens, deferred):
+        return tokens
+
+    def prepare(self, batch):
+        pass
+
+    def omni_context(self, batch):
+        return self.context(batch, mode=True)
+
+    def release(self, batch):
+        pass
