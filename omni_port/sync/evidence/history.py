@@ -776,8 +776,7 @@ def _arrival(
         version = history.versions[position]
         if version.member is None:
             continue
-        keys = {key for _, body in _bodies_along(version, path, False) for key in body}
-        if head not in keys and not (edited and any(similarity(head, k) >= HAD for k in keys)):
+        if not _held_at(version, head, path, edited):
             break
         found = position
     return found
@@ -991,7 +990,7 @@ def _departure(history: MemberHistory, head: str, path: tuple[str, ...]) -> int 
     ``head`` out of the body at ``path``: the one after the newest release before the base
     that holds it there, when the base holds nothing like it there (None otherwise)."""
     base = history.versions[history.base]
-    if base.member is None or _near(base, head, path):
+    if base.member is None or _held_at(base, head, path):
         return None
     later = history.base
     for position in range(history.base - 1, -1, -1):
@@ -1004,8 +1003,9 @@ def _departure(history: MemberHistory, head: str, path: tuple[str, ...]) -> int 
     return None
 
 
-def _near(version: Version, head: str, path: tuple[str, ...]) -> bool:
-    """Whether ``version``'s body at ``path`` holds the statement keyed ``head``, edited a
-    little at most."""
+def _held_at(version: Version, head: str, path: tuple[str, ...], edited: bool = True) -> bool:
+    """Whether ``version``'s body at ``path`` holds the statement keyed ``head`` (with
+    ``edited``, edited a little at most, as the anchor tells one statement edited from
+    another)."""
     keys = {key for _, body in _bodies_along(version, path, False) for key in body}
-    return head in keys or any(similarity(head, key) >= HAD for key in keys)
+    return head in keys or (edited and any(similarity(head, key) >= HAD for key in keys))
