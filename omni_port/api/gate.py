@@ -182,7 +182,7 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     command = lock.command or "omni-port sync"
     # A file edited since sync wrote it is a hand edit, which `continue` takes; one that
     # holds what sync wrote but not what it would write now is stale: sync rewrites it.
-    edits = hand_edits(inputs.generated, lock.outputs, files)
+    edits = hand_edits(inputs.generated, lock, files)
     edited = {edit.rel for edit in edits}
     findings = [edit_finding(f"{shown(inputs.generated)}/{e.rel}", e, False) for e in edits]
     stale = {rel: data for rel, data in files.items() if rel not in edited}

@@ -30,7 +30,7 @@ from omni_port.api.run import (
 from omni_port.extract.extractor import Extraction, ExtractOptions, extract_module
 from omni_port.model import Finding, Located, PatchSet, Placement, SourceText, Upstream
 from omni_port.patches import lockfile
-from omni_port.patches.store import edit_finding, hand_edits
+from omni_port.patches.store import earlier, earlier_finding, edit_finding, hand_edits
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
 from omni_port.sources.textio import decode, sha256
@@ -170,7 +170,9 @@ def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "
     context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
     findings = verify_files(files, placements, patch_set, context)
     # What is on disk is verified; a file edited since sync wrote it is not what the lock
-    # says, and no patch records it yet (the runtime switch refuses it).
-    edited = hand_edits(generated, lock.outputs, {})
+    # says, and no patch records it yet (the runtime switch refuses it). Nor is one an
+    # earlier sync wrote under a lock a pull or checkout replaced: sync rewrites it.
+    edited = hand_edits(generated, lock, {})
     findings.extend(edit_finding(edit.rel, edit, refused=False) for edit in edited)
+    findings.extend(earlier_finding(rel, lock.command) for rel in earlier(generated, lock))
     return Verified(tuple(files), placements, tuple(findings))

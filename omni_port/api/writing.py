@@ -12,7 +12,7 @@ from pathlib import Path
 from omni_port import TOOL
 from omni_port.errors import BadInput
 from omni_port.model import Code, Finding, PatchSet
-from omni_port.patches import lockfile
+from omni_port.patches import lockfile, written
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.patches.store import Changes, edit_finding, existing, hand_edits, plan, unified_diff
 from omni_port.report import shown
@@ -60,19 +60,25 @@ def write_tree(
     """Stage a tree of outputs (``files`` by path relative to ``root``; ``stale``: files of
     the tree that go when ``files`` lacks them) in the command's transaction, or with
     ``check`` only compare it; ``diff`` asks for the unified diff, taken before anything is
-    staged."""
+    staged. A generated tree's write is recorded in the workspace's state too
+    (``patches.written``), even when no file of it changes."""
     changes = plan(root, files, stale)
     shown_diff = unified_diff(root, files, changes) if diff else ""
     if check:
         return Written(changes, would_change(root, changes), shown_diff)
+    staged = staging()
     if not changes.clean:
-        staged = staging()
         staged.write_tree(root, files, changes.changed)
         for rel in changes.removed:
             staged.remove(root / rel)
     else:
         # Temp files a killed run left go even when nothing else changes here.
         remove_dead_temps_under(root, files)
+    # A generated tree (it has a lock) is recorded as written in this checkout, in the
+    # same transaction: what tells a later hand edit from a lock a pull replaced.
+    record = written.recorded(staged.root, root, files) if lockfile.LOCK_NAME in files else None
+    if record is not None:
+        staged.write(*record)
     return Written(changes, [], shown_diff)
 
 
@@ -100,8 +106,7 @@ def keep_hand_edits(generated: Path, files: Mapping[str, bytes], discard: bool) 
     ``.omni-port/discarded/`` of the workspace in the same transaction; returns those
     copies' paths.
     """
-    lock = lockfile.read_or_none(generated)
-    edits = hand_edits(generated, lock.outputs, files) if lock is not None else []
+    edits = hand_edits(generated, lockfile.read_or_none(generated), files)
     if not edits:
         return []
     if not discard:

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from omni_port.errors import BadInput
 from omni_port.model import Code, Finding, PatchSet
-from omni_port.patches import validate
-from omni_port.patches.lockfile import LOCK_NAME
+from omni_port.patches import validate, written
+from omni_port.patches.lockfile import LOCK_NAME, Lock
 from omni_port.patches.patchfile import INDEX_NAME, build_module, parse_index, parse_piece
 from omni_port.sources.textio import decode, read_source, safe_relative
+from omni_port.sources.transaction import STATE_DIR
 
 
 def read_patch_set(directory: Path, strict: bool = True) -> PatchSet:
@@ -145,29 +146,33 @@ def _diff(old: list[str], new: list[str], a: str, b: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class HandEdit:
-    """A file of a generated tree that differs from what the last sync wrote (its lock)."""
+    """A file of a generated tree that differs from everything sync is known to have
+    written there (``written.as_written``)."""
 
     #: Path relative to the tree's root.
     rel: str
     #: (first, last) 1-based lines of the file on disk that differ from what sync wrote;
     #: empty when that text is not at hand (the command would write other code there).
     regions: tuple[tuple[int, int], ...]
+    #: Whether this checkout's record of what sync wrote was read; False when the file was
+    #: compared with the lock alone, which a pull or checkout may have replaced.
+    recorded: bool
 
 
-def hand_edits(
-    root: Path, written: Mapping[str, str], files: Mapping[str, bytes]
-) -> list[HandEdit]:
-    """The files under ``root`` that a write of ``files`` would overwrite although they
-    differ from what the last sync wrote (``written``: the lock's outputs, path -> sha256).
+def hand_edits(root: Path, lock: Lock | None, files: Mapping[str, bytes]) -> list[HandEdit]:
+    """The files under ``root`` that a write of ``files`` would overwrite (or, with no
+    ``files``, that a gate reads) although no sync wrote them as they are: neither this
+    checkout's record of its writes nor ``lock`` names their sha256 (``written``).
 
-    A missing file is no edit (nothing would be lost), nor is a file already holding what
-    ``files`` would write. Where the new bytes are exactly what sync wrote last (same
-    inputs, so the same output), the edited regions are the lines that differ from them.
+    The files looked at are the lock's outputs and the recorded ones ``files`` would
+    write. A missing file is no edit (nothing would be lost), nor is a file already holding
+    what ``files`` would write. Where the new bytes are what a sync wrote (same inputs, so
+    the same output), the edited regions are the lines that differ from them.
     """
-    import hashlib
-
+    known = written.as_written(root, lock)
+    candidates = set(lock.outputs if lock is not None else ()) | (set(known.hashes) & set(files))
     edits = []
-    for rel, digest in sorted(written.items()):
+    for rel in sorted(candidates):
         if not safe_relative(rel):
             continue
         try:
@@ -175,12 +180,28 @@ def hand_edits(
         except OSError:
             continue
         new = files.get(rel)
-        if hashlib.sha256(actual).hexdigest() == digest or actual == new:
+        if known.wrote(rel, actual) or actual == new:
             continue
-        same_inputs = new is not None and hashlib.sha256(new).hexdigest() == digest
+        same_inputs = new is not None and known.wrote(rel, new)
         regions = _regions(new, actual) if new is not None and same_inputs else ()
-        edits.append(HandEdit(rel, regions))
+        edits.append(HandEdit(rel, regions, known.recorded))
     return edits
+
+
+def earlier(root: Path, lock: Lock) -> list[str]:
+    """The lock's outputs under ``root`` that hold what an earlier sync of this checkout
+    wrote, not what ``lock`` names (``written.Held.EARLIER``)."""
+    return [rel for rel, state in written.held(root, lock).items() if state is written.Held.EARLIER]
+
+
+def earlier_finding(path: str, command: str) -> Finding:
+    """OP406 for an output an earlier sync wrote under another lock: no hand edit, but not
+    the tree the lock describes, so no gate passes it."""
+    message = (
+        f"holds what an earlier sync wrote, not what {LOCK_NAME} names (a pull or checkout "
+        f"replaced the lock); run `{command or 'omni-port sync'}`"
+    )
+    return Finding(Code.OP406, path, 1, message)
 
 
 def _regions(before: bytes, after: bytes) -> tuple[tuple[int, int], ...]:
@@ -199,16 +220,19 @@ def _regions(before: bytes, after: bytes) -> tuple[tuple[int, int], ...]:
 def edit_finding(path: str, edit: HandEdit, refused: bool) -> Finding:
     """OP207 for a hand edit of a generated file (``path``, as shown), at its first
     edited line: what takes it (``continue``) and what drops it, and, when a command
-    ``refused`` to overwrite it, that nothing was written."""
+    ``refused`` to overwrite it, that nothing was written. Judged by the lock alone (no
+    record of this checkout's writes), it says so: a pulled lock can make a previous
+    sync's output look edited."""
     drop = "`--discard-edits` (a copy goes to .omni-port/discarded/)"
     if not edit.regions and refused:
+        names = "its record of the writes here" if edit.recorded else LOCK_NAME
         message = (
-            f"edited since sync wrote it ({LOCK_NAME} names another sha256), and this "
+            f"edited since sync wrote it (neither {names} names its sha256), and this "
             "command would write other code there (new patches or a new upstream): to keep "
             "the edits, take them first with `omni-port continue` (on the inputs of the last "
             f"sync), then run this command again; to drop them, {drop}; nothing was written"
         )
-        return Finding(Code.OP207, path, 1, message)
+        return Finding(Code.OP207, path, 1, message + _unrecorded(edit))
     lines = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in edit.regions)
     where = f" (lines {lines})" if lines else ""
     if refused:
@@ -216,4 +240,17 @@ def edit_finding(path: str, edit: HandEdit, refused: bool) -> Finding:
     else:
         tail = "or drop them with `omni-port sync --discard-edits`; not deployable until then"
     message = f"edited since sync wrote it{where}: take the edits with `omni-port continue`, {tail}"
-    return Finding(Code.OP207, path, edit.regions[0][0] if edit.regions else 1, message)
+    line = edit.regions[0][0] if edit.regions else 1
+    return Finding(Code.OP207, path, line, message + _unrecorded(edit))
+
+
+def _unrecorded(edit: HandEdit) -> str:
+    """Why a file judged by the lock alone may be no edit at all."""
+    if edit.recorded:
+        return ""
+    return (
+        f" (judged by {LOCK_NAME} alone: this checkout has no record of what its syncs wrote "
+        f"here, in {STATE_DIR}/{written.RECORD_DIR}/ (the next sync that writes keeps one); "
+        "a lock that a pull or checkout replaced makes an earlier sync's own output look "
+        "edited: if nobody edited the file, `--discard-edits` loses nothing)"
+    )

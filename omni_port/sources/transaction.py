@@ -204,11 +204,12 @@ def locked(root: Path, command: str, exclusive: bool) -> Iterator[list[Recovered
 
 def _make_state_dir(state: Path) -> None:
     """``.omni-port/``, which ignores itself in git (as ``.pytest_cache`` does): it holds
-    only this machine's lock and a killed run's journal, nothing to commit."""
+    only this checkout's state (the lock, a killed run's journal, the record of what its
+    syncs wrote, discarded edits), nothing to commit."""
     state.mkdir(exist_ok=True)
     ignore = state / ".gitignore"
     if not ignore.exists():
-        write_atomic(ignore, b"# omni-port's lock and journal: never committed\n*\n")
+        write_atomic(ignore, b"# omni-port's local state: never committed\n*\n")
 
 
 def _take(fd: int, state: Path, command: str, exclusive: bool) -> list[Recovered]:
