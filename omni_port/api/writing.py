@@ -76,7 +76,7 @@ def write_tree(
         remove_dead_temps_under(root, files)
     # A generated tree (it has a lock) is recorded as written in this checkout, in the
     # same transaction: what tells a later hand edit from a lock a pull replaced.
-    record = written.recorded(staged.root, root, files) if lockfile.LOCK_NAME in files else None
+    record = written.next_record(staged.root, root, files) if lockfile.LOCK_NAME in files else None
     if record is not None:
         staged.write(*record)
     return Written(changes, [], shown_diff)

@@ -125,7 +125,7 @@ def find_record(tree: Path) -> Path | None:
     return None
 
 
-def recorded(root: Path, tree: Path, files: Mapping[str, bytes]) -> tuple[Path, bytes] | None:
+def next_record(root: Path, tree: Path, files: Mapping[str, bytes]) -> tuple[Path, bytes] | None:
     """The record to stage when the workspace at ``root`` writes ``files`` (a whole
     generated tree, its lock among them) to ``tree``: the path and its new bytes; None when
     the record already lists that write first, or ``tree`` is outside the workspace."""
