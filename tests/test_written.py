@@ -194,3 +194,41 @@ def test_held_tells_the_lock_s_tree_from_an_earlier_write_an_edit_and_a_gap(
         "b.py": written.Held.EDITED,
         "c.py": written.Held.LOCKED,
     }
+
+
+def test_continue_refuses_edits_made_on_an_earlier_generation(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner edited beside runners an earlier sync wrote under another lock was edited
+    on that generation: `continue` would read the changes since as the maintainer's. It
+    refuses (OP005 at a runner of the earlier generation), nothing written. Fails before:
+    it read the edit against the pulled lock's sync (OP206 here)."""
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    for folder in ("omni", "upstream"):
+        shutil.copytree(DATA / folder, mine / folder)
+    upstream = "upstream/v1/model_runner_v1.py"
+    (mine / "pyproject.toml").write_text(
+        f'[tool.omni-port]\nsource = "omni"\nbase = "{upstream}"\nupstream = "{upstream}"\n'
+        'patches = "p"\ngenerated = "g"\n'
+    )
+    text = (mine / upstream).read_text()
+    assert "        assert self.model is not None\n" in text
+    newer = text.replace("        assert self.model is not None\n", "        self.check()\n", 1)
+    (mine / "upstream" / "newer.py").write_text(newer)
+    monkeypatch.chdir(mine)
+    assert cli("extract").exit_code == 0
+    assert cli("sync").exit_code == 0
+    shutil.copytree(mine, theirs, ignore=shutil.ignore_patterns(transaction.STATE_DIR))
+    monkeypatch.chdir(theirs)
+    assert cli("sync", "--upstream", "upstream/newer.py").exit_code == 0
+    monkeypatch.chdir(mine)
+    shutil.copy(theirs / LOCK, mine / LOCK)
+    runner = mine / "g" / "npu_ar_model_runner.py"
+    runner.write_text(runner.read_text().replace("return output", "return None", 1))
+    before = {p: p.read_bytes() for p in sorted(mine.rglob("*")) if p.is_file()}
+    refused = cli("continue", "--why", "mine")
+    assert refused.exit_code == 2, refused.stderr
+    assert refused.stderr.startswith("g/npu_generation_model_runner.py:1:1: OP005 "), refused.stderr
+    assert "earlier sync" in refused.stderr
+    assert {p: p.read_bytes() for p in sorted(mine.rglob("*")) if p.is_file()} == before

@@ -54,7 +54,7 @@ from omni_port.model import (
     Tree,
     code_digest,
 )
-from omni_port.patches import edits, lockfile
+from omni_port.patches import edits, lockfile, written
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
 from omni_port.pyast.syntax import dedent_code, find_member, header_end, walk
@@ -112,6 +112,7 @@ def continue_workspace(patches: Path, generated: Path, why: str, settings: Setti
         config.history,
         locked_transplants(config, generated),
     )
+    _not_earlier(generated, lock)
     loaded = load_workspace(request, settings)
     edited = generated_files(generated, (*lock.outputs, lockfile.LOCK_NAME))
     return take_edits(loaded, config, edited, why, author())
@@ -164,6 +165,24 @@ def _same_generation(loaded: Loaded, pristine: WorkspaceSync, edited: Mapping[st
         "`omni-port sync`, and make them again"
     )
     raise BadInput.at(Code.OP005, where, 1, message)
+
+
+def _not_earlier(generated: Path, lock: lockfile.Lock) -> None:
+    """The runners on disk are the generation the lock names: one an earlier sync of this
+    checkout wrote under another lock (a pull or checkout replaced it) is not, and the
+    edits beside it were made on that generation, not on the lock's."""
+    held = written.held(generated, lock)
+    earlier = [rel for rel, state in held.items() if state is written.Held.EARLIER]
+    if not earlier or written.Held.EDITED not in held.values():
+        return
+    message = (
+        f"holds what an earlier sync wrote, not what {lockfile.LOCK_NAME} names (a pull or "
+        "checkout replaced the lock): the edited runners beside it were generated before "
+        "that change, and an edit cannot be told from it. Drop the edits with `omni-port "
+        "sync --discard-edits` (a copy of each goes to .omni-port/discarded/) and make them "
+        "again on the runners it writes"
+    )
+    raise BadInput.at(Code.OP005, str(generated / earlier[0]), 1, message)
 
 
 def _signed(item: Taken, shown: str, why: str, by: str) -> Taken:
