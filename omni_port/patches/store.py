@@ -225,9 +225,13 @@ def edit_finding(path: str, edit: HandEdit, refused: bool) -> Finding:
     sync's output look edited."""
     drop = "`--discard-edits` (a copy goes to .omni-port/discarded/)"
     if not edit.regions and refused:
-        names = "its record of the writes here" if edit.recorded else LOCK_NAME
+        why = (
+            f"neither this checkout's record of its syncs nor {LOCK_NAME} names its sha256"
+            if edit.recorded
+            else f"{LOCK_NAME} names another sha256"
+        )
         message = (
-            f"edited since sync wrote it (neither {names} names its sha256), and this "
+            f"edited since sync wrote it ({why}), and this "
             "command would write other code there (new patches or a new upstream): to keep "
             "the edits, take them first with `omni-port continue` (on the inputs of the last "
             f"sync), then run this command again; to drop them, {drop}; nothing was written"
