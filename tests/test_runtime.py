@@ -429,7 +429,7 @@ def test_a_v2_tree_stands_in_for_the_v2_package(
     _deployable(generated, layout=Layout.V2)
     monkeypatch.syspath_prepend(str(site))
     try:
-        assert runtime._layout(generated)[0] == runtime.V2_PACKAGE
+        assert runtime.layout_of(generated)[1].package == runtime.V2_PACKAGE
         redirected = runtime.use_generated_runners(generated, package="fakev2.worker_v2")
         assert redirected == [
             "fakev2.worker_v2.omni_generation_model_runner",
