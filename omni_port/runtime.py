@@ -443,11 +443,16 @@ def _say_loudly(folder: Path, reasons: Sequence[str]) -> None:
 
 
 def layout_of(folder: Path) -> tuple[Layout, Kind]:
-    """Which runners a generated tree holds, as its lock says (``Lock.layout``); the NPU
-    runners when it has no lock it can read (which the switch refuses, naming the lock)."""
+    """Which runners a generated tree holds, as its lock says (``Lock.layout``). A tree
+    without a lock it can read is refused whatever it holds: then the first layout whose
+    runner modules it holds (the NPU's when none) only names what the refusal is about."""
     lock = lockfile.read_or_none(folder)
-    layout = lock.layout if lock is not None else Layout.V1
-    return layout, LAYOUTS[layout]
+    if lock is not None:
+        return lock.layout, LAYOUTS[lock.layout]
+    for layout, kind in LAYOUTS.items():
+        if any((folder / f"{module}.py").is_file() for module in kind.runners):
+            return layout, kind
+    return Layout.V1, LAYOUTS[Layout.V1]
 
 
 def stop_using_generated_runners() -> None:

@@ -52,10 +52,13 @@ def _installed(site: Path, dist: str, version: str) -> None:
 
 
 def _deployable(
-    generated: Path, conflicts: tuple[str, ...] = (), layout: Layout = Layout.V1
+    generated: Path,
+    conflicts: tuple[str, ...] = (),
+    layout: Layout = Layout.V1,
+    upstream: tuple[str, bytes] = ("vllm-ascend==9.9.9", UPSTREAM),
 ) -> None:
-    """A lock naming the modules and the upstream, and a clean verdict of that lock, as
-    `omni-port sync` and `omni-port verify` would leave them."""
+    """A lock naming the modules and the upstream (its label and the file's bytes), and a
+    clean verdict of that lock, as `omni-port sync` and `omni-port verify` would leave them."""
     outputs = {p.name: _sha(p.read_bytes()) for p in sorted(generated.glob("*.py"))}
     rows = [
         Placement(block, "npu_ar_model_runner.py", "R", "m", "insertion", True, Status.CONFLICT, 0)
@@ -63,8 +66,8 @@ def _deployable(
     ]
     lock = lockfile.Lock(
         "omni-port test",
-        "vllm-ascend==9.9.9",
-        _sha(UPSTREAM),
+        upstream[0],
+        _sha(upstream[1]),
         "0" * 64,
         outputs,
         "sync",
