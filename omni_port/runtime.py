@@ -1,17 +1,20 @@
 """The one-call switch that makes vLLM-Omni's workers run the generated runners.
 
-vLLM-Omni's NPU workers import their runners by module name
-(``vllm_omni.platforms.npu.worker.npu_ar_model_runner``) and keep the class in
-``model_runner_cls`` or a module global. The switch installs an import hook that serves
-those module names from the generated files instead, so the generated modules also import
-each other under the names they were generated with; workers imported earlier get their
-runner classes rebound. Nothing here imports vllm, vllm-ascend or torch.
+vLLM-Omni's workers import their runners by module name
+(``vllm_omni.platforms.npu.worker.npu_ar_model_runner`` on NPU,
+``vllm_omni.worker.gpu_ar_model_runner`` on GPU) and keep the class in ``model_runner_cls``
+or a module global. Which of them a generated tree holds, its lock says (``LAYOUTS``). The
+switch installs an import hook that serves those module names from the generated files
+instead, so the generated modules also import each other under the names they were
+generated with; workers imported earlier get their runner classes rebound. Nothing here
+imports vllm, vllm-ascend or torch.
 
 The switch refuses runners that are not deployable: no lock, a lock that lists conflicts,
 a tree that ``omni-port verify`` has not passed since the last sync, a module edited after
-sync or one the lock does not list, or an installed vllm-ascend other than the one the
-runners were generated from. An explicit override (``allow_unresolved=True``, or
-``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says so on stderr.
+sync or one the lock does not list, or an installed upstream (vllm-ascend; vLLM for the GPU
+runners) other than the one the runners were generated from. An explicit override
+(``allow_unresolved=True``, or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says
+so on stderr.
 
 A V1 tree and a V2 tree are served side by side (``generated/`` and ``generated/v2``):
 the NPU workers keep building their V1 runner, and build the composed V2 runner instead
@@ -20,6 +23,10 @@ where vLLM-Omni asks for it (a stage whose deploy config says ``model_runner: v2
 agree), through a ``model_runner_cls`` that chooses (``runner_selector``). A V2 tree is
 deployable only while the installed vllm-ascend, vLLM-Omni and vLLM hold the files and
 releases its lock pins (``omni_port.v2.pins``).
+
+Trees of different packages are served together: vLLM-Omni's NPU runners subclass its GPU
+runner, and with an NPU and a GPU tree switched the generated NPU runners subclass the
+generated GPU one.
 
 vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
 launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
