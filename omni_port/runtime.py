@@ -60,7 +60,7 @@ from omni_port.verify import conflicts
 
 
 @dataclass(frozen=True, slots=True)
-class Kind:
+class LayoutInfo:
     """What the switch needs of one layout of generated tree: the package it stands in for,
     its runners, and the installed upstream file its lock's ``upstream_sha256`` is of."""
 
@@ -74,18 +74,18 @@ class Kind:
     member: str
 
 
-def _platform_kind(platform: Platform) -> Kind:
+def _platform_layout(platform: Platform) -> LayoutInfo:
     modules = [Path(member).stem for member in platform.runners]
     runners = dict(zip(modules, platform.classes, strict=True))
-    return Kind(platform.package, runners, platform.dist, platform.member)
+    return LayoutInfo(platform.package, runners, platform.dist, platform.member)
 
 
 #: The layouts of a generated tree, by what its lock says it holds (``Lock.layout``).
-LAYOUTS: Mapping[Layout, Kind] = {
-    Layout.V1: _platform_kind(NPU),
+LAYOUTS: Mapping[Layout, LayoutInfo] = {
+    Layout.V1: _platform_layout(NPU),
     # vLLM-Omni's V2 runners are GPU ones; the generated tree composes them with
     # vllm-ascend's V2 NPU runner under the same names.
-    Layout.V2: Kind(
+    Layout.V2: LayoutInfo(
         "vllm_omni.worker_v2",
         {
             "omni_model_runner": "OmniGPUModelRunner",
@@ -95,7 +95,7 @@ LAYOUTS: Mapping[Layout, Kind] = {
         NPU.dist,
         ASCEND_V2_RUNNER,
     ),
-    Layout.GPU: _platform_kind(GPU),
+    Layout.GPU: _platform_layout(GPU),
 }
 #: Package vLLM-Omni keeps its NPU runners in, and the class each runner module provides.
 PACKAGE = LAYOUTS[Layout.V1].package
@@ -449,7 +449,7 @@ def _say_loudly(folder: Path, reasons: Sequence[str]) -> None:
     warnings.warn(" ".join(lines), RuntimeWarning, stacklevel=3)
 
 
-def layout_of(folder: Path) -> tuple[Layout, Kind]:
+def layout_of(folder: Path) -> tuple[Layout, LayoutInfo]:
     """Which runners a generated tree holds, as its lock says (``Lock.layout``). A tree
     without a lock it can read is refused whatever it holds: then the first layout whose
     runner modules it holds (the NPU's when none) only names what the refusal is about."""

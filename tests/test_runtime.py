@@ -364,6 +364,9 @@ def worker(queue):
 
 if __name__ == "__main__":
     runtime.use_generated_runners({generated!r}, package="{package}")
+"""
+#: The rest of a launcher's main block: start one worker by ``spawn``, print what it puts.
+SPAWN = """\
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=worker, args=(queue,))
@@ -371,6 +374,7 @@ if __name__ == "__main__":
     print(*queue.get())
     process.join()
 """
+LAUNCHER += SPAWN
 
 
 @pytest.mark.parametrize(("plugin", "origin"), [(True, "generated"), (False, "hand")])

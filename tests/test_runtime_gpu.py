@@ -18,7 +18,8 @@ import pytest
 from omni_port import runtime
 from omni_port.model import Layout
 from omni_port.patches import lockfile
-from tests.test_runtime import ROOT, UPSTREAM, _deployable, _verified, _write
+from tests.test_runtime import ROOT, SPAWN, UPSTREAM, _deployable, _verified, _write
+from tests.test_runtime import environment as environment  # the autouse fixture: env restored
 
 #: vLLM-Omni's packages in the fake site: the GPU runners and workers, and the NPU ones.
 GPU = "fakegpu.worker"
@@ -59,14 +60,6 @@ from {package}.{module} import {runner}
 class {worker}:
     model_runner_cls = {runner}
 """
-
-
-@pytest.fixture(autouse=True)
-def environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The switch exports its choice: give it back after each test."""
-    for name in (runtime.ENV, runtime.OVERRIDE_ENV, runtime.PACKAGE_ENV):
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
 
 
 @pytest.fixture
@@ -328,13 +321,8 @@ def worker(queue):
 if __name__ == "__main__":
     runtime.use_generated_runners({npu_tree!r}, package="{npu}")
     runtime.use_generated_runners({gpu_tree!r}, package="{gpu}")
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=worker, args=(queue,))
-    process.start()
-    print(*queue.get())
-    process.join()
 """
+LAUNCHER += SPAWN
 
 
 def test_both_trees_reach_spawned_workers_through_the_environment(
