@@ -225,6 +225,7 @@ def _switch(folder: Path, package: str, allow_unresolved: bool) -> list[str]:
     if reasons:
         _say_loudly(folder, reasons)
     current = Switched(folder, package if package != default else "", tuple(trees))
+    # The trees served before were checked when they were switched; they stay as they were.
     kept = [s for s in _switched() if s.folder != folder and not s.packages & current.packages]
     served = (*kept, current)
     _export(served, overridden)
@@ -399,14 +400,14 @@ def _verdict(folder: Path, lock_bytes: bytes) -> list[str]:
 def _installed_upstream(lock: lockfile.Lock) -> list[str]:
     """The installed upstream (vllm-ascend for the NPU runners, vLLM for the GPU ones) must
     hold the very file the runners were generated from."""
-    kind = LAYOUTS[lock.layout]
-    found = importlib.util.find_spec(kind.member.split("/", 1)[0])
+    info = LAYOUTS[lock.layout]
+    found = importlib.util.find_spec(info.member.split("/", 1)[0])
     locations = list(found.submodule_search_locations or []) if found else []
     if not locations:
         return [
-            f"{kind.dist} is not installed here; the runners were generated from {lock.upstream}"
+            f"{info.dist} is not installed here; the runners were generated from {lock.upstream}"
         ]
-    path = Path(locations[0]).parent / kind.member
+    path = Path(locations[0]).parent / info.member
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
@@ -414,7 +415,7 @@ def _installed_upstream(lock: lockfile.Lock) -> list[str]:
     if digest == lock.upstream_sha256:
         return []
     return [
-        f"the installed {kind.dist} ({_installed_version(kind.dist)}, {path}) is not the one "
+        f"the installed {info.dist} ({_installed_version(info.dist)}, {path}) is not the one "
         f"the runners were generated from ({lock.upstream}): sync onto `installed` or install "
         "that"
     ]
@@ -456,9 +457,9 @@ def layout_of(folder: Path) -> tuple[Layout, LayoutInfo]:
     lock = lockfile.read_or_none(folder)
     if lock is not None:
         return lock.layout, LAYOUTS[lock.layout]
-    for layout, kind in LAYOUTS.items():
-        if any((folder / f"{module}.py").is_file() for module in kind.runners):
-            return layout, kind
+    for layout, info in LAYOUTS.items():
+        if any((folder / f"{module}.py").is_file() for module in info.runners):
+            return layout, info
     return Layout.V1, LAYOUTS[Layout.V1]
 
 
@@ -524,8 +525,8 @@ class Served:
 def served_trees(folder: Path, package: str) -> list[Served]:
     """The tree in ``folder`` (served as ``package``) and a V2 tree in a subdirectory of
     it, served as the V2 package of the same vLLM-Omni (``<root>.worker_v2``)."""
-    layout, kind = layout_of(folder)
-    trees = [Served(folder, package, kind.runners, layout)]
+    layout, info = layout_of(folder)
+    trees = [Served(folder, package, info.runners, layout)]
     if layout is Layout.V1:
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
             lock = lockfile.read_or_none(sub)
