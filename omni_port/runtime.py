@@ -213,11 +213,16 @@ def use_generated_runners(
 
 def _switch(folder: Path, package: str, allow_unresolved: bool) -> list[str]:
     """Serve one directory beside what is served already; its module names."""
-    default = layout_of(folder)[1].package
+    layout, info = layout_of(folder)
+    default = info.package
     trees = served_trees(folder, package or default)
     files = {name: path for tree in trees for name, path in served_modules(tree).items()}
     if not files:
-        raise FileNotFoundError(f"no generated runner modules in {folder}: {MAKE_SYNC}")
+        # A GPU tree whose lock predates its layout reads as the NPU runners': say so.
+        wanted = ", ".join(f"{module}.py" for module in info.runners)
+        raise FileNotFoundError(
+            f"no generated runner modules in {folder} (layout {layout}: {wanted}): {MAKE_SYNC}"
+        )
     overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
     reasons = _tree_reasons(folder, trees)
     if reasons and not overridden:
