@@ -334,6 +334,8 @@ class Layout(enum.StrEnum):
     """vLLM-Omni's NPU runners (``vllm_omni.platforms.npu.worker``) on ``model_runner_v1``."""
     V2 = "v2"
     """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
+    GPU = "gpu"
+    """vLLM-Omni's GPU runners (``vllm_omni.worker``) on vLLM's ``gpu_model_runner``."""
 
 
 class Severity(enum.StrEnum):

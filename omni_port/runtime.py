@@ -1,17 +1,20 @@
 """The one-call switch that makes vLLM-Omni's workers run the generated runners.
 
-vLLM-Omni's NPU workers import their runners by module name
-(``vllm_omni.platforms.npu.worker.npu_ar_model_runner``) and keep the class in
-``model_runner_cls`` or a module global. The switch installs an import hook that serves
-those module names from the generated files instead, so the generated modules also import
-each other under the names they were generated with; workers imported earlier get their
-runner classes rebound. Nothing here imports vllm, vllm-ascend or torch.
+vLLM-Omni's workers import their runners by module name
+(``vllm_omni.platforms.npu.worker.npu_ar_model_runner`` on NPU,
+``vllm_omni.worker.gpu_ar_model_runner`` on GPU) and keep the class in ``model_runner_cls``
+or a module global. Which of them a generated tree holds, its lock says (``LAYOUTS``). The
+switch installs an import hook that serves those module names from the generated files
+instead, so the generated modules also import each other under the names they were
+generated with; workers imported earlier get their runner classes rebound. Nothing here
+imports vllm, vllm-ascend or torch.
 
 The switch refuses runners that are not deployable: no lock, a lock that lists conflicts,
 a tree that ``omni-port verify`` has not passed since the last sync, a module edited after
-sync or one the lock does not list, or an installed vllm-ascend other than the one the
-runners were generated from. An explicit override (``allow_unresolved=True``, or
-``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says so on stderr.
+sync or one the lock does not list, or an installed upstream (vllm-ascend; vLLM for the GPU
+runners) other than the one the runners were generated from. An explicit override
+(``allow_unresolved=True``, or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) runs them anyway and says
+so on stderr.
 
 A V1 tree and a V2 tree are served side by side (``generated/`` and ``generated/v2``):
 the NPU workers keep building their V1 runner, and build the composed V2 runner instead
@@ -20,6 +23,10 @@ where vLLM-Omni asks for it (a stage whose deploy config says ``model_runner: v2
 agree), through a ``model_runner_cls`` that chooses (``runner_selector``). A V2 tree is
 deployable only while the installed vllm-ascend, vLLM-Omni and vLLM hold the files and
 releases its lock pins (``omni_port.v2.pins``).
+
+Trees of different packages are served together: vLLM-Omni's NPU runners subclass its GPU
+runner, and with an NPU and a GPU tree switched the generated NPU runners subclass the
+generated GPU one.
 
 vLLM-Omni starts its workers with ``spawn``: fresh interpreters that do not run the
 launcher's ``if __name__ == "__main__":`` block. The one way that reaches them is the
@@ -45,41 +52,72 @@ from types import ModuleType, new_class
 from omni_port.errors import BadInput
 from omni_port.model import Layout
 from omni_port.patches import lockfile
-from omni_port.sources.upstream import ASCEND_RUNNER, ASCEND_V2_RUNNER
+from omni_port.sources.platform import GPU, NPU, Platform
+from omni_port.sources.upstream import ASCEND_V2_RUNNER
 from omni_port.v2 import conditions, pins, stage
 from omni_port.v2.conditions import Condition
 from omni_port.verify import conflicts
 
-#: Package vLLM-Omni keeps its NPU runners in.
-PACKAGE = "vllm_omni.platforms.npu.worker"
-#: Generated runner modules and the class each one provides.
-RUNNERS: Mapping[str, str] = {
-    "npu_model_runner": "OmniNPUModelRunner",
-    "npu_ar_model_runner": "NPUARModelRunner",
-    "npu_generation_model_runner": "NPUGenerationModelRunner",
+
+@dataclass(frozen=True, slots=True)
+class LayoutInfo:
+    """What the switch needs of one layout of generated tree: the package it stands in for,
+    its runners, and the installed upstream file its lock's ``upstream_sha256`` is of."""
+
+    #: The package of vLLM-Omni the tree's modules stand in for.
+    package: str
+    #: Generated runner modules and the class each one provides.
+    runners: Mapping[str, str]
+    #: The upstream distribution the runners were generated onto (checked where installed).
+    dist: str
+    #: The upstream file they were generated from, inside that distribution.
+    member: str
+
+
+def _platform_layout(platform: Platform) -> LayoutInfo:
+    modules = [Path(member).stem for member in platform.runners]
+    runners = dict(zip(modules, platform.classes, strict=True))
+    return LayoutInfo(platform.package, runners, platform.dist, platform.member)
+
+
+#: The layouts of a generated tree, by what its lock says it holds (``Lock.layout``).
+LAYOUTS: Mapping[Layout, LayoutInfo] = {
+    Layout.V1: _platform_layout(NPU),
+    # vLLM-Omni's V2 runners are GPU ones; the generated tree composes them with
+    # vllm-ascend's V2 NPU runner under the same names.
+    Layout.V2: LayoutInfo(
+        "vllm_omni.worker_v2",
+        {
+            "omni_model_runner": "OmniGPUModelRunner",
+            "omni_ar_model_runner": "OmniARModelRunner",
+            "omni_generation_model_runner": "OmniGenerationModelRunner",
+        },
+        NPU.dist,
+        ASCEND_V2_RUNNER,
+    ),
+    Layout.GPU: _platform_layout(GPU),
 }
-#: Package vLLM-Omni keeps its Model Runner V2 runners in (GPU ones; the generated tree
-#: composes them with vllm-ascend's V2 NPU runner under the same names).
-V2_PACKAGE = "vllm_omni.worker_v2"
-#: Generated V2 runner modules and the class each one provides.
-V2_RUNNERS: Mapping[str, str] = {
-    "omni_model_runner": "OmniGPUModelRunner",
-    "omni_ar_model_runner": "OmniARModelRunner",
-    "omni_generation_model_runner": "OmniGenerationModelRunner",
-}
-#: The layouts of a generated tree: the package its modules stand in for, and its runners.
-LAYOUTS: tuple[tuple[str, Mapping[str, str]], ...] = ((PACKAGE, RUNNERS), (V2_PACKAGE, V2_RUNNERS))
-#: Environment variable naming the generated directory when no path is given; the switch
-#: sets it, so that processes started from this one (spawned workers) make the same choice.
+#: Package vLLM-Omni keeps its NPU runners in, and the class each runner module provides.
+PACKAGE = LAYOUTS[Layout.V1].package
+RUNNERS = LAYOUTS[Layout.V1].runners
+#: Package vLLM-Omni keeps its Model Runner V2 runners in, and theirs.
+V2_PACKAGE = LAYOUTS[Layout.V2].package
+V2_RUNNERS = LAYOUTS[Layout.V2].runners
+#: Package vLLM-Omni keeps its GPU runners in (the NPU runners subclass its
+#: ``OmniGPUModelRunner``), and theirs.
+GPU_PACKAGE = LAYOUTS[Layout.GPU].package
+GPU_RUNNERS = LAYOUTS[Layout.GPU].runners
+#: Environment variable naming the generated directories when no path is given (several
+#: separated by ``os.pathsep``); the switch sets it, so that processes started from this one
+#: (spawned workers) make the same choice.
 ENV = "OMNI_PORT_GENERATED"
-#: Environment variable naming the package the runners stand in for, when not the default.
+#: Environment variable naming the package each of those directories stands in for, when
+#: not its layout's (in the same order, separated the same way; an empty entry: the default).
 PACKAGE_ENV = "OMNI_PORT_PACKAGE"
 #: Environment variable that runs runners that are not deployable ("1"), loudly.
 OVERRIDE_ENV = "OMNI_PORT_ALLOW_UNRESOLVED"
 #: What makes a generated tree and its lock (in an omni-port checkout: extract, sync, verify).
 MAKE_SYNC = "run `make sync` (or `omni-port sync` and `omni-port verify`)"
-#: The upstream file each layout's runners were generated from, inside vllm-ascend.
-UPSTREAM_FILES: Mapping[Layout, str] = {Layout.V1: ASCEND_RUNNER, Layout.V2: ASCEND_V2_RUNNER}
 
 
 class NotDeployable(RuntimeError):
@@ -96,12 +134,30 @@ class NotDeployable(RuntimeError):
         )
 
 
-class GeneratedRunnerFinder(importlib.abc.MetaPathFinder):
-    """Serves chosen module names from files in the generated directory."""
+@dataclass(frozen=True, slots=True)
+class Switched:
+    """One generated directory the switch serves, as a call of ``use_generated_runners``
+    chose it."""
 
-    def __init__(self, files: Mapping[str, Path]) -> None:
+    folder: Path
+    #: The package it was asked to stand in for; "" for its layout's.
+    package: str
+    #: The trees it serves: its own, and a V2 tree beside it (``served_trees``).
+    trees: tuple[Served, ...]
+
+    @property
+    def packages(self) -> frozenset[str]:
+        return frozenset(tree.package for tree in self.trees)
+
+
+class GeneratedRunnerFinder(importlib.abc.MetaPathFinder):
+    """Serves chosen module names from files in the generated directories."""
+
+    def __init__(self, files: Mapping[str, Path], switched: Sequence[Switched] = ()) -> None:
         #: Full module name -> generated file.
         self.files = dict(files)
+        #: The directories served, in the order they were switched.
+        self.switched = tuple(switched)
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
@@ -122,51 +178,106 @@ def use_generated_runners(
     """Make the runner modules of a generated tree load from ``directory``; returns the
     module names redirected.
 
-    A V1 tree (``npu_*_model_runner.py``) stands in for ``vllm_omni.platforms.npu.worker``,
-    a V2 tree (``omni_*_model_runner.py``, and every other module its lock lists, such as
-    ``model_states/omni_model_state.py``) for ``vllm_omni.worker_v2``; ``package``
-    overrides that. A V2 tree in a subdirectory (``generated/v2`` beside ``generated/``,
-    as ``v2-generated`` places it) is served too, side by side, and the NPU workers then
-    build the V2 runners where the stage selects Model Runner V2 (``runner_selector``). Call
-    it before vLLM-Omni's workers are imported (for example first thing in the launcher).
-    Workers imported earlier have their runner classes rebound to the generated ones. The
-    choice is exported to the environment (``OMNI_PORT_GENERATED``) for the processes this
-    one starts; see the module docstring for spawned workers.
+    The tree's lock says which runners it holds (``Lock.layout``): the NPU runners stand in
+    for ``vllm_omni.platforms.npu.worker``, the GPU runners (``platform = "gpu"``) for
+    ``vllm_omni.worker``, a V2 tree (``omni_*_model_runner.py``, and every other module its
+    lock lists, such as ``model_states/omni_model_state.py``) for ``vllm_omni.worker_v2``;
+    ``package`` overrides that. A V2 tree in a subdirectory (``generated/v2`` beside
+    ``generated/``, as ``v2-generated`` places it) is served too, side by side, and the NPU
+    workers then build the V2 runners where the stage selects Model Runner V2
+    (``runner_selector``). Call it before vLLM-Omni's workers are imported (for example
+    first thing in the launcher). Workers imported earlier have their runner classes
+    rebound to the generated ones.
+
+    Trees of other packages switched before stay served (an NPU tree and a GPU tree, in
+    either order: the generated NPU runners then subclass the generated
+    ``OmniGPUModelRunner``, their modules re-imported at each switch); a tree of the same
+    package replaces the one switched before. Without ``directory``, every directory
+    ``OMNI_PORT_GENERATED`` lists is switched, in order. The choice is exported there for
+    the processes this one starts; see the module docstring for spawned workers.
 
     Raises FileNotFoundError when the directory holds no generated runner, and
     NotDeployable when the runners of any tree served are not deployable (see
     ``unresolved``) unless ``allow_unresolved`` (or ``OMNI_PORT_ALLOW_UNRESOLVED=1``) says
     to run them anyway.
     """
-    folder = _folder(directory)
-    default, _ = _layout(folder)
-    package = package or os.environ.get(PACKAGE_ENV) or default
-    trees = served_trees(folder, package)
+    if directory is None:
+        chosen = [(folder, package or listed) for folder, listed in _from_environment()]
+    else:
+        chosen = [(Path(directory).resolve(), package or "")]
+    redirected: set[str] = set()
+    for folder, asked in chosen:
+        redirected.update(_switch(folder, asked, allow_unresolved))
+    return sorted(redirected)
+
+
+def _switch(folder: Path, package: str, allow_unresolved: bool) -> list[str]:
+    """Serve one directory beside what is served already; its module names."""
+    layout, info = layout_of(folder)
+    default = info.package
+    trees = served_trees(folder, package or default)
     files = {name: path for tree in trees for name, path in served_modules(tree).items()}
     if not files:
-        raise FileNotFoundError(f"no generated runner modules in {folder}: {MAKE_SYNC}")
+        # A GPU tree whose lock predates its layout reads as the NPU runners': say so.
+        wanted = ", ".join(f"{module}.py" for module in info.runners)
+        raise FileNotFoundError(
+            f"no generated runner modules in {folder} (layout {layout}: {wanted}): {MAKE_SYNC}"
+        )
     overridden = allow_unresolved or os.environ.get(OVERRIDE_ENV) == "1"
     reasons = _tree_reasons(folder, trees)
     if reasons and not overridden:
         raise NotDeployable(folder, reasons)
     if reasons:
         _say_loudly(folder, reasons)
-    _export(folder, package if package != default else "", overridden)
+    current = Switched(folder, package if package != default else "", tuple(trees))
+    # The trees served before were checked when they were switched; they stay as they were.
+    kept = [s for s in _switched() if s.folder != folder and not s.packages & current.packages]
+    served = (*kept, current)
+    _export(served, overridden)
+    _serve(served)
+    return sorted(files)
+
+
+def _switched() -> tuple[Switched, ...]:
+    """The directories served now (none when the switch is off)."""
+    finder = next((f for f in sys.meta_path if isinstance(f, GeneratedRunnerFinder)), None)
+    return finder.switched if finder is not None else ()
+
+
+def _serve(served: Sequence[Switched]) -> None:
+    """Every module of ``served`` freshly imported from its file on first use: one served
+    before is imported again, so that it imports the modules served now (an NPU runner
+    module the generated GPU runner it subclasses)."""
+    trees = [tree for switched in served for tree in switched.trees]
+    files = {name: path for tree in trees for name, path in served_modules(tree).items()}
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OURS)]
-    sys.meta_path.insert(0, GeneratedRunnerFinder(files))
+    sys.meta_path.insert(0, GeneratedRunnerFinder(files, served))
     for name in files:
         sys.modules.pop(name, None)
     for tree in trees:
         _rebind_workers(tree.package, tree.runners)
     _select_v2_runners(trees)
-    return sorted(files)
 
 
-def _export(folder: Path, package: str, overridden: bool) -> None:
+def _from_environment() -> list[tuple[Path, str]]:
+    """The directories ``OMNI_PORT_GENERATED`` lists, each with its ``OMNI_PORT_PACKAGE``
+    entry ("" when it has none)."""
+    configured = os.environ.get(ENV, "")
+    folders = [Path(entry).resolve() for entry in configured.split(os.pathsep) if entry]
+    if not folders:
+        raise FileNotFoundError(f"pass the generated directory or set ${ENV}")
+    packages = os.environ.get(PACKAGE_ENV, "").split(os.pathsep)
+    return [(f, packages[n] if n < len(packages) else "") for n, f in enumerate(folders)]
+
+
+def _export(served: Sequence[Switched], overridden: bool) -> None:
     """Spawned workers start from the environment, not from this process's state."""
-    os.environ[ENV] = str(folder)
-    if package:
-        os.environ[PACKAGE_ENV] = package
+    os.environ[ENV] = os.pathsep.join(str(s.folder) for s in served)
+    packages = [s.package for s in served]
+    if any(packages):
+        os.environ[PACKAGE_ENV] = os.pathsep.join(packages)
+    else:
+        os.environ.pop(PACKAGE_ENV, None)
     if overridden:
         os.environ[OVERRIDE_ENV] = "1"
 
@@ -186,9 +297,9 @@ def vllm_plugin() -> None:
 def unresolved(directory: str | os.PathLike[str]) -> list[str]:
     """Why the generated runners in ``directory`` are not deployable (empty when they are):
     no lock, conflicts the lock lists, modules that differ from what sync wrote or that it
-    does not list, no clean
-    ``omni-port verify`` since the last sync, or an installed vllm-ascend other than the one
-    they were generated from. Reads files only; imports nothing."""
+    does not list, no clean ``omni-port verify`` since the last sync, or an installed
+    upstream (vllm-ascend; vLLM for the GPU runners) other than the one they were generated
+    from. Reads files only; imports nothing."""
     folder = Path(directory)
     lock_path = folder / lockfile.LOCK_NAME
     if not lock_path.is_file():
@@ -272,7 +383,7 @@ def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:
 def _unlisted(folder: Path, lock: lockfile.Lock) -> list[str]:
     """Runner modules the switch would serve that the lock does not list: nothing says
     sync wrote them, so nothing checked them."""
-    _, runners = _layout(folder)
+    runners = LAYOUTS[lock.layout].runners
     found = [f"{module}.py" for module in runners if (folder / f"{module}.py").is_file()]
     return [
         f"{name} is not in {lockfile.LOCK_NAME}: `omni-port sync` did not write it; {MAKE_SYNC}"
@@ -292,15 +403,16 @@ def _verdict(folder: Path, lock_bytes: bytes) -> list[str]:
 
 
 def _installed_upstream(lock: lockfile.Lock) -> list[str]:
-    """The installed vllm-ascend must hold the very upstream file the runners came from."""
-    member = UPSTREAM_FILES[lock.layout]
-    found = importlib.util.find_spec(member.split("/", 1)[0])
+    """The installed upstream (vllm-ascend for the NPU runners, vLLM for the GPU ones) must
+    hold the very file the runners were generated from."""
+    info = LAYOUTS[lock.layout]
+    found = importlib.util.find_spec(info.member.split("/", 1)[0])
     locations = list(found.submodule_search_locations or []) if found else []
     if not locations:
         return [
-            f"vllm-ascend is not installed here; the runners were generated from {lock.upstream}"
+            f"{info.dist} is not installed here; the runners were generated from {lock.upstream}"
         ]
-    path = Path(locations[0]).parent / member
+    path = Path(locations[0]).parent / info.member
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
@@ -308,8 +420,9 @@ def _installed_upstream(lock: lockfile.Lock) -> list[str]:
     if digest == lock.upstream_sha256:
         return []
     return [
-        f"the installed vllm-ascend ({_installed_version()}, {path}) is not the one the "
-        f"runners were generated from ({lock.upstream}): sync onto `installed` or install that"
+        f"the installed {info.dist} ({_installed_version(info.dist)}, {path}) is not the one "
+        f"the runners were generated from ({lock.upstream}): sync onto `installed` or install "
+        "that"
     ]
 
 
@@ -326,11 +439,11 @@ def _installed_pins(lock: lockfile.Lock) -> list[str]:
 _RELEASES = ("source", "vllm-base")
 
 
-def _installed_version() -> str:
+def _installed_version(dist: str) -> str:
     from importlib import metadata
 
     try:
-        return f"version {metadata.version('vllm-ascend')}"
+        return f"version {metadata.version(dist)}"
     except metadata.PackageNotFoundError:
         return "version unknown"
 
@@ -342,26 +455,22 @@ def _say_loudly(folder: Path, reasons: Sequence[str]) -> None:
     warnings.warn(" ".join(lines), RuntimeWarning, stacklevel=3)
 
 
-def _layout(folder: Path) -> tuple[str, Mapping[str, str]]:
-    """The layout whose runner modules the folder holds (V1 when it holds none)."""
-    for package, runners in LAYOUTS:
-        if any((folder / f"{module}.py").is_file() for module in runners):
-            return package, runners
-    return LAYOUTS[0]
+def layout_of(folder: Path) -> tuple[Layout, LayoutInfo]:
+    """Which runners a generated tree holds, as its lock says (``Lock.layout``). A tree
+    without a lock it can read is refused whatever it holds: then the first layout whose
+    runner modules it holds (the NPU's when none) only names what the refusal is about."""
+    lock = lockfile.read_or_none(folder)
+    if lock is not None:
+        return lock.layout, LAYOUTS[lock.layout]
+    for layout, info in LAYOUTS.items():
+        if any((folder / f"{module}.py").is_file() for module in info.runners):
+            return layout, info
+    return Layout.V1, LAYOUTS[Layout.V1]
 
 
 def stop_using_generated_runners() -> None:
     """Remove the import hooks (modules already loaded stay loaded)."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OURS)]
-
-
-def _folder(directory: str | os.PathLike[str] | None) -> Path:
-    if directory is None:
-        configured = os.environ.get(ENV)
-        if not configured:
-            raise FileNotFoundError(f"pass the generated directory or set ${ENV}")
-        directory = configured
-    return Path(directory).resolve()
 
 
 def _rebind_workers(package: str, runners: Mapping[str, str]) -> None:
@@ -421,9 +530,8 @@ class Served:
 def served_trees(folder: Path, package: str) -> list[Served]:
     """The tree in ``folder`` (served as ``package``) and a V2 tree in a subdirectory of
     it, served as the V2 package of the same vLLM-Omni (``<root>.worker_v2``)."""
-    default, runners = _layout(folder)
-    layout = Layout.V2 if default == V2_PACKAGE else Layout.V1
-    trees = [Served(folder, package, runners, layout)]
+    layout, info = layout_of(folder)
+    trees = [Served(folder, package, info.runners, layout)]
     if layout is Layout.V1:
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
             lock = lockfile.read_or_none(sub)

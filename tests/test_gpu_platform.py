@@ -4,14 +4,19 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from omni_port import runtime
+from omni_port.model import Layout
 from omni_port.patches import lockfile
 from omni_port.sources import history
 from omni_port.sources.config import Config, load, with_platform
@@ -167,6 +172,39 @@ def test_extract_sync_verify_on_the_gpu_runners_write_the_gpu_generated_dir(
     checked = cli("check", "--no-cache")
     assert checked.exit_code == 0, checked.stdout + checked.stderr
     assert "OP407" in checked.stdout  # omni's unmarked edit, a note
+
+
+def test_the_runtime_switch_serves_the_synced_gpu_runners(
+    cli: Cli, gpu_work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What extract, sync and verify leave, the switch serves as vLLM-Omni's GPU package
+    (the lock says the tree holds the GPU runners), checked against the vLLM the sync read:
+    the checkout on the path stands for the installed one, and the runners import from it."""
+    _configure(gpu_work)
+    for command in ("extract", "sync", "verify"):
+        assert cli(command).exit_code == 0, command
+    generated = (gpu_work / "generated" / "gpu").resolve()
+    assert lockfile.read(generated).layout is Layout.GPU
+    for name in (runtime.ENV, runtime.PACKAGE_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.syspath_prepend(str(gpu_work / "vllm-new"))
+    monkeypatch.syspath_prepend(str(gpu_work / "omni"))
+    try:
+        redirected = runtime.use_generated_runners(generated)
+        assert redirected == [
+            f"{GPU.package}.gpu_ar_model_runner",
+            f"{GPU.package}.gpu_model_runner",
+        ]
+        module = importlib.import_module(f"{GPU.package}.gpu_ar_model_runner")
+        base = module.GPUARModelRunner.__mro__[1]
+        assert Path(inspect.getfile(base)) == generated / "gpu_model_runner.py"
+        assert "self.validate(batch)" in inspect.getsource(base.forward), "vLLM's new code"
+        assert base.__mro__[1].__module__ == "vllm.v1.worker.gpu_model_runner"
+    finally:
+        runtime.stop_using_generated_runners()
+        for name in [n for n in sys.modules if n.split(".")[0] in ("vllm", "vllm_omni")]:
+            del sys.modules[name]
 
 
 def test_the_platform_flag_is_the_key(cli: Cli, gpu_work: Path) -> None:

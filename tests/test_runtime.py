@@ -52,10 +52,13 @@ def _installed(site: Path, dist: str, version: str) -> None:
 
 
 def _deployable(
-    generated: Path, conflicts: tuple[str, ...] = (), layout: Layout = Layout.V1
+    generated: Path,
+    conflicts: tuple[str, ...] = (),
+    layout: Layout = Layout.V1,
+    upstream: tuple[str, bytes] = ("vllm-ascend==9.9.9", UPSTREAM),
 ) -> None:
-    """A lock naming the modules and the upstream, and a clean verdict of that lock, as
-    `omni-port sync` and `omni-port verify` would leave them."""
+    """A lock naming the modules and the upstream (its label and the file's bytes), and a
+    clean verdict of that lock, as `omni-port sync` and `omni-port verify` would leave them."""
     outputs = {p.name: _sha(p.read_bytes()) for p in sorted(generated.glob("*.py"))}
     rows = [
         Placement(block, "npu_ar_model_runner.py", "R", "m", "insertion", True, Status.CONFLICT, 0)
@@ -63,8 +66,8 @@ def _deployable(
     ]
     lock = lockfile.Lock(
         "omni-port test",
-        "vllm-ascend==9.9.9",
-        _sha(UPSTREAM),
+        upstream[0],
+        _sha(upstream[1]),
         "0" * 64,
         outputs,
         "sync",
@@ -361,6 +364,9 @@ def worker(queue):
 
 if __name__ == "__main__":
     runtime.use_generated_runners({generated!r}, package="{package}")
+"""
+#: The rest of a launcher's main block: start one worker by ``spawn``, print what it puts.
+SPAWN = """\
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=worker, args=(queue,))
@@ -368,6 +374,7 @@ if __name__ == "__main__":
     print(*queue.get())
     process.join()
 """
+LAUNCHER += SPAWN
 
 
 @pytest.mark.parametrize(("plugin", "origin"), [(True, "generated"), (False, "hand")])
@@ -429,7 +436,7 @@ def test_a_v2_tree_stands_in_for_the_v2_package(
     _deployable(generated, layout=Layout.V2)
     monkeypatch.syspath_prepend(str(site))
     try:
-        assert runtime._layout(generated)[0] == runtime.V2_PACKAGE
+        assert runtime.layout_of(generated)[1].package == runtime.V2_PACKAGE
         redirected = runtime.use_generated_runners(generated, package="fakev2.worker_v2")
         assert redirected == [
             "fakev2.worker_v2.omni_generation_model_runner",

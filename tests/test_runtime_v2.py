@@ -226,7 +226,7 @@ def _site(tmp_path: Path) -> Path:
         _write(folder / f"{module}.py", RUNNER.format(runner=runner, origin="hand"))
         text = WORKER.format(module=module, runner=runner, worker=worker)
         _write(folder / f"{worker_module}.py", text)
-    for upstream in (runtime.ASCEND_RUNNER, runtime.ASCEND_V2_RUNNER):
+    for upstream in (runtime.LAYOUTS[Layout.V1].member, runtime.LAYOUTS[Layout.V2].member):
         (site / upstream).parent.mkdir(parents=True, exist_ok=True)
         (site / upstream).write_bytes(UPSTREAM)
     for member, text in PINNED.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from omni_port.model import ASCEND_MODULE
+from omni_port.model import ASCEND_MODULE, Layout
 from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
@@ -35,6 +35,11 @@ class Platform:
     name: PlatformName
     #: The runner modules inside a vllm-omni distribution (or checkout).
     runners: tuple[str, ...]
+    #: The runner class each of those modules provides, in the same order (the classes
+    #: vLLM-Omni's workers keep in ``model_runner_cls``, which the runtime switch rebinds).
+    classes: tuple[str, ...]
+    #: What the lock of a generated tree of these runners says it holds.
+    layout: Layout
     #: Package the generated runners stand for (their imports of each other resolve there).
     package: str
     #: The upstream distribution the runners copy from.
@@ -71,6 +76,8 @@ class Platform:
 NPU = Platform(
     name=PlatformName.NPU,
     runners=OMNI_RUNNERS,
+    classes=("OmniNPUModelRunner", "NPUARModelRunner", "NPUGenerationModelRunner"),
+    layout=Layout.V1,
     package="vllm_omni.platforms.npu.worker",
     dist="vllm-ascend",
     member=ASCEND_RUNNER,
@@ -87,6 +94,8 @@ NPU = Platform(
 GPU = Platform(
     name=PlatformName.GPU,
     runners=OMNI_GPU_RUNNERS,
+    classes=("OmniGPUModelRunner", "GPUARModelRunner", "GPUGenerationModelRunner"),
+    layout=Layout.GPU,
     package="vllm_omni.worker",
     dist="vllm",
     member=VLLM_RUNNER,
@@ -104,3 +113,10 @@ GPU = Platform(
 
 #: Every platform by the name the configuration gives it.
 PLATFORMS = {platform.name.value: platform for platform in (NPU, GPU)}
+
+
+def layout_onto(module: str) -> Layout:
+    """The layout of runners generated onto the upstream module ``module`` (``Upstream.module``,
+    which the platform's record sets): the GPU runners' on vLLM's runner, the NPU runners'
+    on anything else (GPU blocks transplanted onto vllm-ascend are NPU runners all the same)."""
+    return next((p.layout for p in PLATFORMS.values() if p.module == module), Layout.V1)

@@ -9,6 +9,7 @@ from omni_port.errors import BadInput
 from omni_port.model import Chunk, Code, Copy, Finding, PatchSet, Placement, Status, Upstream
 from omni_port.patches import lockfile
 from omni_port.pyast.parser import compile_findings
+from omni_port.sources.platform import layout_onto
 from omni_port.sources.textio import encode, sha256
 from omni_port.sync import decisions, offers, splice
 from omni_port.sync.facts import declared
@@ -121,6 +122,8 @@ def sync(
         transplants=tuple(transplants),
         history=tuple((r.label, sha256(r.text.encode("utf-8"))) for r in upstream.history),
         base=tuple(dict.fromkeys((m.base, m.base_sha256) for m in patches.modules if m.base)),
+        # The runtime switch serves a tree as the package its lock's layout names.
+        layout=layout_onto(upstream.module),
     )
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
