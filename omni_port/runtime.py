@@ -51,7 +51,7 @@ from types import ModuleType, new_class
 
 from omni_port.errors import BadInput
 from omni_port.model import Layout
-from omni_port.patches import lockfile
+from omni_port.patches import lockfile, written
 from omni_port.sources.platform import GPU, NPU, Platform
 from omni_port.sources.upstream import ASCEND_V2_RUNNER
 from omni_port.v2 import conditions, pins, stage
@@ -363,15 +363,19 @@ def _some(ids: Sequence[str]) -> str:
 
 
 def _edited(folder: Path, lock: lockfile.Lock) -> list[str]:
+    """Why the tree is not the one the lock describes: missing, edited by hand, or an
+    earlier sync's output under a lock a pull or checkout replaced (this checkout's record
+    of what its syncs wrote tells the last two apart)."""
     reasons = []
-    for name, digest in sorted(lock.outputs.items()):
-        try:
-            actual = hashlib.sha256((folder / name).read_bytes()).hexdigest()
-        except OSError:
-            actual = ""
-        if not actual:
+    for name, state in written.held(folder, lock).items():
+        if state is written.Held.MISSING:
             reasons.append(f"{name} is missing: run `omni-port sync`")
-        elif actual != digest:
+        elif state is written.Held.EARLIER:
+            reasons.append(
+                f"{name} holds what an earlier sync wrote, not what {lockfile.LOCK_NAME} "
+                "names (a pull or checkout replaced the lock): run `omni-port sync`"
+            )
+        elif state is written.Held.EDITED:
             # A hand edit: sync would refuse to overwrite it; continue records it.
             reasons.append(
                 f"{name} was edited since sync wrote it: take the edit with `omni-port "

@@ -232,3 +232,21 @@ def test_continue_refuses_edits_made_on_an_earlier_generation(
     assert refused.stderr.startswith("g/npu_generation_model_runner.py:1:1: OP005 "), refused.stderr
     assert "earlier sync" in refused.stderr
     assert {p: p.read_bytes() for p in sorted(mine.rglob("*")) if p.is_file()} == before
+
+
+def test_the_runtime_switch_says_a_pulled_tree_needs_sync_not_continue(
+    cli: Cli, pulled: Path
+) -> None:
+    """The switch refuses a tree that is not the lock's, but says why: an earlier sync's
+    output under a pulled lock needs `sync`; only a hand edit needs `continue`. Before the
+    record it called the pulled tree edited."""
+    from omni_port import runtime
+
+    lock = lockfile.read(pulled / "g")
+    reasons = runtime._edited(pulled / "g", lock)
+    assert reasons and all("run `omni-port sync`" in r for r in reasons), reasons
+    assert not any("continue" in r for r in reasons)
+    runner = pulled / RUNNER
+    runner.write_text(runner.read_text() + "# a hand edit\n")
+    reasons = runtime._edited(pulled / "g", lock)
+    assert any("omni.py was edited since sync wrote it" in r for r in reasons), reasons
