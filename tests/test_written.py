@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from omni_port import runtime
 from omni_port.api import writing
 from omni_port.patches import lockfile, written
 from omni_port.sources import transaction
@@ -240,8 +241,6 @@ def test_the_runtime_switch_says_a_pulled_tree_needs_sync_not_continue(
     """The switch refuses a tree that is not the lock's, but says why: an earlier sync's
     output under a pulled lock needs `sync`; only a hand edit needs `continue`. Before the
     record it called the pulled tree edited."""
-    from omni_port import runtime
-
     lock = lockfile.read(pulled / "g")
     reasons = runtime._edited(pulled / "g", lock)
     assert reasons and all("run `omni-port sync`" in r for r in reasons), reasons
