@@ -1287,6 +1287,11 @@ def test_upstream_renaming_a_local_a_block_reads_is_caught() -> None:
     missing = [f for f in findings if f.code.value == "OP510"]
     assert sorted(f.path for f in missing) == [RUNNERS[2]]
     assert all("field `multimodal_outputs`" in f.message for f in missing)
+    # Upstream's construction stands because the edit that replaced it is a conflict: the
+    # finding names it, as OP515 names the conflict below.
+    keeper = _placement(result.placements, "NPUGenerationModelRunner.execute_model.edit-02")
+    assert keeper.status is Status.CONFLICT
+    assert all(f"the conflict {keeper.block_id} (line" in f.message for f in missing)
     # The generation runner's conflict comments out the only reader of `model_kwargs`.
     (dead,) = [f for f in findings if f.code.value == "OP515"]
     assert (dead.path, dead.severity) == (RUNNERS[2], Severity.ERROR)

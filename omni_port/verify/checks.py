@@ -13,7 +13,8 @@ checks, in the order ``verify`` runs them:
    ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509);
 6. every call whose definition can be read fits its parameters or fields, every unpacking
    of a NamedTuple-typed value fits its fields, and a copied NamedTuple or dataclass keeps
-   the fields of its upstream original (OP510);
+   the fields of its upstream original (OP510; at an upstream statement a conflict replaced
+   in its base, the finding names that conflict: ``kept``);
 7. a copied method runs no call statement more often than both the new upstream method and
    the old runner's method do (OP512; only when the omni sources are given).
 8. every row that says "placed" names lines of the output: the block's code, or upstream's
@@ -29,7 +30,7 @@ checks, in the order ``verify`` runs them:
 
 One module per check: ``names``, ``imports``, ``bindings``, ``overrides``, ``attributes``,
 ``arguments``, ``repeats``, ``rows``, ``resolutions``, ``deadstores`` (over ``stores``),
-``hooks``; ``context`` holds what they are
+``hooks``, and ``kept`` (findings a conflict causes); ``context`` holds what they are
 checked against.
 
 What cannot be known from the given sources is a note (OP506), never a pass and never an
@@ -79,6 +80,7 @@ from omni_port.verify.context import (
 from omni_port.verify.deadstores import dead_store_findings
 from omni_port.verify.hooks import hook_findings
 from omni_port.verify.imports import import_findings
+from omni_port.verify.kept import with_keepers
 from omni_port.verify.names import name_findings
 from omni_port.verify.overrides import override_findings
 from omni_port.verify.repeats import repeat_findings
@@ -142,6 +144,7 @@ def verify(
     findings.extend(hook_findings(world, trees, overrides, placements, blocks, context))
     findings.extend(row_findings(placements, frozenset(modules)))
     findings.extend(resolution_findings(resolved, placements, overrides, context.upstream))
+    findings = with_keepers(findings, modules, trees, overrides, placements, blocks)
     return sorted(findings, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
 
 
