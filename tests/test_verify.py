@@ -6,6 +6,7 @@ with that code there (a ``# >>> block`` ... ``# <<<`` pair of lines fences a pla
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from omni_port.sources.textio import decode, read_source
 from omni_port.sync.pipeline import SyncResult
 from omni_port.verify import checks
 from omni_port.verify.conflicts import conflict_findings
+from omni_port.verify.kept import with_keepers
 from omni_port.verify.rows import row_findings
 from tests.conftest import conflict_region
 from tests.golden import DATA
@@ -1725,6 +1727,47 @@ def test_a_dead_store_whose_reader_is_in_a_conflict_region_names_the_conflict() 
     (dead,) = [f for f in findings if f.code.value == "OP515"]
     assert (dead.line, dead.severity) == (3, Severity.ERROR)
     assert "the conflict gen.Runner.step.block-01 (line 4)" in dead.message
+
+
+def test_an_argument_finding_at_a_statement_a_conflict_replaced_names_the_conflict() -> None:
+    """Upstream's statement stands only while the conflict that replaced it in its base
+    does: an OP510 there names that conflict; one at a statement it did not replace, and
+    one where the block is placed, do not."""
+    ident = "gen.Runner.step.edit-01"
+    text = (
+        "class Runner:\n    def step(self, batch):\n"
+        + conflict_region(ident, 0, "        ")
+        + "        out = self.pack(batch, strict=True)\n"
+        + "        other = self.wrap(out)\n"
+        + "        return other\n"
+    )
+    lines = text.split("\n")
+    region = 3
+    kept_line = lines.index("        out = self.pack(batch, strict=True)") + 1
+    block = Block(
+        id=ident,
+        owner="Runner",
+        member="step",
+        kind=BlockKind.REPLACEMENT,
+        marked=False,
+        code="out = self.pack_stages(batch)\n",
+        anchor=Anchor((), (), (), ("out = self.pack(batch)",)),
+        origin=Origin("omni.py", 3, 3),
+    )
+    row = Placement(ident, GEN, "Runner", "step", "replacement", False, Status.CONFLICT, 0.9)
+    found = [
+        Finding(Code.OP510, GEN, line, "`f(...)` misfits", 9) for line in (kept_line, kept_line + 1)
+    ]
+    trees = {GEN: ast.parse(text)}
+    overrides = _copies(text, "Runner", "NPUModelRunner")
+    named, kept = with_keepers(found, {GEN: text}, trees, overrides, [row], [block])
+    assert named.message == f"`f(...)` misfits; the conflict {ident} (line {region}) " + (
+        "replaced this statement in its base, which stays until it is resolved: resolve the "
+        "conflict first"
+    )
+    assert kept == found[1]
+    placed = replace(row, status=Status.PLACED)
+    assert with_keepers(found, {GEN: text}, trees, overrides, [placed], [block]) == found
 
 
 def test_only_copied_methods_are_checked_for_dead_stores() -> None:
