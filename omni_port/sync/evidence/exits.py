@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from omni_port.model import Stmt, Suite
+from omni_port.pyast.syntax import node_key
 
 #: Statement kinds whose bodies are another scope: their exits are not the method's.
 _SCOPES = frozenset({"FunctionDef", "AsyncFunctionDef", "ClassDef"})
@@ -38,7 +39,9 @@ class Exit:
     #: Each enclosing statement, outermost first, then the exit itself: its suite and its
     #: index there.
     chain: tuple[tuple[Suite, int], ...]
-    #: The keys of the enclosing compound statements' headers, outermost first.
+    #: The keys of the enclosing compound statements' headers, outermost first, each
+    #: followed by its clause's label when the exit is in another clause than the main
+    #: body (``else:``, ``except KeyError:``, ``case []:``).
     path: tuple[str, ...]
 
     @property
@@ -79,7 +82,8 @@ def _walk(
         if stmt.kind in _SCOPES:
             continue
         for clause in stmt.clauses:
-            yield from _walk(clause, here, (*path, stmt.key))
+            inner = (*path, stmt.key, clause.label) if clause.label else (*path, stmt.key)
+            yield from _walk(clause, here, inner)
 
 
 def node_kind(node: ast.stmt) -> ExitKind | None:
@@ -94,17 +98,31 @@ def node_kind(node: ast.stmt) -> ExitKind | None:
     return ExitKind.NOTHING if nothing else ExitKind.VALUE
 
 
-def code_exits(nodes: Sequence[ast.stmt]) -> list[ast.stmt]:
+@dataclass(frozen=True, slots=True)
+class CodeExit:
+    """An exit of some code read as ``ast`` (a block's): its key, as ``Stmt.key`` has it."""
+
+    key: str
+    kind: ExitKind
+
+
+def code_exits(nodes: Sequence[ast.stmt]) -> list[CodeExit]:
     """The exits of some code (a block's), in order, nested scopes left out."""
-    found: list[ast.stmt] = []
+    found: list[CodeExit] = []
     for node in nodes:
-        if node_kind(node) is not None:
-            found.append(node)
+        kind = node_kind(node)
+        if kind is not None:
+            found.append(CodeExit(node_key(node), kind))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         for body in _bodies(node):
             found.extend(code_exits(body))
     return found
+
+
+def gist(nodes: Sequence[ast.stmt]) -> str:
+    """Some code as the keys of its statements, comments left out, for a note."""
+    return "; ".join(node_key(node) for node in nodes)
 
 
 def _bodies(node: ast.stmt) -> list[list[ast.stmt]]:
@@ -116,7 +134,10 @@ def _bodies(node: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def generator(nodes: Sequence[ast.stmt]) -> bool:
-    """Whether a function's body ``nodes`` yields (nested scopes left out)."""
+    """Whether a function yields: ``nodes`` is the function's definition alone, or its
+    body (nested scopes left out)."""
+    if len(nodes) == 1 and isinstance(nodes[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        nodes = nodes[0].body
     return any(_yields(node) for node in nodes)
 
 

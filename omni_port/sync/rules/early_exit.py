@@ -18,14 +18,11 @@ Exits omni left alone, a method where omni changed only some of them, and genera
 
 from __future__ import annotations
 
-import ast
-import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from omni_port.model import BlockKind, Rule, Suite
-from omni_port.pyast.syntax import node_key
 from omni_port.sync.context import Decision, conflict_at
 from omni_port.sync.evidence.code import shorten
 from omni_port.sync.evidence.exits import (
@@ -34,8 +31,8 @@ from omni_port.sync.evidence.exits import (
     code_exits,
     exits,
     generator,
+    gist,
     kind_of,
-    node_kind,
 )
 from omni_port.sync.facts import History, MemberFacts, Syntax
 from omni_port.sync.rule import Silent
@@ -72,7 +69,7 @@ class EarlyExit(Silent):
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         body = facts.member.clauses[0] if facts.member.clauses else None
         nodes = facts.syntax.parsed(facts.syntax.source([facts.member]))
-        if body is None or nodes is None or generator(_function_body(nodes)):
+        if body is None or nodes is None or generator(nodes):
             return None
         seen = _seen(facts, decisions, body)
         notes: dict[int, list[str]] = {}
@@ -81,7 +78,7 @@ class EarlyExit(Silent):
             peers = _peers(found, seen) if found.new is not None and not found.treated else []
             if not peers:
                 continue
-            said = _said(found, peers, decisions)
+            said = _said(facts, found, peers, decisions)
             valued = found.kind is ExitKind.VALUE and all(_valued(p, found) for p in peers)
             if valued and found.owner is not None:
                 refused.setdefault(found.owner, []).append(said)
@@ -107,11 +104,6 @@ _REFUSED = (
     "exit: give the new exit omni's treatment (edit it where it stands, then `omni-port "
     "continue`), or keep omni's deletion (`omni-port resolve`)"
 )
-
-
-def _function_body(nodes: list[ast.stmt]) -> list[ast.stmt]:
-    node = nodes[0] if len(nodes) == 1 else None
-    return node.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else nodes
 
 
 def _peers(found: _Seen, seen: list[_Seen]) -> list[_Seen]:
@@ -158,10 +150,8 @@ def _seen(facts: MemberFacts, decisions: Sequence[Decision], member: Suite) -> l
         new = owner is not None or (had is not None and (key, ex.path) not in had)
         found.append(_Seen(ex.kind, key, treated, ex if new else None, owner))
     for i in placed:
-        for node in code_exits(facts.syntax.parsed(_code(decisions[i])) or []):
-            kind = node_kind(node)
-            assert kind is not None
-            found.append(_Seen(kind, node_key(node), (i,), omni=True))
+        for own in code_exits(facts.syntax.parsed(_code(decisions[i])) or []):
+            found.append(_Seen(own.kind, own.key, (i,), omni=True))
     return found
 
 
@@ -171,8 +161,8 @@ def _code(decision: Decision) -> str:
 
 def _values(facts: MemberFacts, decision: Decision) -> frozenset[str]:
     """The keys of the returns of a value in a decision's code."""
-    nodes = code_exits(facts.syntax.parsed(_code(decision)) or [])
-    return frozenset(node_key(n) for n in nodes if node_kind(n) is ExitKind.VALUE)
+    found = code_exits(facts.syntax.parsed(_code(decision)) or [])
+    return frozenset(e.key for e in found if e.kind is ExitKind.VALUE)
 
 
 def _replaces(decision: Decision, ex: Exit) -> bool:
@@ -201,7 +191,7 @@ def _brings(facts: MemberFacts, decision: Decision, ex: Exit) -> bool:
     if not ex.within(slot.suite, slot.index, slot.index + slot.span):
         return False
     own = facts.syntax.parsed(decision.block.code) or []
-    return ex.stmt.key not in {node_key(n) for n in code_exits(own)}
+    return ex.stmt.key not in {e.key for e in code_exits(own)}
 
 
 def _base_exits(facts: MemberFacts) -> Counter[tuple[str, tuple[str, ...]]] | None:
@@ -212,7 +202,9 @@ def _base_exits(facts: MemberFacts) -> Counter[tuple[str, tuple[str, ...]]] | No
     return Counter((e.stmt.key, e.path) for e in exits(base.member.clauses[0]))
 
 
-def _said(found: _Seen, peers: list[_Seen], decisions: Sequence[Decision]) -> str:
+def _said(
+    facts: MemberFacts, found: _Seen, peers: list[_Seen], decisions: Sequence[Decision]
+) -> str:
     """What the note says of one new exit: where it stands, and the omni code its peers
     run that it skips."""
     new = found.new
@@ -220,7 +212,7 @@ def _said(found: _Seen, peers: list[_Seen], decisions: Sequence[Decision]) -> st
     where = f" under `{shorten(new.path[-1], 50)}`" if new.path else ""
     ids = sorted({i for s in peers for i in s.treated})
     blocks = ", ".join(
-        f"{decisions[i].block.id.rsplit('.', 1)[-1]} (`{_gist(decisions[i])}`)" for i in ids
+        f"{decisions[i].block.id.rsplit('.', 1)[-1]} (`{_gist(facts, decisions[i])}`)" for i in ids
     )
     twins = all(p.key == found.key and not p.omni for p in peers)
     what = "copy of it" if twins else found.kind.value
@@ -230,17 +222,10 @@ def _said(found: _Seen, peers: list[_Seen], decisions: Sequence[Decision]) -> st
     )
 
 
-def _gist(decision: Decision) -> str:
+def _gist(facts: MemberFacts, decision: Decision) -> str:
     """A decision's code in a few words, comments left out."""
-    return shorten(_code_keys(decision), 50)
-
-
-def _code_keys(decision: Decision) -> str:
-    try:
-        nodes = ast.parse(textwrap.dedent(_code(decision))).body
-    except SyntaxError:
-        return _code(decision)
-    return "; ".join(node_key(n) for n in nodes)
+    nodes = facts.syntax.parsed(_code(decision))
+    return shorten(gist(nodes) if nodes is not None else _code(decision), 50)
 
 
 RULE = EarlyExit()
