@@ -299,6 +299,44 @@ def test_a_binding_a_block_carries_is_listed_for_review(
     assert "notes: imports or attributes left unverified" not in summary
 
 
+def test_an_upstream_return_that_skips_omni_s_code_is_listed_for_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """A commit added a return where omni runs its code before every other return: the
+    upgrade summary lists it for review under its own heading (OP314), and `check`
+    lists it too, naming the omni code it skips."""
+    case = (
+        DATA
+        / "rules"
+        / "early-exit"
+        / "yes_an_upstream_return_skips_omni_s_code_at_every_other_return"
+    )
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    base, target = (_commit(root, (case / name).read_text()) for name in ("base.py", "upstream.py"))
+    omni = (case / "omni.py").read_text().replace("fakeacc.runner_v1", RUNNER_MODULE)
+    (tmp_path / "omni.py").write_text(omni)
+    monkeypatch.chdir(tmp_path)
+    result = cli(
+        "--upstream-repo", root, "upgrade", "omni.py", "--base", f"{root}@{base[:12]}",
+        "--to", f"{root}@{target[:12]}", "--patches", "p", "--generated", "g",
+        "--summary", "up.md",
+    )  # fmt: skip
+    assert "OP314" in result.stdout + result.stderr, result.stdout + result.stderr
+    summary = (tmp_path / "up.md").read_text()
+    section = summary.split("## Review: upstream exits that skip omni's code", 1)[1]
+    listed = section.split("\n## ", 1)[0]
+    assert (
+        "`return self.pending(tokens)`" in listed and "block-02 (`self.hand_off(batch)`)" in listed
+    )
+    checked = cli(
+        "--upstream-repo", root, "check", "omni.py", "--patches", "p", "--generated", "g",
+        "--upstream", f"{root}@{target[:12]}", "--no-cache",
+    )  # fmt: skip
+    assert "OP314" in checked.stdout, checked.stdout + checked.stderr
+
+
 def _dated(root: Path, text: str, day: str) -> str:
     """A commit of ``text`` as the runner module, made on ``day`` (YYYY-MM-DD)."""
     (root / ASCEND_RUNNER).parent.mkdir(parents=True, exist_ok=True)
