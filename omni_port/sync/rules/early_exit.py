@@ -37,7 +37,8 @@ from omni_port.sync.evidence.exits import (
 from omni_port.sync.facts import History, MemberFacts, Syntax
 from omni_port.sync.rule import Silent
 
-#: Kinds of edits that put omni's code in place of upstream statements.
+#: Kinds of edits that put omni's code in place of upstream statements (a header edit
+#: keeps upstream's bodies, and its exits, either way).
 _CODE = frozenset({BlockKind.INSERTION, BlockKind.REPLACEMENT, BlockKind.DELETION})
 
 
@@ -134,7 +135,9 @@ def _seen(facts: MemberFacts, decisions: Sequence[Decision], member: Suite) -> l
         if not d.conflict and not d.follow and d.slot is not None and d.block.kind in _CODE
     ]
     followed = [
-        i for i, d in enumerate(decisions) if d.follow and not d.conflict and d.slot is not None
+        i
+        for i, d in enumerate(decisions)
+        if d.follow and not d.conflict and d.slot is not None and d.block.kind in _CODE
     ]
     had = _base_exits(facts)
     found: list[_Seen] = []
