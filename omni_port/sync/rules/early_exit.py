@@ -2,10 +2,12 @@
 
 Upstream code the output follows (a lag a followed deletion brings back, or code upstream
 added after the base) may hold an exit: a ``return`` or a ``raise``. Where omni changed
-every other exit of its kind in the old method (its own code holds the exit, or omni's
-code runs right before it in its branch), the new exit skips what omni does there: omni's
-output object, a hand-off of state. Exits are compared like with like (``ExitKind``): a
-return of a value with the returns of a value, a raise with the raises.
+every copy of it the method has (a block replaced it, or omni's code runs right before it
+on its straight path), else every other exit of its kind (its own code holds the exit, or
+omni's code runs right before it), the new exit skips what omni does there: omni's output
+object, a hand-off of state. Exits are compared like with like (``ExitKind``): a return of
+a value with the returns of a value, a raise with the raises. An exit is the runners' own
+when the base has it under the same headers and no followed edit brings it back.
 
 The new exit gets a note naming the omni code it skips (OP314), on the decision whose
 followed code brought it, else on the first block it skips. Where omni changed the value
