@@ -132,6 +132,13 @@ class Code(enum.StrEnum):
         "method (a plain read of state upstream still reads): review whether omni's code still "
         "needs it.",
     )
+    OP314 = (
+        "OP314",
+        "early-exit",
+        "Upstream code the output follows holds an exit (a return or a raise) that skips "
+        "what omni's code does at every other exit of its kind in the method: review "
+        "whether it needs omni's treatment too.",
+    )
     # Composition of Model Runner V2 runners
     OP320 = (
         "OP320",
@@ -681,6 +688,10 @@ class Rule(enum.StrEnum):
     OVERLAP = "overlap"
     """A block that replaces the statements another block's place lies in is a conflict;
     an edit followed as upstream code gives them up."""
+    EARLY_EXIT = "early-exit"
+    """An upstream exit the output follows, where omni changed every other exit of its kind
+    in the method: a note naming the omni code it skips, or a conflict where omni changed
+    the value every other exit returns."""
     UNREAD_LAG = "unread-lag"
     """Upstream code the runners never had that only binds locals nothing in the output
     reads (upstream read them only in code omni's blocks replace) stays out, with a note."""

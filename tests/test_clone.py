@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from omni_port import api
 from omni_port.api import lineage
@@ -267,6 +268,29 @@ def test_a_branch_names_the_commit_it_is_at(clone: tuple[Path, list[str], str]) 
     assert api.load_upstream(f"{root}@{commits[2][:12]}", settings).label.endswith(commits[2][:12])
 
 
+def _upgrade_case(tmp_path: Path, cli: Cli, case: Path) -> tuple[Path, str, Result]:
+    """A rule case's base and upstream as two commits of a clone, and the upgrade of its
+    omni module from one to the other (run in ``tmp_path``: patches ``p``, runners ``g``,
+    summary ``up.md``): the clone, the target commit and the upgrade's result."""
+    root = tmp_path / "ascend"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    base, target = (_commit(root, (case / name).read_text()) for name in ("base.py", "upstream.py"))
+    omni = (case / "omni.py").read_text().replace("fakeacc.runner_v1", RUNNER_MODULE)
+    (tmp_path / "omni.py").write_text(omni)
+    result = cli(
+        "--upstream-repo", root, "upgrade", "omni.py", "--base", f"{root}@{base[:12]}",
+        "--to", f"{root}@{target[:12]}", "--patches", "p", "--generated", "g",
+        "--summary", "up.md",
+    )  # fmt: skip
+    return root, target, result
+
+
+def _section(summary: str, heading: str) -> str:
+    """The items of one section of an upgrade summary."""
+    return summary.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+
+
 def test_a_binding_a_block_carries_is_listed_for_review(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
@@ -278,25 +302,41 @@ def test_a_binding_a_block_carries_is_listed_for_review(
         / "carried-binding"
         / "yes_a_block_carries_a_binding_upstream_took_out_of_the_method"
     )
-    root = tmp_path / "ascend"
-    root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    base, target = (_commit(root, (case / name).read_text()) for name in ("base.py", "upstream.py"))
-    omni = (case / "omni.py").read_text().replace("fakeacc.runner_v1", RUNNER_MODULE)
-    (tmp_path / "omni.py").write_text(omni)
     monkeypatch.chdir(tmp_path)
-    result = cli(
-        "--upstream-repo", root, "upgrade", "omni.py", "--base", f"{root}@{base[:12]}",
-        "--to", f"{root}@{target[:12]}", "--patches", "p", "--generated", "g",
-        "--summary", "up.md",
-    )  # fmt: skip
+    _, _, result = _upgrade_case(tmp_path, cli, case)
     assert "OP313" in result.stdout + result.stderr, result.stdout + result.stderr
     assert "timing = self.config.timing" in (tmp_path / "g" / "omni.py").read_text()
     summary = (tmp_path / "up.md").read_text()
-    section = summary.split("## Review: upstream bindings omni's code carries", 1)[1]
-    listed = section.split("\n## ", 1)[0]
+    listed = _section(summary, "Review: upstream bindings omni's code carries")
     assert "R.sample.block-01" in listed and "`timing = self.config.timing`" in listed
     assert "notes: imports or attributes left unverified" not in summary
+
+
+def test_an_upstream_return_that_skips_omni_s_code_is_listed_for_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """A commit added a return where omni runs its code before every other return: the
+    upgrade summary lists it for review under its own heading (OP314), and `check`
+    lists it too, naming the omni code it skips."""
+    case = (
+        DATA
+        / "rules"
+        / "early-exit"
+        / "yes_an_upstream_return_skips_omni_s_code_at_every_other_return"
+    )
+    monkeypatch.chdir(tmp_path)
+    root, target, result = _upgrade_case(tmp_path, cli, case)
+    assert "OP314" in result.stdout + result.stderr, result.stdout + result.stderr
+    listed = _section(
+        (tmp_path / "up.md").read_text(), "Review: upstream exits that skip omni's code"
+    )
+    assert "`return self.pending(tokens)`" in listed
+    assert "block-02 (`self.hand_off(batch)`)" in listed
+    checked = cli(
+        "--upstream-repo", root, "check", "omni.py", "--patches", "p", "--generated", "g",
+        "--upstream", f"{root}@{target[:12]}", "--no-cache",
+    )  # fmt: skip
+    assert "OP314" in checked.stdout, checked.stdout + checked.stderr
 
 
 def _dated(root: Path, text: str, day: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from omni_port import api
-from omni_port.model import CONFLICT_OPEN, Rule
+from omni_port.model import CONFLICT_CLOSE, CONFLICT_OPEN, Rule
 from omni_port.sync.rules import RULES
 from tests.golden import DATA
 
@@ -169,15 +169,47 @@ _SIGNATURE = (
 )
 
 
+#: The early returns of 5823a10614's guard, as the upgrade follows them, and with omni's
+#: treatment (the hand-off and the return of `execute_model.edit-13`).
+_GUARD_RETURNS = (
+    "                    if not has_kv_transfer_group():\n"
+    "                        return EMPTY_MODEL_RUNNER_OUTPUT\n"
+    "                    return self.kv_connector_no_forward(scheduler_output, self.vllm_config)\n"
+)
+_TREATED_RETURNS = (
+    "                    kv_ids = self.kv_extracted_req_ids\n"
+    "                    self.kv_extracted_req_ids = None\n"
+    "                    if not has_kv_transfer_group():\n"
+    "                        output = EMPTY_MODEL_RUNNER_OUTPUT\n"
+    "                    else:\n"
+    "                        output = self.kv_connector_no_forward("
+    "scheduler_output, self.vllm_config)\n"
+    "                    if kv_ids:\n"
+    "                        output = copy(output)\n"
+    "                        output.kv_extracted_req_ids = kv_ids\n"
+    "                    return self.attach_omni_connector_output(output)\n"
+)
+
+
 def _edit_in_place(generated: Path) -> None:
-    """What the README says a maintainer edits: both `_dummy_run` signatures."""
+    """What the README says a maintainer edits: both `_dummy_run` signatures, and the
+    guard's early returns in both `execute_model` (the conflict region deleted)."""
     for name in ("npu_model_runner.py", "npu_generation_model_runner.py"):
         runner = generated / name
         text = runner.read_text()
         assert text.count(_SIGNATURE) == 1, name
-        assert CONFLICT_OPEN not in text, name
+        if name == "npu_model_runner.py":
+            assert CONFLICT_OPEN not in text, name
         text = text.replace(_SIGNATURE, "".join(reversed(_SIGNATURE.splitlines(True))))
         runner.write_text(text)
+    for name in ("npu_ar_model_runner.py", "npu_generation_model_runner.py"):
+        runner = generated / name
+        lines = runner.read_text().splitlines(keepends=True)
+        (start,) = [i for i, line in enumerate(lines) if CONFLICT_OPEN in line]
+        stop = next(i for i in range(start, len(lines)) if CONFLICT_CLOSE in lines[i])
+        text = "".join(lines[:start] + lines[stop + 1 :])
+        assert text.count(_GUARD_RETURNS) == 1, name
+        runner.write_text(text.replace(_GUARD_RETURNS, _TREATED_RETURNS))
 
 
 def _commands(section: str) -> list[list[str]]:
@@ -261,7 +293,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
         "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py:145: OP102",
         'pinned in pyproject.toml [tool.omni-port]: base = "vllm-ascend==0.26.0rc1", '
         'upstream = "vllm-ascend==0.30.0rc2", marker-allow = "marker-allow.txt"',
-        "97 placed, 0 conflicts, 2 verify problems (2 OP508): not deployable until "
+        "97 placed, 2 conflicts, 2 verify problems (2 OP508): not deployable until "
         "resolved; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr
@@ -275,7 +307,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert {p.name: p.read_bytes() for p in generated.glob("*.py")} == edited
     continued = run(commands[2])
     assert continued.returncode == 0, continued.stdout + continued.stderr
-    assert "took the edits of 2 runners: 2 resolutions recorded in the patches" in (
+    assert "took the edits of 3 runners: 4 resolutions recorded in the patches" in (
         continued.stderr
     )
     assert run(commands[3]).returncode == 0
@@ -290,9 +322,10 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     lock = json.loads((clone / "omni-port" / "generated" / "omni-port.lock").read_text())
     resolved = [r["id"] for r in lock["placements"] if r.get("decided_by") == ["resolved"]]
-    # The two signatures `continue` took; the generation runner's sample_tokens needs none
-    # (intent owns block-01, edit-15 reads what it binds, edit-09 holds with them).
-    assert len(resolved) == 2, resolved
+    # The two signatures and the guard's returns `continue` took; the generation runner's
+    # sample_tokens needs none (intent owns block-01, edit-15 reads what it binds, edit-09
+    # holds with them).
+    assert len(resolved) == 4, resolved
     assert not any(r["status"] == "conflict" for r in lock["placements"])
 
 

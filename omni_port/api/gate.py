@@ -190,10 +190,11 @@ def _stale_generated(inputs: CheckInputs, settings: Settings) -> list[Finding]:
     # What sync found about the history, the GPU runners and the catalog stays visible:
     # upstream changes the runners never had (OP306), blocks omni's GPU runner puts
     # elsewhere across code that reads them (OP308), upstream edits of code omni's code
-    # won over, for review (OP309), placements that break a Location line (OP409).
+    # won over, for review (OP309), upstream exits that skip omni's code at the other exits
+    # (OP314), placements that break a Location line (OP409).
     # Findings about an output file name it inside the generated directory.
     located = {rel: f"{shown(inputs.generated)}/{rel}" for rel in files}
-    noted = (Code.OP306, Code.OP308, Code.OP309, Code.OP409)
+    noted = (Code.OP306, Code.OP308, Code.OP309, Code.OP314, Code.OP409)
     for finding in result.findings:
         if finding.code in noted:
             findings.append(replace(finding, path=located.get(finding.path, finding.path)))

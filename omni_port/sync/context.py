@@ -104,6 +104,9 @@ class Decision:
     #: For a followed edit whose own place holds nothing: upstream's statements that stand
     #: for its code elsewhere (its report row names their lines in the output).
     stands: Slot | None = None
+    #: Upstream exits the output follows that skip what omni's code does at every other
+    #: exit of the method, and what they skip (a note for the maintainer; "" for none).
+    skips: str = ""
 
 
 def conflict(

@@ -31,6 +31,8 @@ def notes(
         found.append(_counterpart(module, decision, upstream))
     if decision.carried:
         found.append(_carried(module, decision, upstream, start))
+    if decision.skips:
+        found.append(_skips(module, decision, upstream, start))
     resolution = decision.block.anchor.resolution
     if resolution is not None and resolution.dropped:
         message = f"{module.name}: {decision.block.id}: {decision.reason}"
@@ -132,6 +134,13 @@ def _carried(module: ModulePatches, decision: Decision, upstream: Upstream, star
     )
     line = decision.slot.line() if decision.slot is not None else start
     return Finding(Code.OP313, upstream.path, line, message, severity=Severity.NOTE)
+
+
+def _skips(module: ModulePatches, decision: Decision, upstream: Upstream, start: int) -> Finding:
+    """A note for upstream exits the output follows that skip omni's code at the others."""
+    message = f"{module.name}: {decision.block.id}: {decision.skips}: review whether it needs it"
+    line = decision.slot.line() if decision.slot is not None else start
+    return Finding(Code.OP314, upstream.path, line, message, severity=Severity.NOTE)
 
 
 def _location(module: ModulePatches, decision: Decision, upstream: Upstream) -> Finding:

@@ -77,6 +77,7 @@ def summary(upgrade: Upgrade) -> str:
         *_lags(upgrade),
         *_reviews(upgrade),
         *_carried(upgrade),
+        *_early_exits(upgrade),
         *_methods(upgrade),
         *_new_methods(upgrade),
         *_verification(upgrade),
@@ -203,6 +204,18 @@ def _carried(upgrade: Upgrade) -> Iterator[str]:
         "a plain read of state upstream still reads, so the runner keeps it before the block, "
         "as the old runner had it. Upstream's reason for taking it out may apply to omni's "
         "code too.",
+    )
+
+
+def _early_exits(upgrade: Upgrade) -> Iterator[str]:
+    """Upstream exits the output follows that skip omni's code at the other exits (OP314)."""
+    yield from _listed(
+        upgrade,
+        Code.OP314,
+        "Review: upstream exits that skip omni's code",
+        "The output follows upstream code with an exit (a return or a raise) where omni's "
+        "code changed every other exit of its kind in the method. The new exit skips what "
+        "omni does there (named below): it may need omni's treatment too.",
     )
 
 

@@ -59,6 +59,7 @@ from omni_port.sync.rules import (
     counterpart,
     coupled,
     dataflow,
+    early_exit,
     followed_across,
     followed_whole,
     intent,
@@ -96,6 +97,10 @@ MEMBER_RULES: tuple[PlacementRule, ...] = (
     # Before carrying and coupling: a block that would run a call twice is a conflict (or
     # upstream's own copy, followed) before any block is judged by what it holds with.
     run_once.RULE,
+    # After run-once, before coupling: an upstream exit followed where omni changed every
+    # other exit is judged on the edits as they stand; a followed edit it makes a conflict
+    # takes the blocks that hold with it along (coupled).
+    early_exit.RULE,
     # Before coupled: a block that lost a binding of the base's carries it where it can,
     # so that only a binding nothing can carry makes it a conflict.
     carried_binding.RULE,

@@ -1,0 +1,13 @@
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def execute(self, batch):
+        if not batch:
+            return self.empty()
+        tokens = self.prepare(batch)
+        output = self.forward(tokens)
+        # ---------- Omni-new ----------
+        self.hand_off(batch)
+        # ---------- Omni-new ----------
+        return output

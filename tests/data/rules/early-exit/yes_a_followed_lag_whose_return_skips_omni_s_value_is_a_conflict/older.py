@@ -1,0 +1,10 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def execute(self, batch):
+        if not batch:
+            return self.empty()
+        tokens = self.prepare(batch)
+        output = self.forward(tokens)
+        return output

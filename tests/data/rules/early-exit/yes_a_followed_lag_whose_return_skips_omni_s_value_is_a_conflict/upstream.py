@@ -1,0 +1,12 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def execute(self, batch):
+        if not batch:
+            return self.empty()
+        tokens = self.prepare(batch)
+        if not tokens:
+            return self.empty()
+        output = self.forward(tokens)
+        return output
