@@ -11,14 +11,15 @@ onto the new upstream like any edit written against the base.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Stmt
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import dedent_code, full_key
+from omni_port.pyast.syntax import dedent_code, full_key, split_full_key
 from omni_port.sync.evidence import history
+from omni_port.sync.evidence.code import short
 from omni_port.sync.evidence.history import MemberHistory, Version
 
 
@@ -35,6 +36,15 @@ class OlderCode:
     own: tuple[str, ...]
     #: The edit restated against the base: the base's code in place of the older code.
     code: str
+
+    def note(self, replaced: Sequence[str], named: Callable[[str], str]) -> str:
+        """The lag, for a note: the older code, the revision that had it, the one that
+        changed it into ``replaced`` (each as ``named`` names it: rule 6), and omni's own."""
+        return (
+            f"`{_quoted(self.older)}` is the code of {named(self.had)}, which "
+            f"{named(self.changed_by)} changed into `{_quoted(replaced)}`, and "
+            f"`{_quoted(self.own)}` beside it is omni's"
+        )
 
 
 def older_code(block: Block, past: MemberHistory) -> OlderCode | None:
@@ -66,6 +76,11 @@ def older_code(block: Block, past: MemberHistory) -> OlderCode | None:
         code = _restated(block, run, base_code)
         return OlderCode(past.versions[at].label, changed, older, own, code)
     return None
+
+
+def _quoted(keys: Sequence[str]) -> str:
+    """Statements for a note, shortened: the code a reader looks for."""
+    return short("; ".join(split_full_key(k)[0] for k in keys), 80)
 
 
 def _statements(code: str) -> tuple[Stmt, ...] | None:

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
-from omni_port.pyast.syntax import split_full_key
 from omni_port.sync.context import (
     Answer,
     Context,
@@ -68,20 +67,13 @@ class UpstreamHistory(Silent):
         base = ctx.history.replaced_text(block) if older is not None else None
         if older is None or base is None:
             return None
-        named = ctx.history.named
-        was = (
-            f"`{_quoted(older.older)}` is the code of {named(older.had)}, which "
-            f"{named(older.changed_by)} changed into `{_quoted(block.anchor.replaced)}`"
-        )
+        was = older.note(block.anchor.replaced, ctx.history.named)
         theirs = ctx.syntax.source(best.slot.held())
         merged = merging.merge_block(base, older.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Clash):
-            reason = f"{was}; omni's own lines and upstream's edits since: {merged.reason}"
+            reason = f"{was}; upstream's edits since the base clash with it: {merged.reason}"
             return conflict(block, best, ctx.top, reason)
-        reason = (
-            f"an upstream change the runners never had: {was}; the new upstream is followed "
-            f"there, omni's own `{_quoted(older.own)}` kept beside it"
-        )
+        reason = f"an upstream change the runners never had: {was}; the new upstream is followed"
         if merged.taken:
             reason += "; merged upstream's edits: " + "; ".join(merged.taken)
         lag = Lag(older.changed_by)
@@ -232,11 +224,6 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
     )
     return replace(followed(block, here, (here,), reason), release=by)
-
-
-def _quoted(keys: Sequence[str]) -> str:
-    """Statements for a note, shortened: the code a reader looks for."""
-    return code.short("; ".join(split_full_key(k)[0] for k in keys), 80)
 
 
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
