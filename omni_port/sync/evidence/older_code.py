@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from omni_port.errors import BadInput
 from omni_port.model import Block, BlockKind, Stmt
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import dedent_code, full_key, split_full_key
+from omni_port.pyast.syntax import dedent_code, split_full_key
 from omni_port.sync.evidence import history
 from omni_port.sync.evidence.code import short
 from omni_port.sync.evidence.history import MemberHistory, Version
@@ -59,17 +59,17 @@ def older_code(block: Block, past: MemberHistory) -> OlderCode | None:
     if block.marked or block.kind is not BlockKind.REPLACEMENT or not replaced:
         return None
     base_code = history.base_text(block, past)
-    stmts = _statements(block.code) if base_code is not None else None
-    if base_code is None or stmts is None:
+    mine = history.code_keys(block.code) if base_code is not None else None
+    if base_code is None or not mine:
         return None
-    mine = tuple(full_key(s) for s in stmts)
     for at in range(past.base - 1, -1, -1):
         older = _keys_at(past.versions[at], block)
         start = _run_in(mine, older) if older and older != replaced else None
         if not older or start is None:
             continue
         own = mine[:start] + mine[start + len(older) :]
-        if not own or set(own) & set(replaced):
+        stmts = _statements(block.code)  # the statement tree only for an edit that qualifies
+        if not own or set(own) & set(replaced) or stmts is None or len(stmts) != len(mine):
             return None
         run = stmts[start : start + len(older)]
         changed = _changed_after(past, at, block, older)
