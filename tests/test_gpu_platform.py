@@ -268,7 +268,9 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
     names is vLLM's (or the source's), sync runs no call twice (OP512), and no placed edit
     leaves upstream's kept code reading a name it took out (coupled: verify's OP303 was
     `has_encoder_input` and `model_output`, edits placed beside the conflicts that keep
-    their readers)."""
+    their readers). And the lag in `_update_states` is followed with omni's line kept: the
+    runners' `self.requests.pop(req_id, None)` is vLLM 0.26.0's code, which 0.27.0 made a
+    binding and a hook call; omni's own pop follows them (no OP516 for the hook)."""
     (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
     source, target = "vllm-omni==0.32.0rc1", "vllm==0.33.0"
@@ -287,6 +289,15 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
     assert all(b["release"].startswith("vllm==") for b in blocks if b["release"])
     assert not [f for f in findings if f["code"] == "OP512"]
     assert not [f["message"] for f in findings if f["code"] == "OP303"]
+    hooks = [f["message"] for f in findings if f["code"] == "OP516"]
+    assert not [m for m in hooks if "_on_request_state_removed" in m], hooks
+    runner = (tmp_path / "generated" / "gpu" / "gpu_model_runner.py").read_text()
+    followed = (
+        "req_state = self.requests.pop(req_id, None)\n"
+        "            self._on_request_state_removed(req_id, req_state)\n"
+        "            self.model_intermediate_buffer.pop(req_id, None)\n"
+    )
+    assert followed in runner
     lock = lockfile.read(tmp_path / "generated" / "gpu")
     assert lock.upstream == target
     assert load(tmp_path / "pyproject.toml").platform == "gpu"

@@ -301,7 +301,9 @@ class _Engine:
         against (the base unless upstream history shows an older one)."""
         rebase = ctx.history.rebase(ctx.block)
         block = ctx.block
-        if block.anchor.replaced and (best.replaced < 1.0 or rebase is not None):
+        # An edit holding an older revision's code is written against that revision too.
+        older = rebase is not None or ctx.history.older_code(block) is not None
+        if block.anchor.replaced and (best.replaced < 1.0 or older):
             if not clear:
                 reason = "the statements it replaced changed upstream, and two places score alike"
                 return self._unsure(ctx, reason, path)

@@ -12,8 +12,9 @@ from functools import cached_property
 
 from omni_port.model import Block, BlockKind, Stmt, Tree
 from omni_port.pyast.syntax import full_key, split_full_key, walk
-from omni_port.sync.evidence import code, history
+from omni_port.sync.evidence import code, history, older_code
 from omni_port.sync.evidence.history import Explained, MemberHistory, Rebase, Version, Walked
+from omni_port.sync.evidence.older_code import OlderCode
 from omni_port.sync.evidence.places import ACCEPT, Index, Scored, Slot, index_of, score_all
 from omni_port.sync.facts.once import PerBlock
 from omni_port.sync.facts.places import Places
@@ -44,6 +45,7 @@ class History:
         self.explained = PerBlock(self._explained)
         self.explained_place = PerBlock(self._explained_place)
         self.rebase = PerBlock(self._rebase)
+        self.older_code = PerBlock(self._older_code)
         self.base_text = PerBlock(self._base_text)
         self.replaced_text = PerBlock(self._replaced_text)
         self.changed_by = PerBlock(self._changed_by)
@@ -188,6 +190,12 @@ class History:
         if past is None or not block.anchor.replaced:
             return None
         return history.merge_base(block, past)
+
+    def _older_code(self, block: Block) -> OlderCode | None:
+        """The older revision's code an unmarked edit holds beside omni's own statements
+        (``evidence.older_code``; None when it holds none, or without history)."""
+        past = self.past
+        return older_code.older_code(block, past) if past is not None else None
 
     def _base_text(self, block: Block) -> str | None:
         """The base release's code of the statements the block replaced (None when

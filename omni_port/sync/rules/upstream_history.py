@@ -18,17 +18,21 @@ from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
+    Answer,
     Context,
     Decision,
     Lag,
+    Proposal,
     Settled,
     Withdrawn,
+    conflict,
     conflict_at,
     followed,
 )
-from omni_port.sync.evidence import code, history
+from omni_port.sync.evidence import code, history, merging
 from omni_port.sync.evidence.code import nested
 from omni_port.sync.evidence.flow import Flow
+from omni_port.sync.evidence.history import Rebase
 from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.facts import Flows, History, MemberFacts, Places, Syntax
 from omni_port.sync.rule import Silent
@@ -51,6 +55,29 @@ class UpstreamHistory(Silent):
         here = ctx.history.explained_place(ctx.block)
         decision = followed(ctx.block, here, (here,), found.reason)
         return replace(decision, release=found.release, lag=lag)
+
+    def reconcile(self, ctx: Context, best: Scored, rebase: Rebase | None) -> Answer | None:
+        """An unmarked edit that holds an older revision's code beside omni's own lines
+        (``evidence.older_code``): the change upstream made to that code since is followed,
+        omni's lines stay where they stand, and upstream's edits since the base merge in; a
+        conflict when they do not merge. (An edit the statement merge rebases on the older
+        revision itself, ``rebase``, is the merge rule's.)"""
+        block = ctx.block
+        older = ctx.history.older_code(block) if rebase is None else None
+        base = ctx.history.replaced_text(block) if older is not None else None
+        if older is None or base is None:
+            return None
+        was = older.note(block.anchor.replaced, ctx.history.named)
+        theirs = ctx.syntax.source(best.slot.held())
+        merged = merging.merge_block(base, older.code, theirs, block.kind, block.marked)
+        if isinstance(merged, merging.Clash):
+            reason = f"{was}; upstream's edits since the base clash with it: {merged.reason}"
+            return conflict(block, best, ctx.top, reason)
+        reason = f"an upstream change the runners never had: {was}; the new upstream is followed"
+        if merged.taken:
+            reason += "; merged upstream's edits: " + "; ".join(merged.taken)
+        lag = Lag(older.changed_by)
+        return Proposal(best, reason, code=merged.text, release=older.had, lag=lag)
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         """An edit followed as upstream code must leave omni's code working around it.

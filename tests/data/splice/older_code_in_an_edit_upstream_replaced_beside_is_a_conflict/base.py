@@ -1,0 +1,12 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def update(self, out):
+        self.seen.update(out.ids)
+        for req_id in out.finished:
+            state = self.requests.pop(req_id, None)
+            self.on_state_removed(req_id, state)
+            self.logprobs.pop(req_id, None)
+        self.batch.refresh()
+        return None

@@ -1,0 +1,13 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def update(self, out):
+        self.seen.update(out.ids)
+        for req_id in out.finished:
+            state = self.requests.pop(req_id, None)
+            self.release(req_id)
+            self.stats.count(state)
+            self.logprobs.pop(req_id, None)
+        self.batch.refresh(out)
+        return None
