@@ -13,6 +13,7 @@ was written against, which the statement merge reads, is the engine's own step.)
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -187,7 +188,9 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         return None
     old, new = facts.syntax.parsed(text), facts.syntax.parsed(block.code)
     names = code.renamed(old, new) if old is not None and new is not None else None
-    if names is None:
+    if names is None or set(names.values()) & _names_of(facts):
+        # A name upstream's member already uses is no new name for an old value: omni's
+        # code now reads that (``self.device`` to ``hidden_states.device``), a change.
         return None
     here = Scored(Slot(facts.member.clauses[0], (), 0, 0), 1.0, 1.0)
     renames = ", ".join(f"`{a}` to `{b}`" for a, b in sorted(names.items()))
@@ -197,6 +200,17 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
     )
     return replace(followed(block, here, (here,), reason), release=by)
+
+
+def _names_of(facts: MemberFacts) -> frozenset[str]:
+    """Every variable and parameter name the member's new upstream code uses."""
+    nodes = facts.syntax.parsed(facts.syntax.source((facts.member,))) or []
+    return frozenset(
+        node.id if isinstance(node, ast.Name) else node.arg
+        for tree in nodes
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name | ast.arg)
+    )
 
 
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
