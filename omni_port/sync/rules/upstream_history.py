@@ -70,7 +70,7 @@ class UpstreamHistory(Silent):
                 continue
             if decision.follow:
                 theirs = facts.flows.flow_at(decision.slot)
-                why = _needed(facts, decision, decisions)
+                why = _needed(facts, decision, decisions) or _moved(facts, decision, decisions)
             elif decision.code is not None:
                 theirs, why = facts.flows.flow_of(decision.code), ""
             else:
@@ -200,6 +200,25 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
     )
     return replace(followed(block, here, (here,), reason), release=by)
+
+
+def _moved(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
+    """Why upstream's code a followed deletion keeps is the runners' after all ("" when it
+    is not): another edit placed in the member binds it, where omni moved it. Kept at
+    both places, it would run twice."""
+    if decision.block.kind is not BlockKind.DELETION:
+        return ""
+    replaced = set(decision.block.anchor.replaced)
+    held = [s for _, suite in facts.places.index.suites for s in suite.stmts if s.key in replaced]
+    for other in decisions:
+        if other is decision or other.conflict or other.follow or other.slot is None:
+            continue
+        echoed = facts.syntax.echo(other.block, held) if held else None
+        # A call that binds nothing is the run-once rule's (one copy runs, upstream's).
+        if echoed is not None and echoed.writes:
+            short = code.short(echoed.key, 60)
+            return f"{other.block.id} writes `{short}` where omni moved it"
+    return ""
 
 
 def _names_of(facts: MemberFacts) -> frozenset[str]:
