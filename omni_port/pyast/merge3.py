@@ -576,7 +576,7 @@ class _Sequence:
             self.insert_after(positions[-1], rest)
             return [*mine, *rest]
         if not self.unordered():
-            if gap < len(self.b):
+            if gap < len(self.b) or not self.positional():
                 raise _Conflict(f"both sides added {self.what} at the same place")
             # Positions are meaning (arguments, targets, fields): whose go first is a choice.
             raise _Appended(
@@ -618,6 +618,11 @@ class _Sequence:
         """Whether the items' order means nothing, so both sides' additions can stand."""
         return False
 
+    def positional(self) -> bool:
+        """Whether each item's position is its meaning (an argument's, a field's): what
+        both sides appended clashes as two appends."""
+        return True
+
     def insert_after(self, index: int, ts: list[ast.AST]) -> None:
         """Put upstream's ``ts`` after omni's item ``index`` (-1: before the first)."""
         raise NotImplementedError
@@ -647,8 +652,12 @@ class _Items(_Sequence):
         self.parent = parent
 
     def unordered(self) -> bool:
-        # A set's items and an import's names; every other list is positions.
+        # A set's items and an import's names.
         return isinstance(self.parent, ast.Set | ast.Import | ast.ImportFrom)
+
+    def positional(self) -> bool:
+        # Decorators stack in an order that means something, but are no positions.
+        return self.name != "decorator_list"
 
     def _layout(self) -> tuple[str, str]:
         """(separator, indentation of a new line) as omni's list writes them."""
@@ -743,6 +752,11 @@ class _Statements(_Sequence):
     """Statements of a body: whole lines, re-indented for omni's text."""
 
     similar = staticmethod(_similar_statements)
+
+    def positional(self) -> bool:
+        # Statement order is data flow, not position, except for the fields of a class
+        # body (a NamedTuple's, a dataclass's): those are positions, like arguments.
+        return all(_is_field(s) for s in (*self.b, *self.o, *self.t))
 
     def _lines(self, stmt: ast.AST) -> tuple[int, int]:
         decorators = getattr(stmt, "decorator_list", [])
