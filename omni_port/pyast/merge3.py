@@ -352,7 +352,10 @@ class _Context:
             if _with_items(b, o, t):
                 return self.with_items(b, o, t, what)  # type: ignore[arg-type]
             raise _Conflict(f"both sides changed {what}")
-        return _Items(self, parent, name, b, o, t, what).merge()  # type: ignore[arg-type]
+        # A set's items and an import's names: their order means nothing.
+        unordered = isinstance(parent, ast.Set | ast.Import | ast.ImportFrom)
+        kind = _UnorderedItems if unordered else _Items
+        return kind(self, name, b, o, t, what).merge()  # type: ignore[arg-type]
 
     def with_items(
         self, b: list[ast.withitem], o: list[ast.withitem], t: list[ast.withitem], what: str
@@ -640,7 +643,6 @@ class _Items(_Sequence):
     def __init__(
         self,
         context: _Context,
-        parent: ast.AST,
         name: str,
         b: Sequence[ast.AST],
         o: Sequence[ast.AST],
@@ -649,11 +651,6 @@ class _Items(_Sequence):
     ) -> None:
         super().__init__(context, b, o, t, what)
         self.name = name
-        self.parent = parent
-
-    def unordered(self) -> bool:
-        # A set's items and an import's names.
-        return isinstance(self.parent, ast.Set | ast.Import | ast.ImportFrom)
 
     def positional(self) -> bool:
         # Decorators stack in an order that means something, but are no positions.
@@ -708,6 +705,13 @@ class _Items(_Sequence):
         if self.name != "decorator_list" and "#" in src.text[start:end]:
             raise _Conflict(f"upstream removed items of {self.what} next to omni's comments")
         self.context.edits.append(_Edit(start, end, ""))
+
+
+class _UnorderedItems(_Items):
+    """A set's items and an import's names: what both sides added stands side by side."""
+
+    def unordered(self) -> bool:
+        return True
 
 
 def _similar_statements(a: object, b: object) -> bool:
