@@ -28,7 +28,6 @@ import difflib
 import itertools
 import re
 import sys
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +44,7 @@ from omni_port.errors import BadInput
 from omni_port.extract import basedetect
 from omni_port.model import CONFLICT_LINE, Copy, PatchSet, SourceText, Status, Tree, Upstream
 from omni_port.pyast.parser import parse
+from omni_port.pyast.syntax import dedent_code, reindent
 from omni_port.sources.config import Config, with_platform
 from omni_port.sources.history import known_releases
 from omni_port.sources.platform import GPU
@@ -261,7 +261,9 @@ def code_keys(code: str) -> frozenset[str]:
 
 
 def _method_code_keys(code: str) -> list[str] | None:
-    body = textwrap.indent(textwrap.dedent(code), "        ") or "        pass\n"
+    # Into a method's body; a multi-line string's lines are data and keep their indentation
+    # (a docstring's key is its text, as the method's own copy has it).
+    body = reindent(dedent_code(code), "", "        ") or "        pass\n"
     text = f"class C:\n    def f(self):\n{body}\n"
     try:
         ast.parse(text)

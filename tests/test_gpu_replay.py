@@ -170,6 +170,26 @@ def test_conflict_code_is_the_block_each_conflict_region_holds() -> None:
     assert code_keys(conflict_code(text)[0]) == {"record(y)", "if y:", "audit(y)"}
 
 
+def test_a_conflict_holding_a_docstring_flags_the_method_s_docstring() -> None:
+    # The conflict writes the block as the module has it: the docstring's own lines keep
+    # the method's indentation, which is part of the docstring's text (and of its key).
+    method = (
+        'class C:\n    def f(self):\n        """\n        Warm up.\n        """\n        return 1\n'
+    )
+    text = "\n".join(
+        [
+            f"        {CONFLICT_OPEN} block-01",
+            "        # why.",
+            f'        {CONFLICT_LINE}"""',
+            f"        {CONFLICT_LINE}        Warm up.",
+            f'        {CONFLICT_LINE}        """',
+            f"        {CONFLICT_CLOSE}",
+        ]
+    )
+    docstring = class_keys(method)[("", "C", "f")][0]
+    assert code_keys(conflict_code(text)[0]) == {docstring}
+
+
 @pytest.mark.real
 def test_real_step_omni_port_beats_merge_file_and_runs_nothing_twice() -> None:
     # vllm-omni 0.28.0 -> 0.30.0 (paired with vLLM 0.28.0 and 0.32.0): the three

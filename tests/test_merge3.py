@@ -7,9 +7,13 @@ Each case holds three versions of some statements (``base.py``, ``omni.py``,
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omni_port.pyast import merge3
 from tests.golden import DATA, check_file
@@ -41,3 +45,61 @@ def test_merge3(case: str) -> None:
     # Merging the result again changes nothing: upstream's edits are in it now.
     again = merge3.merge(_text(folder, "base.py"), merged.text, _text(folder, "upstream.py"))
     assert isinstance(again, merge3.Merged) and again.text == merged.text
+
+
+#: Item names both sides draw their additions from, so both often add the same one.
+NAMES = ("a", "b", "c", "d", "e", "f")
+
+
+@st.composite
+def _edited(draw: st.DrawFn, base: list[str]) -> list[str]:
+    """``base`` with some items removed and some added anywhere, as one side edits it."""
+    items = [name for name in base if draw(st.booleans()) or len(base) < 3]
+    for _ in range(draw(st.integers(0, 3))):
+        items.insert(draw(st.integers(0, len(items))), draw(st.sampled_from(NAMES)))
+    return items
+
+
+#: Two shapes of one list: a call's arguments and a body's statements.
+SHAPES = {
+    "arguments": lambda items: f"call({', '.join(items)})\n",
+    "statements": lambda items: "".join(f"{name}()\n" for name in items) or "pass\n",
+}
+
+
+def _held(shape: str, text: str) -> Counter[str]:
+    tree = ast.parse(text)
+    if shape == "arguments":
+        call = tree.body[0].value  # type: ignore[attr-defined]
+        return Counter(ast.unparse(arg) for arg in call.args)
+    return Counter(ast.unparse(stmt.value.func) for stmt in tree.body if isinstance(stmt, ast.Expr))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@settings(database=None, deadline=None, derandomize=True, max_examples=200)
+@given(data=st.data())
+def test_a_merge_never_holds_an_item_more_often_than_a_side(
+    shape: str, data: st.DataObject
+) -> None:
+    """Whatever both sides add, remove or add alike, the merge holds no item more often
+    than omni's or upstream's list does: a common change is written once, never twice."""
+    base = data.draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
+    omni, upstream = data.draw(_edited(base)), data.draw(_edited(base))
+    write = SHAPES[shape]
+    merged = merge3.merge(write(base), write(omni), write(upstream))
+    if isinstance(merged, merge3.Clash):
+        return
+    most = Counter(omni) | Counter(upstream)
+    held = _held(shape, merged.text)
+    assert all(count <= most[name] for name, count in held.items()), (base, omni, upstream)
+
+
+def test_only_a_positional_append_on_both_sides_shows_omni_lacks_upstream_s() -> None:
+    """Both appending to a call's arguments clashes as two appends (omni's code lacks
+    upstream's argument: evidence of the release omni wrote against); statements both
+    sides appended to a body are a plain clash, evidence of nothing."""
+    appended = merge3.merge("f(a)\n", "f(a, mine)\n", "f(a, theirs)\n")
+    assert isinstance(appended, merge3.Clash) and appended.lacking
+    statements = merge3.merge("a()\n", "a()\nmine()\n", "a()\ntheirs()\n")
+    assert isinstance(statements, merge3.Clash) and not statements.lacking
+    assert not merge3.written_against("a()\n", "a()\nmine()\n", "a()\ntheirs()\n")

@@ -5,8 +5,11 @@ statements on its way to ``upstream``. Both edits merge when they touch differen
 elements: arguments, keywords, parameters, fields, targets, list items, statements of a
 body. Only edits of the same element clash, and so does the known trap of structured
 merge, one side deleting or replacing a node the other edited inside. Where both sides
-appended to the end of the same sequence, upstream's items come first: every position
-that upstream code relies on stays where upstream put it.
+added to one place of a sequence, what upstream added that omni's additions hold already
+(in upstream's order) is one change, written once; other additions of both are a clash
+where positions mean something (arguments, items, targets, fields: whose go first is a
+choice), and stand side by side in a set or an import. No item is ever written more
+often than one side has it.
 
 The result is omni's own text with upstream's edits spliced in at their places, so
 comments and formatting of omni's code survive. Before it is returned it is parsed again
@@ -19,6 +22,7 @@ import ast
 import copy
 import difflib
 import itertools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -44,10 +48,17 @@ class Clash:
     """Both sides changed the same element, or the merge could not be written safely."""
 
     reason: str
+    #: Whether the clash itself shows omni's code lacks upstream's edit: both appended
+    #: to one list, and omni's items do not hold upstream's.
+    lacking: bool = False
 
 
 class _Conflict(Exception):
     """Raised inside the merge; becomes a Clash."""
+
+
+class _Appended(_Conflict):
+    """Both sides appended different items to one list whose positions mean something."""
 
 
 @memo.memoized
@@ -68,7 +79,7 @@ def merge(base: str, omni: str, upstream: str) -> Merged | Clash:
         merged = context.stmts(b.tree.body, o.tree.body, t.tree.body, "the statements")
         text = context.apply()
     except _Conflict as error:
-        return Clash(str(error))
+        return Clash(str(error), lacking=isinstance(error, _Appended))
     try:
         again = ast.parse(text)
     except SyntaxError:
@@ -341,7 +352,10 @@ class _Context:
             if _with_items(b, o, t):
                 return self.with_items(b, o, t, what)  # type: ignore[arg-type]
             raise _Conflict(f"both sides changed {what}")
-        return _Items(self, name, b, o, t, what).merge()  # type: ignore[arg-type]
+        # A set's items and an import's names: their order means nothing.
+        unordered = isinstance(parent, ast.Set | ast.Import | ast.ImportFrom)
+        kind = _UnorderedItems if unordered else _Items
+        return kind(self, name, b, o, t, what).merge()  # type: ignore[arg-type]
 
     def with_items(
         self, b: list[ast.withitem], o: list[ast.withitem], t: list[ast.withitem], what: str
@@ -379,6 +393,16 @@ ALIKE = 0.9
 
 def _alike(a: ast.AST, b: ast.AST) -> bool:
     return _same(a, b) or similarity(ast.unparse(a), ast.unparse(b)) >= ALIKE
+
+
+def _in_order(items: Sequence[ast.AST], among: Sequence[ast.AST]) -> bool:
+    """Whether ``among`` holds ``items``, the same by syntax tree, in their order."""
+    rest = iter(among)
+    return all(any(_same(item, other) for other in rest) for item in items)
+
+
+def _listed(items: Sequence[ast.AST]) -> str:
+    return ", ".join(f"`{_short(ast.unparse(item), 30)}`" for item in items)
 
 
 def _describe(node: ast.AST) -> str:
@@ -512,7 +536,20 @@ class _Sequence:
                 result.append(item)
             if ours.counterpart[gap] is not None:
                 last_o = ours.counterpart[gap]  # type: ignore[assignment]
+        self._never_twice(result)
         return result
+
+    def _never_twice(self, result: list[ast.AST]) -> None:
+        """A clash where the merge holds an item more often than either side does: both
+        sides added it, at different places, and written twice it would run twice. (An
+        item both sides edited is neither side's; once, it is what they both had.)"""
+        most = Counter(_dump(x) for x in self.o) | Counter(_dump(x) for x in self.t)
+        for key, count in Counter(_dump(x) for x in result).items():
+            if count > max(most[key], 1):
+                item = next(x for x in result if _dump(x) == key)
+                raise _Conflict(
+                    f"both sides added {_describe(item)} to {self.what}, at different places"
+                )
 
     def _both_added(
         self,
@@ -533,17 +570,24 @@ class _Sequence:
         common = 0
         while common < min(len(mine), len(new)) and _alike(mine[common], new[common]):
             common += 1
-        if common == len(new):
-            return mine
         rest = new[common:]
+        if _in_order(rest, mine[common:]):
+            # omni's additions hold upstream's, in upstream's order: omni made upstream's
+            # change already (against an older release), so it is written once.
+            return mine
         if common == len(mine):
             self.insert_after(positions[-1], rest)
             return [*mine, *rest]
-        if gap < len(self.b) or not self.appendable():
-            raise _Conflict(f"both sides added {self.what} at the same place")
-        # Both appended: upstream's first, so every upstream position stays.
+        if not self.unordered():
+            if gap < len(self.b) or not self.positional():
+                raise _Conflict(f"both sides added {self.what} at the same place")
+            # Positions are meaning (arguments, targets, fields): whose go first is a choice.
+            raise _Appended(
+                f"both sides appended to {self.what}, omni {_listed(mine[common:])}"
+                f" and upstream {_listed(rest)}: their order is a choice"
+            )
         self.insert_before(positions[common], rest)
-        return [*new, *mine[common:]]
+        return [*mine[:common], *rest, *mine[common:]]
 
     def _item(self, index: int, mine: int | None, theirs: int | None) -> ast.AST | None:
         """The merge of base item ``index``; None when it is gone."""
@@ -573,7 +617,13 @@ class _Sequence:
     def item_name(self, item: ast.AST) -> str:
         return f"{self.what}: {_describe(item)}"
 
-    def appendable(self) -> bool:
+    def unordered(self) -> bool:
+        """Whether the items' order means nothing, so both sides' additions can stand."""
+        return False
+
+    def positional(self) -> bool:
+        """Whether each item's position is its meaning (an argument's, a field's): what
+        both sides appended clashes as two appends."""
         return True
 
     def insert_after(self, index: int, ts: list[ast.AST]) -> None:
@@ -602,8 +652,8 @@ class _Items(_Sequence):
         super().__init__(context, b, o, t, what)
         self.name = name
 
-    def appendable(self) -> bool:
-        # Decorators stack in an order that means something.
+    def positional(self) -> bool:
+        # Decorators stack in an order that means something, but are no positions.
         return self.name != "decorator_list"
 
     def _layout(self) -> tuple[str, str]:
@@ -638,7 +688,9 @@ class _Items(_Sequence):
         sep, text = self._joined(ts)
         start, _ = self.context.omni.span(self.o[index])
         self.context.edits.append(_Edit(start, start, text + sep))
-        self.context.taken.append(f"{self.what}: {len(ts)} appended by both, upstream's first")
+        self.context.taken.append(
+            f"{self.what}: {len(ts)} added beside omni's own (their order means nothing)"
+        )
 
     def delete(self, index: int) -> None:
         src = self.context.omni
@@ -653,6 +705,13 @@ class _Items(_Sequence):
         if self.name != "decorator_list" and "#" in src.text[start:end]:
             raise _Conflict(f"upstream removed items of {self.what} next to omni's comments")
         self.context.edits.append(_Edit(start, end, ""))
+
+
+class _UnorderedItems(_Items):
+    """A set's items and an import's names: what both sides added stands side by side."""
+
+    def unordered(self) -> bool:
+        return True
 
 
 def _similar_statements(a: object, b: object) -> bool:
@@ -698,7 +757,7 @@ class _Statements(_Sequence):
 
     similar = staticmethod(_similar_statements)
 
-    def appendable(self) -> bool:
+    def positional(self) -> bool:
         # Statement order is data flow, not position, except for the fields of a class
         # body (a NamedTuple's, a dataclass's): those are positions, like arguments.
         return all(_is_field(s) for s in (*self.b, *self.o, *self.t))
@@ -747,11 +806,6 @@ class _Statements(_Sequence):
         else:
             self.context.edits.append(_Edit(0, 0, text))
         self.context.taken.append(f"{self.what}: {len(ts)} statements added")
-
-    def insert_before(self, index: int, ts: list[ast.AST]) -> None:
-        start, _ = self._own_lines(self.o[index])
-        self.context.edits.append(_Edit(start, start, self._text(ts, self._indent())))
-        self.context.taken.append(f"{self.what}: {len(ts)} added by both, upstream's first")
 
     def delete(self, index: int) -> None:
         start, end = self._own_lines(self.o[index])
@@ -1029,12 +1083,15 @@ def _arguments(params: list[_Param], original: ast.arguments) -> ast.arguments:
 
 
 def written_against(older: str, mine: str, base: str) -> bool:
-    """Whether ``mine`` was written against ``older`` rather than ``base``: upstream's
-    changes from ``older`` to ``base`` merge cleanly into it and it lacks them."""
+    """Whether ``mine`` was written against ``older`` rather than ``base``: it lacks
+    upstream's changes from ``older`` to ``base``, which merge cleanly into it or were
+    appended where it appended its own (then the merge onto the base clashes)."""
     if older == base:
         return False
     merged = merge(older, mine, base)
-    return isinstance(merged, Merged) and bool(merged.taken)
+    if isinstance(merged, Clash):
+        return merged.lacking
+    return bool(merged.taken)
 
 
 # --- one expression moved into upstream's rewrite --------------------------------------------

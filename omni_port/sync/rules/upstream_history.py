@@ -13,6 +13,7 @@ was written against, which the statement merge reads, is the engine's own step.)
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -96,7 +97,7 @@ class UpstreamHistory(Silent):
                 continue
             if decision.follow:
                 theirs = facts.flows.flow_at(decision.slot)
-                why = _needed(facts, decision, decisions)
+                why = _needed(facts, decision, decisions) or _moved(facts, decision, decisions)
             elif decision.code is not None:
                 theirs, why = facts.flows.flow_of(decision.code), ""
             else:
@@ -214,7 +215,9 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         return None
     old, new = facts.syntax.parsed(text), facts.syntax.parsed(block.code)
     names = code.renamed(old, new) if old is not None and new is not None else None
-    if names is None:
+    if names is None or set(names.values()) & _names_of(facts):
+        # A name upstream's member already uses is no new name for an old value: omni's
+        # code now reads that (``self.device`` to ``hidden_states.device``), a change.
         return None
     here = Scored(Slot(facts.member.clauses[0], (), 0, 0), 1.0, 1.0)
     renames = ", ".join(f"`{a}` to `{b}`" for a, b in sorted(names.items()))
@@ -224,6 +227,36 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         f"renamed {renames}: nothing of omni's is lost; the new upstream is followed"
     )
     return replace(followed(block, here, (here,), reason), release=by)
+
+
+def _moved(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
+    """Why upstream's code a followed deletion keeps is the runners' after all ("" when it
+    is not): another edit placed in the member binds it, where omni moved it. Kept at
+    both places, it would run twice."""
+    if decision.block.kind is not BlockKind.DELETION:
+        return ""
+    replaced = set(decision.block.anchor.replaced)
+    held = [s for _, suite in facts.places.index.suites for s in suite.stmts if s.key in replaced]
+    for other in decisions:
+        if other is decision or other.conflict or other.follow or other.slot is None:
+            continue
+        echoed = facts.syntax.echo(other.block, held) if held else None
+        # A call that binds nothing is the run-once rule's (one copy runs, upstream's).
+        if echoed is not None and echoed.writes:
+            short = code.short(echoed.key, 60)
+            return f"{other.block.id} writes `{short}` where omni moved it"
+    return ""
+
+
+def _names_of(facts: MemberFacts) -> frozenset[str]:
+    """Every variable and parameter name the member's new upstream code uses."""
+    nodes = facts.syntax.parsed(facts.syntax.source((facts.member,))) or []
+    return frozenset(
+        node.id if isinstance(node, ast.Name) else node.arg
+        for tree in nodes
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name | ast.arg)
+    )
 
 
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:

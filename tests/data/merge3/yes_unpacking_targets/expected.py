@@ -3,6 +3,6 @@
     logits,
     draft_metadata,
     positions,
-    batch_desc,
     extra_outputs,
+    batch_desc,
 ) = self.state

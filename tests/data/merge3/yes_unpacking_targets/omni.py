@@ -3,4 +3,5 @@
     logits,
     positions,
     extra_outputs,
+    batch_desc,
 ) = self.state

@@ -8,7 +8,7 @@ class R(NPUModelRunner):
         self.state = State(
             tokens,
             logits,
-            extra,  # omni
+            extra=extra,  # omni
         )
         # ---------- Omni-new ----------
         self.step(tokens)

@@ -7,6 +7,6 @@ class R(NPUModelRunner):
         self.state = State(
             batch,
             logits,
-            extra_outputs,  # omni
+            extra=extra_outputs,  # omni
         )
         return None

@@ -3,6 +3,6 @@ self.state = StepState(
     logits,
     positions,
     stats,
-    batch_desc,
     extra_outputs,  # omni
+    slot_map,
 )

@@ -1,4 +1,5 @@
 logits: Tensor
 stats: Stats | None
-batch_desc: BatchDescriptor
 extra_outputs: Any  # omni
+batch_desc: BatchDescriptor
+scale: float

@@ -1,0 +1,2 @@
+prepare(batch)
+run(batch)

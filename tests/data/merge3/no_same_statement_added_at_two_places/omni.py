@@ -1,0 +1,3 @@
+prepare(batch)
+sync_streams()  # omni
+run(batch)

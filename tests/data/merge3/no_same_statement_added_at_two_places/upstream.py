@@ -1,0 +1,3 @@
+prepare(batch)
+run(batch)
+sync_streams()

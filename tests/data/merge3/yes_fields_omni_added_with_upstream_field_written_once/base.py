@@ -1,0 +1,2 @@
+logits: Tensor
+stats: Stats | None

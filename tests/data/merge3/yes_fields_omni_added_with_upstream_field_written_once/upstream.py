@@ -1,0 +1,4 @@
+logits: Tensor
+stats: Stats
+batch_desc: BatchDescriptor
+scale: float

@@ -1,0 +1,1 @@
+from vllm.utils import cdiv, round_up

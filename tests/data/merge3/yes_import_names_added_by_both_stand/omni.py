@@ -1,0 +1,1 @@
+from vllm.utils import cdiv, omni_helper, round_up

@@ -1,0 +1,1 @@
+KINDS = {"prefill", "spec_decode", "omni_audio", "decode"}

@@ -1,0 +1,1 @@
+KINDS = {"prefill", "omni_audio", "decode"}

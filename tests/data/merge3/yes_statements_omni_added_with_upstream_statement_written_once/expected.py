@@ -1,0 +1,4 @@
+prepare(batch, pad=True)
+record_omni(batch)  # omni
+sync_streams()
+run(batch)

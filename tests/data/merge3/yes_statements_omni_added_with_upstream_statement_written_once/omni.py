@@ -1,0 +1,4 @@
+prepare(batch)
+record_omni(batch)  # omni
+sync_streams()
+run(batch)

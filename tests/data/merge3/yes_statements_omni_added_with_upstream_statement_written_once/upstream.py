@@ -1,0 +1,3 @@
+prepare(batch, pad=True)
+sync_streams()
+run(batch)

@@ -1,0 +1,8 @@
+self.state = StepState(
+    scheduler_output,
+    logits,
+    positions,
+    stats,
+    extra_outputs,  # omni
+    slot_map,
+)

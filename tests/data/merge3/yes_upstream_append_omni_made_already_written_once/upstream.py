@@ -1,0 +1,1 @@
+self.state = StepState(scheduler_output, logits, positions, stats, slot_map)

@@ -1,0 +1,13 @@
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        logits = self.compute(batch)
+        self.state = State(
+            batch,
+            logits,
+            extra_outputs,  # omni
+            slots,
+        )
+        return None
