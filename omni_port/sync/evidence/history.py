@@ -476,11 +476,58 @@ def _body_keys(version: Version, header: bool) -> list[tuple[str, ...]]:
 def never_without(block: Block, history: MemberHistory) -> bool:
     """Whether no release before the base had the runner's text where a deletion is: every
     release that has the place holds statements there, so nothing shows the statements
-    to be a later arrival the copy missed. Omni deleted them."""
-    if not _verified(history, block):
+    to be a later arrival the copy missed, and none brought them with that text
+    (``unordered``). Omni deleted them."""
+    if not _verified(history, block) or unordered(block, history) is not None:
         return False
     found = [_keys_at(v, block.anchor) for v in history.versions[: history.base]]
     return all(keys for keys in found if keys is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Unordered:
+    """Statements an unmarked deletion takes out that arrived at its place with the
+    runner's text there, in one release: releases alone cannot order the two (rule 7)."""
+
+    #: The release that brought both (a diff of many commits).
+    release: str
+    #: The own keys of the deleted statements it brought, in the deletion's order.
+    heads: tuple[str, ...]
+
+
+def unordered(block: Block, history: MemberHistory) -> Unordered | None:
+    """The release that brought both an unmarked deletion's place (the runner's text
+    around it) and statements it deletes there, when that is a release, not a commit
+    (None otherwise, or when the place is older than history).
+
+    Rule 1 keeps a deletion omni's only when no revision had the runner's text there
+    without the deleted code. Code that stood before the runner's text arrived around it
+    proves that, and code that arrived after it is a lag (``explain``); with both in one
+    release delta, a commit between them may have had the text without the code, which
+    only a clone can tell. One commit bringing both proves it omni's."""
+    if block.marked or block.kind is not BlockKind.DELETION or not _verified(history, block):
+        return None
+    since = _place_since(history, block.anchor)
+    if not since or is_commit(history, history.versions[since].label):
+        return None
+    path = block.anchor.path
+    heads = tuple(split_full_key(k)[0] for k in block.anchor.replaced)
+    came = tuple(h for h in heads if _arrival(history, h, path) == since)
+    return Unordered(history.versions[since].label, came) if came else None
+
+
+def _place_since(history: MemberHistory, anchor: Anchor) -> int | None:
+    """The position of the oldest version of the run up to the base whose member has the
+    anchor's place (its neighbours as ``place`` finds them); None when the base lacks it."""
+    found = None
+    for position in range(history.base, -1, -1):
+        version = history.versions[position]
+        if version.member is None:
+            continue
+        if _keys_at(version, anchor) is None:
+            break
+        found = position
+    return found
 
 
 def changed_by(block: Block, history: MemberHistory) -> str:

@@ -18,11 +18,14 @@ from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
+    Check,
     Context,
     Decision,
+    Dispute,
     Lag,
     Settled,
     Withdrawn,
+    conflict,
     conflict_at,
     followed,
 )
@@ -51,6 +54,23 @@ class UpstreamHistory(Silent):
         here = ctx.history.explained_place(ctx.block)
         decision = followed(ctx.block, here, (here,), found.reason)
         return replace(decision, release=found.release, lag=lag)
+
+    def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
+        """An unmarked deletion about to be kept as omni's, whose deleted code came with the
+        runner's text around it in one release: releases alone cannot tell whether the
+        runners lag behind it or omni deleted it (docs/design.md rules 1 and 7), so it is a
+        conflict naming the release; a clone's commits can tell."""
+        found = ctx.history.unordered(ctx.block)
+        if found is None:
+            return None
+        kept = code.short("; ".join(found.heads), 60)
+        reason = (
+            f"releases alone cannot tell whether omni deleted `{kept}` or the runners lag "
+            f"behind it: {ctx.history.named(found.release)} brought it together with "
+            "the runners' code around it, and no release had that code without it (a "
+            "clone can tell: --upstream-repo)"
+        )
+        return conflict(ctx.block, check.proposal.chosen, ctx.top, reason)
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         """An edit followed as upstream code must leave omni's code working around it.
