@@ -486,7 +486,7 @@ def never_without(block: Block, history: MemberHistory) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Unordered:
-    """Statements an unmarked deletion takes out that arrived at its place with the
+    """Statements an unmarked edit deletes that arrived at its place with the
     runner's text there, in one release: releases alone cannot order the two (rule 7)."""
 
     #: The release that brought both (a diff of many commits).
@@ -496,23 +496,36 @@ class Unordered:
 
 
 def unordered(block: Block, history: MemberHistory) -> Unordered | None:
-    """The release that brought both an unmarked deletion's place (the runner's text
-    around it) and statements it deletes there, when that is a release, not a commit
-    (None otherwise, or when the place is older than history).
+    """The release that brought both an unmarked edit's place (the runner's text around
+    it) and statements it deletes there (all an unmarked deletion replaces; of an
+    unmarked replacement, those its code holds nothing like), when that is a release,
+    not a commit (None otherwise, or when the place is older than history).
 
     Rule 1 keeps a deletion omni's only when no revision had the runner's text there
     without the deleted code. Code that stood before the runner's text arrived around it
     proves that, and code that arrived after it is a lag (``explain``); with both in one
     release delta, a commit between them may have had the text without the code, which
     only a clone can tell. One commit bringing both proves it omni's."""
-    if block.marked or block.kind is not BlockKind.DELETION or not _verified(history, block):
+    kinds = (BlockKind.DELETION, BlockKind.REPLACEMENT)
+    if block.marked or block.kind not in kinds or not _verified(history, block):
         return None
     since = _place_since(history, block.anchor)
-    if not since or is_commit(history, history.versions[since].label):
+    found = place(history.versions[history.base], block.anchor)
+    mine = every_key(block.code)
+    if not since or found is None or mine is None:
         return None
+    if is_commit(history, history.versions[since].label):
+        return None
+    binds = _binds(block.code)
+    # A statement omni's code holds, edited or not, or binds the names of, is one omni
+    # had and changed (as ``never_had`` reads it): not deleted.
+    deleted = [
+        stmt.key
+        for stmt in found.stmts()
+        if not any(similarity(stmt.key, key) >= HAD for key in mine) and not stmt.writes & binds
+    ]
     path = block.anchor.path
-    heads = tuple(split_full_key(k)[0] for k in block.anchor.replaced)
-    came = tuple(h for h in heads if _arrival(history, h, path) == since)
+    came = tuple(h for h in deleted if _arrival(history, h, path) == since)
     return Unordered(history.versions[since].label, came) if came else None
 
 

@@ -2,11 +2,12 @@
 
 A marked block declares that omni owns the statements it replaces, and a deletion no
 upstream release explains (every release before the base that has the place holds
-statements there, and none brought them with the runner's text there) is omni's too. Where upstream edited those statements and the
-statement merge cannot take the edit, omni's code wins: the runner is deployable, and
-the decision carries upstream's change for a maintainer to review (OP309). An unmarked
-replacement both sides changed stays a conflict unless a marked block of another runner
-replaces the very same upstream statements: omni declared them its own there.
+statements there, and none brought them with the runner's text there) is omni's too.
+Where upstream edited those statements and the statement merge cannot take the edit,
+omni's code wins: the runner is deployable, and the decision carries upstream's change
+for a maintainer to review (OP309). An unmarked replacement both sides changed stays a
+conflict unless a marked block of another runner replaces the very same upstream
+statements: omni declared them its own there.
 """
 
 from __future__ import annotations

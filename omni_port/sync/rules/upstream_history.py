@@ -56,10 +56,11 @@ class UpstreamHistory(Silent):
         return replace(decision, release=found.release, lag=lag)
 
     def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
-        """An unmarked deletion about to be kept as omni's, whose deleted code came with the
-        runner's text around it in one release: releases alone cannot tell whether the
-        runners lag behind it or omni deleted it (docs/design.md rules 1 and 7), so it is a
-        conflict naming the release; a clone's commits can tell."""
+        """An unmarked edit about to delete upstream code (all a deletion replaces, what a
+        replacement's code holds nothing like) that came with the runner's text around it
+        in one release: releases alone cannot tell whether the runners lag behind it or
+        omni deleted it (docs/design.md rules 1 and 7), so it is a conflict naming the
+        release; a clone's commits can tell."""
         found = ctx.history.unordered(ctx.block)
         if found is None:
             return None
