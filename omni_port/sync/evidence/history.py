@@ -476,9 +476,9 @@ def _body_keys(version: Version, header: bool) -> list[tuple[str, ...]]:
 def never_without(block: Block, history: MemberHistory) -> bool:
     """Whether no release before the base had the runner's text where a deletion is: every
     release that has the place holds statements there, so nothing shows the statements
-    to be a later arrival the copy missed, and none brought them with that text
-    (``unordered``). Omni deleted them."""
-    if not _verified(history, block) or unordered(block, history) is not None:
+    to be a later arrival the copy missed. Omni deleted them (unless releases cannot
+    order them against that text, ``unordered``)."""
+    if not _verified(history, block):
         return False
     found = [_keys_at(v, block.anchor) for v in history.versions[: history.base]]
     return all(keys for keys in found if keys is not None)
@@ -493,6 +493,17 @@ class Unordered:
     release: str
     #: The own keys of the deleted statements it brought, in the deletion's order.
     heads: tuple[str, ...]
+
+    def among(self, stmts: Sequence[Stmt]) -> bool:
+        """Whether one of ``stmts`` is one of these statements (upstream may have edited it
+        since, as the anchor tells one statement edited from another): where none is,
+        omni's deletion and the runners' lag give the same output, and the order does
+        not matter."""
+        return any(
+            stmt.key == head or similarity(stmt.key, head) >= HAD
+            for stmt in stmts
+            for head in self.heads
+        )
 
 
 def unordered(block: Block, history: MemberHistory) -> Unordered | None:

@@ -62,7 +62,7 @@ class UpstreamHistory(Silent):
         omni deleted it (docs/design.md rules 1 and 7), so it is a conflict naming the
         release; a clone's commits can tell."""
         found = ctx.history.unordered(ctx.block)
-        if found is None:
+        if found is None or not found.among(check.proposal.chosen.slot.held()):
             return None
         kept = code.short("; ".join(found.heads), 60)
         reason = (
