@@ -507,25 +507,30 @@ class Unordered:
 
 
 def unordered(block: Block, history: MemberHistory) -> Unordered | None:
-    """The release that brought both an unmarked edit's place (the runner's text around
-    it) and statements it deletes there (all an unmarked deletion replaces; of an
-    unmarked replacement, those its code holds nothing like), when that is a release,
-    not a commit (None otherwise, or when the place is older than history).
+    """The release that brought both the runner's text at an unmarked edit's place and
+    statements it deletes there (all an unmarked deletion replaces; of an unmarked
+    replacement, those its code holds nothing like), when that is a release, not a
+    commit (None otherwise, or when the runner's text there is older than history).
 
     Rule 1 keeps a deletion omni's only when no revision had the runner's text there
     without the deleted code. Code that stood before the runner's text arrived around it
     proves that, and code that arrived after it is a lag (``explain``); with both in one
     release delta, a commit between them may have had the text without the code, which
-    only a clone can tell. One commit bringing both proves it omni's."""
+    only a clone can tell. One commit bringing both proves it omni's. The runner's text
+    is dated as ``never_had`` dates it: by the newest arrival of its statements right
+    beside the place and of the edit's own code."""
     kinds = (BlockKind.DELETION, BlockKind.REPLACEMENT)
     if block.marked or block.kind not in kinds or not _verified(history, block):
         return None
-    since = _place_since(history, block.anchor)
     found = place(history.versions[history.base], block.anchor)
     mine = every_key(block.code)
-    if not since or found is None or mine is None:
+    if found is None or mine is None:
         return None
-    if is_commit(history, history.versions[since].label):
+    path = block.anchor.path
+    near = (*block.anchor.before[:1], *block.anchor.after[:1])
+    heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
+    since = max((_arrival(history, h, path) or 0 for h in heads), default=0)
+    if not since or is_commit(history, history.versions[since].label):
         return None
     binds = _binds(block.code)
     # A statement omni's code holds, edited or not, or binds the names of, is one omni
@@ -535,23 +540,8 @@ def unordered(block: Block, history: MemberHistory) -> Unordered | None:
         for stmt in found.stmts()
         if not any(similarity(stmt.key, key) >= HAD for key in mine) and not stmt.writes & binds
     ]
-    path = block.anchor.path
     came = tuple(h for h in deleted if _arrival(history, h, path) == since)
     return Unordered(history.versions[since].label, came) if came else None
-
-
-def _place_since(history: MemberHistory, anchor: Anchor) -> int | None:
-    """The position of the oldest version of the run up to the base whose member has the
-    anchor's place (its neighbours as ``place`` finds them); None when the base lacks it."""
-    found = None
-    for position in range(history.base, -1, -1):
-        version = history.versions[position]
-        if version.member is None:
-            continue
-        if _keys_at(version, anchor) is None:
-            break
-        found = position
-    return found
 
 
 def changed_by(block: Block, history: MemberHistory) -> str:
