@@ -506,7 +506,9 @@ class Unordered:
         )
 
 
-def unordered(block: Block, history: MemberHistory) -> Unordered | None:
+def unordered(
+    block: Block, history: MemberHistory, omni: frozenset[str] = frozenset()
+) -> Unordered | None:
     """The release that brought both the runner's text at an unmarked edit's place and
     statements it deletes there (all an unmarked deletion replaces; of an unmarked
     replacement, those its code holds nothing like), when that is a release, not a
@@ -518,7 +520,8 @@ def unordered(block: Block, history: MemberHistory) -> Unordered | None:
     release delta, a commit between them may have had the text without the code, which
     only a clone can tell. One commit bringing both proves it omni's. The runner's text
     is dated as ``never_had`` dates it: by the newest arrival of its statements right
-    beside the place and of the edit's own code."""
+    beside the place and of the edit's own code, but a statement keyed in ``omni`` (one
+    a marked block holds) dates nothing."""
     kinds = (BlockKind.DELETION, BlockKind.REPLACEMENT)
     if block.marked or block.kind not in kinds or not _verified(history, block):
         return None
@@ -529,7 +532,7 @@ def unordered(block: Block, history: MemberHistory) -> Unordered | None:
     path = block.anchor.path
     near = (*block.anchor.before[:1], *block.anchor.after[:1])
     heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
-    since = max((_arrival(history, h, path) or 0 for h in heads), default=0)
+    since = max((_arrival(history, h, path) or 0 for h in heads if h not in omni), default=0)
     if not since or is_commit(history, history.versions[since].label):
         return None
     binds = _binds(block.code)

@@ -308,7 +308,7 @@ class History:
         one release, which releases alone cannot order (None when nothing, or a commit,
         or without history)."""
         past = self.past
-        return history.unordered(block, past) if past is not None else None
+        return history.unordered(block, past, self.omni_code) if past is not None else None
 
     def _walked(self, block: Block) -> Walked | None:
         """The block's place followed release by release through upstream history."""
