@@ -476,8 +476,7 @@ def _body_keys(version: Version, header: bool) -> list[tuple[str, ...]]:
 def never_without(block: Block, history: MemberHistory) -> bool:
     """Whether no release before the base had the runner's text where a deletion is: every
     release that has the place holds statements there, so nothing shows the statements
-    to be a later arrival the copy missed. Omni deleted them (unless releases cannot
-    order them against that text, ``unordered``)."""
+    to be a later arrival the copy missed. Omni deleted them."""
     if not _verified(history, block):
         return False
     found = [_keys_at(v, block.anchor) for v in history.versions[: history.base]]

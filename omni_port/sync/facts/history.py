@@ -304,9 +304,9 @@ class History:
         return past is not None and history.never_without(block, past)
 
     def _unordered(self, block: Block) -> history.Unordered | None:
-        """What an unmarked deletion takes out that came with the runner's text around it in
-        one release, which releases alone cannot order (None when nothing, or a commit,
-        or without history)."""
+        """What an unmarked edit deletes that came with the runner's text around it in one
+        release, which releases alone cannot order (None when nothing, or a commit, or
+        without history)."""
         past = self.past
         return history.unordered(block, past, self.omni_code) if past is not None else None
 
