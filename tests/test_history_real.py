@@ -88,6 +88,11 @@ def test_execute_model_state_keeps_both_fields_in_the_maintainers_order(
     assert all(tail == BOTH for tail in written if "multimodal_outputs" in tail), written
 
 
+def _method_of(line: str) -> str:
+    """The method (``module.Class.method``) of the block an OP301 line names."""
+    return line.split(" OP301 block ", 1)[1].split(":", 1)[0].rsplit(".", 1)[0]
+
+
 def test_upstream_fixes_the_runners_never_had_are_followed_and_listed(
     cli: Cli, cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -105,7 +110,13 @@ def test_upstream_fixes_the_runners_never_had_are_followed_and_listed(
         *cache, "sync", "--patches", patches, "--upstream", "vllm-ascend==0.26.0rc1",
         "--generated", out, "--json", report,
     )  # fmt: skip
-    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    assert synced.exit_code in (0, 1), synced.stdout + synced.stderr
+    # With releases only, a deletion whose code came with the runner's text around it in
+    # one release is a conflict (docs/design.md rule 7), and so may be a block of its
+    # method that relied on it; no other conflict.
+    conflicts = [line for line in synced.stdout.splitlines() if " OP301 block " in line]
+    unordered = {_method_of(line) for line in conflicts if "releases alone cannot tell" in line}
+    assert all(_method_of(line) in unordered for line in conflicts), conflicts
     rows = {row["id"]: row for row in json.loads(report.read_text())["blocks"]}
     fixes = ("self._sanitize_placeholder_input_ids_for_forward(", "if self.use_compress:")
     for runner in ("npu_ar_model_runner.py", "npu_generation_model_runner.py"):

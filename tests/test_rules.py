@@ -4,9 +4,9 @@ tests/data/rules/<rule>/<case>/, in the one format of the golden sync cases
 
 Every case is a whole upgrade in the folder named after the rule's ``decided_by`` value
 (``upstream-history``, ``merge3``, ...). A case named ``yes_*`` is one the rule decides (the
-engine stamps its name into the ``decided_by`` of some block; for a member or module rule,
-``rules.MEMBER_RULES`` and ``rules.MODULE_RULES``, also a conflict it made of a decided
-block, which the engine names it in and no report shows), both with every rule and with the
+engine stamps its name into the ``decided_by`` of some block; also a conflict it made, by
+a check of a place or, for a member or module rule, a revision of a decided block, which
+the engine names it in and no report shows), both with every rule and with the
 rule alone (the engine's own steps, the rules its ``with`` flag names, and no other: a case
 must not pass on another rule's answer); ``no_*`` is one it must leave alone (no block is
 decided by it, with every rule or alone). Every rule has both, and so do the engine's own
@@ -32,7 +32,6 @@ from omni_port.sync import decisions
 from omni_port.sync.facts import declared
 from omni_port.sync.pipeline import SyncResult
 from omni_port.sync.rule import PlacementRule
-from omni_port.sync.rules import MEMBER_RULES, MODULE_RULES
 from omni_port.sync.rules import RULES as ENGINE
 from tests.golden import DATA
 from tests.sync_cases import fates, flag, inputs, rule_cases, rule_folders, run
@@ -54,11 +53,10 @@ def _decided_by(
     folder: Path, rule: Rule, result: SyncResult, rules: Sequence[PlacementRule]
 ) -> list[str]:
     """The blocks ``rule`` decided in the case's sync ``result`` with ``rules``: those whose
-    ``decided_by`` names it, and for a member rule the conflicts it made (the engine names
-    the rule in the rules of such a conflict; no report shows a conflict's)."""
+    ``decided_by`` names it, and the conflicts it made, by a check or a member rule's
+    revision (the engine names the rule in the rules of such a conflict; no report shows
+    a conflict's)."""
     decided = [p.block_id for p in result.placements if rule in p.decided_by]
-    if rule not in {r.name for r in (*MEMBER_RULES, *MODULE_RULES)}:
-        return decided
     patches, upstream, locations = inputs(folder)
     upstream = with_members(upstream, patches)
     owned = declared(patches)

@@ -369,7 +369,8 @@ class _Engine:
         dispute = found[1] if found is not None and isinstance(found[1], Dispute) else None
         if found is not None and isinstance(found[1], Decision):
             decision = _stamped(found[1], stamps, found[0])
-            decision = replace(decision, rules=path) if decision.conflict else decision
+            if decision.conflict:  # the answers that led to it, then the check's rule
+                decision = replace(decision, rules=tuple(dict.fromkeys((*path, found[0]))))
         if decision is None:
             decision = Decision(
                 ctx.block,

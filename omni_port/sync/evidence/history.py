@@ -483,6 +483,69 @@ def never_without(block: Block, history: MemberHistory) -> bool:
     return all(keys for keys in found if keys is not None)
 
 
+@dataclass(frozen=True, slots=True)
+class Unordered:
+    """Statements an unmarked edit deletes that arrived at its place with the
+    runner's text there, in one release: releases alone cannot order the two (rule 7)."""
+
+    #: The release that brought both (a diff of many commits).
+    release: str
+    #: The own keys of the deleted statements it brought, in the deletion's order.
+    heads: tuple[str, ...]
+
+    def among(self, stmts: Sequence[Stmt]) -> bool:
+        """Whether one of ``stmts`` is one of these statements (upstream may have edited it
+        since, as the anchor tells one statement edited from another): where none is,
+        omni's deletion and the runners' lag give the same output, and the order does
+        not matter."""
+        return any(
+            stmt.key == head or similarity(stmt.key, head) >= HAD
+            for stmt in stmts
+            for head in self.heads
+        )
+
+
+def unordered(
+    block: Block, history: MemberHistory, omni: frozenset[str] = frozenset()
+) -> Unordered | None:
+    """The release that brought both the runner's text at an unmarked edit's place and
+    statements it deletes there (all an unmarked deletion replaces; of an unmarked
+    replacement, those its code holds nothing like), when that is a release, not a
+    commit (None otherwise, or when the runner's text there is older than history).
+
+    Rule 1 keeps a deletion omni's only when no revision had the runner's text there
+    without the deleted code. Code that stood before the runner's text arrived around it
+    proves that, and code that arrived after it is a lag (``explain``); with both in one
+    release delta, a commit between them may have had the text without the code, which
+    only a clone can tell. One commit bringing both proves it omni's. The runner's text
+    is dated as ``never_had`` dates it: by the newest arrival of its statements right
+    beside the place and of the edit's own code, but a statement keyed in ``omni`` (one
+    a marked block holds) dates nothing."""
+    kinds = (BlockKind.DELETION, BlockKind.REPLACEMENT)
+    if block.marked or block.kind not in kinds or not _verified(history, block):
+        return None
+    found = place(history.versions[history.base], block.anchor)
+    mine = every_key(block.code)
+    if found is None or mine is None:
+        return None
+    path = block.anchor.path
+    near = (*block.anchor.before[:1], *block.anchor.after[:1])
+    heads = (*sorted(mine), *(split_full_key(k)[0] for k in near))
+    since = max((_arrival(history, h, path) or 0 for h in heads if h not in omni), default=0)
+    if not since or is_commit(history, history.versions[since].label):
+        return None
+    binds = _binds(block.code)
+    # A statement omni's code holds, edited or not, or binds the names of, is one omni
+    # had and changed (as ``never_had`` reads it): not deleted.
+    deleted = [
+        stmt.key
+        for stmt in found.stmts()
+        if not any(similarity(stmt.key, key) >= HAD for key in mine) and not stmt.writes & binds
+    ]
+    came = tuple(h for h in deleted if _arrival(history, h, path) == since)
+    return Unordered(history.versions[since].label, came) if came else None
+
+
 def changed_by(block: Block, history: MemberHistory) -> str:
     """The first release (or commit) after the base that changed the statements the block
     replaced at its place ("" when none did, or the base does not hold them).

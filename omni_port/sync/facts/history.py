@@ -54,6 +54,7 @@ class History:
         self.stood_against = PerBlock(self._stood_against)
         self.never_had = PerBlock(self._never_had)
         self.never_without = PerBlock(self._never_without)
+        self.unordered = PerBlock(self._unordered)
         self.walked = PerBlock(self._walked)
         self.base_place = PerBlock(self._base_place)
 
@@ -309,6 +310,13 @@ class History:
         """No release before the base had the runner's text where the deletion is."""
         past = self.past
         return past is not None and history.never_without(block, past)
+
+    def _unordered(self, block: Block) -> history.Unordered | None:
+        """What an unmarked edit deletes that came with the runner's text around it in one
+        release, which releases alone cannot order (None when nothing, or a commit, or
+        without history)."""
+        past = self.past
+        return history.unordered(block, past, self.omni_code) if past is not None else None
 
     def _walked(self, block: Block) -> Walked | None:
         """The block's place followed release by release through upstream history."""

@@ -2,7 +2,8 @@
 
 A marked block declares that omni owns the statements it replaces, and a deletion no
 upstream release explains (every release before the base that has the place holds
-statements there) is omni's too. Where upstream edited those statements and the
+statements there, and, where upstream still has them, none brought them with the
+runner's text there) is omni's too. Where upstream edited those statements and the
 statement merge cannot take the edit, omni's code wins: the runner is deployable, and
 the decision carries upstream's change for a maintainer to review (OP309). An unmarked
 replacement both sides changed stays a conflict unless a marked block of another runner
@@ -196,6 +197,9 @@ def _owned_deletion(
     shown = decision.slot
     if not top or not clear(top) or (shown is not None and shown.key() != top[0].slot.key()):
         return None
+    unordered = facts.history.unordered(block)
+    if unordered is not None and unordered.among(top[0].slot.held()):
+        return None  # releases alone cannot tell it omni's (upstream-history's check)
     owned = _owned(one, top[0])
     relies: tuple[str, ...] = ()
     if owned is None:

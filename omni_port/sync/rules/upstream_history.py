@@ -20,8 +20,10 @@ from dataclasses import replace
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
     Answer,
+    Check,
     Context,
     Decision,
+    Dispute,
     Lag,
     Proposal,
     Settled,
@@ -79,6 +81,24 @@ class UpstreamHistory(Silent):
             reason += "; merged upstream's edits: " + "; ".join(merged.taken)
         lag = Lag(older.changed_by)
         return Proposal(best, reason, code=merged.text, release=older.had, lag=lag)
+
+    def check(self, ctx: Context, check: Check) -> Decision | Dispute | None:
+        """An unmarked edit about to delete upstream code (all a deletion replaces, what a
+        replacement's code holds nothing like) that came with the runner's text around it
+        in one release: releases alone cannot tell whether the runners lag behind it or
+        omni deleted it (docs/design.md rules 1 and 7), so it is a conflict naming the
+        release; a clone's commits can tell."""
+        found = ctx.history.unordered(ctx.block)
+        if found is None or not found.among(check.proposal.chosen.slot.held()):
+            return None
+        kept = code.short("; ".join(found.heads), 60)
+        reason = (
+            f"releases alone cannot tell whether omni deleted `{kept}` or the runners lag "
+            f"behind it: {ctx.history.named(found.release)} brought it together with "
+            "the runners' code around it, and no release had that code without it (a "
+            "clone can tell: --upstream-repo)"
+        )
+        return conflict(ctx.block, check.proposal.chosen, ctx.top, reason)
 
     def settle(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] | None:
         """An edit followed as upstream code must leave omni's code working around it.

@@ -1,0 +1,9 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        self.log(tokens)
+        output = self.run(tokens)
+        return output

@@ -1,0 +1,8 @@
+from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        self.finish(dump=False)
+        return self.run(tokens)
