@@ -57,7 +57,7 @@ class Bound:
     def describe(self) -> str:
         """The bound in words, for the summary."""
         if not self.day:
-            why = f"no publication day of {self.source}" if self.source else "no release"
+            why = f"no publication day of {self.source}" if self.source else "runners of no release"
             return f"candidates not bounded by date ({why})"
         return f"candidates published by {self.day} ({self.source})"
 
