@@ -6,7 +6,9 @@ line writes the files and prints. Nothing here prints.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -251,20 +253,44 @@ def _oldest_first(
     return {label: keys[label] for label in sorted(keys, key=lambda x: version_key(versions[x]))}
 
 
+#: Candidates read at once: each is a few round trips to the index (the tail of a wheel,
+#: then its runner module), and a cold GPU base detection reads some thirty vLLM wheels.
+FETCHERS = 4
+
+
 def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> list[Located]:
-    """The upstream module of each candidate: ``every`` one must have it (the candidates
-    given), else a release without it is skipped (said on the progress stream): vLLM
-    0.34.0 ships Model Runner V2 alone, with no ``gpu_model_runner.py`` to rank."""
-    if every:
-        return [locate_text(text, settings) for text in labels]
+    """The upstream module of each candidate, in order: ``every`` one must have it (the
+    candidates given), else a release without it is skipped (said on the progress stream):
+    vLLM 0.34.0 ships Model Runner V2 alone, with no ``gpu_model_runner.py`` to rank."""
     found = []
-    for text in labels:
-        try:
-            found.append(locate_text(text, settings))
-        except BadInput as error:
-            if settings.progress is not None:
-                settings.progress(f"candidate {text} skipped: {error.findings[0].message}")
+    for text, outcome in zip(labels, _located_at_once(labels, settings), strict=True):
+        if isinstance(outcome, Located):
+            found.append(outcome)
+        elif every:
+            raise outcome
+        elif settings.progress is not None:
+            settings.progress(f"candidate {text} skipped: {outcome.findings[0].message}")
     return found
+
+
+def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located | BadInput]:
+    """``locate_text`` of each label (or why it cannot be had), ``FETCHERS`` at once, each
+    in a copy of this run's context (its fetching options and kept answers)."""
+
+    def located(text: str) -> Located | BadInput:
+        try:
+            return locate_text(text, settings)
+        except BadInput as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=FETCHERS) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, located, t) for t in labels]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            # Ctrl-C or a bug: the candidates not started are not read.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def _releases_since(platform: Platform, cache: Path, bound: bound_.Bound) -> list[str]:
