@@ -228,7 +228,7 @@ def rank_bases(
         left: dict[str, str] = {}
     else:
         labels = list(candidates) or _releases_since(config.platform_info, settings.cache, bound)
-        left = bound_.left_out(labels, bound, dist, settings.cache)
+        left = bound_.left_out(labels, bound, dist)
         keys = {}
         wanted = [label for label in labels if label not in left]
         for found in _candidate_modules(wanted, settings, every=bool(candidates)):
