@@ -496,3 +496,22 @@ def test_bases_print_the_piecewise_lines_of_releases(
     close = _two_methods(_GROWN, (_MAIN_SAMPLE[0], *_BRANCH_SAMPLE[2:]))
     runner.write_text(close.replace("class NPUModelRunner(GPUModelRunner)", "class R(X)"))
     assert "piecewise:" not in cli("bases", runner, "--candidates", f"{newest},{branch}").stdout
+
+
+def test_a_clone_s_commits_after_the_runners_release_are_no_candidates(
+    dated: tuple[Path, list[str], str], tmp_path: Path
+) -> None:
+    """issue 46: vllm-omni 1.0 came out on 2026-03-15: runners that copy the main line's fourth
+    revision (2026-04-10) were ported from the third, the newest then."""
+    root, commits, _ = dated
+    cache = tmp_path / "cache"
+    (cache / "versions").mkdir(parents=True)
+    (cache / "versions" / "vllm-omni.dated.txt").write_text("1.0 2026-03-15\n")
+    omni = _runner(*MAIN[3]).replace("class NPUModelRunner(GPUModelRunner)", "class R(X)")
+    runners = [Located("vllm-omni==1.0", "r.py", decode(omni.encode(), "r.py"))]
+    settings = Settings(Config(upstream_repo=str(root), upstream_class="NPUModelRunner"), cache)
+    bases = api.rank_bases(runners, settings)
+    labels = [s.label for s in bases.ranked]
+    assert f"{root}@{commits[3][:12]}" not in labels
+    assert labels[0] == f"{root}@{commits[2][:12]}"
+    assert bases.bound.until == "2026-03-15"

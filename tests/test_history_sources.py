@@ -205,7 +205,7 @@ def test_a_damaged_list_of_releases_is_asked_for_again(
 
     monkeypatch.setattr(history.upstream, "dated_releases", releases)
     history.known_releases("pkg", tmp_path, ["1.0"])
-    (kept,) = (tmp_path / "versions").iterdir()
+    kept = tmp_path / "versions" / "pkg.dated.txt"
     intact = kept.read_bytes()
     kept.write_bytes(damage)
     assert history.known_releases("pkg", tmp_path, ["1.0"]) == listed

@@ -6,11 +6,14 @@ line writes the files and prints. Nothing here prints.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omni_port import TOOL
+from omni_port.api import bound as bound_
 from omni_port.api import lineage
 from omni_port.api.inputs import (
     Settings,
@@ -48,7 +51,6 @@ from omni_port.sources.upstream import (
     Spec,
     SpecKind,
     parse_spec,
-    release_versions,
     version_key,
 )
 from omni_port.sync import upgrade as summaries
@@ -191,6 +193,9 @@ class Bases:
     ranked: tuple[basedetect.BaseScore, ...]
     #: Runner methods another candidate explains clearly better than the best one.
     pieces: tuple[basedetect.PiecewiseMethod, ...] = ()
+    #: How new a candidate may be, and the releases it left out (label, why), in order.
+    bound: bound_.Bound = field(default_factory=bound_.Bound)
+    left_out: tuple[tuple[str, str], ...] = ()
 
     def runner_up(self) -> basedetect.BaseScore | None:
         """The best candidate of another lineage than the best one's (None without one)."""
@@ -208,60 +213,98 @@ def rank_bases(
     """Candidate bases ranked by how well they explain the runners' copied code: the given
     ones, else the commits of the configured clone (``upstream-repo``) and the releases
     newer than it, else every release of the platform's upstream since its ``floor``
-    (wheel or sdist). With an upgrade's ``target`` release, the release list the cache
-    keeps is used while it holds the target (the base is older), not asked of the index."""
+    (wheel or sdist). None is newer than the runners' release or the upgrade's ``target``
+    (``api.bound``). The release lists the cache keeps are used while they hold the
+    target, or were asked for after the runners' release (without either: while kept),
+    not asked of the index."""
     # Kept by content like every upstream tree: a release's runners never change.
     runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
+    dist = config.platform_info.dist
+    bound = bound_.of(located, settings.cache, target, dist)
     if config.upstream_repo and not candidates:
-        keys, lines = lineage.candidates(runners, settings)
+        keys, lines = lineage.candidates(runners, settings, bound.until)
         ranked = lineage.ranked(runners, keys, lines)
+        left: dict[str, str] = {}
     else:
+        labels = list(candidates) or _releases_since(config.platform_info, settings.cache, bound)
+        left = bound_.left_out(labels, bound, dist)
         keys = {}
-        for found in _candidate_modules(candidates, settings, target):
+        wanted = [label for label in labels if label not in left]
+        for found in _candidate_modules(wanted, settings, every=bool(candidates)):
             text, cache = found.source.text, settings.cache
             keys[found.label] = kept_keys(
                 text, config.upstream_class, cache, basedetect.method_keys
             )
-        ranked = basedetect.rank(runners, keys)
-    return Bases(tuple(ranked), tuple(basedetect.pieces(runners, keys, ranked)))
+        ranked = basedetect.rank(runners, _oldest_first(keys, dist))
+    pieces = tuple(basedetect.pieces(runners, keys, ranked))
+    return Bases(tuple(ranked), pieces, bound, tuple(left.items()))
 
 
-def _candidate_modules(candidates: Sequence[str], settings: Settings, target: str) -> list[Located]:
-    """The upstream module of each candidate given (each must have it), else of every
-    release since the platform's floor that has it: vLLM 0.34.0 ships Model Runner V2
-    alone, with no ``gpu_model_runner.py`` to rank (said on the progress stream)."""
-    if candidates:
-        return [locate_text(text, settings) for text in candidates]
+def _oldest_first(
+    keys: Mapping[str, basedetect.MethodKeys], dist: str
+) -> Mapping[str, basedetect.MethodKeys]:
+    """``keys`` oldest release first when every one is a release of ``dist`` (ranking
+    breaks ties towards the newest), else in the order given."""
+    specs = {label: bound_.release(label, dist) for label in keys}
+    versions = {label: s.version for label, s in specs.items() if s is not None and s.dist == dist}
+    if len(versions) < len(keys):
+        return keys
+    return {label: keys[label] for label in sorted(keys, key=lambda x: version_key(versions[x]))}
+
+
+#: Candidates read at once: each is a few round trips to the index (the tail of a wheel,
+#: then its runner module), and a cold GPU base detection reads some thirty vLLM wheels.
+FETCHERS = 4
+
+
+def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> list[Located]:
+    """The upstream module of each candidate, in order: ``every`` one must have it (the
+    candidates given), else a release without it is skipped (said on the progress stream):
+    vLLM 0.34.0 ships Model Runner V2 alone, with no ``gpu_model_runner.py`` to rank."""
     found = []
-    for text in _releases_since(settings.config.platform_info, settings.cache, target):
-        try:
-            found.append(locate_text(text, settings))
-        except BadInput as error:
-            if settings.progress is not None:
-                settings.progress(f"candidate {text} skipped: {error.findings[0].message}")
+    for text, outcome in zip(labels, _located_at_once(labels, settings), strict=True):
+        if isinstance(outcome, Located):
+            found.append(outcome)
+        elif every:
+            raise outcome
+        elif settings.progress is not None:
+            settings.progress(f"candidate {text} skipped: {outcome.findings[0].message}")
     return found
 
 
-def _releases_since(platform: Platform, cache: Path, target: str) -> list[str]:
+def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located | BadInput]:
+    """``locate_text`` of each label (or why it cannot be had), ``FETCHERS`` at once, each
+    in a copy of this run's context (its fetching options and kept answers)."""
+
+    def located(text: str) -> Located | BadInput:
+        try:
+            return locate_text(text, settings)
+        except BadInput as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=FETCHERS) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, located, t) for t in labels]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            # Ctrl-C or a bug: the candidates not started are not read.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _releases_since(platform: Platform, cache: Path, bound: bound_.Bound) -> list[str]:
+    """Every release of the platform's upstream since its floor: the list the cache keeps
+    while it holds the target (every release up to it), or was asked for after the
+    runners' release (every one out by then); without either bound, while it is kept."""
     floor = version_key(platform.floor)
-    wanted = _release_of(target, platform.dist)
-    # The kept list holds every release up to the target when it holds the target itself.
-    released = known_releases(platform.dist, cache, (wanted,)) if wanted else None
+    wanted = (parse_spec(bound.target, platform.dist).version,) if bound.target else ()
+    released = known_releases(platform.dist, cache, wanted, "" if wanted else bound.day)
     return [
         Spec(SpecKind.PYPI, platform.dist, v).label
-        for v in (released or release_versions(platform.dist))
+        for v in sorted(released, key=version_key)
         if version_key(v) >= floor
     ]
-
-
-def _release_of(target: str, dist: str) -> str:
-    """The version ``target`` pins of ``dist`` on the index; "" for anything else."""
-    try:
-        spec = parse_spec(target, dist) if target else None
-    except BadInput:
-        return ""  # said where the target is read
-    return spec.version if spec is not None and spec.kind is SpecKind.PYPI else ""
 
 
 def best_base(

@@ -26,7 +26,9 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
     ported from. Prints one line per candidate: label, similarity, statements compared,
     and for a commit the branch it is on; then the methods another candidate explains
     clearly better (a piecewise port: the hand port copied them from another revision).
-    Runners with no method copied from the upstream class (nothing to compare) are exit 2.
+    Then the releases left out, each with why: published after the runners' release (a
+    port cannot copy what came later). Runners with no method copied from the upstream
+    class (nothing to compare) are exit 2.
     """
     located = api.load_runners(sources or (options.config.source,), options.settings)
     wanted = [c.strip() for c in candidates.split(",")] if candidates else []
@@ -37,6 +39,8 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
         click.echo(f"{score.label}\t{score.similarity:.3f}\t{score.statements}{on}")
     for piece in bases.pieces:
         click.echo(f"piecewise: {piece}")
+    for label, why in bases.left_out:
+        click.echo(f"left out: {label}: {why}")
     share = f"{best.similarity:.1%} of {best.statements} copied statements"
     on = f" on {best.lineage}" if best.lineage else ""
     said = f"best base: {best.label}{on} ({share})"
@@ -45,4 +49,4 @@ def bases_command(options: Options, sources: tuple[str, ...], candidates: str | 
         said += (
             f"; best on {other.lineage or 'the releases'}: {other.label} ({other.similarity:.1%})"
         )
-    summary(options, said)
+    summary(options, f"{said}; {bases.bound.describe()}")

@@ -70,8 +70,15 @@ class PiecewiseMethod:
 
 
 def rank(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys]) -> list[BaseScore]:
-    """Candidates (each as the keys of its upstream class's methods: ``method_keys``)
-    ranked best first (ties broken by label, so the result is stable)."""
+    """Candidates (each as the keys of its upstream class's methods: ``method_keys``),
+    given oldest first, ranked best first.
+
+    Of candidates that explain the runners alike, the one with less upstream code in the
+    copied methods that the runners lack (``coverage``: code that came after the copy),
+    then the newest: the releases between them changed nothing the runners copied, and
+    the maintainers port from the newest they have (candidates newer than the runners are
+    left out before ranking: ``api.bound``). The oldest would date the port months back,
+    and an upgrade replay could step back (from a later release onto an earlier one)."""
     own = [(name, keys) for tree in runners for _, name, keys in own_methods(tree)]
     scores = []
     for label, methods in candidates.items():
@@ -88,7 +95,8 @@ def rank(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys]) -> list[
                 size += len(upstream)
         similarity = matched / total if total else 0.0
         scores.append(BaseScore(label, similarity, total, coverage=held / size if size else 0.0))
-    return sorted(scores, key=lambda s: (-s.similarity, s.label))
+    newest = {label: -position for position, label in enumerate(candidates)}
+    return sorted(scores, key=lambda s: (-s.similarity, -s.coverage, newest[s.label]))
 
 
 #: How many more of a method's statements another candidate must hold for a piecewise port:

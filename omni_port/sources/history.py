@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from omni_port.errors import BadInput
@@ -241,17 +241,43 @@ def _releases_after(day: str, target: Spec, cache: Path) -> list[str]:
     ]
 
 
-def known_releases(dist: str, cache: Path, wanted: Sequence[str]) -> dict[str, str]:
+def known_releases(
+    dist: str, cache: Path, wanted: Sequence[str], after: str = ""
+) -> dict[str, str]:
     """Every release of ``dist`` (wheel or sdist) with its date: the list kept in the
-    cache while it has every ``wanted`` version, else asked of the index again (and kept)."""
+    cache while it has every ``wanted`` version and, with ``after`` (``YYYY-MM-DD``), a
+    release published after that day (then it was asked for after that day, and lists
+    every release out by then), else asked of the index again (and kept)."""
     kept = cache / "versions" / f"{dist}.dated.txt"
     released = _kept_releases(kept)
-    if released is not None and all(v in released for v in wanted):
+    if (
+        released is not None
+        and all(v in released for v in wanted)
+        and (not after or _listed_after(kept, released, after))
+    ):
         return released
     released = upstream.dated_releases(dist)
     text = "".join(f"{v} {d}".rstrip() + "\n" for v, d in released.items())
     write_atomic(kept, text.encode())
+    write_atomic(_asked(kept), f"{datetime.now(UTC).date().isoformat()}\n".encode())
     return released
+
+
+def _asked(kept: Path) -> Path:
+    """Where the day the kept list was asked of the index is kept."""
+    return kept.with_name(kept.name.replace(".dated.txt", ".asked.txt"))
+
+
+def _listed_after(kept: Path, released: Mapping[str, str], day: str) -> bool:
+    """Whether the kept list was asked for after ``day``: it lists a release published
+    later, or it was asked on a later day."""
+    if any(when > day for when in released.values()):
+        return True
+    try:
+        asked = _asked(kept).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return asked > day
 
 
 #: A line of the kept list: a version, and the day it came out when the index says.
