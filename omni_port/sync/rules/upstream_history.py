@@ -13,7 +13,6 @@ was written against, which the statement merge reads, is the engine's own step.)
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -235,9 +234,10 @@ def _renamed_in_removed(ctx: Context) -> Decision | None:
         return None
     old, new = facts.syntax.parsed(text), facts.syntax.parsed(block.code)
     names = code.renamed(old, new) if old is not None and new is not None else None
-    if names is None or set(names.values()) & _names_of(facts):
-        # A name upstream's member already uses is no new name for an old value: omni's
-        # code now reads that (``self.device`` to ``hidden_states.device``), a change.
+    if names is None or "self" in names:
+        # A method's receiver is no variable omni renamed: code that reads another
+        # object's attribute instead (``self.device`` to ``hidden_states.device``) changes
+        # what it reads.
         return None
     here = Scored(Slot(facts.member.clauses[0], (), 0, 0), 1.0, 1.0)
     renames = ", ".join(f"`{a}` to `{b}`" for a, b in sorted(names.items()))
@@ -266,17 +266,6 @@ def _moved(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]
             short = code.short(echoed.key, 60)
             return f"{other.block.id} writes `{short}` where omni moved it"
     return ""
-
-
-def _names_of(facts: MemberFacts) -> frozenset[str]:
-    """Every variable and parameter name the member's new upstream code uses."""
-    nodes = facts.syntax.parsed(facts.syntax.source((facts.member,))) or []
-    return frozenset(
-        node.id if isinstance(node, ast.Name) else node.arg
-        for tree in nodes
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name | ast.arg)
-    )
 
 
 def _needed(facts: MemberFacts, decision: Decision, decisions: Sequence[Decision]) -> str:
