@@ -1,0 +1,9 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        out = self.run(tokens)
+        output = self.pack(out)
+        return output
