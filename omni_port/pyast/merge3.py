@@ -6,10 +6,10 @@ elements: arguments, keywords, parameters, fields, targets, list items, statemen
 body. Only edits of the same element clash, and so does the known trap of structured
 merge, one side deleting or replacing a node the other edited inside. Where both sides
 added to one place of a sequence, what upstream added that omni's additions hold already
-(in upstream's order) is one change, written once; other additions of both are a clash
-where positions mean something (arguments, items, targets, fields: whose go first is a
-choice), and stand side by side in a set or an import. No item is ever written more
-often than one side has it.
+(in upstream's order) is one change, written once; where both appended other items to
+the end, upstream's come first, so every position upstream's code relies on stays (in a
+set or an import, their order means nothing). No item is ever written more often than
+one side has it.
 
 The result is omni's own text with upstream's edits spliced in at their places, so
 comments and formatting of omni's code survive. Before it is returned it is parsed again
@@ -48,17 +48,10 @@ class Clash:
     """Both sides changed the same element, or the merge could not be written safely."""
 
     reason: str
-    #: Whether the clash itself shows omni's code lacks upstream's edit: both appended
-    #: to one list, and omni's items do not hold upstream's.
-    lacking: bool = False
 
 
 class _Conflict(Exception):
     """Raised inside the merge; becomes a Clash."""
-
-
-class _Appended(_Conflict):
-    """Both sides appended different items to one list whose positions mean something."""
 
 
 @memo.memoized
@@ -79,7 +72,7 @@ def merge(base: str, omni: str, upstream: str) -> Merged | Clash:
         merged = context.stmts(b.tree.body, o.tree.body, t.tree.body, "the statements")
         text = context.apply()
     except _Conflict as error:
-        return Clash(str(error), lacking=isinstance(error, _Appended))
+        return Clash(str(error))
     try:
         again = ast.parse(text)
     except SyntaxError:
@@ -401,10 +394,6 @@ def _in_order(items: Sequence[ast.AST], among: Sequence[ast.AST]) -> bool:
     return all(any(_same(item, other) for other in rest) for item in items)
 
 
-def _listed(items: Sequence[ast.AST]) -> str:
-    return ", ".join(f"`{_short(ast.unparse(item), 30)}`" for item in items)
-
-
 def _describe(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         return f"the call of {_short(ast.unparse(node.func))}"
@@ -578,14 +567,11 @@ class _Sequence:
         if common == len(mine):
             self.insert_after(positions[-1], rest)
             return [*mine, *rest]
-        if not self.unordered():
-            if gap < len(self.b) or not self.positional():
-                raise _Conflict(f"both sides added {self.what} at the same place")
-            # Positions are meaning (arguments, targets, fields): whose go first is a choice.
-            raise _Appended(
-                f"both sides appended to {self.what}, omni {_listed(mine[common:])}"
-                f" and upstream {_listed(rest)}: their order is a choice"
-            )
+        if not self.unordered() and (gap < len(self.b) or not self.positional()):
+            raise _Conflict(f"both sides added {self.what} at the same place")
+        # Both appended: upstream's first, so every position upstream's code relies on
+        # stays (the convention of the ports replayed: a NamedTuple's new fields, the
+        # arguments that fill them); verify checks omni's calls against the fields (OP510).
         self.insert_before(positions[common], rest)
         return [*mine[:common], *rest, *mine[common:]]
 
@@ -688,9 +674,12 @@ class _Items(_Sequence):
         sep, text = self._joined(ts)
         start, _ = self.context.omni.span(self.o[index])
         self.context.edits.append(_Edit(start, start, text + sep))
-        self.context.taken.append(
-            f"{self.what}: {len(ts)} added beside omni's own (their order means nothing)"
+        said = (
+            "beside omni's own (their order means nothing)"
+            if self.unordered()
+            else ("appended by both, upstream's first")
         )
+        self.context.taken.append(f"{self.what}: {len(ts)} {said}")
 
     def delete(self, index: int) -> None:
         src = self.context.omni
@@ -806,6 +795,11 @@ class _Statements(_Sequence):
         else:
             self.context.edits.append(_Edit(0, 0, text))
         self.context.taken.append(f"{self.what}: {len(ts)} statements added")
+
+    def insert_before(self, index: int, ts: list[ast.AST]) -> None:
+        start, _ = self._own_lines(self.o[index])
+        self.context.edits.append(_Edit(start, start, self._text(ts, self._indent())))
+        self.context.taken.append(f"{self.what}: {len(ts)} added by both, upstream's first")
 
     def delete(self, index: int) -> None:
         start, end = self._own_lines(self.o[index])
@@ -1083,15 +1077,12 @@ def _arguments(params: list[_Param], original: ast.arguments) -> ast.arguments:
 
 
 def written_against(older: str, mine: str, base: str) -> bool:
-    """Whether ``mine`` was written against ``older`` rather than ``base``: it lacks
-    upstream's changes from ``older`` to ``base``, which merge cleanly into it or were
-    appended where it appended its own (then the merge onto the base clashes)."""
+    """Whether ``mine`` was written against ``older`` rather than ``base``: upstream's
+    changes from ``older`` to ``base`` merge cleanly into it and it lacks them."""
     if older == base:
         return False
     merged = merge(older, mine, base)
-    if isinstance(merged, Clash):
-        return merged.lacking
-    return bool(merged.taken)
+    return isinstance(merged, Merged) and bool(merged.taken)
 
 
 # --- one expression moved into upstream's rewrite --------------------------------------------

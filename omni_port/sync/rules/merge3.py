@@ -3,9 +3,9 @@
 Where upstream changed the statements a block replaced (or a signature, or a header),
 omni's code and upstream's merge with the three-way statement merge
 (``evidence.merging``) against the base's text, or against the older release history
-shows the edit was written against. Edits of the same element clash: a conflict, and so
-do different items both sides appended where positions mean something (arguments, fields
-of a class body); what omni's additions hold of upstream's is written once. And
+shows the edit was written against. Edits of the same element clash: a conflict. Fields
+of a class body are positions: upstream's new fields at the end keep theirs, and what
+omni's additions hold of upstream's is written once. And
 statements omni moved into a block still receive upstream's edits of the originals.
 """
 

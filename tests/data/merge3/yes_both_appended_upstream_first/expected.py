@@ -1,0 +1,8 @@
+self.state = StepState(
+    scheduler_output,
+    logits,
+    positions,
+    stats,
+    batch_desc,
+    extra_outputs,  # omni
+)

@@ -1,0 +1,4 @@
+logits: Tensor
+stats: Stats | None
+batch_desc: BatchDescriptor
+extra_outputs: Any  # omni
