@@ -173,3 +173,18 @@ def test_candidates_are_read_a_few_at_once_and_kept_in_order(
     bases = api.rank_bases(_runners(NPU, "r.py", *OLD), settings, wanted)
     assert sorted(order) == sorted(wanted)
     assert [s.label for s in bases.ranked] == ["vllm-ascend==1.0.0", "vllm-ascend==2.0.0"]
+
+
+def test_of_equal_scores_after_the_runners_release_the_first_out_is_the_base(
+    local_index: LocalIndex, releases: Settings, platform: Platform
+) -> None:
+    """2.0.0 and 2.1.0 hold the same code, both out after vllm-omni 1.0: the port copied
+    main of its day, which 2.0.0 shipped first; 2.1.0 would date it later still. Ties go
+    to the release nearest the runners' day (the newest would be 2.1.0)."""
+    local_index.wheel(platform.dist, "2.1.0", {platform.member: _module(platform, *NEW)})
+    days = {"1.0.0": "2026-01-01", "2.0.0": "2026-03-01", "2.1.0": "2026-04-01"}
+    _kept(releases.cache, platform.dist, days)
+    bases = api.rank_bases(_runners(platform, "vllm-omni==1.0", *NEW), releases)
+    top = [s.label for s in bases.ranked[:2]]
+    assert top == [f"{platform.dist}==2.0.0", f"{platform.dist}==2.1.0"]
+    assert bases.ranked[0].similarity == bases.ranked[1].similarity

@@ -99,10 +99,10 @@ def release(text: str, dist: str) -> Spec | None:
 
 def _published(spec: Spec, cache: Path) -> str:
     """The day ``spec`` was published, as the index says ("" when it cannot say)."""
-    return _days(spec.dist, [spec.version], cache).get(spec.version, "")
+    return days(spec.dist, [spec.version], cache).get(spec.version, "")
 
 
-def _days(dist: str, versions: Sequence[str], cache: Path, after: str = "") -> Mapping[str, str]:
+def days(dist: str, versions: Sequence[str], cache: Path, after: str = "") -> Mapping[str, str]:
     """The publication day of each release of ``dist`` (the kept list while it holds every
     one of ``versions`` and was asked for after ``after``); none when the index cannot say."""
     try:

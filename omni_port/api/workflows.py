@@ -10,6 +10,7 @@ import contextvars
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 
 from omni_port import TOOL
@@ -236,21 +237,32 @@ def rank_bases(
             keys[found.label] = kept_keys(
                 text, config.upstream_class, cache, basedetect.method_keys
             )
-        ranked = basedetect.rank(runners, _oldest_first(keys, dist))
+        ranked = basedetect.rank(runners, _nearest_last(keys, dist, bound, settings.cache))
     pieces = tuple(basedetect.pieces(runners, keys, ranked))
     return Bases(tuple(ranked), pieces, bound, tuple(left.items()))
 
 
-def _oldest_first(
-    keys: Mapping[str, basedetect.MethodKeys], dist: str
+def _nearest_last(
+    keys: Mapping[str, basedetect.MethodKeys], dist: str, bound: bound_.Bound, cache: Path
 ) -> Mapping[str, basedetect.MethodKeys]:
-    """``keys`` oldest release first when every one is a release of ``dist`` (ranking
-    breaks ties towards the newest), else in the order given."""
+    """``keys`` in the order ranking breaks ties by (the last wins) when every one is a
+    release of ``dist``: nearest the runners' release day last, since a port copies
+    upstream's main branch of its day (before it, the newest release out; after it, the
+    first to ship it); without that day, oldest first. Else in the order given."""
     specs = {label: bound_.release(label, dist) for label in keys}
     versions = {label: s.version for label, s in specs.items() if s is not None and s.dist == dist}
     if len(versions) < len(keys):
         return keys
-    return {label: keys[label] for label in sorted(keys, key=lambda x: version_key(versions[x]))}
+    days = bound_.days(dist, list(versions.values()), cache, bound.day) if bound.day else {}
+
+    def distance(label: str) -> int:
+        day = days.get(versions[label], "")
+        if not day:
+            return -1 if not days else 1 << 30
+        return abs((date.fromisoformat(day) - date.fromisoformat(bound.day)).days)
+
+    order = sorted(keys, key=lambda x: (-distance(x), version_key(versions[x])))
+    return {label: keys[label] for label in order}
 
 
 #: Candidates read at once: each is a few round trips to the index (the tail of a wheel,

@@ -71,14 +71,13 @@ class PiecewiseMethod:
 
 def rank(runners: Sequence[Tree], candidates: Mapping[str, MethodKeys]) -> list[BaseScore]:
     """Candidates (each as the keys of its upstream class's methods: ``method_keys``),
-    given oldest first, ranked best first.
+    ranked best first.
 
     Of candidates that explain the runners alike, the one with less upstream code in the
     copied methods that the runners lack (``coverage``: code that came after the copy),
-    then the newest: the releases between them changed nothing the runners copied, and
-    the maintainers port from the newest they have (candidates newer than the runners are
-    left out before ranking: ``api.bound``). The oldest would date the port months back,
-    and an upgrade replay could step back (from a later release onto an earlier one)."""
+    then the one given last: the releases between them changed nothing the runners
+    copied, and the caller orders them by which would date the port best (``api``: the
+    release nearest the runners' release day, or the newest)."""
     own = [(name, keys) for tree in runners for _, name, keys in own_methods(tree)]
     scores = []
     for label, methods in candidates.items():
