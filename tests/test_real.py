@@ -434,8 +434,9 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     """On the next real upgrade, the generation runner's sample_tokens: intent owns the
     marked block-01 (upstream's 0.27.1rc1 binding among what it replaces is read only
     there), edit-15 reads `to_host`, which only block-01 binds, and edit-09's deletion holds
-    with what edit-15 replaces; so no conflict is left, and `resolve` refuses a block sync
-    places ("not a conflict"), recording nothing."""
+    with what edit-15 replaces; so no conflict is left there (the upgrade's conflicts are in
+    other methods: early exits, deletions releases cannot order), and `resolve` refuses a
+    block sync places ("not a conflict"), recording nothing."""
     default_workspace(tmp_path, v2=False)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
@@ -444,11 +445,12 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
         *common, "upgrade", "vllm-omni==0.32.0rc1", "--base", "vllm-ascend==0.26.0rc1",
         "--to", "vllm-ascend==0.30.0rc2", "--summary", "up.md", "--lenient",
     )  # fmt: skip
-    assert upgraded.exit_code == 1  # the two signatures verify reports
-    assert "OP301" not in upgraded.stdout
+    assert upgraded.exit_code == 1  # conflicts elsewhere, and the two signatures
+    member = "NPUGenerationModelRunner.sample_tokens"
+    conflicts = [line for line in upgraded.stdout.splitlines() if " OP301 " in line]
+    assert conflicts and not [line for line in conflicts if member in line], conflicts
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
     rows = {r["id"].split(".", 1)[1]: r for r in lock["placements"]}
-    member = "NPUGenerationModelRunner.sample_tokens"
     for name in ("block-01", "edit-15", "edit-09"):
         assert "intent" in rows[f"{member}.{name}"]["decided_by"], rows[f"{member}.{name}"]
     block = f"npu_generation_model_runner.{member}.block-01"

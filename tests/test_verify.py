@@ -1968,3 +1968,36 @@ def test_a_hook_call_a_conflicting_block_would_replace_is_still_an_error() -> No
 )
 def test_a_hook_the_copy_still_names_is_not_lost(generated: str) -> None:
     assert _hooks(generated) == []
+
+
+def test_a_dead_store_of_a_statement_a_conflict_replaced_names_the_conflict() -> None:
+    """A placed edit stops reading upstream's binding while the conflict that deleted it in
+    its base keeps it (make sync's `_update_states.edit-04` resolved beside edit-03's
+    conflict): the OP515 is that conflict's, and says so once."""
+    ident = "gen.Runner.step.edit-01"
+    text = (
+        "class Runner:\n    def step(self, batch):\n"
+        + conflict_region(ident, 0, "        ")
+        + "        count = batch.count\n"
+        + "        return batch\n"
+    )
+    store = text.split("\n").index("        count = batch.count") + 1
+    block = Block(
+        id=ident,
+        owner="Runner",
+        member="step",
+        kind=BlockKind.DELETION,
+        marked=False,
+        code="",
+        anchor=Anchor((), (), (), ("count = batch.count",)),
+        origin=Origin("omni.py", 3, 3),
+    )
+    row = Placement(ident, GEN, "Runner", "step", "deletion", False, Status.CONFLICT, 0.9)
+    dead = Finding(Code.OP515, GEN, store, "`count` is bound here and nothing reads it", 9)
+    trees = {GEN: ast.parse(text)}
+    overrides = _copies(text, "Runner", "NPUModelRunner")
+    (named,) = with_keepers([dead], {GEN: text}, trees, overrides, [row], [block])
+    assert named.message.startswith(dead.message + f"; the conflict {ident} (line 3)")
+    assert named.message.count("resolve the conflict first") == 1
+    (again,) = with_keepers([named], {GEN: text}, trees, overrides, [row], [block])
+    assert again == named

@@ -22,6 +22,10 @@ from omni_port.model import (
     Finding,
 )
 
+#: What a finding an open conflict owns says: resolving the conflict is the fix (OP510,
+#: OP515 name the conflict; the choices of other conflicts are judged without them).
+RESOLVE_FIRST = "resolve the conflict first"
+
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
 #: What resolves a conflict whose region lists no candidate place (BLOCK: its id).

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast.packages import Function, World
-from omni_port.verify.conflicts import Region, commented_code
+from omni_port.verify.conflicts import RESOLVE_FIRST, Region, commented_code
 from omni_port.verify.context import Context, Override, function_in, old_runner
 from omni_port.verify.stores import dead_stores
 
@@ -96,7 +96,7 @@ def _with_conflicts(
             continue
         message = (
             f"{finding.message}; the conflict {region.piece} (line {region.line}) holds "
-            "commented-out code that reads it: resolve the conflict first"
+            f"commented-out code that reads it: {RESOLVE_FIRST}"
         )
         yield replace(finding, message=message)
 

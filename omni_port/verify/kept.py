@@ -2,9 +2,10 @@
 
 A conflict's block is commented out, so the upstream statement it replaced in its base
 stays in the output: a finding about that statement (OP510: upstream's
-``ExecuteModelState(...)`` against omni's extended NamedTuple) is the conflict's, and
-resolving the conflict is the fix. Such a finding names the conflict, as OP515 names the
-conflict whose commented-out code reads a store. The statement is matched as the anchor
+``ExecuteModelState(...)`` against omni's extended NamedTuple; OP515: upstream's binding a
+deletion took out, which placed code no longer reads) is the conflict's, and resolving the
+conflict is the fix. Such a finding names the conflict, as OP515 names the conflict whose
+commented-out code reads a store. The statement is matched as the anchor
 tells one statement edited from another (upstream may have edited it since the base).
 """
 
@@ -19,11 +20,11 @@ from omni_port.pyast.diff import similarity
 from omni_port.pyast.packages import Function
 from omni_port.pyast.syntax import node_key, split_full_key
 from omni_port.sync.evidence.places import FUZZY
-from omni_port.verify.conflicts import regions
+from omni_port.verify.conflicts import RESOLVE_FIRST, regions
 from omni_port.verify.context import Override, function_in
 
 #: The findings about a statement a conflict keeps that name it.
-KEPT_CODES = frozenset({Code.OP510})
+KEPT_CODES = frozenset({Code.OP510, Code.OP515})
 
 
 def with_keepers(
@@ -42,7 +43,7 @@ def with_keepers(
         return list(findings)
     return [
         _named(f, modules[f.path], trees[f.path], overrides, keepers)
-        if f.code in KEPT_CODES and f.path in trees
+        if f.code in KEPT_CODES and f.path in trees and RESOLVE_FIRST not in f.message
         else f
         for f in findings
     ]
@@ -69,7 +70,7 @@ def _named(
         line = next((r.line for r in regions(text) if r.piece == keeper.id), stmt.lineno)
         message = (
             f"{finding.message}; the conflict {keeper.id} (line {line}) replaced this "
-            "statement in its base, which stays until it is resolved: resolve the conflict first"
+            f"statement in its base, which stays until it is resolved: {RESOLVE_FIRST}"
         )
         return replace(finding, message=message)
     return finding
