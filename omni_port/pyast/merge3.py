@@ -567,7 +567,7 @@ class _Sequence:
         if common == len(mine):
             self.insert_after(positions[-1], rest)
             return [*mine, *rest]
-        if not self.unordered() and (gap < len(self.b) or not self.positional()):
+        if not self.unordered() and (gap < len(self.b) or not self.appendable()):
             raise _Conflict(f"both sides added {self.what} at the same place")
         # Both appended: upstream's first, so every position upstream's code relies on
         # stays (the convention of the ports replayed: a NamedTuple's new fields, the
@@ -607,9 +607,9 @@ class _Sequence:
         """Whether the items' order means nothing, so both sides' additions can stand."""
         return False
 
-    def positional(self) -> bool:
-        """Whether each item's position is its meaning (an argument's, a field's): what
-        both sides appended clashes as two appends."""
+    def appendable(self) -> bool:
+        """Whether what both sides appended to the end can stand, upstream's first (items
+        that are positions: arguments, fields)."""
         return True
 
     def insert_after(self, index: int, ts: list[ast.AST]) -> None:
@@ -638,8 +638,8 @@ class _Items(_Sequence):
         super().__init__(context, b, o, t, what)
         self.name = name
 
-    def positional(self) -> bool:
-        # Decorators stack in an order that means something, but are no positions.
+    def appendable(self) -> bool:
+        # Decorators stack in an order that means something.
         return self.name != "decorator_list"
 
     def _layout(self) -> tuple[str, str]:
@@ -746,7 +746,7 @@ class _Statements(_Sequence):
 
     similar = staticmethod(_similar_statements)
 
-    def positional(self) -> bool:
+    def appendable(self) -> bool:
         # Statement order is data flow, not position, except for the fields of a class
         # body (a NamedTuple's, a dataclass's): those are positions, like arguments.
         return all(_is_field(s) for s in (*self.b, *self.o, *self.t))
