@@ -214,10 +214,12 @@ def rank_bases(
     """Candidate bases ranked by how well they explain the runners' copied code: the given
     ones, else the commits of the configured clone (``upstream-repo``) and the releases
     newer than it, else every release of the platform's upstream since its ``floor``
-    (wheel or sdist). None is newer than the runners' release or the upgrade's ``target``
-    (``api.bound``). The release lists the cache keeps are used while they hold the
-    target, or were asked for after the runners' release (without either: while kept),
-    not asked of the index."""
+    (wheel or sdist). No release is newer than the upgrade's ``target``, no clone commit
+    newer than the runners' release (``api.bound``); releases published after the runners'
+    release are candidates (a port copies upstream's main branch, which later releases
+    hold). The release lists the cache keeps are used while they hold the target, or were
+    asked for after the runners' release (without either: while kept), not asked of the
+    index."""
     # Kept by content like every upstream tree: a release's runners never change.
     runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
