@@ -133,3 +133,77 @@ def test_a_change_that_only_wrapped_what_a_block_replaced_is_no_edit_of_it() -> 
     block = next(b for b in _blocks() if b.marked)
     assert history.changed_by(block, past) == "wrapped.py"
     assert history.edited_by(block, past) == "newer.py"
+
+
+def _at(omni: str, base: str, *order: tuple[str, str]) -> tuple[list[Block], history.MemberHistory]:
+    """The blocks of ``omni`` extracted against the release ``base`` of ``order`` (label,
+    text; the last the new upstream), and the member's history over ``order``."""
+    texts = dict(order)
+    target = api.parse_upstream(order[-1][1], order[-1][0], "fakeacc.runner_v1")
+    target = replace(target, history=tuple(Release(n, t) for n, t in order))
+    module = api.extract_text(omni, "omni.py", api.parse_upstream(texts[base], base)).module
+    target = with_members(target, PatchSet((module,)))
+    copy = next(p for p in module.pieces if isinstance(p, Copy))
+    past = ModuleFacts.build(module, target).history(copy)
+    assert past is not None
+    return [p for p in module.pieces if isinstance(p, Block)], past
+
+
+#: The release before ``BASE`` without the statement omni's block replaces.
+LACKS = BASE.replace("        if self.uses_cache:\n            self.log(tokens)\n", "")
+
+
+def test_what_a_block_replaced_arrived_with_its_own_text_not_with_a_neighbour() -> None:
+    """`if self.uses_cache:` came with came.py, whose member lacked the statement before
+    it (`tokens = ...`, which base.py brought): the statement arrived in came.py, not with
+    its neighbour (main named base.py)."""
+    came = BASE.replace("        tokens = self.prepare(batch)\n", "")
+    order = (("old.py", LACKS), ("came.py", came), ("base.py", BASE), ("new.py", TARGET))
+    (block,), past = _at(OMNI, "base.py", *order)
+    assert history.arrived_in(block, past) == "came.py"
+
+
+def test_a_compound_statement_arrived_with_its_header_not_with_a_change_of_its_body() -> None:
+    """came.py brought `if self.uses_cache:` with another body, base.py changed the body:
+    the statement arrived in came.py (main dated it by its whole text: base.py)."""
+    came = BASE.replace("self.log(tokens)", "self.trace(tokens)")
+    order = (("old.py", LACKS), ("came.py", came), ("base.py", BASE), ("new.py", TARGET))
+    (block,), past = _at(OMNI, "base.py", *order)
+    assert history.arrived_in(block, past) == "came.py"
+    assert history.arrived_in(block, _past(("base.py", BASE), ("new.py", TARGET))) == ""
+
+
+def test_a_walk_through_a_change_of_a_replaced_body_moves_nothing_around_the_block() -> None:
+    """newer.py changed only the body of the `if` omni's block replaced: the walk reaches
+    the new upstream without a step that moved the statements around the block (main
+    listed newer.py as one)."""
+    (block,) = _blocks()
+    past = _past(("base.py", BASE), ("newer.py", NEWER), ("new.py", TARGET))
+    walked = history.walked(block, past)
+    assert walked is not None
+    assert walked.via == ()
+    moved = TARGET.replace("        tokens = self.prepare(batch)\n", "")
+    walked = history.walked(block, _past(("base.py", BASE), ("newer.py", NEWER), ("m.py", moved)))
+    assert walked is None or walked.via == ()
+
+
+#: The runner's unmarked `if` with an `else`, older upstream code whose body base.py changed.
+PLAIN_IF = "        if self.uses_cache:\n            self.log(tokens)\n"
+WITH_ELSE = PLAIN_IF + "        else:\n            self.skip()\n"
+
+
+def test_a_lag_in_a_compound_statement_s_body_says_what_changed_there() -> None:
+    """The runners hold old.py's `if` with its `else`, which base.py took out: the note
+    quotes what changed in the body, not "`if self.uses_cache:` ... changed into
+    `if self.uses_cache:`" (main)."""
+    omni = OMNI.replace("        # ---------- Omni-new ----------\n", "")
+    omni = omni.replace("self.log_stages(tokens, batch.stages)", "self.log(tokens)")
+    omni = omni.replace(PLAIN_IF, WITH_ELSE)
+    base = BASE.replace("self.log(tokens)", "self.trace(tokens)")
+    order = (("old.py", BASE.replace(PLAIN_IF, WITH_ELSE)), ("base.py", base), ("new.py", base))
+    (block,), past = _at(omni, "base.py", *order)
+    found = history.explain(block, past)
+    assert found is not None and found.lag
+    assert "changed into `if self.uses_cache:`" not in found.reason
+    said = "base.py changed in its body: `self.log(tokens); self.skip()` into `self.trace(tokens)`"
+    assert said in found.reason

@@ -290,7 +290,7 @@ class _Engine:
         decision = self._on_base(found, chosen, True, None, (Rule.STEPWISE,))
         if decision.conflict:
             return None
-        steps = ", ".join(walked.via) or "every release on the way"
+        steps = ", ".join(ctx.history.named(v) for v in walked.via) or "every release on the way"
         why = f"followed step by step through {steps}"
         return replace(decision, reason=f"{why}; {decision.reason}" if decision.reason else why)
 

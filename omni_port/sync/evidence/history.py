@@ -19,6 +19,7 @@ then is upstream's, the rest is omni's.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -329,8 +330,8 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
         held = history.versions[holder].label
         was, came = named(history, held), named(history, brought)
         if mine:
-            what = f"`{_quoted(mine)}` is the code of {was}, which {came} changed"
-            what += f" into `{theirs}`"
+            into = _into(block, history, brought) or f"into `{theirs}`"
+            what = f"`{_quoted(mine)}` is the code of {was}, which {came} changed {into}"
             reason = f"an upstream change the runners never had: {what}"
         else:
             heads = [split_full_key(k)[0] for k in block.anchor.replaced]
@@ -345,6 +346,48 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
     code = f"`{_quoted(mine)}` is the code of {was}" if mine else f"{was} has no `{theirs}` here"
     reason = f"upstream drift: {code}, newer than the base; the new upstream is followed"
     return Explained(held, False, "", span, reason)
+
+
+def _into(block: Block, history: MemberHistory, label: str) -> str:
+    """What the change ``label`` made of the edit's code at its place, for a note
+    (``what_changed``); "" when the edit's code or that version's place is not at hand."""
+    version = next((v for v in history.versions if v.label == label), None)
+    found = place(version, block.anchor, fuzzy=True) if version is not None else None
+    try:
+        old = parse(dedent_code(block.code), "<block>").body.stmts
+    except BadInput:
+        return ""
+    return what_changed(old, found.stmts()) if found is not None else ""
+
+
+def what_changed(old: Sequence[Stmt], new: Sequence[Stmt]) -> str:
+    """What a change made of the statements ``old`` (they became ``new``), for a note
+    after "changed": "into `b`"; where their own text stayed and only a compound
+    statement's body changed, what changed there ("in its body: `x` into `y`"), since
+    "`if a:` changed into `if a:`" tells a reader nothing."""
+    if [s.key for s in old] != [s.key for s in new]:
+        return f"into `{_quoted([s.key for s in new])}`"
+    was, now = Counter(_nested(old)), Counter(_nested(new))
+    gone, came = list((was - now).elements()), list((now - was).elements())
+    its = "its body" if len(old) == 1 else "their bodies"
+    if gone and came:
+        return f"in {its}: `{_quoted(gone)}` into `{_quoted(came)}`"
+    if came:
+        return f"in {its}, bringing `{_quoted(came)}`"
+    if gone:
+        return f"in {its}, taking out `{_quoted(gone)}`"
+    return f"the order of the statements in {its}"
+
+
+def _nested(stmts: Sequence[Stmt]) -> list[str]:
+    """The own keys of every statement nested in ``stmts``' bodies, in order."""
+    return [
+        inner.key
+        for stmt in stmts
+        for clause in stmt.clauses
+        for _, suite in walk(clause)
+        for inner in suite.stmts
+    ]
 
 
 def _quoted(keys: Sequence[str], limit: int = 80) -> str:
@@ -588,16 +631,19 @@ def edited_by(block: Block, history: MemberHistory) -> str:
 
 def arrived_in(block: Block, history: MemberHistory) -> str:
     """The release (or commit) that brought the statements the block replaced to its place:
-    the first of the run of versions up to the base that hold them there ("" when the base
-    does not, or every version of history does: their arrival is older than history)."""
+    the newest of their arrivals there, each statement's the oldest version of the run up
+    to the base whose body at the place holds its text ("" when the base does not hold
+    them there, or every one is older than history).
+
+    Provenance is per place and per statement (rule 4): a neighbour that came later, or a
+    later change of a compound statement's body, did not bring the statement (a compound
+    one is dated by its header, as its body's statements are by themselves)."""
     if not block.anchor.replaced or not _verified(history, block):
         return ""
-    first = history.base
-    while (
-        first > 0 and _keys_at(history.versions[first - 1], block.anchor) == block.anchor.replaced
-    ):
-        first -= 1
-    return history.versions[first].label if first > 0 else ""
+    path = block.anchor.path
+    heads = [split_full_key(k)[0] for k in block.anchor.replaced]
+    newest = max((_arrival(history, h, path, edited=False) or 0 for h in heads), default=0)
+    return history.versions[newest].label if newest > 0 else ""
 
 
 def is_commit(history: MemberHistory, label: str) -> bool:
@@ -914,10 +960,18 @@ def walked(block: Block, history: MemberHistory) -> Walked | None:
         if version is steps[-1]:
             return Walked(found, current, tuple(via))
         moved = anchor_at(found.slot, block.kind)
-        if moved != replace(current, resolution=None):
+        if _site(moved) != _site(current):
             via.append(version.label)
         current = moved
     return None
+
+
+def _site(anchor: Anchor) -> Anchor:
+    """What of an anchor a move changes: the statements around it and those it replaced,
+    each by its own text (a compound statement by its header: a change of its body moved
+    nothing around the block)."""
+    heads = tuple(split_full_key(k)[0] for k in anchor.replaced)
+    return replace(anchor, replaced=heads, resolution=None)
 
 
 def anchor_at(slot: Slot, kind: BlockKind) -> Anchor:

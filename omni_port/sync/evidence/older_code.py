@@ -36,13 +36,18 @@ class OlderCode:
     own: tuple[str, ...]
     #: The edit restated against the base: the base's code in place of the older code.
     code: str
+    #: What ``changed_by`` made of the older code, for a note after "changed"
+    #: (``history.what_changed``; "" when its code there is not at hand).
+    into: str = ""
 
     def note(self, replaced: Sequence[str], named: Callable[[str], str]) -> str:
-        """The lag, for a note: the older code, the revision that had it, the one that
-        changed it into ``replaced`` (each as ``named`` names it: rule 6), and omni's own."""
+        """The lag, for a note: the older code, the revision that had it, what the one after
+        it changed (into ``replaced`` when not known better; each revision as ``named``
+        names it: rule 6), and omni's own."""
+        into = self.into or f"into `{_quoted(replaced)}`"
         return (
             f"`{_quoted(self.older)}` is the code of {named(self.had)}, which "
-            f"{named(self.changed_by)} changed into `{_quoted(replaced)}`, and "
+            f"{named(self.changed_by)} changed {into}, and "
             f"`{_quoted(self.own)}` beside it is omni's"
         )
 
@@ -74,7 +79,8 @@ def older_code(block: Block, past: MemberHistory) -> OlderCode | None:
         run = stmts[start : start + len(older)]
         changed = _changed_after(past, at, block, older)
         code = _restated(block, run, base_code)
-        return OlderCode(past.versions[at].label, changed, older, own, code)
+        into = _into(past, changed, block, run)
+        return OlderCode(past.versions[at].label, changed, older, own, code, into)
     return None
 
 
@@ -107,6 +113,14 @@ def _changed_after(past: MemberHistory, at: int, block: Block, older: tuple[str,
     ``older`` (the base itself when none before it differs)."""
     later = past.versions[at + 1 : past.base + 1]
     return next((v.label for v in later if _keys_at(v, block) != older), later[-1].label)
+
+
+def _into(past: MemberHistory, label: str, block: Block, run: Sequence[Stmt]) -> str:
+    """What the revision ``label`` made of the older code ``run`` at the edit's place
+    (``history.what_changed``; "" when its place is not found)."""
+    version = next(v for v in past.versions if v.label == label)
+    found = history.place(version, block.anchor, fuzzy=True)
+    return history.what_changed(run, found.stmts()) if found is not None else ""
 
 
 def _restated(block: Block, run: Sequence[Stmt], base_code: str) -> str:
