@@ -207,3 +207,23 @@ def test_a_lag_in_a_compound_statement_s_body_says_what_changed_there() -> None:
     assert "changed into `if self.uses_cache:`" not in found.reason
     said = "base.py changed in its body: `self.log(tokens); self.skip()` into `self.trace(tokens)`"
     assert said in found.reason
+
+
+def test_a_statement_edited_at_its_place_names_the_change_that_brought_it_and_the_edit() -> None:
+    """base.py brought `self.log(tokens)`, edited.py gave it `strict=True`: the note names
+    base.py, which `git log -S 'self.log('` finds, and edited.py as the edit (main named
+    edited.py alone, as if the statement was not there before it)."""
+    head, path = "self.log(tokens, strict=True)", ("if self.uses_cache:",)
+    past = _past(("old.py", LACKS), ("base.py", BASE), ("edited.py", EDITED), ("new.py", EDITED))
+    (found,) = history.brought_here(past, [head], path, 0, past.target)
+    assert found == history.Brought(head, "base.py", "", "edited.py")
+    words = history.which_brought([found], lambda label: label)
+    assert words == f"`{head}`, which base.py brought (edited.py changed it into this text)"
+    # Another statement alike that edited.py still holds there is no edit of it.
+    both = EDITED.replace(
+        "self.log(tokens, strict=True)",
+        "self.log(tokens, strict=True)\n            self.log(tokens)",
+    )
+    past = _past(("old.py", LACKS), ("base.py", BASE), ("both.py", both), ("new.py", both))
+    (found,) = history.brought_here(past, [head], path, 0, past.target)
+    assert found == history.Brought(head, "both.py")

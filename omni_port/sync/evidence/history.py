@@ -1003,6 +1003,9 @@ class Brought:
     #: text ``by`` had brought (re-indented into a ``with``, re-wrapped, or from elsewhere
     #: in the member); "" when ``by`` brought it there.
     moved: str = ""
+    #: The release or commit that gave the statement its text at its place by editing the
+    #: one ``by`` brought there (an argument changed); "" when ``by`` brought this text.
+    edited: str = ""
 
 
 def brought(history: MemberHistory, head: str, at: int) -> Brought:
@@ -1035,8 +1038,51 @@ def brought_here(
     for head in heads:
         # The text as it is: a statement edited since came with the edit.
         at = _arrival(history, head, path, upto, edited=False)
-        found.append(brought(history, head, max(since, at if at is not None else since)))
+        found.append(
+            _origin(history, head, path, max(since, at if at is not None else since), since)
+        )
     return tuple(found)
+
+
+def _origin(
+    history: MemberHistory, head: str, path: tuple[str, ...], at: int, since: int = 0
+) -> Brought:
+    """What brought the statement keyed ``head``, whose text came to the body at ``path``
+    with the version at ``at``: when that version edited a statement an earlier change (not
+    before position ``since``) had brought there (``_edited_from``), that change, and
+    ``at`` as the edit; else ``brought``.
+
+    ``git log -S`` of a statement finds the change that brought it, not the one that
+    changed an argument of it later: a note naming only the edit hides that the statement
+    was there before it (and from when the runners lag behind it)."""
+    found = brought(history, head, at)
+    before = _edited_from(history, head, path, at) if found.by and not found.moved else None
+    if before is None:
+        return found
+    came = _arrival(history, before, path, at - 1, edited=False)
+    if not came or came < since:
+        return found  # older than history, or than the change the place records
+    first = _origin(history, before, path, came, since)
+    if not first.by:
+        return found
+    return Brought(head, first.by, first.moved, history.versions[at].label)
+
+
+def _edited_from(history: MemberHistory, head: str, path: tuple[str, ...], at: int) -> str | None:
+    """The statement the version at ``at`` edited into the one keyed ``head`` in the body
+    at ``path``: the only statement of the version before it there alike to it (as the
+    anchor tells one statement edited from another) that ``at`` no longer holds there;
+    None when there is none, or several."""
+    if at < 1 or history.versions[at - 1].member is None:
+        return None
+    now = history.versions[at]
+    was = {k for _, body in _bodies_along(history.versions[at - 1], path, False) for k in body}
+    alike = [
+        key
+        for key in sorted(was)
+        if key != head and similarity(head, key) >= HAD and not _held_at(now, key, path, False)
+    ]
+    return alike[0] if len(alike) == 1 else None
 
 
 def _held_anywhere(version: Version, head: str) -> bool:
@@ -1049,19 +1095,20 @@ def which_brought(items: Sequence[Brought], named: Callable[[str], str]) -> str:
     which X brought", and for each other change ", and `c`, which Y brought"; a later
     change that only moved them is said too ("(Z moved it here)"; "which Z moved here
     from elsewhere in the member" when the oldest version of history has the text)."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for item in items:
-        groups.setdefault((item.by, item.moved), []).append(item.key)
+        groups.setdefault((item.by, item.moved, item.edited), []).append(item.key)
     parts = []
-    for (by, moved), keys in groups.items():
+    for (by, moved, edited), keys in groups.items():
         quoted = f"`{_quoted(keys)}`"
         them = "them" if len(keys) > 1 else "it"
+        since = [f"{named(moved)} moved {them} here"] if moved else []
+        since += [f"{named(edited)} changed {them} into this text"] if edited else []
+        later = f" ({', '.join(since)})" if since else ""
         if not by:
             parts.append(f"{quoted}, which {named(moved)} moved here from elsewhere in the member")
-        elif moved:
-            parts.append(f"{quoted}, which {named(by)} brought ({named(moved)} moved {them} here)")
         else:
-            parts.append(f"{quoted}, which {named(by)} brought")
+            parts.append(f"{quoted}, which {named(by)} brought{later}")
     return ", and ".join(parts)
 
 
