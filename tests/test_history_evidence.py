@@ -227,3 +227,14 @@ def test_a_statement_edited_at_its_place_names_the_change_that_brought_it_and_th
     past = _past(("old.py", LACKS), ("base.py", BASE), ("both.py", both), ("new.py", both))
     (found,) = history.brought_here(past, [head], path, 0, past.target)
     assert found == history.Brought(head, "both.py")
+
+
+def test_a_statement_the_oldest_release_read_has_is_older_than_history() -> None:
+    """base.py, the oldest version read, has `tokens = ...` already: nothing read brought
+    it, and the note says so (main said base.py brought it)."""
+    head = "tokens = self.prepare(batch)"
+    past = _past(("base.py", BASE), ("new.py", TARGET))
+    (found,) = history.brought_here(past, [head], (), 0, past.target)
+    assert found == history.Brought(head, "")
+    words = history.which_brought([found], lambda label: label, "base.py")
+    assert words == f"`{head}`, which base.py already had (older than the history read)"

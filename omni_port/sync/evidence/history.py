@@ -1019,7 +1019,8 @@ def brought(history: MemberHistory, head: str, at: int) -> Brought:
         first -= 1
     label = history.versions[at].label
     if first == at:
-        return Brought(head, label)
+        # The oldest version read already has it: its arrival is older than history.
+        return Brought(head, label if at > 0 else "")
     return Brought(head, history.versions[first].label if first > 0 else "", label)
 
 
@@ -1090,11 +1091,12 @@ def _held_anywhere(version: Version, head: str) -> bool:
     return version.member is not None and any(head in body for body in _body_keys(version, True))
 
 
-def which_brought(items: Sequence[Brought], named: Callable[[str], str]) -> str:
+def which_brought(items: Sequence[Brought], named: Callable[[str], str], oldest: str = "") -> str:
     """The statements ``items`` with the changes that brought them, for a note: "`a; b`,
     which X brought", and for each other change ", and `c`, which Y brought"; a later
     change that only moved them is said too ("(Z moved it here)"; "which Z moved here
-    from elsewhere in the member" when the oldest version of history has the text)."""
+    from elsewhere in the member" when the oldest version of history has the text), and
+    one older than history as such ("which ``oldest`` already had")."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for item in items:
         groups.setdefault((item.by, item.moved, item.edited), []).append(item.key)
@@ -1105,8 +1107,11 @@ def which_brought(items: Sequence[Brought], named: Callable[[str], str]) -> str:
         since = [f"{named(moved)} moved {them} here"] if moved else []
         since += [f"{named(edited)} changed {them} into this text"] if edited else []
         later = f" ({', '.join(since)})" if since else ""
-        if not by:
+        if not by and moved:
             parts.append(f"{quoted}, which {named(moved)} moved here from elsewhere in the member")
+        elif not by:
+            had = f"{named(oldest)} already had" if oldest else "history already had"
+            parts.append(f"{quoted}, which {had} (older than the history read)")
         else:
             parts.append(f"{quoted}, which {named(by)} brought{later}")
     return ", and ".join(parts)

@@ -282,7 +282,9 @@ class History:
 
     def which_brought(self, brought: Sequence[history.Brought]) -> str:
         """Statements with the changes that brought them, for a note (``which_brought``)."""
-        return history.which_brought(brought, self.named)
+        past = self.past
+        oldest = past.versions[0].label if past is not None else ""
+        return history.which_brought(brought, self.named, oldest)
 
     def base_text_without(self, block: Block, keys: frozenset[str]) -> str:
         """The base's code of the statements the block replaced, less those keyed ``keys``
