@@ -350,13 +350,19 @@ def explain(block: Block, history: MemberHistory) -> Explained | None:
 
 def _into(block: Block, history: MemberHistory, label: str) -> str:
     """What the change ``label`` made of the edit's code at its place, for a note
-    (``what_changed``); "" when the edit's code or that version's place is not at hand."""
-    version = next((v for v in history.versions if v.label == label), None)
-    found = place(version, block.anchor, fuzzy=True) if version is not None else None
+    (``changed_at``); "" when the edit's code does not parse."""
     try:
         old = parse(dedent_code(block.code), "<block>").body.stmts
     except BadInput:
         return ""
+    return changed_at(history, label, block.anchor, old)
+
+
+def changed_at(history: MemberHistory, label: str, anchor: Anchor, old: Sequence[Stmt]) -> str:
+    """What the version ``label`` made of the statements ``old`` at the anchor's place, for a
+    note after "changed" (``what_changed``); "" when that version has no such place."""
+    version = next((v for v in history.versions if v.label == label), None)
+    found = place(version, anchor, fuzzy=True) if version is not None else None
     return what_changed(old, found.stmts()) if found is not None else ""
 
 

@@ -79,7 +79,7 @@ def older_code(block: Block, past: MemberHistory) -> OlderCode | None:
         run = stmts[start : start + len(older)]
         changed = _changed_after(past, at, block, older)
         code = _restated(block, run, base_code)
-        into = _into(past, changed, block, run)
+        into = history.changed_at(past, changed, block.anchor, run)
         return OlderCode(past.versions[at].label, changed, older, own, code, into)
     return None
 
@@ -113,14 +113,6 @@ def _changed_after(past: MemberHistory, at: int, block: Block, older: tuple[str,
     ``older`` (the base itself when none before it differs)."""
     later = past.versions[at + 1 : past.base + 1]
     return next((v.label for v in later if _keys_at(v, block) != older), later[-1].label)
-
-
-def _into(past: MemberHistory, label: str, block: Block, run: Sequence[Stmt]) -> str:
-    """What the revision ``label`` made of the older code ``run`` at the edit's place
-    (``history.what_changed``; "" when its place is not found)."""
-    version = next(v for v in past.versions if v.label == label)
-    found = history.place(version, block.anchor, fuzzy=True)
-    return history.what_changed(run, found.stmts()) if found is not None else ""
 
 
 def _restated(block: Block, run: Sequence[Stmt], base_code: str) -> str:
