@@ -50,9 +50,14 @@ class FollowedAcross(Silent):
         for change in sorted(split):
             followers, keepers = split[change]
             history = _history(facts, decisions, followers[0])
+            if history.is_commit(change):
+                reason = _conflict(history, change, split[change])
+            else:
+                seen = _seen(facts, decisions, change, keepers)
+                reason = _seen_conflict(history, change, split[change], seen) if seen else ""
             for d in (*followers, *keepers):
-                if history.is_commit(change):
-                    conflicts.setdefault(d.block.id, _conflict(history, change, split[change]))
+                if reason:
+                    conflicts.setdefault(d.block.id, reason)
                 else:
                     notes.setdefault(d.block.id, []).append(_note(history, change, split[change]))
         return [_revised(d, conflicts, notes) for d in decisions]
@@ -85,6 +90,44 @@ def _conflict(history: History, change: str, split: tuple[list[Decision], list[D
         f"upstream change {history.named(change)} would be followed by half: it is followed "
         f"at {_hunks(followers)} (the runners' lag behind it) and omni's code is kept "
         f"against it at {_hunks(keepers)}; follow it whole or keep omni's code at each"
+    )
+
+
+def _seen(
+    facts: Sequence[MemberFacts],
+    decisions: Sequence[Decision],
+    change: str,
+    keepers: list[Decision],
+) -> dict[str, str]:
+    """The kept edits whose text was copied after the release ``change`` (``post_dates``),
+    by block id, each with the newest release that brought text it holds."""
+    seen = {}
+    for keeper in keepers:
+        later = _history(facts, decisions, keeper).post_dates(keeper.block, change)
+        if later:
+            seen[keeper.block.id] = later
+    return seen
+
+
+def _seen_conflict(
+    history: History,
+    change: str,
+    split: tuple[list[Decision], list[Decision]],
+    seen: dict[str, str],
+) -> str:
+    """A split release's conflict: omni's code is kept against it where the runners' text
+    was copied after it (``seen``), while another edit follows it as their lag."""
+    followers, keepers = split
+    dated = ", ".join(
+        f"{ident.split('.', 1)[-1]} holds code {history.named(later)} brought"
+        for ident, later in seen.items()
+    )
+    return (
+        f"{history.named(change)} would be followed by half: it took out code the runners "
+        f"hold at {_hunks(followers)} (followed: the runners' lag behind it) and at "
+        f"{_hunks(keepers)} (omni's code kept), where the runners' text was copied after "
+        f"it ({dated}); releases alone cannot tell whether that is one change (a clone "
+        "can: --upstream-repo): follow it whole or keep omni's code at each"
     )
 
 
