@@ -3,19 +3,31 @@
 # Upstream history: 4 releases, older.py to upstream.py.
 # Regenerate: omni-port sync
 from fakeacc.runner_v1 import NPUModelRunner
-from fakeacc.timing import timed
 
 
 class R(NPUModelRunner):
     def forward(self, batch):
         tokens = self.prepare(batch)
         if self.balancer:
+            # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit edit: with timed('balance before'):)
+            # untimed.py would be followed by half: it took out code the runners hold at R.forward.edit-01 (followed: the runners' lag behind it) and at R.sample.edit-01 (omni's code kept), where the runners' text was copied after it (R.sample.edit-01 holds code base.py brought); releases alone cannot tell whether that is one change (a clone can: --upstream-repo): follow it whole or keep omni's code at each.
+            #   candidate: upstream line 9, replacing 1 statement (score 1.00): self.balancer.before()
+            # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
+            # | with timed("balance before"):
+            # |     self.balancer.before()
+            # <<<<<<< omni-port conflict end
             self.balancer.before()
         return self.run(tokens, mode=1)
 
     def sample(self, hidden):
         logits = self.logits(hidden)
         if self.balancer:
-            with timed("balance after"):
-                self.balancer.after(self.heat)
+            # >>>>>>> omni-port conflict: omni.R.sample.edit-01 (Implicit edit: with timed('balance after'):)
+            # untimed.py would be followed by half: it took out code the runners hold at R.forward.edit-01 (followed: the runners' lag behind it) and at R.sample.edit-01 (omni's code kept), where the runners' text was copied after it (R.sample.edit-01 holds code base.py brought); releases alone cannot tell whether that is one change (a clone can: --upstream-repo): follow it whole or keep omni's code at each.
+            #   candidate: upstream line 15, replacing 1 statement (score 1.00): self.balancer.after(self.heat)
+            # Place the block by hand, or record a choice with `omni-port resolve omni.R.sample.edit-01`.
+            # | with timed("balance after"):
+            # |     self.balancer.after(self.heat)
+            # <<<<<<< omni-port conflict end
+            self.balancer.after(self.heat)
         return self.pick(logits)
