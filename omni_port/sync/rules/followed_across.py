@@ -12,11 +12,18 @@ A release is the diff of many commits: only code omni still holds that the relea
 out ties a kept edit to it, and only a followed lag of runner code the release changed or
 took out (both halves are then the runners' old code that release replaced); that a
 release brought what omni's code replaces, or code where the runners had none, proves no
-single change (the member rule ``followed-whole`` notes the first within a method). Even
-so, a release split is a note on each of its edits, not a conflict: on the replayed
-upgrades every such split that a conflict would show is one the maintainers' own port
-made (0.28.0 to 0.30.0: 3 edits placed as they wrote them, 4 lags followed), so with
-releases alone the evidence does not outweigh theirs; a clone names the commit.
+single change (the member rule ``followed-whole`` notes the first within a method).
+
+Such a release split is a conflict (docs/design.md rules 5 and 7) where a kept edit's text
+was copied after the release (``History.post_dates``: its code holds upstream text a later
+release brought, beside code this one took out): the copy there saw the change and kept
+the old code while the followed place lags behind it, a half only a clone can clear (the
+next real upgrade's EPLB timers: 0.21.0rc1 unwrapped both, the runners' ``sample_tokens``
+keeps the wrapper around 0.23.0rc1's ``forward_end(...)``; the clone names 28d7ed0a0e).
+Elsewhere it is a note on each of its edits: a copy no newer than the release lags behind
+all of it, and on the replayed upgrades every such split that a conflict would show is one
+the maintainers' own port made (0.28.0 to 0.30.0: 3 edits placed as they wrote them, 4
+lags followed), so with releases alone the evidence does not outweigh theirs.
 """
 
 from __future__ import annotations
