@@ -449,7 +449,7 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     assert upgraded.exit_code == 1  # conflicts elsewhere, and the two signatures
     member = "NPUGenerationModelRunner.sample_tokens"
     conflicts = [line for line in upgraded.stdout.splitlines() if " OP301 " in line]
-    here = [line for line in conflicts if member in line]
+    here = [line for line in conflicts if f".{member}." in line.split(": ")[1]]
     assert [line.split(" OP301 block ")[1].split(":")[0] for line in here] == [
         f"npu_generation_model_runner.{member}.edit-12"
     ], here
