@@ -16,7 +16,8 @@ once per item:
   clone, one upstream change, not a release;
 - ``location``: ``BLOCK: text``: the catalog's Location line of a block;
 - ``resolve``: ``BLOCK #K [FILE]``: a maintainer's recorded choice, the candidate as a
-  sync onto FILE (by default ``upstream.py``) numbers it;
+  sync onto FILE (by default ``upstream.py``) numbers it; ``BLOCK drop``: the block
+  dropped as obsolete (``resolve --drop``);
 - ``with``: the other rules (by ``decided_by`` value) whose answers a rule case's rule
   needs on the way when it runs alone (the statement merge after a header edit's place is
   found, the rule whose placement a member rule revises).
@@ -36,7 +37,7 @@ from omni_port import api
 from omni_port.api import resolution
 from omni_port.api.inputs import with_members
 from omni_port.api.run import Given
-from omni_port.model import PatchSet, Release, Status
+from omni_port.model import PatchSet, Release, Resolution, Status, code_digest
 from omni_port.patches import edits
 from omni_port.patches.patchfile import render_patch_set
 from omni_port.sync import pipeline
@@ -137,6 +138,11 @@ def _resolved(folder: Path, rows: list[str], patches: PatchSet) -> PatchSet:
     as a sync onto FILE (default ``upstream.py``) numbers it."""
     for row in rows:
         block_id, choice, *on = row.split()
+        if choice == "drop":
+            block = edits.find_block(patches, block_id)[1]
+            dropped = Resolution("", (), (), "", code_digest(block.code), "", "obsolete")
+            patches = edits.resolve(patches, block_id, dropped)
+            continue
         name = on[0] if on else "upstream.py"
         upstream = api.parse_upstream(_text(folder, name), name, "fakeacc.runner_v1")
         module, block = edits.find_block(patches, block_id)

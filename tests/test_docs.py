@@ -260,7 +260,7 @@ _GIT = {
 @pytest.mark.real
 def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path) -> None:
     """The README's upgrade day, as written, in a vLLM-Omni checkout made a workspace: the
-    upgrade moves it (extract --check and sync --check agree), three conflicts resolve by
+    upgrade moves it (extract --check and sync --check agree), seven conflicts resolve by
     place or drop and a sync writes them, a sync before `continue` refuses to overwrite the
     edits in place, one continue, verify and check are green, and
     after the commit a fresh clone's check is green with no re-work."""
@@ -268,7 +268,7 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert [words[:2] for words in commands] == [
         ["omni-port", "init"],
         ["omni-port", "upgrade"],
-        *[["omni-port", "resolve"]] * 3,
+        *[["omni-port", "resolve"]] * 7,
         ["omni-port", "sync"],
         ["omni-port", "continue"],
         ["omni-port", "verify"],
@@ -296,31 +296,31 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
         "vllm_omni/platforms/npu/worker/npu_ar_model_runner.py:145: OP102",
         'pinned in pyproject.toml [tool.omni-port]: base = "vllm-ascend==0.26.0rc1", '
         'upstream = "vllm-ascend==0.30.0rc2", marker-allow = "marker-allow.txt"',
-        "93 placed, 6 conflicts, 2 verify problems (2 OP508): not deployable until "
+        "91 placed, 10 conflicts, 2 verify problems (2 OP508): not deployable until "
         "resolved; summary in upgrade.md",
     ):
         assert said in upgraded.stderr, upgraded.stderr
     assert run(["omni-port", "extract", "--check"]).returncode == 0
     assert run(["omni-port", "sync", "--check"]).returncode == 0
-    for words in commands[2:5]:
+    for words in commands[2:9]:
         resolved = run(words)
         assert resolved.returncode == 0, resolved.stderr
-    assert run(commands[5]).returncode == 1  # the conflicts left are edited in place
+    assert run(commands[9]).returncode == 1  # the conflicts left are edited in place
     generated = work / "omni-port" / "generated"
     _edit_in_place(generated)
     edited = {p.name: p.read_bytes() for p in generated.glob("*.py")}
     refused = run(["omni-port", "sync"])
     assert refused.returncode == 2 and " OP207 " in refused.stderr, refused.stderr
     assert {p.name: p.read_bytes() for p in generated.glob("*.py")} == edited
-    continued = run(commands[6])
+    continued = run(commands[10])
     assert continued.returncode == 0, continued.stdout + continued.stderr
     assert "took the edits of 3 runners: 4 resolutions recorded in the patches" in (
         continued.stderr
     )
-    assert run(commands[7]).returncode == 0
-    checked = run(commands[8])
+    assert run(commands[11]).returncode == 0
+    checked = run(commands[12])
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    for words in commands[9:]:
+    for words in commands[13:]:
         assert run(words).returncode == 0
     assert "omni-port/generated/omni-port.lock" in run(["git", "ls-files"]).stdout
     clone = tmp_path / "clone"
@@ -329,13 +329,14 @@ def test_the_upgrade_day_walk_through_ends_green(tmp_path: Path, cache_dir: Path
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     lock = json.loads((clone / "omni-port" / "generated" / "omni-port.lock").read_text())
     resolved = [r["id"] for r in lock["placements"] if r.get("decided_by") == ["resolved"]]
-    # The three `resolve` recorded (edit-03's place, both `_dummy_run` deletions dropped),
-    # the two signatures and the guard's returns `continue` took; the generation runner's
-    # sample_tokens needs none (intent owns block-01, edit-15 reads what it binds, edit-09
-    # holds with them).
-    assert len(resolved) == 7, resolved
+    # The seven `resolve` recorded (edit-03's place, both `_dummy_run` deletions dropped,
+    # the four EPLB timers of 28d7ed0a0e dropped: followed whole), the two signatures and
+    # the guard's returns `continue` took; the generation runner's sample_tokens knot needs
+    # none (intent owns block-01, edit-15 reads what it binds, edit-09 holds with them).
+    assert len(resolved) == 11, resolved
     dropped = {r["id"] for r in lock["placements"] if r["status"] == "dropped"}
-    assert {i.rsplit(".", 2)[-2] for i in dropped} == {"_dummy_run"}, dropped
+    methods = {"_dummy_run": 2, "execute_model": 2, "sample_tokens": 2}
+    assert {m: sum(i.rsplit(".", 2)[-2] == m for i in dropped) for m in methods} == methods
     assert not any(r["status"] == "conflict" for r in lock["placements"])
 
 

@@ -434,9 +434,10 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     """On the next real upgrade, the generation runner's sample_tokens: intent owns the
     marked block-01 (upstream's 0.27.1rc1 binding among what it replaces is read only
     there), edit-15 reads `to_host`, which only block-01 binds, and edit-09's deletion holds
-    with what edit-15 replaces; so no conflict is left there (the upgrade's conflicts are in
-    other methods: early exits, deletions releases cannot order), and `resolve` refuses a
-    block sync places ("not a conflict"), recording nothing."""
+    with what edit-15 replaces; so no conflict of the knot is left there (the method's one
+    conflict is edit-12, the EPLB wrapper 0.21.0rc1 took out kept around 0.23.0rc1's
+    `forward_end(...)`, rule 5 across methods), and `resolve` refuses a block sync places
+    ("not a conflict"), recording nothing."""
     default_workspace(tmp_path, v2=False)
     monkeypatch.chdir(tmp_path)
     common = ("--cache-dir", cache_dir)
@@ -448,7 +449,11 @@ def test_the_sample_tokens_knot_is_placed_and_resolve_refuses_what_sync_places(
     assert upgraded.exit_code == 1  # conflicts elsewhere, and the two signatures
     member = "NPUGenerationModelRunner.sample_tokens"
     conflicts = [line for line in upgraded.stdout.splitlines() if " OP301 " in line]
-    assert conflicts and not [line for line in conflicts if member in line], conflicts
+    here = [line for line in conflicts if f".{member}." in line.split(": ")[1]]
+    assert [line.split(" OP301 block ")[1].split(":")[0] for line in here] == [
+        f"npu_generation_model_runner.{member}.edit-12"
+    ], here
+    assert "vllm-ascend==0.21.0rc1 would be followed by half" in here[0], here
     lock = json.loads((tmp_path / "generated" / "omni-port.lock").read_text())
     rows = {r["id"].split(".", 1)[1]: r for r in lock["placements"]}
     for name in ("block-01", "edit-15", "edit-09"):

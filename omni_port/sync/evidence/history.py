@@ -1184,3 +1184,26 @@ def _held_at(version: Version, head: str, path: tuple[str, ...], edited: bool = 
     another)."""
     keys = {key for _, body in _bodies_along(version, path, False) for key in body}
     return head in keys or (edited and any(similarity(head, key) >= HAD for key in keys))
+
+
+def post_dates(block: Block, history: MemberHistory, label: str) -> str:
+    """The newest change after ``label`` that brought the text of an upstream statement an
+    unmarked edit's code holds ("" when none did, or ``label`` is not in history): the
+    runner's text at the edit's place is a copy made after ``label``, which saw its change
+    (a statement's text dates from the oldest version of the run up to the base whose
+    member holds it anywhere, ``brought``: a change that only moved it dates nothing). A
+    marked block's code is omni's and dates nothing, as in ``never_had``."""
+    order = [v.label for v in history.versions]
+    mine = every_key(block.code) if not block.marked else None
+    base = history.versions[history.base]
+    if label not in order or mine is None or base.member is None:
+        return ""
+    dated = {
+        order.index(found.by)
+        for head in mine
+        if _held_anywhere(base, head)
+        for found in [brought(history, head, history.base)]
+        if found.by
+    }
+    newest = max(dated, default=-1)
+    return order[newest] if newest > order.index(label) else ""

@@ -254,6 +254,13 @@ class History:
         past = self.past
         return history.stood_against(block, past) if past is not None else history.StoodAgainst()
 
+    def post_dates(self, block: Block, change: str) -> str:
+        """The newest change after ``change`` that brought upstream text an unmarked edit's
+        code holds: its place's text was copied after ``change`` ("" when none, or without
+        history; ``evidence.history.post_dates``)."""
+        past = self.past
+        return history.post_dates(block, past, change) if past is not None else ""
+
     def _never_had(self, block: Block) -> history.NeverHad | None:
         """Statements the block replaces that the runners never had at its place (None
         when none, or without history)."""

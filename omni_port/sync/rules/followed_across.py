@@ -12,11 +12,18 @@ A release is the diff of many commits: only code omni still holds that the relea
 out ties a kept edit to it, and only a followed lag of runner code the release changed or
 took out (both halves are then the runners' old code that release replaced); that a
 release brought what omni's code replaces, or code where the runners had none, proves no
-single change (the member rule ``followed-whole`` notes the first within a method). Even
-so, a release split is a note on each of its edits, not a conflict: on the replayed
-upgrades every such split that a conflict would show is one the maintainers' own port
-made (0.28.0 to 0.30.0: 3 edits placed as they wrote them, 4 lags followed), so with
-releases alone the evidence does not outweigh theirs; a clone names the commit.
+single change (the member rule ``followed-whole`` notes the first within a method).
+
+Such a release split is a conflict (docs/design.md rules 5 and 7) where a kept edit's text
+was copied after the release (``History.post_dates``: its code holds upstream text a later
+release brought, beside code this one took out): the copy there saw the change and kept
+the old code while the followed place lags behind it, a half only a clone can clear (the
+next real upgrade's EPLB timers: 0.21.0rc1 unwrapped both, the runners' ``sample_tokens``
+keeps the wrapper around 0.23.0rc1's ``forward_end(...)``; the clone names 28d7ed0a0e).
+Elsewhere it is a note on each of its edits: a copy no newer than the release lags behind
+all of it, and on the replayed upgrades every such split that a conflict would show is one
+the maintainers' own port made (0.28.0 to 0.30.0: 3 edits placed as they wrote them, 4
+lags followed), so with releases alone the evidence does not outweigh theirs.
 """
 
 from __future__ import annotations
@@ -50,9 +57,16 @@ class FollowedAcross(Silent):
         for change in sorted(split):
             followers, keepers = split[change]
             history = _history(facts, decisions, followers[0])
+            if history.is_commit(change):
+                reason = _conflict(history, change, split[change])
+            else:
+                seen = _seen(facts, decisions, change, keepers)
+                reason = _seen_conflict(history, change, split[change], seen) if seen else ""
             for d in (*followers, *keepers):
-                if history.is_commit(change):
-                    conflicts.setdefault(d.block.id, _conflict(history, change, split[change]))
+                if reason and d.block.anchor.resolution is not None:
+                    continue  # the maintainer's recorded answer stands; the others name it
+                if reason:
+                    conflicts.setdefault(d.block.id, reason)
                 else:
                     notes.setdefault(d.block.id, []).append(_note(history, change, split[change]))
         return [_revised(d, conflicts, notes) for d in decisions]
@@ -88,6 +102,44 @@ def _conflict(history: History, change: str, split: tuple[list[Decision], list[D
     )
 
 
+def _seen(
+    facts: Sequence[MemberFacts],
+    decisions: Sequence[Decision],
+    change: str,
+    keepers: list[Decision],
+) -> dict[str, str]:
+    """The kept edits whose text was copied after the release ``change`` (``post_dates``),
+    by block id, each with the newest release that brought text it holds."""
+    seen = {}
+    for keeper in keepers:
+        later = _history(facts, decisions, keeper).post_dates(keeper.block, change)
+        if later:
+            seen[keeper.block.id] = later
+    return seen
+
+
+def _seen_conflict(
+    history: History,
+    change: str,
+    split: tuple[list[Decision], list[Decision]],
+    seen: dict[str, str],
+) -> str:
+    """A split release's conflict: omni's code is kept against it where the runners' text
+    was copied after it (``seen``), while another edit follows it as their lag."""
+    followers, keepers = split
+    dated = ", ".join(
+        f"{ident.split('.', 1)[-1]} holds code {history.named(later)} brought"
+        for ident, later in seen.items()
+    )
+    return (
+        f"{history.named(change)} would be followed by half: it took out code the runners "
+        f"hold at {_hunks(followers)} (followed: the runners' lag behind it) and at "
+        f"{_hunks(keepers)} (omni's code kept), where the runners' text was copied after "
+        f"it ({dated}); releases alone cannot tell whether that is one change (a clone "
+        "can: --upstream-repo): follow it whole or keep omni's code at each"
+    )
+
+
 def _note(history: History, change: str, split: tuple[list[Decision], list[Decision]]) -> str:
     """A split release's note (a release is many commits: what it cannot tell)."""
     followers, keepers = split
@@ -109,7 +161,7 @@ def _split_changes(facts: Sequence[MemberFacts], decisions: Sequence[Decision]) 
     as it is (no merge, no recorded resolution) against it."""
     followed: dict[str, list[Decision]] = {}
     for fact, decision in zip(facts, decisions, strict=True):
-        found = fact.history.explained(decision.block) if decision.follow else None
+        found = fact.history.explained(decision.block) if _follows(decision) else None
         if found is None or not found.lag or not found.brought_by:
             continue
         # A release ties only a lag whose code the release changed or took out, as it
@@ -128,6 +180,14 @@ def _split_changes(facts: Sequence[MemberFacts], decisions: Sequence[Decision]) 
             if change in followed:
                 split.setdefault(change, (followed[change], []))[1].append(decision)
     return split
+
+
+def _follows(decision: Decision) -> bool:
+    """Whether the output keeps upstream's code at the decision's place: the engine follows
+    it, or a maintainer dropped the edit there (``resolve --drop``), which follows it too."""
+    resolution = decision.block.anchor.resolution
+    dropped = resolution is not None and resolution.dropped and not decision.conflict
+    return decision.follow or dropped
 
 
 def _against(history: History, decision: Decision) -> tuple[str, ...]:

@@ -1,0 +1,18 @@
+from fakeacc.runner import GPUModelRunner
+from fakeacc.timing import timed
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        if self.balancer:
+            with timed("balance before"):
+                self.balancer.before()
+        return self.run(tokens)
+
+    def sample(self, hidden):
+        logits = self.logits(hidden)
+        if self.balancer:
+            with timed("balance after"):
+                self.balancer.after()
+        return self.pick(logits)

@@ -1,0 +1,15 @@
+from fakeacc.runner import GPUModelRunner
+from fakeacc.timing import timed
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        if self.balancer:
+            with timed("balance before"):
+                self.balancer.before()
+        tokens = self.prepare(batch)
+        hidden = self.run(tokens)
+        if not self.dry_run:
+            with timed("balance after"):
+                self.balancer.after()
+        return hidden
