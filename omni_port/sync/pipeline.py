@@ -6,13 +6,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omni_port.errors import BadInput
-from omni_port.model import Chunk, Code, Copy, Finding, PatchSet, Placement, Status, Upstream
+from omni_port.model import (
+    Chunk,
+    Code,
+    Copy,
+    Finding,
+    ModulePatches,
+    PatchSet,
+    Placement,
+    Status,
+    Upstream,
+)
 from omni_port.patches import lockfile
+from omni_port.pyast import fields as records
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.platform import layout_onto
 from omni_port.sources.textio import encode, sha256
 from omni_port.sync import decisions, offers, splice
-from omni_port.sync.facts import declared
+from omni_port.sync.facts import Declared, declared
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
 
@@ -99,13 +111,15 @@ def sync(
     placements: list[Placement] = []
     findings: list[Finding] = []
     owned = declared(patches)
-    for module in patches.modules:
-        if options.only and module.name not in options.only:
-            continue
-        decided = decisions.decide(module, upstream, options.locations, options.rules, owned)
-        if options.judge is not None:
-            decided = offers.offered(decided, top, options.judge)
-        built = splice.assemble(decided, top)
+    modules = [m for m in patches.modules if not options.only or m.name in options.only]
+    built_all = [_built(m, upstream, options, owned, top) for m in modules]
+    # The records the output defines order what both sides appended to their calls: a
+    # module that fills one out of order is decided again, knowing them.
+    fields = records.defined([built.text for built in built_all])
+    for at, (module, built) in enumerate(zip(modules, built_all, strict=True)):
+        if fields and records.misordered(built.text, fields):
+            built_all[at] = _built(module, upstream, options, owned, top, fields)
+    for module, built in zip(modules, built_all, strict=True):
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)
@@ -127,6 +141,21 @@ def sync(
     )
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
+
+
+def _built(
+    module: ModulePatches,
+    upstream: Upstream,
+    options: Options,
+    owned: Declared,
+    top: str,
+    fields: Fields = (),
+) -> splice.Built:
+    """``module`` decided and written out (``fields``: the records the output defines)."""
+    decided = decisions.decide(module, upstream, options.locations, options.rules, owned, fields)
+    if options.judge is not None:
+        decided = offers.offered(decided, top, options.judge)
+    return splice.assemble(decided, top)
 
 
 def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
