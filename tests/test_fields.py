@@ -55,3 +55,5 @@ def test_misordered_finds_a_construction_or_an_unpacking_out_of_field_order() ->
     assert not fields.misordered("s = State(tokens, None, slots)\n", known)
     assert not fields.misordered("s = Other(tokens, slots, extras)\n", known)
     assert not fields.misordered("(a, b) = pair\n", known)
+    # Two of a record's fields bound from something else: no unpacking of the record.
+    assert not fields.misordered("(extras, tokens) = self.split()\n", known)

@@ -143,6 +143,14 @@ OMNI_FIRST = (("State", ("tokens", "logits", "extras", "slots")),)
             id="no-record-defined-upstream-first-as-before",
         ),
         pytest.param(
+            "(tokens,) = self.split()\n",
+            "(tokens, extras) = self.split()\n",
+            "(tokens, slots) = self.split()\n",
+            OMNI_FIRST,
+            "(tokens, slots, extras) = self.split()\n",
+            id="targets-that-are-not-all-the-fields-upstream-first-as-before",
+        ),
+        pytest.param(
             "s = State(tokens, logits)\n",
             "s = State(tokens, logits, extras.x)\n",
             "s = State(tokens, logits, slots)\n",

@@ -66,9 +66,10 @@ def callee(call: ast.Call) -> str:
 
 
 def unpacked(names: Sequence[str], fields: Mapping[str, tuple[str, ...]]) -> tuple[str, ...] | None:
-    """The fields of the one record every one of ``names`` is a field of (the record a
-    tuple of targets unpacks); None when no record, or more than one, holds them all."""
-    holding = [f for f in fields.values() if names and set(names) <= set(f)]
+    """The fields of the one record whose fields ``names`` are, every one (the record a
+    tuple of targets unpacks: ``a, b = pair`` binds two names, not some record's fields);
+    None when no record, or more than one, has exactly those."""
+    holding = [f for f in fields.values() if set(names) == set(f)]
     return holding[0] if len(holding) == 1 else None
 
 

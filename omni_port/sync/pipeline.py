@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
 from omni_port.model import (
@@ -112,13 +112,7 @@ def sync(
     findings: list[Finding] = []
     owned = declared(patches)
     modules = [m for m in patches.modules if not options.only or m.name in options.only]
-    built_all = [_built(m, upstream, options, owned, top) for m in modules]
-    # The records the output defines order what both sides appended to their calls: a
-    # module that fills one out of order is decided again, knowing them.
-    fields = records.defined([built.text for built in built_all])
-    for at, (module, built) in enumerate(zip(modules, built_all, strict=True)):
-        if fields and records.misordered(built.text, fields):
-            built_all[at] = _built(module, upstream, options, owned, top, fields)
+    built_all = _with_fields(patches, modules, upstream, options, owned, top)
     for module, built in zip(modules, built_all, strict=True):
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
@@ -143,6 +137,30 @@ def sync(
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
 
 
+def _with_fields(
+    patches: PatchSet,
+    modules: Sequence[ModulePatches],
+    upstream: Upstream,
+    options: Options,
+    owned: Declared,
+    top: str,
+) -> list[splice.Built]:
+    """``modules`` decided and written out, each knowing the records the output defines
+    where it constructs or unpacks one out of their fields' order (``pyast.fields``): the
+    order of what both sides appended to those is the fields' (``pyast.merge3``)."""
+    built = [_built(m, upstream, options, owned, top) for m in modules]
+    # A module left out (`resolve` asks for one) still defines its records, as the whole
+    # sync does; its conflicts' offers do not matter here.
+    others = [m for m in patches.modules if m not in modules and _copies_module_level(m)]
+    alone = replace(options, judge=None)
+    texts = [b.text for b in built] + [_built(m, upstream, alone, owned, top).text for m in others]
+    fields = records.defined(texts)
+    for at, module in enumerate(modules):
+        if fields and records.misordered(built[at].text, fields):
+            built[at] = _built(module, upstream, options, owned, top, fields)
+    return built
+
+
 def _built(
     module: ModulePatches,
     upstream: Upstream,
@@ -156,6 +174,11 @@ def _built(
     if options.judge is not None:
         decided = offers.offered(decided, top, options.judge)
     return splice.assemble(decided, top)
+
+
+def _copies_module_level(module: ModulePatches) -> bool:
+    """Whether ``module`` copies a module-level definition (a record it may define)."""
+    return any(isinstance(p, Copy) and not p.upstream_owner for p in module.pieces)
 
 
 def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:
