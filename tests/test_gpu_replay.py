@@ -17,12 +17,17 @@ from bench.gpu_replay import (
     class_keys,
     code_keys,
     conflict_code,
+    extracted,
     judge,
     judge_method,
     merge3,
     run_step,
 )
+from omni_port import api
+from omni_port.api.run import Given
 from omni_port.model import CONFLICT_CLOSE, CONFLICT_LINE, CONFLICT_OPEN
+from omni_port.pyast import fields
+from omni_port.sources.textio import decode
 from omni_port.sources.upstream import default_cache
 
 # vLLM's method in N's pair: run a batch.
@@ -205,6 +210,31 @@ def test_real_step_omni_port_beats_merge_file_and_runs_nothing_twice() -> None:
     assert right["omni-port"] > right["git merge-file"]
     assert tool.counts["wrong"] < merge.counts["wrong"]
     assert tool.counts["duplicated"] == 0
+
+
+@pytest.mark.real
+def test_real_step_fills_the_records_fields_in_the_order_the_output_defines() -> None:
+    # vllm-omni 0.14.0 -> 0.16.0 (vLLM 0.14.1 -> 0.16.0): omni appended multimodal_outputs
+    # to ExecuteModelState(...) and its unpackings, vLLM 0.15.0 appended slot_mappings; the
+    # output's NamedTuple holds omni's field first, so every construction and unpacking
+    # does too (main wrote upstream's first: 3 wrong, the call filling each field with the
+    # other's value). `resolve`'s sync of the generation runner alone writes it the same.
+    history = GpuHistory(default_cache())
+    step = Step("0.14.0", "0.16.0", history.pair("0.14.0")[0], history.pair("0.16.0")[0])
+    patches = extracted(history, step.old, step.old_base)
+    target = history.upstream(step.new_base)
+    target, _ = api.inputs.with_history(target, history.settings, patches)
+    target = api.inputs.with_members(target, patches)
+    full = api.sync_patches(patches, target, given=Given()).result
+    texts = {name: decode(data, name).text for name, data in full.files.items()}
+    runners = [text for name, text in texts.items() if name.endswith(".py")]
+    known = fields.defined(runners)
+    assert dict(known)["ExecuteModelState"][-2:] == ("multimodal_outputs", "slot_mappings")
+    assert not any(fields.misordered(text, known) for text in runners)
+    name = "gpu_generation_model_runner.py"
+    alone = api.sync_patches(patches, target, given=Given(only=frozenset({name}))).result
+    assert decode(alone.files[name], name).text == texts[name]
+    assert run_step(history, step)["omni-port"].counts["wrong"] == 0
 
 
 def test_a_second_copy_omni_m_added_is_ms_own_not_a_loss() -> None:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omni_port.pyast import merge3
+from omni_port.pyast.fields import Fields
 from tests.golden import DATA, check_file
 
 CASES = DATA / "merge3"
@@ -100,3 +101,80 @@ def test_statements_both_sides_appended_to_a_body_clash() -> None:
     statements = merge3.merge("a()\n", "a()\nmine()\n", "a()\ntheirs()\n")
     assert isinstance(statements, merge3.Clash)
     assert not merge3.written_against("a()\n", "a()\nmine()\n", "a()\ntheirs()\n")
+
+
+#: A record the output defines: ``extras`` (omni's field) before ``slots`` (upstream's).
+OMNI_FIRST = (("State", ("tokens", "logits", "extras", "slots")),)
+
+
+@pytest.mark.parametrize(
+    ("base", "omni", "upstream", "fields", "expected"),
+    [
+        pytest.param(
+            "s = State(tokens, logits)\n",
+            "s = State(tokens, logits, extras)\n",
+            "s = State(tokens, logits, slots)\n",
+            OMNI_FIRST,
+            "s = State(tokens, logits, extras, slots)\n",
+            id="construction-in-the-output-fields-order",
+        ),
+        pytest.param(
+            "(tokens, logits) = self.state\n",
+            "(tokens, logits, extras) = self.state\n",
+            "(tokens, logits, slots) = self.state\n",
+            OMNI_FIRST,
+            "(tokens, logits, extras, slots) = self.state\n",
+            id="unpacking-in-the-output-fields-order",
+        ),
+        pytest.param(
+            "s = mod.State(tokens, logits)\n",
+            "s = mod.State(tokens, logits, extras)\n",
+            "s = mod.State(tokens, logits, slots)\n",
+            (("State", ("tokens", "logits", "slots", "extras")),),
+            "s = mod.State(tokens, logits, slots, extras)\n",
+            id="upstream-first-where-the-output-says-so",
+        ),
+        pytest.param(
+            "s = Other(tokens, logits)\n",
+            "s = Other(tokens, logits, extras)\n",
+            "s = Other(tokens, logits, slots)\n",
+            OMNI_FIRST,
+            "s = Other(tokens, logits, slots, extras)\n",
+            id="no-record-defined-upstream-first-as-before",
+        ),
+        pytest.param(
+            "(tokens,) = self.split()\n",
+            "(tokens, extras) = self.split()\n",
+            "(tokens, slots) = self.split()\n",
+            OMNI_FIRST,
+            "(tokens, slots, extras) = self.split()\n",
+            id="targets-that-are-not-all-the-fields-upstream-first-as-before",
+        ),
+        pytest.param(
+            "s = State(tokens, logits)\n",
+            "s = State(tokens, logits, extras.x)\n",
+            "s = State(tokens, logits, slots)\n",
+            OMNI_FIRST,
+            "s = State(tokens, logits, slots, extras.x)\n",
+            id="not-bare-names-upstream-first-as-before",
+        ),
+    ],
+)
+def test_both_appended_follow_the_fields_the_output_defines(
+    base: str, omni: str, upstream: str, fields: Fields, expected: str
+) -> None:
+    merged = merge3.merge(base, omni, upstream, fields)
+    assert isinstance(merged, merge3.Merged), getattr(merged, "reason", "")
+    assert merged.text == expected
+
+
+def test_both_appended_fields_that_interleave_clash() -> None:
+    fields = (("State", ("tokens", "logits", "extras", "slots", "more")),)
+    merged = merge3.merge(
+        "s = State(tokens, logits)\n",
+        "s = State(tokens, logits, extras, more)\n",
+        "s = State(tokens, logits, slots)\n",
+        fields,
+    )
+    assert isinstance(merged, merge3.Clash)
+    assert "interleave" in merged.reason

@@ -8,8 +8,9 @@ merge, one side deleting or replacing a node the other edited inside. Where both
 added to one place of a sequence, what upstream added that omni's additions hold already
 (in upstream's order) is one change, written once; where both appended other items to
 the end, upstream's come first, so every position upstream's code relies on stays (in a
-set or an import, their order means nothing). No item is ever written more often than
-one side has it.
+set or an import, their order means nothing), unless they fill the fields of a record
+whose order the output defines (``pyast.fields``): then that order is theirs. No item is
+ever written more often than one side has it.
 
 The result is omni's own text with upstream's edits spliced in at their places, so
 comments and formatting of omni's code survive. Before it is returned it is parsed again
@@ -26,8 +27,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from omni_port.pyast import fields as records
 from omni_port.pyast import memo
 from omni_port.pyast.diff import similarity
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.syntax import dedent_code, reindent
 
 #: Least similarity for two statements of a body to pair as one statement edited.
@@ -55,19 +58,21 @@ class _Conflict(Exception):
 
 
 @memo.memoized
-def merge(base: str, omni: str, upstream: str) -> Merged | Clash:
+def merge(base: str, omni: str, upstream: str, fields: Fields = ()) -> Merged | Clash:
     """Merge upstream's edits (``base`` to ``upstream``) into ``omni`` (``base`` edited).
 
-    Each argument is Python code of one or more whole statements, at any indentation.
-    Never raises. Kept per arguments: the history and move rules ask the same merge again
-    for each release that holds the same code (about half the merges of a sync).
+    Each code argument is Python code of one or more whole statements, at any
+    indentation; ``fields`` are the records the output defines, whose field order decides
+    the order of arguments both sides appended to their constructions. Never raises.
+    Kept per arguments: the history and move rules ask the same merge again for each
+    release that holds the same code (about half the merges of a sync).
     """
     try:
         sources = [_Source(dedent_code(code)) for code in (base, omni, upstream)]
     except SyntaxError as error:
         return Clash(f"a side does not parse: {error.msg}")
     b, o, t = sources
-    context = _Context(o, t)
+    context = _Context(o, t, dict(fields))
     try:
         merged = context.stmts(b.tree.body, o.tree.body, t.tree.body, "the statements")
         text = context.apply()
@@ -224,6 +229,8 @@ class _Context:
 
     omni: _Source
     upstream: _Source
+    #: The fields of the records the output defines, by record name.
+    fields: dict[str, tuple[str, ...]] = field(default_factory=dict)
     edits: list[_Edit] = field(default_factory=list)
     taken: list[str] = field(default_factory=list)
 
@@ -348,7 +355,19 @@ class _Context:
         # A set's items and an import's names: their order means nothing.
         unordered = isinstance(parent, ast.Set | ast.Import | ast.ImportFrom)
         kind = _UnorderedItems if unordered else _Items
-        return kind(self, name, b, o, t, what).merge()  # type: ignore[arg-type]
+        items = kind(self, name, b, o, t, what)  # type: ignore[arg-type]
+        items.fields = self.filled(parent, name, (*b, *o, *t))
+        return items.merge()
+
+    def filled(self, parent: ast.AST, name: str, items: Sequence[object]) -> tuple[str, ...]:
+        """The fields of the record a list of items fills in order: a construction's
+        positional arguments, or the targets of an unpacking (none: ``()``)."""
+        if isinstance(parent, ast.Call) and name == "args":
+            return self.fields.get(records.callee(parent), ())
+        if isinstance(parent, ast.Tuple | ast.List) and isinstance(parent.ctx, ast.Store):
+            names = [i.id for i in items if isinstance(i, ast.Name)]
+            return records.unpacked(names, self.fields) or ()
+        return ()
 
     def with_items(
         self, b: list[ast.withitem], o: list[ast.withitem], t: list[ast.withitem], what: str
@@ -569,6 +588,13 @@ class _Sequence:
             return [*mine, *rest]
         if not self.unordered() and (gap < len(self.b) or not self.appendable()):
             raise _Conflict(f"both sides added {self.what} at the same place")
+        if self.omni_first(mine[common:], rest):
+            self.insert_after(positions[-1], rest)
+            self.context.taken[-1] = (
+                f"{self.what}: {len(rest)} appended by both, omni's first (the order of the "
+                "fields they fill)"
+            )
+            return [*mine, *rest]
         # Both appended: upstream's first, so every position upstream's code relies on
         # stays (the convention of the ports replayed: a NamedTuple's new fields, the
         # arguments that fill them); verify checks omni's calls against the fields (OP510).
@@ -603,6 +629,12 @@ class _Sequence:
     def item_name(self, item: ast.AST) -> str:
         return f"{self.what}: {_describe(item)}"
 
+    def omni_first(self, mine: Sequence[ast.AST], new: Sequence[ast.AST]) -> bool:
+        """Whether omni's appended items go before upstream's: only where they fill the
+        fields of a record the output defines, and it puts omni's first (a clash where
+        the two sides' fields interleave)."""
+        return False
+
     def unordered(self) -> bool:
         """Whether the items' order means nothing, so both sides' additions can stand."""
         return False
@@ -626,6 +658,10 @@ class _Sequence:
 class _Items(_Sequence):
     """Comma-separated items: arguments, list and tuple items, targets, bases, decorators."""
 
+    #: The fields of the record the items fill in order, as the output defines them
+    #: (empty: none known).
+    fields: tuple[str, ...] = ()
+
     def __init__(
         self,
         context: _Context,
@@ -641,6 +677,18 @@ class _Items(_Sequence):
     def appendable(self) -> bool:
         # Decorators stack in an order that means something.
         return self.name != "decorator_list"
+
+    def omni_first(self, mine: Sequence[ast.AST], new: Sequence[ast.AST]) -> bool:
+        at = {name: i for i, name in enumerate(self.fields)}
+        names = [[getattr(x, "id", None) for x in side] for side in (mine, new)]
+        if not all(name in at for side in names for name in side):
+            return False  # not (all) bare names of its fields: the record says nothing
+        ours, theirs = ([at[n] for n in side if n is not None] for side in names)
+        if max(ours) < min(theirs):
+            return True
+        if max(theirs) < min(ours):
+            return False
+        raise _Conflict(f"both sides appended {self.what}, filling fields that interleave")
 
     def _layout(self) -> tuple[str, str]:
         """(separator, indentation of a new line) as omni's list writes them."""

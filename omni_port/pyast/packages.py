@@ -149,10 +149,34 @@ def call_statements(body: Sequence[ast.AST]) -> Iterator[ast.Expr]:
         pending.extend(ast.iter_child_nodes(node))
 
 
-def call_counts(body: Sequence[ast.AST]) -> Counter[str]:
-    """How often each call statement of ``body`` occurs, compared as ``ast`` reads them
-    (formatting and comments aside)."""
-    return Counter(ast.dump(stmt) for stmt in call_statements(body))
+def call_counts(body: Sequence[ast.AST], every: bool = False) -> Counter[str]:
+    """How often each call statement of ``body`` occurs (with ``every``: each simple
+    statement), compared as ``ast`` reads them (formatting and comments aside)."""
+    found = simple_statements(body) if every else call_statements(body)
+    return Counter(ast.dump(stmt) for stmt in found)
+
+
+def simple_statements(body: Sequence[ast.AST]) -> Iterator[ast.stmt]:
+    """The simple statements of ``body``, in its compound statements too but not in nested
+    functions or classes (nor a compound statement's header)."""
+    pending: deque[ast.AST] = deque(body)
+    while pending:
+        node = pending.popleft()
+        if isinstance(node, FUNCTIONS | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.stmt) and not _compound(node):
+            yield node
+            continue
+        if isinstance(node, ast.stmt):
+            pending.extend(s for s in ast.iter_child_nodes(node) if isinstance(s, ast.stmt))
+            for handler in getattr(node, "handlers", []):
+                pending.extend(handler.body)
+            for case in getattr(node, "cases", []):
+                pending.extend(case.body)
+
+
+def _compound(node: ast.stmt) -> bool:
+    return any(isinstance(getattr(node, name, None), list) for name in ("body", "orelse"))
 
 
 def same_scope_children(node: ast.AST) -> list[ast.AST]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from omni_port.model import Block, BlockKind, Copy, ModulePatches, Piece, Stmt, Upstream
+from omni_port.pyast.fields import Fields
 from omni_port.sync import locate
 from omni_port.sync.context import Decision
 from omni_port.sync.evidence.places import Slot
@@ -45,14 +46,16 @@ def decide(
     locations: Mapping[str, str] | None = None,
     rules: Sequence[PlacementRule] = RULES,
     declared: Declared | None = None,
+    fields: Fields = (),
 ) -> Decided:
     """Where every block of ``module`` goes in the new upstream.
 
     ``locations`` are the catalog's ``Location:`` lines by block id (constraints);
     ``rules`` the placement rules the engine asks (all of them, but in a golden case that
-    asks one rule alone); ``declared`` what the patch set's marked blocks replace.
+    asks one rule alone); ``declared`` what the patch set's marked blocks replace;
+    ``fields`` the records the output defines (``pipeline.sync`` reads them).
     """
-    known = ModuleFacts.build(module, upstream, locations, declared)
+    known = ModuleFacts.build(module, upstream, locations, declared, fields)
     copied = [
         (piece, tuple(blocks), known.member_facts(piece, blocks))
         for piece, blocks in grouped(module.pieces)

@@ -24,7 +24,7 @@ from omni_port.model import Block, ModulePatches, Rule, Stmt, Upstream
 from omni_port.report import candidate_place, shorten
 from omni_port.sync.context import Decision
 from omni_port.sync.decisions import Copied, Decided, decide_copy
-from omni_port.sync.evidence.calls import added_repeats
+from omni_port.sync.evidence.calls import added_repeats, moved_repeats
 from omni_port.sync.evidence.code import unreplaced
 from omni_port.sync.evidence.places import Scored, resolution_at
 from omni_port.sync.splice import Built, assemble
@@ -162,8 +162,10 @@ def _refused(copied: Copied, trial: Copied, resolved: Block, candidate: Scored) 
 
 def _repeats(copied: Copied, trial: Copied, block: Block) -> str:
     """Why the candidate would run a call more often than both the new upstream and the
-    old runner, where the output as written does not ("" when it would not)."""
+    old runner, where the output as written does not, or a statement omni moved while the
+    block that took its old copy away is a conflict ("" when it would not)."""
     facts = copied.facts
     assert facts is not None
     worse = added_repeats(facts.calls, copied.decisions, trial.decisions)
+    worse = worse or moved_repeats(facts.calls, facts.history, copied.decisions, trial.decisions)
     return worse[0].said(facts.calls, block.code) if worse else ""

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omni_port.errors import BadInput
-from omni_port.model import Chunk, Code, Copy, Finding, PatchSet, Placement, Status, Upstream
+from omni_port.model import (
+    Chunk,
+    Code,
+    Copy,
+    Finding,
+    ModulePatches,
+    PatchSet,
+    Placement,
+    Status,
+    Upstream,
+)
 from omni_port.patches import lockfile
+from omni_port.pyast import fields as records
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.parser import compile_findings
 from omni_port.sources.platform import layout_onto
 from omni_port.sources.textio import encode, sha256
 from omni_port.sync import decisions, offers, splice
-from omni_port.sync.facts import declared
+from omni_port.sync.facts import Declared, declared
 from omni_port.sync.rule import PlacementRule
 from omni_port.sync.rules import RULES
 
@@ -99,13 +111,9 @@ def sync(
     placements: list[Placement] = []
     findings: list[Finding] = []
     owned = declared(patches)
-    for module in patches.modules:
-        if options.only and module.name not in options.only:
-            continue
-        decided = decisions.decide(module, upstream, options.locations, options.rules, owned)
-        if options.judge is not None:
-            decided = offers.offered(decided, top, options.judge)
-        built = splice.assemble(decided, top)
+    modules = [m for m in patches.modules if not options.only or m.name in options.only]
+    built_all = _with_fields(patches, modules, upstream, options, owned, top)
+    for module, built in zip(modules, built_all, strict=True):
         findings.extend(built.findings)
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)
@@ -127,6 +135,50 @@ def sync(
     )
     files[lockfile.LOCK_NAME] = lockfile.render(lock).encode("utf-8")
     return SyncResult(files, tuple(placements), tuple(findings), _counts(placements, patches))
+
+
+def _with_fields(
+    patches: PatchSet,
+    modules: Sequence[ModulePatches],
+    upstream: Upstream,
+    options: Options,
+    owned: Declared,
+    top: str,
+) -> list[splice.Built]:
+    """``modules`` decided and written out, each knowing the records the output defines
+    where it constructs or unpacks one out of their fields' order (``pyast.fields``): the
+    order of what both sides appended to those is the fields' (``pyast.merge3``)."""
+    built = [_built(m, upstream, options, owned, top) for m in modules]
+    # A module left out (`resolve` asks for one) still defines its records, as the whole
+    # sync does; its conflicts' offers do not matter here.
+    others = [m for m in patches.modules if m not in modules and _copies_module_level(m)]
+    alone = replace(options, judge=None)
+    texts = [b.text for b in built] + [_built(m, upstream, alone, owned, top).text for m in others]
+    fields = records.defined(texts)
+    for at, module in enumerate(modules):
+        if fields and records.misordered(built[at].text, fields):
+            built[at] = _built(module, upstream, options, owned, top, fields)
+    return built
+
+
+def _built(
+    module: ModulePatches,
+    upstream: Upstream,
+    options: Options,
+    owned: Declared,
+    top: str,
+    fields: Fields = (),
+) -> splice.Built:
+    """``module`` decided and written out (``fields``: the records the output defines)."""
+    decided = decisions.decide(module, upstream, options.locations, options.rules, owned, fields)
+    if options.judge is not None:
+        decided = offers.offered(decided, top, options.judge)
+    return splice.assemble(decided, top)
+
+
+def _copies_module_level(module: ModulePatches) -> bool:
+    """Whether ``module`` copies a module-level definition (a record it may define)."""
+    return any(isinstance(p, Copy) and not p.upstream_owner for p in module.pieces)
 
 
 def _counts(placements: list[Placement], patches: PatchSet) -> dict[str, int]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from omni_port.model import BlockKind, Stmt, Tree
 from omni_port.pyast import merge3, moves
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.merge3 import Clash, Merged
 from omni_port.pyast.moves import Moved, Original
 from omni_port.sync.evidence.code import with_body, without_body
@@ -32,17 +33,20 @@ __all__ = [
 ]
 
 
-def merge_block(base: str, mine: str, theirs: str, kind: BlockKind, marked: bool) -> Merged | Clash:
+def merge_block(
+    base: str, mine: str, theirs: str, kind: BlockKind, marked: bool, fields: Fields = ()
+) -> Merged | Clash:
     """omni's code of a block of ``kind`` (``mine``) with upstream's edits of the code it
     replaced (``base`` became ``theirs``), or the clash; a header's code merges with a
-    stand-in body (``theirs`` and ``base`` already carry one).
+    stand-in body (``theirs`` and ``base`` already carry one). ``fields`` are the records
+    the output defines (their order orders what both sides appended to a construction).
 
     Where the merge clashes on an unmarked replacement, upstream may have rewritten the
     statement around the one expression omni changed: omni's expression goes into
     upstream's code (a marked block's markers are in omni's text, not upstream's)."""
     header = kind is BlockKind.HEADER
     code = with_body(mine) if header else mine
-    merged = merge3.merge(base, code, theirs)
+    merged = merge3.merge(base, code, theirs, fields)
     if isinstance(merged, Clash) and kind is BlockKind.REPLACEMENT and not marked:
         merged = merge3.transplant(base, code, theirs) or merged
     if isinstance(merged, Merged) and header:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 from omni_port.model import Block, BlockKind, Stmt
-from omni_port.pyast.packages import call_counts, call_statements
+from omni_port.pyast.packages import call_counts, simple_statements
 from omni_port.sync.evidence import code
 from omni_port.sync.facts.history import History
 from omni_port.sync.facts.syntax import Syntax
@@ -23,25 +23,31 @@ class Calls:
         self._syntax = syntax
         self._history = history
 
-    def counted(self, text: str) -> Counter[str]:
-        """The call statements of some code, counted (none when it does not parse)."""
+    def counted(self, text: str, every: bool = False) -> Counter[str]:
+        """The call statements of some code (with ``every``: its simple statements),
+        counted (none when it does not parse)."""
         nodes = self._syntax.parsed(text)
-        return call_counts(nodes) if nodes is not None else Counter()
+        return call_counts(nodes, every) if nodes is not None else Counter()
 
-    def counted_at(self, stmts: Sequence[Stmt]) -> Counter[str]:
-        """The call statements of the new upstream's ``stmts``, counted."""
-        return self.counted(self._syntax.source(stmts))
+    def counted_at(self, stmts: Sequence[Stmt], every: bool = False) -> Counter[str]:
+        """The call statements (``every``: simple statements) of the new upstream's ``stmts``."""
+        return self.counted(self._syntax.source(stmts), every)
 
     def call_code(self, text: str, key: str) -> str:
-        """The call statement of some code that ``counted`` counts under ``key``, as code."""
+        """The statement of some code that ``counted`` counts under ``key``, as code."""
         nodes = self._syntax.parsed(text) or []
-        found = next((s for s in call_statements(nodes) if ast.dump(s) == key), None)
+        found = next((s for s in simple_statements(nodes) if ast.dump(s) == key), None)
         return ast.unparse(found) if found is not None else "a call"
 
     @cached_property
     def upstream_calls(self) -> Counter[str]:
         """The call statements of the member's body in the new upstream."""
         return self.counted_at(self._member.clauses[0].stmts)
+
+    @cached_property
+    def upstream_statements(self) -> Counter[str]:
+        """The simple statements of the member's body in the new upstream."""
+        return self.counted_at(self._member.clauses[0].stmts, every=True)
 
     def calls_changed_by(self, key: str) -> str:
         """The first release or commit after the base whose member runs the call ``key`` a
@@ -59,14 +65,14 @@ class Calls:
         changed = next((i for i, n in enumerate(counts) if n != counts[0]), None)
         return self._history.named(past.versions[past.base + changed].label) if changed else ""
 
-    def runner_calls(self, blocks: Sequence[Block]) -> Counter[str] | None:
-        """The call statements of the old runner's member: the base's, less what
-        ``blocks`` replaced, plus the blocks' own. None without the base, or when the base
-        code of what a block replaced is unknown."""
+    def runner_calls(self, blocks: Sequence[Block], every: bool = False) -> Counter[str] | None:
+        """The call statements (``every``: simple statements) of the old runner's member:
+        the base's, less what ``blocks`` replaced, plus the blocks' own. None without the
+        base, or when the base code of what a block replaced is unknown."""
         base = self._history.base
         if base is None or base.member is None:
             return None
-        counts = self.counted(code.source(base.tree, base.member.clauses[0].stmts))
+        counts = self.counted(code.source(base.tree, base.member.clauses[0].stmts), every)
         for block in blocks:
             if block.kind is BlockKind.HEADER:
                 continue  # a compound header holds no call statement, and keeps its body
@@ -74,6 +80,6 @@ class Calls:
                 replaced = self._history.replaced_text(block)
                 if replaced is None:
                     return None
-                counts -= self.counted(replaced)
-            counts += self.counted(block.code)
+                counts -= self.counted(replaced, every)
+            counts += self.counted(block.code, every)
         return counts

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from omni_port.model import Block, Stmt, Tree
+from omni_port.pyast.fields import Fields
 from omni_port.sync.evidence import runs
 from omni_port.sync.evidence.catalog import Constraint
 from omni_port.sync.evidence.history import MemberHistory
@@ -48,6 +49,8 @@ class Inputs:
     #: The keys of the statements marked blocks of the patch set (in any runner) hold in
     #: their copies of this member: omni's code, wherever a runner holds it.
     omni_code: frozenset[str] = frozenset()
+    #: The records the sync's output defines, with their fields in order (``pyast.fields``).
+    fields: Fields = ()
 
 
 class MemberFacts:
@@ -63,7 +66,7 @@ class MemberFacts:
 
     @cached_property
     def syntax(self) -> Syntax:
-        return Syntax(self.tree, self.member)
+        return Syntax(self.tree, self.member, self._inputs.fields)
 
     @cached_property
     def places(self) -> Places:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from omni_port.model import Block, Chunk, Copy, ModulePatches, PatchSet, Release, Stmt, Upstream
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.syntax import find_member
 from omni_port.sync.evidence import catalog, history, runs
 from omni_port.sync.evidence.catalog import Constraint
@@ -25,6 +26,8 @@ class ModuleFacts:
     constraints: Mapping[str, Constraint] = field(default_factory=dict)
     #: What marked blocks of the whole patch set replace and hold (``declared``).
     declared: Declared = field(default_factory=lambda: Declared())
+    #: The records the sync's output defines, with their fields in order (``pyast.fields``).
+    fields: Fields = ()
 
     @classmethod
     def build(
@@ -33,11 +36,13 @@ class ModuleFacts:
         upstream: Upstream,
         locations: Mapping[str, str] | None = None,
         declared: Declared | None = None,
+        fields: Fields = (),
     ) -> ModuleFacts:
         """The module's inputs; ``locations`` are the catalog's ``Location:`` lines by id,
-        ``declared`` what the patch set's marked blocks replace and hold (``declared``)."""
+        ``declared`` what the patch set's marked blocks replace and hold (``declared``),
+        ``fields`` the records the output defines."""
         parsed = {ident: catalog.parse(text) for ident, text in (locations or {}).items()}
-        return cls(module, upstream, parsed, declared or Declared())
+        return cls(module, upstream, parsed, declared or Declared(), fields)
 
     def member(self, copy: Copy) -> Stmt | None:
         """``copy``'s member in the new upstream (None when it vanished)."""
@@ -73,6 +78,7 @@ class ModuleFacts:
             declared,
             marked,
             self.declared.code.get(key, frozenset()),
+            self.fields,
         )
         return MemberFacts(member, inputs)
 

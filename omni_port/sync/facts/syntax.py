@@ -9,6 +9,7 @@ from functools import cached_property
 
 from omni_port.model import Block, Stmt, Tree
 from omni_port.pyast.diff import similarity
+from omni_port.pyast.fields import Fields
 from omni_port.pyast.syntax import dedent_code, header_end, is_compound, simple_key, walk
 from omni_port.sync.evidence import code, places
 
@@ -16,9 +17,12 @@ from omni_port.sync.evidence import code, places
 class Syntax:
     """Code of one copied member's new upstream module, read as syntax."""
 
-    def __init__(self, tree: Tree, member: Stmt) -> None:
+    def __init__(self, tree: Tree, member: Stmt, fields: Fields = ()) -> None:
         self._tree = tree
         self._member = member
+        #: The records the output defines, with their fields in order (``pyast.fields``):
+        #: the positions a construction's arguments fill.
+        self.fields = fields
         self._parsed: dict[str, list[ast.stmt] | None] = {}
         self._statements: dict[str, list[str] | None] = {}
 

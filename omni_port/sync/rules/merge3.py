@@ -59,7 +59,8 @@ class Merge3(Silent):
             brought = ctx.history.brought_here(block, never.heads(replaced))
             note = never.note(replaced, ctx.history.named, brought=brought)
         theirs = ctx.syntax.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
-        merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
+        fields = ctx.syntax.fields
+        merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked, fields)
         if isinstance(merged, merging.Clash):
             changed = CHANGED
             if rebase is not None:
@@ -214,7 +215,9 @@ def _made_in(
         if theirs == last:
             continue
         last = theirs
-        merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
+        merged = merging.merge_block(
+            base, block.code, theirs, block.kind, block.marked, ctx.syntax.fields
+        )
         if isinstance(merged, merging.Merged):
             made.update((t, version.label) for t in merged.taken if t in taken and t not in made)
     return made

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import Decision, conflict_at, followed
-from omni_port.sync.evidence.calls import Twice, added_calls, repeated
+from omni_port.sync.evidence.calls import Twice, added_calls, remover, repeated
 from omni_port.sync.evidence.code import binds_locals, shorten
 from omni_port.sync.evidence.places import Scored, Slot
 from omni_port.sync.facts import Calls, Flows, History, MemberFacts, Stmt, Syntax
@@ -30,36 +30,38 @@ class RunOnce(Silent):
 
     def revise(self, facts: MemberFacts, decisions: Sequence[Decision]) -> list[Decision] | None:
         extra = repeated(facts.calls, decisions)
-        if not extra:
-            return None
         found: list[Decision] = []
         for decision in decisions:
             added = added_calls(facts.calls, decision)
             twice = [k for k in extra if added[k]]
             if twice and decision.block.anchor.resolution is None:
                 key = twice[0]
-                remover = _remover(facts, decisions, key)
-                shifted = _shifted(facts, decision, remover, key) if remover is not None else None
-                decision = shifted or _twice(facts, decision, extra[key], _removed(remover))
+                took = remover(facts.calls, facts.history, decisions, key)
+                shifted = _shifted(facts, decision, took, key) if took is not None else None
+                decision = shifted or _twice(facts, decision, extra[key], _removed(took))
             found.append(decision)
-        return found
+        found = _moved(facts, found, set(extra))
+        return found if found != list(decisions) else None
 
 
-def _remover(facts: MemberFacts, decisions: Sequence[Decision], key: str) -> Decision | None:
-    """The block whose removal of the old runner's copy of the call ``key`` is not in the
-    output: it is a conflict, or follows upstream (the call kept at both places); None
-    when no block removed one."""
+def _moved(facts: MemberFacts, decisions: list[Decision], calls: set[str]) -> list[Decision]:
+    """The decisions, where a placed block would run a statement more often than the new
+    upstream and the old runner while the block that took the old copy away is an open
+    conflict (omni moved it; upstream's copy stays until that is resolved): a conflict
+    naming that one (issue 44: run-once by construction, for any statement)."""
+    extra = repeated(facts.calls, decisions, every=True)
+    if not extra.keys() - calls:
+        return decisions
+    found: list[Decision] = []
     for decision in decisions:
-        if not decision.conflict and not decision.follow:
-            continue
-        replaced = facts.history.replaced_text(decision.block)
-        if (
-            replaced is None
-            or facts.calls.counted(replaced)[key] <= facts.calls.counted(decision.block.code)[key]
-        ):
-            continue
-        return decision
-    return None
+        added = added_calls(facts.calls, decision, every=True)
+        for key in [k for k in extra if added[k] and k not in calls]:
+            took = remover(facts.calls, facts.history, decisions, key, every=True)
+            if took is not None and took.conflict and decision.block.anchor.resolution is None:
+                decision = _twice(facts, decision, extra[key], _removed(took))
+                break
+        found.append(decision)
+    return found
 
 
 def _removed(remover: Decision | None) -> str:

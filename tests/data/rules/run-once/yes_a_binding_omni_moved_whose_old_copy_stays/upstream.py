@@ -1,0 +1,11 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        tokens = self.prepare(batch)
+        ready = self.flush()
+        self.log(tokens[0])
+        out = self.run(tokens)
+        self.save(out)
+        return out if ready else None
