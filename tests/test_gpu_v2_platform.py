@@ -231,3 +231,22 @@ def test_the_readme_s_gpu_v2_walk_through_runs(
     assert bases == 0 and upgraded in (0, 1)
     assert checked == 0  # the upgrade wrote what sync would write now
     assert verified == upgraded  # the gate agrees with the upgrade's summary
+
+
+def test_a_vllm_without_the_platform_s_runner_names_the_platform_that_reads_it(
+    cli: Cli, v2_work: Path
+) -> None:
+    """A vLLM release without the V2 runner (kept in the cache as lacking it: nothing is
+    asked of the index) is bad input that names the platform whose runner it has: a
+    maintainer who asks for vLLM 0.34.0 with the V1 GPU runners learns of ``gpu-v2``."""
+    cache = v2_work / "cache"
+    absent = cache / "src" / "vllm-0.13.0" / f"{VLLM_V2_MEMBER}.absent"
+    absent.parent.mkdir(parents=True)
+    absent.write_text("wheel\n")
+    table = 'platform = "gpu-v2"\nsource = "omni"\nbase = "vllm-old"\nhistory = "none"\n'
+    (v2_work / "pyproject.toml").write_text(f"[tool.omni-port]\n{table}")
+    assert cli("--cache-dir", cache, "extract").exit_code == 0
+    result = cli("--cache-dir", cache, "sync", "--upstream", "vllm==0.13.0")
+    assert result.exit_code == 2
+    said = f"OP003 the wheel has no {VLLM_V2_MEMBER}; "
+    assert said in result.stderr and "`--platform gpu` reads" in result.stderr, result.stderr

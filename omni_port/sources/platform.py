@@ -142,3 +142,16 @@ def layout_onto(module: str) -> Layout:
     which the platform's record sets): the GPU runners' on vLLM's runner, the NPU runners'
     on anything else (GPU blocks transplanted onto vllm-ascend are NPU runners all the same)."""
     return next((p.layout for p in PLATFORMS.values() if p.module == module), Layout.V1)
+
+
+def other_modules(platform: Platform) -> str:
+    """What a release of ``platform``'s upstream that lacks its module may still hold for
+    another platform ("" when no other platform reads that distribution): vLLM 0.34.0 has
+    no V1 runner for the GPU runners, and its V2 runner is the ``gpu-v2`` platform's."""
+    others = [p for p in PLATFORMS.values() if p.dist == platform.dist and p is not platform]
+    said = ", ".join(f"`--platform {p.name.value}` reads {p.member}" for p in others)
+    return (
+        f"vLLM-Omni's runners of another platform read another module of {platform.dist}: {said}"
+        if others
+        else ""
+    )
