@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -206,6 +207,51 @@ def test_a_base_is_ranked_over_every_method_some_candidate_holds_a_copy_of() -> 
     ranked = basedetect.rank([runner], candidates)
     assert [s.label for s in ranked] == ["most-of-big", "whole-small"]
     assert [s.statements for s in ranked] == [12, 12]
+
+
+#: A release pin as notes and labels spell one (``vllm==0.30.0``), with its distribution.
+_PIN = re.compile(r"\b(?P<dist>[a-z][a-z0-9_-]*)==\d")
+
+
+@pytest.mark.real
+def test_the_real_gpu_v2_upgrade_onto_vllm_0_34_0(
+    cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM-Omni 0.32.0rc1's V2 runners onto vLLM 0.34.0, which has the V2 runner alone.
+    Their copies of vLLM's ``execute_model`` match vLLM 0.29.0 best (0.28.0 alike); every
+    release a note names is vLLM's, each followed lag names the one that brought the code;
+    no call runs twice (OP512); the Code2Wav ``profile_run`` skip is carried whole; omni's
+    ``_dispatch_batch_descriptor`` call gets none of the keywords vLLM 0.34.0 gave
+    ``dispatch_cg_and_sync_dp`` (a conflict, not four OP510s); and verify finds what vLLM
+    0.34.0 broke in omni's own code: ``ModelRunnerOutput`` has no ``req_id_to_index``."""
+    (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
+    monkeypatch.chdir(tmp_path)
+    source, target = "vllm-omni==0.32.0rc1", "vllm==0.34.0"
+    args = ("--platform", "gpu-v2", source, "--base", "detect", "--to", target)
+    result = cli("--cache-dir", cache_dir, "upgrade", *args, "--json", "up.json")
+    report = json.loads((tmp_path / "up.json").read_text())
+    blocks, findings = report["blocks"], report["findings"]
+    unresolved = any(b["status"] == "conflict" for b in blocks) or any(
+        f["severity"] == "error" for f in findings
+    )
+    assert result.exit_code == (1 if unresolved else 0), result.stderr
+    assert any(b["status"] == "placed" for b in blocks)
+    config = load(tmp_path / "pyproject.toml")
+    assert (config.platform, config.base, config.upstream) == ("gpu-v2", "vllm==0.29.0", target)
+    summary = (tmp_path / "omni-port-upgrade.md").read_text()
+    named = {m["dist"] for text in (summary, json.dumps(report)) for m in _PIN.finditer(text)}
+    assert named <= {"vllm", "vllm-omni"}, named
+    lags = [f["message"] for f in findings if f["code"] == "OP306"]
+    assert lags and all(_PIN.search(message) for message in lags), lags
+    assert not [f for f in findings if f["code"] == "OP512"]
+    wrong = [f["message"] for f in findings if f["code"] == "OP510"]
+    assert not [m for m in wrong if "_dispatch_batch_descriptor" in m], wrong
+    assert [m for m in wrong if "req_id_to_index" in m], wrong
+    generation = (tmp_path / "generated" / "gpu-v2" / "omni_generation_model_runner.py").read_text()
+    profile = generation[generation.index("    def profile_run") :].split("\n    def ", 1)[0]
+    assert "torch.accelerator.synchronize()" in profile and "_dummy_run" not in profile
+    lock = lockfile.read(tmp_path / "generated" / "gpu-v2")
+    assert (lock.layout, lock.upstream) == (Layout.GPU_V2, target)
 
 
 def _documented_commands() -> list[list[str]]:
