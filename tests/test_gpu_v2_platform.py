@@ -9,7 +9,6 @@ import importlib
 import inspect
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from omni_port.patches import lockfile
 from omni_port.pyast.parser import parse
 from omni_port.sources.config import load
 from omni_port.sources.platform import GPU_V2
-from tests.conftest import Cli
+from tests.conftest import Cli, readme_commands, write_tree
 
 #: vLLM's V2 runner as a checkout holds it.
 VLLM_V2_MEMBER = "vllm/v1/worker/gpu/model_runner.py"
@@ -85,28 +84,20 @@ class OmniGenerationModelRunner(OmniGPUModelRunner):
 '''
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for member, text in files.items():
-        path = root / member
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.fixture
 def v2_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A workspace beside a vLLM-Omni checkout and two vLLM checkouts (V2 runner only)."""
     packages = ("vllm", "vllm/v1", "vllm/v1/worker", "vllm/v1/worker/gpu")
     init = {f"{package}/__init__.py": "" for package in packages}
-    _tree(tmp_path / "vllm-old", {**init, VLLM_V2_MEMBER: UPSTREAM_OLD})
-    _tree(tmp_path / "vllm-new", {**init, VLLM_V2_MEMBER: UPSTREAM_NEW})
+    write_tree(tmp_path / "vllm-old", {**init, VLLM_V2_MEMBER: UPSTREAM_OLD})
+    write_tree(tmp_path / "vllm-new", {**init, VLLM_V2_MEMBER: UPSTREAM_NEW})
     omni = {
         "vllm_omni/__init__.py": "",
         "vllm_omni/worker_v2/__init__.py": "",
         GPU_V2.runners[0]: OMNI_RUNNER,
         GPU_V2.runners[2]: OMNI_GENERATION_RUNNER,
     }
-    _tree(tmp_path / "omni", omni)
+    write_tree(tmp_path / "omni", omni)
     (tmp_path / "pyproject.toml").write_text('[tool.omni-port]\nsource = "omni"\n')
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -256,21 +247,13 @@ def test_the_real_gpu_v2_upgrade_onto_vllm_0_34_0(
     assert (lock.layout, lock.upstream) == (Layout.GPU_V2, target)
 
 
-def _documented_commands() -> list[list[str]]:
-    """The commands of the README's section "Model Runner V2 on the GPU", as argv."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("### Model Runner V2 on the GPU\n", 1)[1].split("\n### ", 1)[0]
-    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("omni-port ")]
-
-
 @pytest.mark.real
 def test_the_readme_s_gpu_v2_walk_through_runs(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each documented command, in a workspace with an empty table: bases ranks, the
     upgrade onto vLLM 0.34.0 pins the platform, and the commands after it agree."""
-    commands = _documented_commands()
+    commands = readme_commands("Model Runner V2 on the GPU")
     assert [c[0] for c in commands] == ["bases", "upgrade", "sync", "verify"]
     (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
