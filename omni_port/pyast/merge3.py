@@ -394,15 +394,13 @@ def _another_callee(b: ast.AST, o: ast.Call, t: ast.AST) -> bool:
     """Whether omni's call ``o`` calls another function, with other parameters, than the
     base's ``b`` while upstream's ``t`` changed the base's arguments. Another name alone is
     not enough (``helpers.f`` imported as ``f``; a subclass of the class built, which takes
-    its fields): the call must also drop base's positional arguments or keywords, as
-    omni's own wrapper with parameters of its own does."""
+    its fields by keyword, omni dropping some): the call must also pass another number of
+    positional arguments, as omni's own wrapper with keyword parameters does in place of
+    ``dispatch_cg_and_sync_dp(self.cudagraph_manager, num_reqs, ...)``."""
     assert isinstance(b, ast.Call) and isinstance(t, ast.Call)
-    if _callee_name(b.func) == _callee_name(o.func):
+    if _callee_name(b.func) == _callee_name(o.func) or len(o.args) == len(b.args):
         return False
-    if _same(b.args, t.args) and _same(b.keywords, t.keywords):
-        return False
-    keywords = {k.arg for k in o.keywords}
-    return len(o.args) != len(b.args) or any(k.arg not in keywords for k in b.keywords)
+    return not (_same(b.args, t.args) and _same(b.keywords, t.keywords))
 
 
 def _callee_name(func: ast.expr) -> str:
