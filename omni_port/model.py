@@ -343,6 +343,9 @@ class Layout(enum.StrEnum):
     """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vllm-ascend's V2."""
     GPU = "gpu"
     """vLLM-Omni's GPU runners (``vllm_omni.worker``) on vLLM's ``gpu_model_runner``."""
+    GPU_V2 = "gpu-v2"
+    """vLLM-Omni's Model Runner V2 runners (``vllm_omni.worker_v2``) on vLLM's V2 runner
+    (``vllm.v1.worker.gpu.model_runner``), as they run on GPUs: no NPU runner composed."""
 
 
 class Severity(enum.StrEnum):

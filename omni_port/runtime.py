@@ -52,7 +52,7 @@ from types import ModuleType, new_class
 from omni_port.errors import BadInput
 from omni_port.model import Layout
 from omni_port.patches import lockfile, written
-from omni_port.sources.platform import GPU, NPU, Platform
+from omni_port.sources.platform import GPU, GPU_V2, NPU, Platform
 from omni_port.sources.upstream import ASCEND_V2_RUNNER
 from omni_port.v2 import conditions, pins, stage
 from omni_port.v2.conditions import Condition
@@ -96,6 +96,7 @@ LAYOUTS: Mapping[Layout, LayoutInfo] = {
         ASCEND_V2_RUNNER,
     ),
     Layout.GPU: _platform_layout(GPU),
+    Layout.GPU_V2: _platform_layout(GPU_V2),
 }
 #: Package vLLM-Omni keeps its NPU runners in, and the class each runner module provides.
 PACKAGE = LAYOUTS[Layout.V1].package

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -95,6 +96,24 @@ def conflict_region(block: str, candidates: int, indent: str = "    ") -> str:
     lines += [f"# Place the block by hand, or record a choice with `omni-port resolve {block}`."]
     lines += [f"{CONFLICT_LINE}self.hook()", CONFLICT_CLOSE]
     return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (text by path below ``root``), folders made; returns ``root``."""
+    for member, text in files.items():
+        path = root / member
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def readme_commands(section: str) -> list[list[str]]:
+    """The ``omni-port`` commands of the first ``sh`` block of the README's section
+    ``section`` (its ``###`` heading), as argv without the program name."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    text = readme.split(f"### {section}\n", 1)[1].split("\n### ", 1)[0]
+    block = text.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("omni-port ")]
 
 
 def read_tree(root: Path) -> dict[str, str]:

@@ -8,7 +8,6 @@ import importlib
 import inspect
 import json
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from omni_port.patches import lockfile
 from omni_port.sources import history
 from omni_port.sources.config import Config, load, with_platform
 from omni_port.sources.platform import GPU, NPU, PLATFORMS
-from tests.conftest import Cli
+from tests.conftest import Cli, readme_commands, write_tree
 from tests.golden import DATA
 
 #: vLLM's runner as a checkout holds it (``vllm/v1/worker/gpu_model_runner.py``).
@@ -69,27 +68,19 @@ class GPUARModelRunner(OmniGPUModelRunner):
 """
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for member, text in files.items():
-        path = root / member
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.fixture
 def gpu_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A workspace beside a vLLM-Omni checkout and two vLLM checkouts."""
     init = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/worker/__init__.py": ""}
-    _tree(tmp_path / "vllm-old", {**init, VLLM_MEMBER: UPSTREAM_OLD})
-    _tree(tmp_path / "vllm-new", {**init, VLLM_MEMBER: UPSTREAM_NEW})
+    write_tree(tmp_path / "vllm-old", {**init, VLLM_MEMBER: UPSTREAM_OLD})
+    write_tree(tmp_path / "vllm-new", {**init, VLLM_MEMBER: UPSTREAM_NEW})
     omni = {
         "vllm_omni/__init__.py": "",
         "vllm_omni/worker/__init__.py": "",
         GPU.runners[0]: OMNI_RUNNER,
         GPU.runners[1]: OMNI_AR_RUNNER,
     }
-    _tree(tmp_path / "omni", omni)
+    write_tree(tmp_path / "omni", omni)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -316,21 +307,13 @@ def test_vllm_0_34_0_has_no_v1_runner_to_port_onto(
     assert f"OP003 the wheel has no {VLLM_MEMBER}" in result.stderr, result.stderr
 
 
-def _documented_commands() -> list[list[str]]:
-    """The commands of the README's section "The GPU runners as a platform", as argv."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("### The GPU runners as a platform\n", 1)[1].split("\n### ", 1)[0]
-    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("omni-port ")]
-
-
 @pytest.mark.real
 def test_the_readme_s_gpu_walk_through_runs(
     cli: Cli, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each documented command, in a workspace with an empty table: bases ranks, the
     upgrade pins the platform, and the commands after it agree without the flag."""
-    commands = _documented_commands()
+    commands = readme_commands("The GPU runners as a platform")
     assert [c[0] for c in commands] == ["bases", "upgrade", "sync", "verify"]
     (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
@@ -362,7 +345,7 @@ def test_the_history_of_a_vllm_clone_is_its_commits_that_changed_the_gpu_runner(
         ("v2", {VLLM_MEMBER: UPSTREAM_NEW}),
     ]
     for number, (tag, files) in enumerate(steps):
-        _tree(repo, files)
+        write_tree(repo, files)
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", f"change {number}")
         if tag:
@@ -395,8 +378,8 @@ def test_a_gpu_conflict_is_resolved_and_replayed_as_on_the_npu(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for version in ("v1", "v2"):
-        _tree(tmp_path / version, {VLLM_MEMBER: _as_vllm(f"{version}.py")})
-    _tree(tmp_path / "omni", {GPU.runners[0]: _as_vllm("omni.py")})
+        write_tree(tmp_path / version, {VLLM_MEMBER: _as_vllm(f"{version}.py")})
+    write_tree(tmp_path / "omni", {GPU.runners[0]: _as_vllm("omni.py")})
     table = 'platform = "gpu"\nsource = "omni"\nbase = "v1"\nupstream = "v1"\n'
     (tmp_path / "pyproject.toml").write_text(f"[tool.omni-port]\n{table}")
     monkeypatch.chdir(tmp_path)

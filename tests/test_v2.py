@@ -267,11 +267,16 @@ def test_an_allowed_shadowing_is_carried_and_a_stale_entry_is_a_note(
     assert "a vocoder has no KV cache" in above, "the reviewed reason is in the file"
 
 
-def test_a_one_statement_copy_is_a_replacement_not_a_delta(case: Path, tmp_path: Path) -> None:
+def test_a_documented_one_statement_method_is_omni_s_not_a_delta(
+    case: Path, tmp_path: Path
+) -> None:
+    """The Code2Wav ``profile_run`` skip (a docstring and one of vLLM's statements) is no
+    copy of vLLM's method (issue 46: a docstring is no copied code), so nothing of it is
+    spliced into the NPU override as omni's delta."""
     loaded = _load(tmp_path)
     found = pipeline.delta(loaded)
     copies = {(m.copy.owner, m.copy.name) for m in found.methods}
-    assert ("OmniGenerationModelRunner", "profile_run") in copies, "gpu_delta calls it a copy"
+    assert ("OmniGenerationModelRunner", "profile_run") not in copies
     result = _generate(tmp_path)
     assert (GEN, "OmniGenerationModelRunner", "profile_run") not in result.composition.spliced
 

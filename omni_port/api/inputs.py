@@ -36,6 +36,7 @@ from omni_port.pyast.parser import parse
 from omni_port.report import shown
 from omni_port.sources import history, trees, vllm_sources
 from omni_port.sources.config import Config, config_file, key_line
+from omni_port.sources.platform import other_modules
 from omni_port.sources.textio import read_source
 from omni_port.sources.upstream import (
     SpecKind,
@@ -81,7 +82,15 @@ def locate_text(text: str, settings: Settings) -> Located:
     as read (not parsed). Raises BadInput (OP003) when it cannot be had."""
     platform = settings.config.platform_info
     spec = parse_spec(text, platform.dist)
-    return locate(spec, platform.member, settings.cache, settings.progress)
+    try:
+        return locate(spec, platform.member, settings.cache, settings.progress)
+    except BadInput as error:
+        hint = other_modules(platform)
+        first = error.findings[0]
+        if not hint or not first.message.endswith(f" has no {platform.member}"):
+            raise
+        said = replace(first, message=f"{first.message}; {hint}")
+        raise BadInput([said, *error.findings[1:]]) from None
 
 
 def load_upstream(text: str, settings: Settings, class_name: str = "") -> Upstream:

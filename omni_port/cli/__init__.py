@@ -45,9 +45,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: What ``--platform`` (of the commands that read a workspace) says.
 PLATFORM_HELP = (
     "The runners the workspace keeps (default: `platform`, npu): npu, vLLM-Omni's NPU "
-    "runners on vllm-ascend's NPUModelRunner, or gpu, its GPU runners on vLLM's "
-    "GPUModelRunner. The keys left at one platform's defaults (source, upstream, patches, "
-    "generated, upstream-class) take the other's."
+    "runners on vllm-ascend's NPUModelRunner; gpu, its GPU runners on vLLM's "
+    "GPUModelRunner; or gpu-v2, its Model Runner V2 runners on vLLM's V2 GPUModelRunner. "
+    "The keys left at one platform's defaults (source, upstream, patches, generated, "
+    "upstream-class) take the other's."
 )
 
 

@@ -43,7 +43,7 @@ from omni_port.model import (
 from omni_port.pyast import diff
 from omni_port.pyast.names import unused_import_names
 from omni_port.pyast.parser import parse
-from omni_port.pyast.syntax import find_def
+from omni_port.pyast.syntax import find_def, is_docstring
 
 _DEF_KINDS = ("FunctionDef", "AsyncFunctionDef")
 
@@ -347,17 +347,21 @@ def _member_base(ctx: _Context, stmt: Stmt) -> Stmt | None:
 
 
 def _similar(ctx: _Context, stmt: Stmt, base_stmt: Stmt) -> float:
-    """Share of the member's own (unmarked) statements found in order in the base."""
+    """Share of the member's own (unmarked) statements found in order in the base; 0.0
+    for a member of fewer than two statements besides a docstring, which tells nothing of
+    where it was copied from: vLLM-Omni's V2 Code2Wav ``profile_run`` (a docstring and
+    ``torch.accelerator.synchronize()``, a deliberate skip) would be half a copy of vLLM's
+    (``basedetect`` ranks bases on the same condition)."""
     pinned = ctx.marked.pinned_lines(stmt)
-    own = [k for k, line in _flat(stmt.clauses[0]) if line not in pinned]
-    if len(own) < 2:
+    own = [s for s in _flat(stmt.clauses[0]) if s.start not in pinned]
+    if sum(1 for s in own if not is_docstring(s)) < 2:
         return 0.0
-    return diff.containment(own, diff.flat_keys(base_stmt.clauses[0]))
+    return diff.containment([s.key for s in own], diff.flat_keys(base_stmt.clauses[0]))
 
 
-def _flat(suite: Suite) -> Iterator[tuple[str, int]]:
+def _flat(suite: Suite) -> Iterator[Stmt]:
     for stmt in suite.stmts:
-        yield stmt.key, stmt.start
+        yield stmt
         for clause in stmt.clauses:
             yield from _flat(clause)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from omni_port.model import Block, BlockKind, Stmt, Suite
 from omni_port.pyast import diff
-from omni_port.pyast.syntax import full_key, walk
+from omni_port.pyast.syntax import full_key, is_docstring, walk
 from omni_port.report import shorten
 
 #: An omni statement this similar to an upstream one it replaced is an edit of it.
@@ -147,10 +147,6 @@ def flat_suite(suite: Suite) -> list[Stmt]:
     for _, body in walk(suite):
         found.extend(body.stmts)
     return sorted(found, key=lambda s: s.start)
-
-
-def is_docstring(stmt: Stmt) -> bool:
-    return stmt.kind == "Expr" and stmt.key[:1] in ("'", '"')
 
 
 def is_evidence(stmt: Stmt, name: str) -> bool:

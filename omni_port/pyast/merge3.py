@@ -292,6 +292,12 @@ class _Context:
         if isinstance(o, ast.Dict | ast.JoinedStr):
             # Keys pair with values, and f-string parts have no places of their own.
             raise _Conflict(f"both sides changed {what}")
+        if isinstance(o, ast.Call) and _another_callee(b, o, t):
+            # Upstream's arguments are the old callee's: omni's function takes its own.
+            raise _Conflict(
+                f"omni calls {_short(ast.unparse(o.func))} where the base called "
+                f"{_short(ast.unparse(b.func))}, whose arguments upstream changed"  # type: ignore[attr-defined]
+            )
         merged = copy.copy(o)
         for name, o_value in ast.iter_fields(o):
             if name == "type_comment":
@@ -401,6 +407,25 @@ class _Context:
 
 #: Least similarity of two items both sides added at one place to count as one item.
 ALIKE = 0.9
+
+
+def _another_callee(b: ast.AST, o: ast.Call, t: ast.AST) -> bool:
+    """Whether omni's call ``o`` calls another function, with other parameters, than the
+    base's ``b`` while upstream's ``t`` changed the base's arguments. Another name alone is
+    not enough (``helpers.f`` imported as ``f``; a subclass of the class built, which takes
+    its fields by keyword, omni dropping some): the call must also pass another number of
+    positional arguments, as omni's own wrapper with keyword parameters does in place of
+    ``dispatch_cg_and_sync_dp(self.cudagraph_manager, num_reqs, ...)``."""
+    assert isinstance(b, ast.Call) and isinstance(t, ast.Call)
+    if _callee_name(b.func) == _callee_name(o.func) or len(o.args) == len(b.args):
+        return False
+    return not (_same(b.args, t.args) and _same(b.keywords, t.keywords))
+
+
+def _callee_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ast.dump(func)
 
 
 def _alike(a: ast.AST, b: ast.AST) -> bool:

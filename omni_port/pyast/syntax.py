@@ -216,6 +216,11 @@ def find_def(body: Suite | Sequence[ast.stmt], name: str) -> Stmt | ast.stmt | N
     return found
 
 
+def is_docstring(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a bare string: documentation, not code that runs."""
+    return stmt.kind == "Expr" and stmt.key[:1] in ("'", '"')
+
+
 def find_member(tree: Tree, owner: str, name: str) -> Stmt | None:
     """The definition ``name`` of class ``owner`` in ``tree`` (at module level when
     ``owner`` is "")."""

@@ -24,8 +24,8 @@ class Config:
     ``upstream``, ``patches``, ``generated``, ``upstream-class``) are the NPU platform's;
     ``platform = "gpu"`` makes them the GPU platform's (``sources.platform``)."""
 
-    #: Which runners the workspace keeps: ``npu`` (vllm-ascend's ``NPUModelRunner``) or
-    #: ``gpu`` (vLLM's ``GPUModelRunner``).
+    #: Which runners the workspace keeps: ``npu`` (vllm-ascend's ``NPUModelRunner``),
+    #: ``gpu`` (vLLM's ``GPUModelRunner``) or ``gpu-v2`` (vLLM's Model Runner V2).
     platform: str = "npu"
     #: Where the omni runners come from: ``vllm-omni==X``, a directory, or files.
     source: str = "vllm-omni==0.30.0"

@@ -15,7 +15,9 @@ from omni_port.sources.upstream import (
     ASCEND_RUNNER,
     OMNI_GPU_RUNNERS,
     OMNI_RUNNERS,
+    OMNI_V2_RUNNERS,
     VLLM_RUNNER,
+    VLLM_V2_RUNNER,
 )
 
 
@@ -26,6 +28,8 @@ class PlatformName(enum.Enum):
     """vLLM-Omni's NPU runners on vllm-ascend's ``NPUModelRunner``."""
     GPU = "gpu"
     """vLLM-Omni's GPU runners on vLLM's ``GPUModelRunner``."""
+    GPU_V2 = "gpu-v2"
+    """vLLM-Omni's Model Runner V2 runners on vLLM's V2 ``GPUModelRunner``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +115,26 @@ GPU = Platform(
     generated="generated/gpu",
 )
 
+GPU_V2 = Platform(
+    name=PlatformName.GPU_V2,
+    runners=OMNI_V2_RUNNERS,
+    classes=("OmniGPUModelRunner", "OmniARModelRunner", "OmniGenerationModelRunner"),
+    layout=Layout.GPU_V2,
+    package="vllm_omni.worker_v2",
+    dist="vllm",
+    member=VLLM_V2_RUNNER,
+    module="vllm.v1.worker.gpu.model_runner",
+    upstream_class="GPUModelRunner",
+    copy_floor=0.4,
+    floor="0.14.0",
+    source="vllm-omni==0.32.0rc1",
+    upstream="vllm==0.34.0",
+    patches="patches/gpu-v2",
+    generated="generated/gpu-v2",
+)
+
 #: Every platform by the name the configuration gives it.
-PLATFORMS = {platform.name.value: platform for platform in (NPU, GPU)}
+PLATFORMS = {platform.name.value: platform for platform in (NPU, GPU, GPU_V2)}
 
 
 def layout_onto(module: str) -> Layout:
@@ -120,3 +142,16 @@ def layout_onto(module: str) -> Layout:
     which the platform's record sets): the GPU runners' on vLLM's runner, the NPU runners'
     on anything else (GPU blocks transplanted onto vllm-ascend are NPU runners all the same)."""
     return next((p.layout for p in PLATFORMS.values() if p.module == module), Layout.V1)
+
+
+def other_modules(platform: Platform) -> str:
+    """What a release of ``platform``'s upstream that lacks its module may still hold for
+    another platform ("" when no other platform reads that distribution): vLLM 0.34.0 has
+    no V1 runner for the GPU runners, and its V2 runner is the ``gpu-v2`` platform's."""
+    others = [p for p in PLATFORMS.values() if p.dist == platform.dist and p is not platform]
+    said = ", ".join(f"`--platform {p.name.value}` reads {p.member}" for p in others)
+    return (
+        f"vLLM-Omni's runners of another platform read another module of {platform.dist}: {said}"
+        if others
+        else ""
+    )

@@ -1,0 +1,1 @@
+out = Output(req_ids=ids, extra=x)

@@ -1,0 +1,1 @@
+out = OmniOutput(req_ids=ids)
