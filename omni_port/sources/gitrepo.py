@@ -64,13 +64,15 @@ def _has_ref(path: str, ref: str) -> bool:
 
 
 def commits_touching(path: str, since: str, until: str, member: str, limit: int) -> list[str]:
-    """Commits after ``since`` up to ``until`` that change ``member``, oldest first."""
+    """Commits after ``since`` up to ``until`` that change ``member``, oldest first: the
+    ``limit`` oldest of them (git applies ``--max-count`` before ``--reverse``, which would
+    keep the newest, so the cap is applied here)."""
     out = _git(
         path,
-        ["rev-list", "--reverse", f"--max-count={limit}", f"{since}..{until}", "--", member],
+        ["rev-list", "--reverse", f"{since}..{until}", "--", member],
         f"{path}@{since}..{until}",
     )
-    return out.decode().split()
+    return out.decode().split()[:limit]
 
 
 def commits_before(path: str, rev: str, member: str, days: int, limit: int) -> list[str]:
