@@ -8,7 +8,8 @@ before B). Between two revisions of one git clone (``PATH@REV``) it is every com
 changed the runner module in the six months before the base and up to the target. With a
 clone of upstream (``upstream-repo``) that has the base, it is the clone's commits on the
 way from the base to the target, in the order of the releases that first held them
-(``_clone_labels``). Anything else has no history, which only means the history rule has no evidence to give.
+(``_clone_labels``). Anything else has no history, which only means the history rule has
+no evidence to give.
 """
 
 from __future__ import annotations
