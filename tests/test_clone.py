@@ -92,7 +92,6 @@ def test_the_lineages_are_the_main_line_then_the_release_branches(
     root, commits, branched = clone
     assert [name for name, _ in gitrepo.lineages(str(root))] == ["main", "releases/v1"]
     assert gitrepo.first_parent(str(root), "main", ASCEND_RUNNER) == commits[::-1]
-    assert gitrepo.after(str(root), commits[1], "main", ASCEND_RUNNER, 10) == commits[2:]
     assert gitrepo.on(str(root), commits[1], "releases/v1")
     assert not gitrepo.on(str(root), branched, "main")
     texts = gitrepo.texts(str(root), [commits[0], branched], ASCEND_RUNNER)
@@ -391,6 +390,61 @@ def test_history_to_a_target_on_another_lineage_stops_at_its_day(
     base, target = f"{root}@{commits[0][:12]}", f"{root}@{branched[:12]}"
     names = history.labels(base, target, tmp_path / "cache", str(root))
     assert names == [base, gitrepo.label(str(root), commits[1]), target]
+
+
+@pytest.fixture
+def released(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """Upstream as vllm-ascend cuts releases: main m0..m4; v1 on ``releases/v1``, forked
+    at m1 with a backport (as v0.18.0 on ``releases/v0.18.0``); v2 a main-line release
+    tagged on a commit that leaves the runner alone (v0.19.1rc1); v2.1 on ``releases/v2.1``,
+    forked at m3 with a backport (a side-branch release after the base's); v3 on
+    ``releases/v3``, forked at m4 with a fix of its own (the target, v0.23.0)."""
+    root = tmp_path / "released"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    found: dict[str, str] = {}
+    for n in range(2):
+        found[f"m{n}"] = _commit(root, _runner(f"self.step({n})", "return batch"))
+    found["m2"] = _commit(root, _runner("self.step(2)", "return batch"))
+    found["v2"] = _commit(root, "# v2\n", "v2", path="README.md")
+    for n in (3, 4):
+        found[f"m{n}"] = _commit(root, _runner(f"self.step({n})", "return batch"))
+    branches = (("v1", "m1", "self.step(1, safe=True)"), ("v2.1", "m3", "self.step(3, x=1)"))
+    for tag, fork, line in (*branches, ("v3", "m4", "self.step(4, fixed=True)")):
+        _git(root, "checkout", "-q", "-b", f"releases/{tag}", found[fork])
+        found[tag] = _commit(root, _runner(line, "return batch"), tag)
+    _git(root, "checkout", "-q", "main")
+    return root, found
+
+
+def test_history_from_a_clone_goes_through_every_release_after_the_base(
+    released: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A base on a release branch does not hide the main line's releases after it (main
+    had: v1's branch, whose last commit is newest, only). The way to the target is what
+    the target holds and the base does not, each commit after the releases that came
+    before it (the first release, by version, that holds it by ancestry): m2, v2, then m3
+    and v2.1's backport on its side branch, then m4 for v3; a release tagged on a commit
+    that changes nothing of the runner is a stop of the way all the same."""
+    root, found = released
+    names = history.labels(f"{root}@v1", f"{root}@v3", tmp_path / "cache", str(root))
+    label = {name: gitrepo.label(str(root), commit) for name, commit in found.items()}
+    assert label["v2"] == f"{root}@v2" and label["v2.1"] == f"{root}@v2.1"
+    expected = ["m0", "m1", "v1", "m2", "v2", "m3", "v2.1", "m4", "v3"]
+    assert names == [f"{root}@v1" if n == "v1" else label[n] for n in expected]
+
+
+def test_history_from_a_main_line_base_reaches_the_release_branches_after_it(
+    released: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A base on the main line between two releases: the side-branch release cut before it
+    (v1) is not after it; v2.1, cut after it, is."""
+    root, found = released
+    base = f"{root}@{found['m2'][:12]}"
+    names = history.labels(base, f"{root}@v3", tmp_path / "cache", str(root))
+    label = {name: gitrepo.label(str(root), commit) for name, commit in found.items()}
+    expected = [label["m0"], label["m1"], base, *(label[n] for n in ("v2", "m3", "v2.1", "m4"))]
+    assert names == [*expected, f"{root}@v3"]
 
 
 def test_a_main_line_commit_before_the_branch_point_is_the_main_line_s(

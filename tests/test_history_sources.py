@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from omni_port.errors import BadInput
-from omni_port.sources import history
+from omni_port.sources import gitrepo, history
 from omni_port.sources.upstream import ASCEND_RUNNER, Spec, SpecKind, locate, parse_spec
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -118,6 +118,17 @@ def test_history_of_a_clone_is_every_commit_that_changed_the_runner(
     assert [r.label for r in releases] == names and not notes
     assert "self.count: int | None = None" in releases[2].text
     assert all(len(sha) == 64 for _, sha in digests)
+
+
+def test_capped_history_of_a_clone_keeps_the_commits_right_after_the_base(
+    repo: Path,
+) -> None:
+    """More commits after the base than the cap: the oldest ones are kept, those the base's
+    code became (git's ``--max-count`` with ``--reverse`` would keep the newest)."""
+    after = [_commit(repo, _runner(f"self.count = {n}")) for n in range(1, 5)]
+    found = gitrepo.commits_touching(str(repo), "v3", "HEAD", ASCEND_RUNNER, 2)
+    assert found == after[:2]
+    assert gitrepo.commits_touching(str(repo), "v3", "HEAD", ASCEND_RUNNER, 9) == after
 
 
 #: Releases and the dates they came out (as the index gives them).

@@ -64,13 +64,15 @@ def _has_ref(path: str, ref: str) -> bool:
 
 
 def commits_touching(path: str, since: str, until: str, member: str, limit: int) -> list[str]:
-    """Commits after ``since`` up to ``until`` that change ``member``, oldest first."""
+    """Commits after ``since`` up to ``until`` that change ``member``, oldest first: the
+    ``limit`` oldest of them (git applies ``--max-count`` before ``--reverse``, which would
+    keep the newest, so the cap is applied here)."""
     out = _git(
         path,
-        ["rev-list", "--reverse", f"--max-count={limit}", f"{since}..{until}", "--", member],
+        ["rev-list", "--reverse", f"{since}..{until}", "--", member],
         f"{path}@{since}..{until}",
     )
-    return out.decode().split()
+    return out.decode().split()[:limit]
 
 
 def commits_before(path: str, rev: str, member: str, days: int, limit: int) -> list[str]:
@@ -144,6 +146,54 @@ def lineages(path: str) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda pair: (pair[0] not in ("main", "master"), pair[0]))
 
 
+#: A release tag: ``v0.19.1rc1``, a ``v`` and a version as the index spells it.
+RELEASE_TAG = re.compile(
+    r"""
+    ^v(?P<version>[0-9]+(?:\.[0-9]+)*   # the release numbers
+    (?:(?:a|b|rc)[0-9]+)?               # a pre-release
+    (?:\.post[0-9]+)?)$                 # a post release
+    """,
+    re.VERBOSE,
+)
+
+
+def releases(path: str, held_by: str = "", holding: str = "") -> dict[str, str]:
+    """The clone's release tags as version to commit (``0.19.1rc1`` for ``v0.19.1rc1``);
+    with ``held_by``, only the tags that commit holds (is, or descends from); with
+    ``holding``, only those that hold that commit."""
+    fields = "--format=%(refname:short)%00%(objectname)%00%(*objectname)"
+    held = [f"--merged={held_by}"] if held_by else []
+    held += [f"--contains={holding}"] if holding else []
+    out = _git(path, ["for-each-ref", fields, *held, "refs/tags"], path)
+    found: dict[str, str] = {}
+    for row in out.decode().splitlines():
+        name, own, peeled = row.split("\0")
+        matched = RELEASE_TAG.match(name)
+        if matched is not None:
+            found[matched.group("version")] = peeled or own  # an annotated tag: its commit
+    return found
+
+
+def way(
+    path: str, base: str, tip: str, member: str, stops: Sequence[str], until: str = ""
+) -> list[str]:
+    """The commits ``tip`` holds and ``base`` does not that change ``member``, ordered by the
+    first of ``stops`` (release commits, in release order) that holds each, then parents
+    before children; each stop's commit follows the commits it is the first to hold (also
+    when it changes nothing of ``member``). Made up to the day ``until`` when given."""
+    seen = [base]
+    found: list[str] = []
+    for stop in [*stops, tip]:
+        args = ["rev-list", "--reverse", "--topo-order", *_until(until), stop]
+        excluded = [f"^{c}" for c in seen]
+        out = _git(path, [*args, *excluded, "--", member], f"{path}@{base}..{stop}")
+        found += out.decode().split()
+        if stop != tip and stop not in found:
+            found.append(stop)
+        seen.append(stop)
+    return found
+
+
 def first_parent(path: str, ref: str, member: str, since: str = "", until: str = "") -> list[str]:
     """The commits on ``ref``'s first-parent line that change ``member``, newest first
     (since the date ``since`` and up to the day ``until``, YYYY-MM-DD, when given)."""
@@ -214,12 +264,3 @@ def on(path: str, commit: str, ref: str) -> bool:
     """Whether ``commit`` is an ancestor of ``ref`` (or is it)."""
     command = ["git", "-C", path, "merge-base", "--is-ancestor", commit, ref]
     return subprocess.run(command, capture_output=True, check=False).returncode == 0
-
-
-def after(path: str, commit: str, ref: str, member: str, limit: int, until: str = "") -> list[str]:
-    """The commits on ``ref``'s first-parent line after ``commit`` that change ``member``,
-    oldest first (at most ``limit``, the oldest ones; made up to the day ``until`` when
-    given)."""
-    span = [*_until(until), f"{commit}..{ref}"]
-    args = ["rev-list", "--first-parent", "--reverse", *span, "--", member]
-    return _git(path, args, f"{path}@{commit}..{ref}").decode().split()[:limit]

@@ -5,8 +5,11 @@ that came out in the six months before B, and every one after it up to T, releas
 candidates and sdist-only releases included (the releases and their dates are asked of
 the index once and kept in the cache; an index that gives no dates: the eight releases
 before B). Between two revisions of one git clone (``PATH@REV``) it is every commit that
-changed the runner module in the six months before the base and up to the target.
-Anything else has no history, which only means the history rule has no evidence to give.
+changed the runner module in the six months before the base and up to the target. With a
+clone of upstream (``upstream-repo``) that has the base, it is the clone's commits on the
+way from the base to the target, in the order of the releases that first held them
+(``_clone_labels``). Anything else has no history, which only means the history rule has
+no evidence to give.
 """
 
 from __future__ import annotations
@@ -124,40 +127,30 @@ def _clone_labels(
     repo: str, base: Spec, target: Spec, cache: Path, platform: Platform
 ) -> list[str]:
     """Upstream history from a clone: the commits that changed the runner module in the six
-    months before the base and after it on its lineage (the main line when the base is on
-    it), then the releases newer than the clone up to the target (or the target's own
-    commit when the clone has it on that lineage). Empty when the clone lacks the base."""
+    months before the base, then those on the way from the base to the target, then the
+    releases newer than the clone up to the target. Empty when the clone lacks the base.
+
+    The way is every commit the target holds and the base does not (``gitrepo.way``), in the
+    order of the release that first held each: the earliest release, by version, whose tag
+    holds the commit by ancestry (a backport is held by its branch's tags only, where a date
+    would credit it to whichever release came out next). Each of those releases' tags is a
+    stop of the way, so the releases a clone holds keep the order releases alone give them,
+    with the commits in between: a release on a side branch (the base's ``releases/v0.18.0``)
+    hides none of the main line's. A target the clone lacks is reached through the clone's
+    newest release below it or, when it is newer than every release the clone holds, through
+    the main line up to the target's day and the releases out since (``_beyond``)."""
     from omni_port.sources import gitrepo
 
-    member = platform.member
     base_commit = _commit_in(repo, base, cache, platform)
     if not base_commit:
         return []
-    ref = next((r for _, r in gitrepo.lineages(repo) if gitrepo.on(repo, base_commit, r)), "")
-    if not ref:
-        return []
+    member = platform.member
     before = gitrepo.commits_before(repo, base_commit, member, BEFORE_BASE_DAYS, MOST_COMMITS)
-    after = gitrepo.after(repo, base_commit, ref, member, MOST_COMMITS)
     target_commit = _commit_in(repo, target, cache, platform)
-    if target_commit and target_commit in after:
-        after = after[: after.index(target_commit)]
-        newer: list[str] = []
-    else:
-        # A target on another lineage, or older than the clone: no commit made after it is
-        # part of the way to it.
-        day = _day_of(repo, target, target_commit, cache)
-        if day:
-            after = gitrepo.after(repo, base_commit, ref, member, MOST_COMMITS, day)
-        newest = gitrepo.info(repo, ref).date
-        newer = _releases_after(newest, target, cache) if target.kind is SpecKind.PYPI else []
-        # A release cut from a release branch the clone has, which the base is not on, is
-        # of another lineage (``releases/v0.26.0rc`` for 0.26.0rc1).
-        others = [
-            name
-            for name, branch in gitrepo.lineages(repo)
-            if name.startswith("releases/") and not gitrepo.on(repo, base_commit, branch)
-        ]
-        newer = [label for label in newer if not _on_branch(label, others, platform.dist)]
+    tip, until, newer = _tip(repo, base_commit, target, target_commit, cache, platform)
+    stops = _stops(repo, base_commit, tip, target) if tip else []
+    way = gitrepo.way(repo, base_commit, tip, member, stops, until) if tip else []
+    after = _capped([c for c in way if c != target_commit], stops, MOST_COMMITS)
     return [
         *(gitrepo.label(repo, c) for c in before),
         base.label,
@@ -165,6 +158,97 @@ def _clone_labels(
         *(label for label in newer if label != target.label),
         target.label,
     ]
+
+
+def _tip(
+    repo: str, base: str, target: Spec, target_commit: str, cache: Path, platform: Platform
+) -> tuple[str, str, list[str]]:
+    """Where the way through the clone ends: (its last commit, the day it is cut at or "",
+    the releases newer than the clone after it). The target's commit when the clone has it;
+    else, for a release, the clone's newest release below it, or ``_beyond`` when the clone
+    holds none as new; else nowhere ("")."""
+    from omni_port.sources import gitrepo
+
+    if target_commit:
+        return target_commit, "", []
+    if target.kind is not SpecKind.PYPI:
+        return "", "", []
+    key = upstream.version_key
+    held = gitrepo.releases(repo)
+    below = [v for v in held if key(v) <= key(target.version)]
+    if len(below) < len(held):
+        newest = max(below, key=key, default="")
+        return (held[newest] if newest else ""), "", []
+    return _beyond(repo, base, target, cache, platform)
+
+
+def _beyond(
+    repo: str, base: str, target: Spec, cache: Path, platform: Platform
+) -> tuple[str, str, list[str]]:
+    """The way to a release newer than every release the clone holds: the main line up to
+    the target's day, then the releases that came out after the clone's newest commit. A
+    release cut from a release branch the clone has, which the base is not on, is of another
+    lineage and left out (``releases/v0.26.0rc`` for 0.26.0rc1: older code than a base on
+    the main line after the branch point)."""
+    from omni_port.sources import gitrepo
+
+    lines = gitrepo.lineages(repo)
+    main = next((ref for name, ref in lines if name in ("main", "master")), "")
+    newest = max((gitrepo.info(repo, ref).date for _, ref in lines), default="")
+    newer = _releases_after(newest, target, cache) if newest else []
+    others = [
+        name
+        for name, branch in lines
+        if name.startswith("releases/") and not gitrepo.on(repo, base, branch)
+    ]
+    newer = [label for label in newer if not _on_branch(label, others, platform.dist)]
+    return main, _day_of(repo, target, "", cache), newer
+
+
+def _stops(repo: str, base: str, tip: str, target: Spec) -> list[str]:
+    """The commits of the releases on the way from ``base`` to ``tip``, in release order:
+    every release tag of the clone the base does not hold that comes after the base (after
+    its own release; without one, from the first release that holds it) and before the
+    target (up to the target's release; for a commit, before the first release that holds
+    it), the release branches' tags included; and every tag ``tip`` holds."""
+    from omni_port.sources import gitrepo
+
+    tags = gitrepo.releases(repo)
+    older = gitrepo.releases(repo, base)
+    held = gitrepo.releases(repo, tip)
+    low = _position(tags, base, gitrepo.releases(repo, holding=base))
+    if target.kind is SpecKind.PYPI:
+        high: Position = (0, upstream.version_key(target.version), 1)
+    else:
+        high = _position(tags, tip, gitrepo.releases(repo, holding=tip))
+    between = [v for v in tags if v not in older and low < (0, upstream.version_key(v), 0) < high]
+    on_way = sorted({*between, *(v for v in held if v not in older)}, key=upstream.version_key)
+    return list(dict.fromkeys(tags[v] for v in on_way if tags[v] not in (base, tip)))
+
+
+#: Where a commit sits among the releases: (1 when after every release, else 0; a release's
+#: version key; -1 just before that release, 0 at it, 1 just after it).
+Position = tuple[int, tuple[tuple[int, ...], int, int, int], int]
+
+
+def _position(tags: Mapping[str, str], commit: str, holding: Mapping[str, str]) -> Position:
+    """Where ``commit`` sits among the releases ``tags`` (version to commit): just after its
+    own release when a tag names it, else just before the first release (by version) of
+    those ``holding`` it; after every release when none does."""
+    key = upstream.version_key
+    own = [key(v) for v, c in tags.items() if c == commit]
+    if own:
+        return 0, max(own), 1
+    if holding:
+        return 0, min(key(v) for v in holding), -1
+    return 1, key(""), 0
+
+
+def _capped(commits: Sequence[str], stops: Sequence[str], limit: int) -> list[str]:
+    """The ``limit`` first of ``commits``, and every release's commit after them: past the
+    cap the clone still knows what releases alone would."""
+    kept = set(stops)
+    return [c for i, c in enumerate(commits) if i < limit or c in kept]
 
 
 def _on_branch(label: str, branches: Sequence[str], dist: str) -> bool:

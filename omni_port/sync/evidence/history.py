@@ -754,14 +754,28 @@ class NeverHad:
         """The keys of these statements, in the order the block replaced them."""
         return [h for k in replaced if (h := split_full_key(k)[0]) in self.keys]
 
+    def standing(self, replaced: Sequence[str], held: Sequence[Stmt]) -> list[str]:
+        """The keys of ``replaced`` (what the block replaced) that are these statements and
+        that the new upstream still has among ``held`` (its statements at the block's
+        place, perhaps edited)."""
+        keys = {s.key for s in held}
+        return [
+            k
+            for k in replaced
+            if (h := split_full_key(k)[0]) in self.keys
+            and (h in keys or any(similarity(h, other) >= HAD for other in keys))
+        ]
+
     def note(
         self,
         replaced: Sequence[str],
         named: Callable[[str], str],
         more: str = "",
         brought: Sequence[Brought] = (),
+        gone: bool = False,
     ) -> str:
-        """The note that these statements stay, naming the changes with ``named`` (each
+        """The note that these statements stay (``gone``: that the new upstream took them
+        out too, so that nothing of them stays), naming the changes with ``named`` (each
         statement's, ``brought``, when known); ``more`` goes inside its closing
         parenthesis."""
         which = (
@@ -769,8 +783,9 @@ class NeverHad:
             if brought
             else f"`{self.quoted(replaced)}`, which {named(self.brought_by)} brought"
         )
+        fate = "is gone from the new upstream too" if gone else "stays"
         return (
-            f"upstream code the runners never had here stays: {which} ({named(self.had)} "
+            f"upstream code the runners never had here {fate}: {which} ({named(self.had)} "
             f"had the runners' code here{more})"
         )
 

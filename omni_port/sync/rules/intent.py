@@ -160,8 +160,13 @@ def _owned(
         if kept.runners
         else ""
     )
-    brought = ctx.history.brought_here(block, kept.heads(block.anchor.replaced))
-    note = kept.note(block.anchor.replaced, facts.history.named, runners, brought)
+    # The note names what of that code stays in the output: what the new upstream still
+    # has at the place; when it took all of it out, the note says so instead.
+    replaced = block.anchor.replaced
+    standing = kept.standing(replaced, best.slot.held())
+    said = standing or replaced
+    brought = ctx.history.brought_here(block, kept.heads(said))
+    note = kept.note(said, facts.history.named, runners, brought, gone=not standing)
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
         found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")
