@@ -1655,6 +1655,51 @@ DEAD_CASES = [
         """,
         id="ok-read-in-a-comprehension",
     ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    scaled = x * 2  # !OP515
+                    return x
+                return helper(batch)
+        """,
+        id="a-nested-function-s-binding-nothing-reads",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                if batch:
+                    def helper(x):
+                        async def inner():
+                            late = x  # !OP515
+                            return None
+                        return inner
+                    return helper
+                class Local:
+                    def run(self):
+                        spare = 1  # !OP515
+                        return self
+                return Local
+        """,
+        id="deeper-nested-functions-and-a-nested-class-s-method",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                total = 0
+                def helper(x):
+                    nonlocal total
+                    total = x
+                    scale = 2
+                    return lambda y: y * scale
+                helper(batch)
+                return total
+        """,
+        id="ok-nonlocal-and-read-by-a-lambda-in-the-nested-function",
+    ),
 ]
 
 
@@ -1708,6 +1753,73 @@ def test_a_dead_store_a_source_had_is_a_note_that_says_which() -> None:
         ),
         (5, Severity.ERROR, "`late` is bound here and nothing in Runner.step reads it"),
     ]
+
+
+NESTED_DEAD_UPSTREAM = """
+class NPUModelRunner:
+    def step(self, batch):
+        def helper(x):
+            unused = x.size
+            return x
+        return helper(batch)
+"""
+
+
+def test_a_nested_dead_store_upstream_s_nested_function_has_is_a_note() -> None:
+    """Compared within the nested function of the same path: upstream's ``helper`` has
+    ``unused``; ``other`` has it too, and is no ``helper``."""
+    text = _dedent(
+        """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    unused = x.size
+                    return x
+                def other(x):
+                    unused = x.size
+                    return x
+                return helper(other(batch))
+        """
+    )
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(NESTED_DEAD_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    )
+    findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
+    dead = [(f.line, f.severity, f.message) for f in findings if f.code.value == "OP515"]
+    assert dead == [
+        (
+            4,
+            Severity.NOTE,
+            "`unused` is bound here and nothing in Runner.step.helper reads it (upstream's "
+            "own method has the same dead store)",
+        ),
+        (7, Severity.ERROR, "`unused` is bound here and nothing in Runner.step.other reads it"),
+    ]
+
+
+def test_a_nested_dead_store_whose_reader_a_conflict_holds_names_the_conflict() -> None:
+    region = conflict_region("gen.Runner.step.block-01", 0, "            ")
+    text = (
+        _dedent(
+            """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    output = self.run(x)
+        """
+        )
+        + region.replace("self.hook()", "self.hook(output)")
+        + "            return x\n"
+        + "        return helper(batch)\n"
+    )
+    findings = _verify(text, _dead_context(), _copies(text, "Runner", "NPUModelRunner"))
+    (dead,) = [f for f in findings if f.code.value == "OP515"]
+    assert (dead.line, dead.severity) == (4, Severity.ERROR)
+    assert (
+        "nothing in Runner.step.helper reads it; the conflict gen.Runner.step.block-01 "
+        + ("(line 5)")
+        in dead.message
+    )
 
 
 def test_a_dead_store_whose_reader_is_in_a_conflict_region_names_the_conflict() -> None:
