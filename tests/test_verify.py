@@ -29,14 +29,11 @@ from omni_port.model import (
     Status,
 )
 from omni_port.sources.textio import decode, read_source
-from omni_port.sync.offers import Trial
 from omni_port.sync.pipeline import SyncResult
-from omni_port.sync.splice import Built
 from omni_port.verify import checks
 from omni_port.verify.conflicts import conflict_findings
 from omni_port.verify.kept import with_keepers
 from omni_port.verify.rows import row_findings
-from omni_port.verify.trials import Judge
 from tests.conftest import conflict_region
 from tests.golden import DATA
 
@@ -2223,117 +2220,3 @@ def test_a_dead_store_of_a_statement_a_conflict_replaced_names_the_conflict() ->
     assert named.message.count("resolve the conflict first") == 1
     (again,) = with_keepers([named], {GEN: text}, trees, overrides, [row], [block])
     assert again == named
-
-
-def test_the_checks_a_trial_is_judged_by_see_dead_stores_and_lost_hooks() -> None:
-    """A conflict's candidate is offered only when verify's place-bound checks find no new
-    problem (``verify.trials``): a dead store (OP515) and a lost hook call (OP516) depend
-    on where a block stands too, so those checks report them, at the lines ``verify``
-    does, and a placed block that replaced the call makes its loss no error."""
-    text = _dedent(
-        """
-        from fakeacc.runner_v1 import NPUModelRunner
-
-
-        class Runner(NPUModelRunner):
-            def step(self, batch):
-                spare = batch.size
-                logits = self._sample(batch)
-                return logits
-        """
-    )
-    context = checks.Context(
-        upstream=api.parse_upstream(_dedent(HOOK_UPSTREAM), "u.py", UPSTREAM_MODULE)
-    )
-    overrides = [checks.Override(GEN, "Runner", "step", "NPUModelRunner", "step")]
-    found = checks.placed_findings(GEN, text, [], overrides, context)
-    assert [(f.code.value, f.line, f.severity) for f in found] == [
-        ("OP515", 6, Severity.ERROR),
-        ("OP516", 8, Severity.ERROR),
-    ]
-    full = checks.verify({GEN: text}, [], overrides, context)
-    assert [f for f in full if f.code.value in ("OP515", "OP516")] == found
-    block, row = _hook_block(("self._free_buffers()",))
-    found = checks.placed_findings(GEN, text, [row], overrides, context, [block])
-    assert [(f.code.value, f.severity) for f in found] == [
-        ("OP515", Severity.ERROR),
-        ("OP516", Severity.NOTE),
-    ]
-
-
-JUDGED = """
-from fakeacc.runner_v1 import NPUModelRunner
-
-
-class Runner(NPUModelRunner):
-    def step(self, batch):
-        logits = self._sample(batch)
-        with record("free"):
-            self._free_buffers()
-        self.callback = None
-        return logits
-"""
-
-
-@pytest.mark.parametrize(
-    ("change", "said"),
-    [
-        pytest.param(
-            ("        self.callback = None\n", "        spare = batch.size\n"),
-            "OP515 `spare` is bound here",
-            id="a-new-dead-store",
-        ),
-        pytest.param(
-            ("            self._free_buffers()\n", "            pass\n"),
-            "OP516 Runner.step no longer calls `self._free_buffers()`",
-            id="a-lost-hook-call",
-        ),
-        pytest.param(
-            (
-                "        self.callback = None\n",
-                "        spare = batch.size\n"
-                + conflict_region("omni.Runner.step.block-09", 0, "        ").replace(
-                    "self.hook()", "self.hook(spare)"
-                ),
-            ),
-            "",
-            id="a-dead-store-an-open-conflict-owns",
-        ),
-    ],
-)
-def test_the_trial_judge_refuses_a_new_dead_store_or_lost_hook(
-    change: tuple[str, str], said: str
-) -> None:
-    """A candidate that makes a dead store or loses a hook call upstream's method makes is
-    not offered (``verify.trials.Judge`` says what verify would newly report); one whose
-    dead store's reader another conflict holds commented out is that conflict's problem."""
-    upstream = api.parse_upstream(_dedent(HOOK_UPSTREAM), "u.py", UPSTREAM_MODULE)
-    text = _dedent(JUDGED)
-    module = api.extract_text(text, "omni.py", upstream).module
-    now = Built(module.name, text, (), ())
-    tried = Built(module.name, text.replace(*change), (), ())
-    trial = Trial(module, upstream, _hook_block(())[0], now, tried)
-    judged = Judge()(trial)
-    assert judged.startswith(said) and bool(judged) == bool(said), judged
-
-
-def test_a_dead_store_the_tried_conflict_owned_and_keeps_is_no_new_problem() -> None:
-    """The output as written has a dead store whose reader is commented out in the conflict
-    tried (the GPU upgrade's `profile_run.edit-03`, whose old runner had the same dead
-    store); the trial places the block and the store stays dead: the same problem, no
-    longer the conflict's, not a new one. One more such store is."""
-    upstream = api.parse_upstream(_dedent(HOOK_UPSTREAM), "u.py", UPSTREAM_MODULE)
-    text = _dedent(JUDGED)
-    module = api.extract_text(text, "omni.py", upstream).module
-    store = "        spare = batch.size\n"
-    region = conflict_region("omni.Runner.step.block-09", 0, "        ")
-    written = text.replace(
-        "        self.callback = None\n", store + region.replace("()", "(spare)")
-    )
-    tried = text.replace("        self.callback = None\n", store + "        self.hook()\n")
-    now = Built(module.name, written, (), ())
-    trial = Trial(module, upstream, _hook_block(())[0], now, now)
-    assert Judge()(replace(trial, tried=Built(module.name, tried, (), ()))) == ""
-    twice = tried.replace(store, store + store)
-    judged = Judge()(replace(trial, tried=Built(module.name, twice, (), ())))
-    assert judged.startswith("OP515 `spare` is bound here"), judged

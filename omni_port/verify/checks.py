@@ -154,31 +154,23 @@ def placed_findings(
     placements: Sequence[Placement],
     overrides: Sequence[Override],
     context: Context,
-    blocks: Sequence[Block] = (),
 ) -> list[Finding]:
     """The checks of one generated module whose outcome where a block stands decides (a
     conflict's candidate is tried with them): it compiles (OP501), pyflakes' names
     (OP502, OP503, OP504), every local a placed block reads is bound before it (OP507),
-    a placed row names lines of the output (OP513), no copied method binds a local
-    nothing reads (OP515) nor lost a call of a method upstream's own version makes
-    (OP516; ``blocks`` as for ``verify``). ``context`` needs no package source: these read
-    the module and the upstream alone."""
+    and a placed row names lines of the output (OP513). ``context`` needs no package
+    source: these read the module and the upstream alone."""
     broken = compile_findings(name, text)
     if broken:
         return broken
     world = world_of({name: text}, context)
     tree = ast.parse(text, filename=name)
-    rows = [p for p in placements if p.module == name and is_placed_block(p)]
+    blocks = [p for p in placements if p.module == name and is_placed_block(p)]
     mine = [o for o in overrides if o.module == name]
     copied = originals(world, context.upstream, mine)
     allowed = frozenset(context.unused_in_source.get(name, ()))
-    found = [
-        *_names(name, text, tree, rows, copied, allowed),
-        *row_findings(placements, frozenset({name})),
-        *dead_store_findings(world, name, text, tree, mine, context),
-        *hook_findings(world, {name: tree}, mine, placements, blocks, context),
-    ]
-    return with_keepers(found, {name: text}, {name: tree}, mine, placements, blocks)
+    found = _names(name, text, tree, blocks, copied, allowed)
+    return [*found, *row_findings(placements, frozenset({name}))]
 
 
 def _names(

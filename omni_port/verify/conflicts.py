@@ -25,8 +25,6 @@ from omni_port.model import (
 #: What a finding an open conflict owns says: resolving the conflict is the fix (OP510,
 #: OP515 name the conflict; the choices of other conflicts are judged without them).
 RESOLVE_FIRST = "resolve the conflict first"
-#: How such a finding names the conflict after its own message (``kept``, ``deadstores``).
-OWNED_BY = "; the conflict "
 
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
@@ -57,13 +55,6 @@ class Region:
     col: int
     #: How many candidate places it lists.
     candidates: int
-
-
-def without_owner(message: str) -> str:
-    """A finding's ``message`` without the conflict that owns it (``OWNED_BY`` ...
-    ``RESOLVE_FIRST``), as it reads once that conflict is resolved."""
-    head, owned, tail = message.partition(OWNED_BY)
-    return head if owned and tail.endswith(RESOLVE_FIRST) else message
 
 
 def regions(text: str) -> Iterator[Region]:

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from omni_port.model import Code, Finding, Severity
 from omni_port.pyast.packages import Function, World
-from omni_port.verify.conflicts import OWNED_BY, RESOLVE_FIRST, Region, commented_code
+from omni_port.verify.conflicts import RESOLVE_FIRST, Region, commented_code
 from omni_port.verify.context import Context, Override, function_in, old_runner
 from omni_port.verify.stores import dead_stores, scopes
 
@@ -99,7 +99,7 @@ def _with_conflicts(
             yield finding
             continue
         message = (
-            f"{finding.message}{OWNED_BY}{region.piece} (line {region.line}) holds "
+            f"{finding.message}; the conflict {region.piece} (line {region.line}) holds "
             f"commented-out code that reads it: {RESOLVE_FIRST}"
         )
         yield replace(finding, message=message)

@@ -20,7 +20,7 @@ from omni_port.pyast.diff import similarity
 from omni_port.pyast.packages import Function
 from omni_port.pyast.syntax import node_key, split_full_key
 from omni_port.sync.evidence.places import FUZZY
-from omni_port.verify.conflicts import OWNED_BY, RESOLVE_FIRST, regions
+from omni_port.verify.conflicts import RESOLVE_FIRST, regions
 from omni_port.verify.context import Override, function_in
 
 #: The findings about a statement a conflict keeps that name it.
@@ -69,7 +69,7 @@ def _named(
             return finding
         line = next((r.line for r in regions(text) if r.piece == keeper.id), stmt.lineno)
         message = (
-            f"{finding.message}{OWNED_BY}{keeper.id} (line {line}) replaced this "
+            f"{finding.message}; the conflict {keeper.id} (line {line}) replaced this "
             f"statement in its base, which stays until it is resolved: {RESOLVE_FIRST}"
         )
         return replace(finding, message=message)

@@ -16,8 +16,7 @@ from omni_port.model import Finding, PatchSet, Severity
 from omni_port.report import shorten
 from omni_port.sync.offers import Trial
 from omni_port.sync.splice import Built
-from omni_port.verify.checks import Context, blocks_of, overrides_of, placed_findings
-from omni_port.verify.conflicts import RESOLVE_FIRST, without_owner
+from omni_port.verify.checks import Context, overrides_of, placed_findings
 
 #: Line numbers a message names (``lines 679, 724``, ``from line 12``): they move when a
 #: block goes in, the problem does not.
@@ -34,9 +33,7 @@ class Judge:
 
     def __call__(self, trial: Trial) -> str:
         before = self._problems_now(trial)
-        # The trial resolves its block: a conflict a problem of the trial names is another,
-        # whose resolution the problem goes with, not this place.
-        after = [f for f in _problems(trial, trial.tried) if RESOLVE_FIRST not in f.message]
+        after = _problems(trial, trial.tried)
         more = Counter(map(_key, after)) - before
         new = [f for f in after if _key(f) in more]
         return f"{new[0].code.value} {shorten(new[0].message, 140)}" if new else ""
@@ -55,13 +52,10 @@ def _problems(trial: Trial, built: Built) -> list[Finding]:
     context = Context(
         upstream=trial.upstream, unused_in_source={module.name: module.unused_imports}
     )
-    patches = PatchSet((module,))
-    overrides, blocks = overrides_of(patches), blocks_of(patches)
-    found = placed_findings(module.name, built.text, built.placements, overrides, context, blocks)
+    overrides = overrides_of(PatchSet((module,)))
+    found = placed_findings(module.name, built.text, built.placements, overrides, context)
     return [f for f in found if f.severity is Severity.ERROR]
 
 
 def _key(finding: Finding) -> str:
-    """A problem as both modules tell it: without lines, nor the conflict that owns it in
-    the output as written (the trial may resolve it, the problem staying)."""
-    return f"{finding.code.value} {_LINES.sub('lines', without_owner(finding.message))}"
+    return f"{finding.code.value} {_LINES.sub('lines', finding.message)}"
