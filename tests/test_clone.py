@@ -311,20 +311,24 @@ def test_a_binding_a_block_carries_is_listed_for_review(
     assert "notes: imports or attributes left unverified" not in summary
 
 
+#: A commit added a return where omni runs its code before every other return (OP314).
+EARLY_EXIT = (
+    DATA / "rules" / "early-exit" / "yes_an_upstream_return_skips_omni_s_code_at_every_other_return"
+)
+
+
+#: The workspace of an upgrade of ``EARLY_EXIT`` (`_upgrade_case`), for `verify`.
+EARLY_EXIT_CONFIG = '[tool.omni-port]\nsource = "omni.py"\npatches = "p"\ngenerated = "g"\n'
+
+
 def test_an_upstream_return_that_skips_omni_s_code_is_listed_for_review(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     """A commit added a return where omni runs its code before every other return: the
     upgrade summary lists it for review under its own heading (OP314), and `check`
     lists it too, naming the omni code it skips."""
-    case = (
-        DATA
-        / "rules"
-        / "early-exit"
-        / "yes_an_upstream_return_skips_omni_s_code_at_every_other_return"
-    )
     monkeypatch.chdir(tmp_path)
-    root, target, result = _upgrade_case(tmp_path, cli, case)
+    root, target, result = _upgrade_case(tmp_path, cli, EARLY_EXIT)
     assert "OP314" in result.stdout + result.stderr, result.stdout + result.stderr
     listed = _section(
         (tmp_path / "up.md").read_text(), "Review: upstream exits that skip omni's code"
@@ -336,6 +340,65 @@ def test_an_upstream_return_that_skips_omni_s_code_is_listed_for_review(
         "--upstream", f"{root}@{target[:12]}", "--no-cache",
     )  # fmt: skip
     assert "OP314" in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_verify_lists_the_early_exit_notes_sync_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """`verify` does not sync again: it lists the OP314 notes the sync recorded beside the
+    lock (`omni-port.notes`), at their lines of the generated module, as notes (not
+    problems), as `check` does."""
+    monkeypatch.chdir(tmp_path)
+    root, _, result = _upgrade_case(tmp_path, cli, EARLY_EXIT)
+    said = [line for line in result.stdout.splitlines() if " OP314 " in line]
+    assert len(said) == 1, result.stdout + result.stderr
+    (tmp_path / "pyproject.toml").write_text(EARLY_EXIT_CONFIG)
+    verified = cli.loud("--upstream-repo", root, "verify", "--json", "v.json")
+    listed = [line for line in verified.stdout.splitlines() if " OP314 " in line]
+    assert listed == said, verified.stdout + verified.stderr
+    assert listed[0].startswith("g/omni.py:11:"), listed
+    rows = json.loads((tmp_path / "v.json").read_text())["findings"]
+    assert [r["severity"] for r in rows if r["code"] == "OP314"] == ["note"], rows
+    # The fixture's blocks call a hook its upstream does not define: OP509, not this note.
+    assert {r["code"] for r in rows if r["severity"] == "error"} == {"OP509"}, rows
+    # The upgrade summary counts verify's notes as verify lists them.
+    section = _section((tmp_path / "up.md").read_text(), "Verification of the generated runners")
+    assert "- 1 note of `omni-port verify`: 1 OP314 " in section, section
+    # They quote code: kept beside the lock, which hashes them as it hashes the modules.
+    lock = json.loads((tmp_path / "g" / "omni-port.lock").read_text())
+    assert "omni-port.notes" in lock["outputs"] and "pending" not in json.dumps(lock)
+
+
+@pytest.mark.parametrize(
+    ("row", "named"),
+    [
+        pytest.param({"code": "OP301"}, "'notes.code' \"OP301\"", id="a-code-sync-does-not-keep"),
+        pytest.param({"line": "11"}, "'notes.line' \"11\"", id="a-line-that-is-no-number"),
+        pytest.param({"message": 3}, "'message' must be a string", id="a-message-that-is-no-text"),
+    ],
+)
+def test_a_broken_notes_file_is_one_line_naming_what_is_wrong(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    row: dict[str, object],
+    named: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    root, _, _ = _upgrade_case(tmp_path, cli, EARLY_EXIT)
+    notes = tmp_path / "g" / "omni-port.notes"
+    data = json.loads(notes.read_text())
+    data["notes"][0].update(row)
+    text = json.dumps(data, indent=2, sort_keys=True)
+    notes.write_text(text)
+    (tmp_path / "pyproject.toml").write_text(EARLY_EXIT_CONFIG)
+    result = cli("--upstream-repo", root, "verify")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    key = f'"{next(iter(row))}":'
+    line = next(n for n, text in enumerate(text.split("\n"), 1) if key in text)
+    (said,) = result.stderr.strip().splitlines()
+    assert said.startswith(f"g/omni-port.notes:{line}:1: OP201 not an omni-port notes file: ")
+    assert named in said, said
 
 
 def _dated(root: Path, text: str, day: str) -> str:

@@ -1655,6 +1655,51 @@ DEAD_CASES = [
         """,
         id="ok-read-in-a-comprehension",
     ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    scaled = x * 2  # !OP515
+                    return x
+                return helper(batch)
+        """,
+        id="a-nested-function-s-binding-nothing-reads",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                if batch:
+                    def helper(x):
+                        async def inner():
+                            late = x  # !OP515
+                            return None
+                        return inner
+                    return helper
+                class Local:
+                    def run(self):
+                        spare = 1  # !OP515
+                        return self
+                return Local
+        """,
+        id="deeper-nested-functions-and-a-nested-class-s-method",
+    ),
+    pytest.param(
+        """
+        class Runner:
+            def step(self, batch):
+                total = 0
+                def helper(x):
+                    nonlocal total
+                    total = x
+                    scale = 2
+                    return lambda y: y * scale
+                helper(batch)
+                return total
+        """,
+        id="ok-nonlocal-and-read-by-a-lambda-in-the-nested-function",
+    ),
 ]
 
 
@@ -1708,6 +1753,73 @@ def test_a_dead_store_a_source_had_is_a_note_that_says_which() -> None:
         ),
         (5, Severity.ERROR, "`late` is bound here and nothing in Runner.step reads it"),
     ]
+
+
+NESTED_DEAD_UPSTREAM = """
+class NPUModelRunner:
+    def step(self, batch):
+        def helper(x):
+            unused = x.size
+            return x
+        return helper(batch)
+"""
+
+
+def test_a_nested_dead_store_upstream_s_nested_function_has_is_a_note() -> None:
+    """Compared within the nested function of the same path: upstream's ``helper`` has
+    ``unused``; ``other`` has it too, and is no ``helper``."""
+    text = _dedent(
+        """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    unused = x.size
+                    return x
+                def other(x):
+                    unused = x.size
+                    return x
+                return helper(other(batch))
+        """
+    )
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(NESTED_DEAD_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    )
+    findings = _verify(text, context, _copies(text, "Runner", "NPUModelRunner"))
+    dead = [(f.line, f.severity, f.message) for f in findings if f.code.value == "OP515"]
+    assert dead == [
+        (
+            4,
+            Severity.NOTE,
+            "`unused` is bound here and nothing in Runner.step.helper reads it (upstream's "
+            "own method has the same dead store)",
+        ),
+        (7, Severity.ERROR, "`unused` is bound here and nothing in Runner.step.other reads it"),
+    ]
+
+
+def test_a_nested_dead_store_whose_reader_a_conflict_holds_names_the_conflict() -> None:
+    region = conflict_region("gen.Runner.step.block-01", 0, "            ")
+    text = (
+        _dedent(
+            """
+        class Runner:
+            def step(self, batch):
+                def helper(x):
+                    output = self.run(x)
+        """
+        )
+        + region.replace("self.hook()", "self.hook(output)")
+        + "            return x\n"
+        + "        return helper(batch)\n"
+    )
+    findings = _verify(text, _dead_context(), _copies(text, "Runner", "NPUModelRunner"))
+    (dead,) = [f for f in findings if f.code.value == "OP515"]
+    assert (dead.line, dead.severity) == (4, Severity.ERROR)
+    assert (
+        "nothing in Runner.step.helper reads it; the conflict gen.Runner.step.block-01 "
+        + ("(line 5)")
+        in dead.message
+    )
 
 
 def test_a_dead_store_whose_reader_is_in_a_conflict_region_names_the_conflict() -> None:
@@ -1842,12 +1954,119 @@ def _hooks(text: str, block: Block | None = None, row: Placement | None = None) 
 
 
 def test_a_hook_call_upstream_makes_and_the_copy_lost_is_an_error() -> None:
+    """At the copy's line where upstream's call would stand (before upstream's next
+    statement the copy has), naming both upstream lines, not at the method's ``def``."""
     (lost,) = _hooks(HOOK_GENERATED)
-    assert (lost.line, lost.severity) == (2, Severity.ERROR)
+    assert (lost.line, lost.col, lost.severity) == (4, 9, Severity.ERROR)
     assert lost.message.startswith(
         "Runner.step no longer calls `self._free_buffers()`, which upstream's "
-        "NPUModelRunner.step calls (upstream line 5)"
+        "NPUModelRunner.step calls (upstream line 5) before `return logits` (upstream "
+        "line 7, here): "
     )
+
+
+@pytest.mark.parametrize(
+    ("generated", "line", "place"),
+    [
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    logits = self._sample(batch)
+                    self.callback = None
+                    return logits
+            """,
+            4,
+            "before `self.callback = None` (upstream line 6, here)",
+            id="before-the-next-statement",
+        ),
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    logits = self._sample(batch)
+                    with record("free"):
+                        self.log(batch)
+                        self.release()
+                    self.callback = None
+                    return logits
+            """,
+            4,
+            "inside `with record('free'):` (upstream line 4, here)",
+            id="inside-the-statement-around-it",
+        ),
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    logits = self._sample(batch)
+            """,
+            3,
+            "after `logits = self._sample(batch)` (upstream line 3, here)",
+            id="after-the-statement-before-it",
+        ),
+        pytest.param(
+            """
+            class Runner(NPUModelRunner):
+                def step(self, batch):
+                    return self._sample(batch) or batch
+            """,
+            2,
+            "",
+            id="at-the-def-when-nothing-stands-for-upstream",
+        ),
+    ],
+)
+def test_a_lost_hook_call_is_reported_where_it_would_stand(
+    generated: str, line: int, place: str
+) -> None:
+    (lost,) = _hooks(generated)
+    assert lost.line == line
+    assert lost.message.startswith(
+        "Runner.step no longer calls `self._free_buffers()`, which upstream's "
+        f"NPUModelRunner.step calls (upstream line 5){' ' * bool(place)}{place}: the runner"
+    )
+
+
+NESTED_HOOK_UPSTREAM = """
+class NPUModelRunner:
+    def step(self, batch):
+        if batch:
+            self.prepare()
+        else:
+            self.idle()
+            self._free_buffers()
+            self.report()
+        return batch
+
+    def _free_buffers(self):
+        pass
+"""
+
+
+def test_a_lost_hook_call_in_an_else_is_reported_in_the_copy_s_else() -> None:
+    """The copy's counterpart is looked for in the same branch: ``self.report()`` in the
+    ``if`` body is not the one the call stood before."""
+    generated = _dedent(
+        """
+        class Runner(NPUModelRunner):
+            def step(self, batch):
+                if batch:
+                    self.report()
+                else:
+                    self.idle()
+                    self.report()
+                return batch
+        """
+    )
+    context = checks.Context(
+        upstream=api.parse_upstream(_dedent(NESTED_HOOK_UPSTREAM), "u.py", UPSTREAM_MODULE)
+    )
+    overrides = [checks.Override(GEN, "Runner", "step", "NPUModelRunner", "step")]
+    findings = checks.verify({GEN: generated}, [], overrides, context)
+    (lost,) = [f for f in findings if f.code.value == "OP516"]
+    assert (lost.line, lost.col) == (7, 13)
+    assert "calls (upstream line 7) before `self.report()` (upstream line 8, here)" in lost.message
 
 
 @pytest.mark.parametrize(

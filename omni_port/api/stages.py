@@ -33,7 +33,7 @@ from omni_port.patches import lockfile
 from omni_port.patches.store import earlier, earlier_finding, edit_finding, hand_edits
 from omni_port.pyast import memo
 from omni_port.pyast.parser import parse
-from omni_port.sources.textio import decode, sha256
+from omni_port.sources.textio import decode, read_source, sha256
 from omni_port.sources.upstream import ASCEND_MODULE
 
 # --- text in, values out ---------------------------------------------------------------------
@@ -169,6 +169,10 @@ def verify(generated: Path, patches_dir: Path, settings: Settings, vllm: str = "
     source = patches_source(patch_set, config.source)
     context = verification_context(settings, patch_set, upstream, upstream_text, source, vllm)
     findings = verify_files(files, placements, patch_set, context)
+    # What only the sync's decisions tell, as the sync recorded it (`check` syncs again).
+    if lockfile.NOTES_NAME in lock.outputs:
+        notes = read_source(generated / lockfile.NOTES_NAME)
+        findings.extend(lockfile.parse_notes(notes.text, notes.path))
     # What is on disk is verified; a file edited since sync wrote it is not what the lock
     # says, and no patch records it yet (the runtime switch refuses it). Nor is one an
     # earlier sync wrote under a lock a pull or checkout replaced: sync rewrites it.

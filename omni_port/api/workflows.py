@@ -446,7 +446,8 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             result.placements,
             tuple(findings),
             locations,
-            tuple(verified),
+            # As `omni-port verify` lists them: with the notes the lock keeps for it.
+            (*verified, *lockfile.recorded(result.findings)),
             runners=config.platform_info.name.name,
         )
     )

@@ -13,10 +13,12 @@ from omni_port.errors import BadInput
 from omni_port.model import (
     BlockKind,
     Code,
+    Finding,
     Layout,
     Placement,
     RegionKind,
     Rule,
+    Severity,
     Status,
     piece_kind,
 )
@@ -24,6 +26,14 @@ from omni_port.report import placement_dict
 from omni_port.sources.textio import read_source
 
 LOCK_NAME = "omni-port.lock"
+#: The notes of a sync that only its decisions tell (upstream exits the output follows that
+#: skip omni's code at the other exits), at their lines of the outputs: an output of the
+#: sync beside the modules (hashed in the lock as they are), so that `verify`, which does
+#: not sync again, lists them as `check` does. Not in the lock itself: they quote code,
+#: and a lock holds none (this repository commits its locks).
+NOTES_NAME = "omni-port.notes"
+#: The codes of the notes ``NOTES_NAME`` keeps.
+RECORDED_NOTES = frozenset({Code.OP314})
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,31 @@ def render(lock: Lock) -> str:
     if lock.layout is not Layout.V1:
         document["layout"] = lock.layout.value
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def recorded(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """The notes of ``findings`` the notes file keeps (``NOTES_NAME``), in their order."""
+    return tuple(f for f in findings if f.code in RECORDED_NOTES)
+
+
+def render_notes(notes: Sequence[Finding]) -> str:
+    rows = [
+        {"code": n.code.value, "path": n.path, "line": n.line, "message": n.message} for n in notes
+    ]
+    return json.dumps({"notes": rows}, indent=2, sort_keys=True) + "\n"
+
+
+def parse_notes(text: str, path: str) -> tuple[Finding, ...]:
+    """The notes of a notes file (``NOTES_NAME``); BadInput (OP201) saying in one line what
+    is wrong, at its line: not JSON, or a row without a recorded code, a line, a path or a
+    message."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"not an omni-port notes file: not JSON ({exc.msg})"
+        raise BadInput.at(Code.OP201, path, exc.lineno, message, exc.colno) from None
+    fields = _Fields(path, text, "notes")
+    return tuple(fields.note(row) for row in fields.tables(data, "notes"))
 
 
 def rows(placements: Sequence[Placement]) -> tuple[dict[str, object], ...]:
@@ -259,6 +294,8 @@ class _Fields:
 
     path: str
     source: str
+    #: What the file is: a ``lock`` or ``notes`` file.
+    what: str = "lock"
 
     def _get(self, data: object, keys: tuple[str, ...], default: object) -> object:
         value = data
@@ -277,7 +314,7 @@ class _Fields:
         name = repr(".".join(keys)) if keys else "the document"
         rows = self.source.split("\n")
         line = next((n for n, row in enumerate(rows, 1) if keys and f'"{keys[-1]}":' in row), 1)
-        message = f"not an omni-port lock file: {name} {problem}"
+        message = f"not an omni-port {self.what} file: {name} {problem}"
         raise BadInput.at(Code.OP201, self.path, line, message)
 
     def string(self, data: object, *keys: str, default: object = _REQUIRED) -> str:
@@ -344,6 +381,18 @@ class _Fields:
             f"{json.dumps(value)} {problem}"
         )
         raise BadInput.at(Code.OP201, self.path, line, message)
+
+    def note(self, row: Mapping[str, object]) -> Finding:
+        """A recorded note: a code of ``RECORDED_NOTES``, a path, a line number, a message."""
+        code = self.string(row, "code")
+        if code not in {c.value for c in RECORDED_NOTES}:
+            choices = ", ".join(sorted(c.value for c in RECORDED_NOTES))
+            self._fail(("notes", "code"), f"{json.dumps(code)} is no note sync keeps ({choices})")
+        line = row.get("line")
+        if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+            self._fail(("notes", "line"), f"{json.dumps(line)} must be a line number")
+        path, message = self.string(row, "path"), self.string(row, "message")
+        return Finding(Code[code], path, line, message, severity=Severity.NOTE)
 
     def layout(self, data: object) -> Layout:
         value = self.string(data, "layout", default=Layout.V1.value)

@@ -118,6 +118,10 @@ def sync(
         findings.extend(compile_findings(module.name, built.text))
         files[module.name] = encode(built.text, module.newline, module.bom)
         placements.extend(built.placements)
+    # Written only when there are some: make sync's committed lock names no such output.
+    notes = lockfile.recorded(findings)
+    if notes:
+        files[lockfile.NOTES_NAME] = lockfile.render_notes(notes).encode("utf-8")
     outputs = {name: sha256(data) for name, data in files.items()}
     lock = lockfile.Lock(
         tool=tool,

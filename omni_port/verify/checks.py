@@ -22,8 +22,8 @@ checks, in the order ``verify`` runs them:
 9. a recorded resolution has a block's own code replace only upstream statements it
    replaced in its base: others would be upstream code deleted (OP514; only when the
    resolved blocks are given);
-10. a copied method binds no local that nothing reads (OP515; a note when upstream's own
-    method or the old runner's has the same dead store);
+10. a copied method, and every function nested in it, binds no local that nothing reads
+    (OP515; a note when upstream's own method or the old runner's has the same dead store);
 11. a copied method still calls every method of its class that upstream's own version
     calls (OP516; a note when a placed block replaced the statement that made the call,
     only when the blocks are given).

@@ -5,7 +5,9 @@ reassignments before any read): followed upstream code whose readers an omni blo
 replaced, a block whose value no statement of the new upstream reads any more. The same
 dead store in upstream's own method (the copy inherits it) or in the old runner's method
 (omni's code had it before this sync) is a note; any other is an error: this sync's output
-made it. A dead store is compared by the name it binds. Conflict regions are comments, as
+made it. Functions nested in the method (at any depth) are checked too, each on its own
+locals, as pyflakes does. A dead store is compared by the name it binds and the function
+holding it (the method, or the nested function of the same path). Conflict regions are comments, as
 everywhere in verify: a store whose only reader is commented out in one is dead until the
 conflict is resolved (an error, as OP310 is), and its message names the conflict. See
 ``stores`` for what counts as a read.
@@ -22,7 +24,7 @@ from omni_port.model import Code, Finding, Severity
 from omni_port.pyast.packages import Function, World
 from omni_port.verify.conflicts import RESOLVE_FIRST, Region, commented_code
 from omni_port.verify.context import Context, Override, function_in, old_runner
-from omni_port.verify.stores import dead_stores
+from omni_port.verify.stores import dead_stores, scopes
 
 
 def dead_store_findings(
@@ -63,20 +65,22 @@ def _findings(
 ) -> Iterator[Finding]:
     inherited = _dead_names(upstream)
     kept = _dead_names(old)
-    where = f"{override.owner}.{override.name}".lstrip(".")
-    read_later = _read_names(generated)
-    for store in dead_stores(generated):
-        message = f"`{store.name}` is bound here and nothing in {where} reads it" + (
-            " before it is bound again" if store.name in read_later else ""
-        )
-        if store.name in inherited:
-            message += " (upstream's own method has the same dead store)"
-        elif store.name in kept:
-            message += " (the old runner's method has the same dead store)"
-        else:
-            yield Finding(Code.OP515, path, store.line, message, store.col)
-            continue
-        yield Finding(Code.OP515, path, store.line, message, store.col, Severity.NOTE)
+    method = f"{override.owner}.{override.name}".lstrip(".")
+    for scope, function in scopes(generated):
+        where = f"{method}.{scope}" if scope else method
+        read_later = _read_names(function)
+        for store in dead_stores(function):
+            message = f"`{store.name}` is bound here and nothing in {where} reads it" + (
+                " before it is bound again" if store.name in read_later else ""
+            )
+            if (scope, store.name) in inherited:
+                message += " (upstream's own method has the same dead store)"
+            elif (scope, store.name) in kept:
+                message += " (the old runner's method has the same dead store)"
+            else:
+                yield Finding(Code.OP515, path, store.line, message, store.col)
+                continue
+            yield Finding(Code.OP515, path, store.line, message, store.col, Severity.NOTE)
 
 
 def _with_conflicts(
@@ -101,8 +105,11 @@ def _with_conflicts(
         yield replace(finding, message=message)
 
 
-def _dead_names(function: Function | None) -> frozenset[str]:
-    return frozenset(s.name for s in dead_stores(function)) if function is not None else frozenset()
+def _dead_names(function: Function | None) -> frozenset[tuple[str, str]]:
+    """(scope, name) of every dead store of ``function`` and the functions nested in it."""
+    if function is None:
+        return frozenset()
+    return frozenset((scope, s.name) for scope, f in scopes(function) for s in dead_stores(f))
 
 
 def _read_names(function: Function) -> frozenset[str]:

@@ -11,7 +11,9 @@ an implicit edit) replaced the upstream statement holding the call, a compound s
 around it, a statement that calls the method, or statements on both sides of one of those
 (upstream added it inside the span the block replaces), omni took the call out on purpose
 and the finding is a note naming the block, at the block's line of the output; otherwise
-it is an error (at the method's line). Replaced statements
+it is an error where upstream's call would stand in the copy: at the copy's counterpart of
+the upstream statement the call stood before (else after, else inside), named with its
+upstream line. Replaced statements
 are compared by their normalized text (a compound statement by its header), as extract
 recorded them against the base. Only methods defined along the upstream class's
 readable hierarchy count: attributes that hold callables are not hooks.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import pairwise
 
 from omni_port.model import Block, Code, Finding, Placement, Severity, Status
 from omni_port.pyast.packages import (
@@ -34,6 +37,7 @@ from omni_port.pyast.packages import (
     lookup_class,
 )
 from omni_port.pyast.syntax import node_key, split_full_key
+from omni_port.report import shorten
 from omni_port.verify.context import Context, Override, function_in
 
 
@@ -88,9 +92,9 @@ def _lost(
             f"(upstream line {call.lineno})"
         )
         found = _replacer(method, chain, [b for b, _ in blocks])
-        line, col = generated.lineno, generated.col_offset + 1
         if found is None:
-            message += ": the runner skips what it does there; restore the call"
+            line, col, place = _standing(chain, generated)
+            message += f"{place}: the runner skips what it does there; restore the call"
             yield Finding(Code.OP516, override.module, line, message, col)
         else:
             block, what = found
@@ -121,6 +125,75 @@ def _self_calls(
             yield from _self_calls(getattr(node, field, []), inner)
         for clause in [*getattr(node, "handlers", []), *getattr(node, "cases", [])]:
             yield from _self_calls(clause.body, inner)
+
+
+def _standing(chain: Sequence[_Place], generated: Function) -> tuple[int, int, str]:
+    """Where upstream's call would stand in ``generated``: (line, column, what the message
+    adds). The upstream statement nearest after the call's (in its body, else after the
+    statements around it, the innermost first) whose counterpart the copy has, the call
+    standing before it; else the nearest before, the call after it; else the counterpart
+    of a statement around the call, the call inside it; else the method's ``def`` line."""
+    bodies = _counterpart_bodies(chain, generated)
+    for level in reversed(range(len(bodies))):
+        body, index = chain[level]
+        later = [(s, "before") for s in body[index + 1 :]]
+        earlier = [(s, "after") for s in reversed(body[:index])]
+        for stmt, side in [*later, *earlier]:
+            mine = _counterpart(stmt, body, bodies[level])
+            if mine is not None:
+                return mine.lineno, mine.col_offset + 1, _place(side, stmt)
+        if level:
+            outer, at = chain[level - 1]
+            mine = _counterpart(outer[at], outer, bodies[level - 1])
+            if mine is not None:
+                return mine.lineno, mine.col_offset + 1, _place("inside", outer[at])
+    return generated.lineno, generated.col_offset + 1, ""
+
+
+def _place(side: str, stmt: ast.stmt) -> str:
+    return f" {side} `{shorten(node_key(stmt), 60)}` (upstream line {stmt.lineno}, here)"
+
+
+def _counterpart_bodies(chain: Sequence[_Place], generated: Function) -> list[Sequence[ast.stmt]]:
+    """The bodies of ``generated`` that stand for the bodies of ``chain``, outermost first,
+    as far as the copy has the statements holding them."""
+    bodies: list[Sequence[ast.stmt]] = [generated.body]
+    for (body, index), (inner, _) in pairwise(chain):
+        mine = _counterpart(body[index], body, bodies[-1])
+        found = _same_field(body[index], inner, mine) if mine is not None else None
+        if found is None:
+            break
+        bodies.append(found)
+    return bodies
+
+
+def _counterpart(
+    stmt: ast.stmt, body: Sequence[ast.stmt], mine: Sequence[ast.stmt]
+) -> ast.stmt | None:
+    """The statement of ``mine`` that stands for ``stmt`` of ``body``: the one with its key
+    (a compound statement's header) as often before it as ``stmt`` has (else the last)."""
+    key = node_key(stmt)
+    same = [s for s in mine if node_key(s) == key]
+    if not same:
+        return None
+    nth = sum(1 for s in body[: body.index(stmt)] if node_key(s) == key)
+    return same[min(nth, len(same) - 1)]
+
+
+def _same_field(
+    stmt: ast.stmt, inner: Sequence[ast.stmt], mine: ast.stmt
+) -> Sequence[ast.stmt] | None:
+    """The body of ``mine`` in the place of ``stmt``'s body ``inner`` (``body``, ``orelse``,
+    ``finalbody``, or the body of the same handler or case); None when it has none."""
+    for field in ("body", "orelse", "finalbody"):
+        if getattr(stmt, field, None) is inner:
+            return getattr(mine, field, None)
+    for field in ("handlers", "cases"):
+        theirs, ours = getattr(stmt, field, []), getattr(mine, field, [])
+        for index, clause in enumerate(theirs):
+            if clause.body is inner:
+                return ours[index].body if index < len(ours) else None
+    return None
 
 
 def _named(function: Function) -> frozenset[str]:

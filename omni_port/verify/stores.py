@@ -81,6 +81,32 @@ def dead_stores(function: Function) -> list[Store]:
     return sorted(found, key=lambda s: (s.line, s.col))
 
 
+def scopes(function: Function) -> Iterator[tuple[str, Function]]:
+    """``function`` ("") and every function nested in it, at any depth (methods of nested
+    classes too), each with its dotted path below ``function`` (``helper``,
+    ``helper.inner``, ``Local.run``), in source order: each has locals of its own."""
+    yield "", function
+    yield from _nested(function.body, "")
+
+
+def _nested(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, Function]]:
+    for node in body:
+        for inner in _defs(node):
+            path = f"{prefix}{inner.name}"
+            if isinstance(inner, FUNCTIONS):
+                yield path, inner
+            yield from _nested(inner.body, f"{path}.")
+
+
+def _defs(node: ast.AST) -> Iterator[Function | ast.ClassDef]:
+    """The outermost defs and classes under ``node`` (``node`` itself when it is one)."""
+    if isinstance(node, FUNCTIONS | ast.ClassDef):
+        yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _defs(child)
+
+
 def _arguments(args: ast.arguments) -> list[ast.arg]:
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return [a for a in every if a is not None]
