@@ -157,23 +157,21 @@ def with_members(upstream: Upstream, patch_set: PatchSet) -> Upstream:
     )
     if not wanted:
         return upstream
+    codes: trees.Codes = {}  # a method most releases leave alone is parsed once
     releases = tuple(
         release
         if release.label == upstream.label
-        else replace(release, members={**release.members, **_members(release, wanted)})
+        else replace(release, members={**release.members, **_members(release, wanted, codes)})
         for release in upstream.history
     )
     return replace(upstream, history=releases)
 
 
 def _members(
-    release: Release, wanted: Sequence[tuple[str, str]]
+    release: Release, wanted: Sequence[tuple[str, str]], codes: trees.Codes
 ) -> dict[tuple[str, str], Tree | None]:
-    return {
-        (owner, name): trees.member_tree(release.text, release.label, owner, name, release.cache)
-        for owner, name in wanted
-        if (owner, name) not in release.members
-    }
+    missing = [key for key in wanted if key not in release.members]
+    return trees.member_trees(release.text, release.label, missing, release.cache, codes)
 
 
 def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
