@@ -7,7 +7,7 @@ line writes the files and prints. Nothing here prints.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -272,24 +272,23 @@ def _nearest_last(
 FETCHERS = 4
 
 
-def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> list[Located]:
-    """The upstream module of each candidate, in order: ``every`` one must have it (the
+def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> Iterator[Located]:
+    """The upstream module of each candidate, in order, each as soon as it is read (the
+    caller ranks it while the next ones download): ``every`` one must have it (the
     candidates given), else a release without it is skipped (said on the progress stream):
     vLLM 0.34.0 ships Model Runner V2 alone, with no ``gpu_model_runner.py`` to rank."""
-    found = []
     for text, outcome in zip(labels, _located_at_once(labels, settings), strict=True):
         if isinstance(outcome, Located):
-            found.append(outcome)
+            yield outcome
         elif every:
             raise outcome
         elif settings.progress is not None:
             settings.progress(f"candidate {text} skipped: {outcome.findings[0].message}")
-    return found
 
 
-def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located | BadInput]:
-    """``locate_text`` of each label (or why it cannot be had), ``FETCHERS`` at once, each
-    in a copy of this run's context (its fetching options and kept answers)."""
+def _located_at_once(labels: Sequence[str], settings: Settings) -> Iterator[Located | BadInput]:
+    """``locate_text`` of each label (or why it cannot be had), in order, ``FETCHERS`` at
+    once, each in a copy of this run's context (its fetching options and kept answers)."""
 
     def located(text: str) -> Located | BadInput:
         try:
@@ -300,9 +299,11 @@ def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located 
     with ThreadPoolExecutor(max_workers=FETCHERS) as pool:
         futures = [pool.submit(contextvars.copy_context().run, located, t) for t in labels]
         try:
-            return [future.result() for future in futures]
+            for future in futures:
+                yield future.result()
         except BaseException:
-            # Ctrl-C or a bug: the candidates not started are not read.
+            # Ctrl-C, a bug or a caller that stops reading: the candidates not started are
+            # not read.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
