@@ -20,6 +20,7 @@ from omni_port.api.inputs import (
     Settings,
     carry_edits,
     catalog_locations,
+    checked_context,
     extract_options,
     extract_reviewed,
     load_runners,
@@ -27,8 +28,8 @@ from omni_port.api.inputs import (
     locate_text,
     patches_source,
     read_patches,
+    reading_ahead,
     recorded_sources,
-    verification_context,
     vllm_pairing_notes,
     with_history,
     with_members,
@@ -417,18 +418,20 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
         *markers.stale_findings(strict=False),
     ]
     new = load_upstream(request.target, settings, config.upstream_class)
-    new, notes = with_history(new, settings, patch_set, mode=config.history)
-    old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
-    command = sync_command_line(config, request.patches, new.label, request.generated)
-    catalog = config.path(config.catalog) if config.catalog else None
-    locations = catalog_locations(patch_set, catalog)
-    # The summary decides every block again from the same facts as the sync: the same
-    # upstream, with the members of its history the sync reads.
-    new = with_members(new, patch_set)
-    synced = sync_patches(patch_set, new, command, Given(locations=locations))
-    result = synced.result
     source = located[0].label if located else config.source
-    context = verification_context(settings, patch_set, new, request.target, source)
+    with reading_ahead(settings, request.target, source) as checked:
+        new, notes = with_history(new, settings, patch_set, mode=config.history)
+        old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
+        command = sync_command_line(config, request.patches, new.label, request.generated)
+        catalog = config.path(config.catalog) if config.catalog else None
+        locations = catalog_locations(patch_set, catalog)
+        # The summary decides every block again from the same facts as the sync: the same
+        # upstream, with the members of its history the sync reads.
+        new = with_members(new, patch_set)
+        synced = sync_patches(patch_set, new, command, Given(locations=locations))
+        sources = checked()
+    result = synced.result
+    context = checked_context(settings, patch_set, new, sources)
     verified = verify_files(result.files, result.placements, patch_set, context)
     outputs = result.files
     findings = (
