@@ -43,6 +43,7 @@ from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast import memo
 from omni_port.report import in_directory, shown
 from omni_port.sources import trees
 from omni_port.sources.config import Config
@@ -221,6 +222,14 @@ def rank_bases(
     hold). The release lists the cache keeps are used while they hold the target, or were
     asked for after the runners' release (without either: while kept), not asked of the
     index."""
+    # One run: a method most candidates leave alone has its keys computed once.
+    with memo.run():
+        return _ranked_bases(located, settings, candidates, target)
+
+
+def _ranked_bases(
+    located: Sequence[Located], settings: Settings, candidates: Sequence[str], target: str
+) -> Bases:
     # Kept by content like every upstream tree: a release's runners never change.
     runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
