@@ -436,3 +436,49 @@ def test_base_detection_before_a_target_reads_the_kept_release_list(
     assert [s.label for s in first] == ["vllm-ascend==2.0.0rc1", "vllm-ascend==1.0.0"]
     assert again == first == api.rank_bases(runners, settings).ranked
     assert asked == ["vllm-ascend"], "no target: the kept list serves too"
+
+
+def test_base_detection_ranks_each_candidate_while_the_next_ones_download(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 46: a cold GPU base detection read some thirty vLLM releases four at once and
+    parsed none of them before the last had arrived; each is now parsed as it comes, while
+    the later ones download (the same ranking, in the same order)."""
+    import threading
+
+    from omni_port import api
+    from omni_port.api import workflows
+    from omni_port.api.inputs import Settings
+    from omni_port.model import Located
+    from omni_port.sources.config import Config
+    from omni_port.sources.textio import decode
+
+    labels = []
+    for number in range(3):
+        path = tmp_path / f"up{number}" / "model_runner_v1.py"
+        path.parent.mkdir()
+        path.write_bytes(RUNNER + f"\n\nVERSION = {number}\n".encode())
+        labels.append(str(path))
+    first_ranked = threading.Event()
+    waited: list[bool] = []
+    real_locate, real_keys = workflows.locate_text, workflows.kept_keys
+
+    def slow_last(text: str, settings: Settings) -> Located:
+        if text == labels[-1]:  # the last download ends only once the first is ranked
+            waited.append(first_ranked.wait(timeout=20))
+        return real_locate(text, settings)
+
+    def keys(*args: object) -> object:
+        first_ranked.set()
+        return real_keys(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workflows, "locate_text", slow_last)
+    monkeypatch.setattr(workflows, "kept_keys", keys)
+    text = RUNNER.replace(b"class NPUModelRunner:", b"class R(NPUModelRunner):")
+    runners = [Located("r.py", "r.py", decode(text, "r.py"))]
+    settings = Settings(Config(), tmp_path / "cache")
+    ranked = api.rank_bases(runners, settings, labels).ranked
+    assert waited == [True]
+    monkeypatch.setattr(workflows, "locate_text", real_locate)
+    assert ranked == api.rank_bases(runners, settings, labels).ranked
+    assert [s.label for s in ranked] and {s.label for s in ranked} == set(labels)

@@ -163,3 +163,30 @@ def test_a_module_too_deep_to_walk_is_read_as_one_that_does_not_parse() -> None:
     assert basedetect.method_keys(text) == {}
     world = packages.World({"deep": text}, frozenset(), frozenset())
     assert world.tree("deep") is None
+
+
+def test_a_method_many_releases_leave_alone_has_its_keys_computed_once_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """issue 46: ranking thirty vLLM releases unparsed every statement of every method of
+    each; a method whose lines another release had gets that release's keys (the same)."""
+    from omni_port.pyast import memo
+
+    same = "    def f(self):\n        x = 1\n        if x:\n            return x\n"
+    one = f"class R:\n{same}    def g(self):\n        return 1\n"
+    two = f"class R:\n{same}    def g(self):\n        return 2\n"
+    alone = [basedetect.method_keys(text, "R") for text in (one, two)]
+    keyed: list[str] = []
+    real = basedetect.node_key
+
+    def counted(node: ast.stmt) -> str:
+        keyed.append(real(node))
+        return keyed[-1]
+
+    monkeypatch.setattr(basedetect, "node_key", counted)
+    with memo.run():
+        first = basedetect.method_keys(one, "R")
+        done = len(keyed)
+        second = basedetect.method_keys(two, "R")
+    assert [first, second] == alone
+    assert keyed[done:] == ["return 2"], "f's keys come from the first release"

@@ -99,6 +99,44 @@ def test_a_member_is_parsed_once_and_then_read_back(
     assert trees.member_tree(TEXT, "rel", "A", "g", tmp_path) is None
 
 
+def test_members_of_many_releases_parse_each_module_and_each_code_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two releases that differ in g alone: f's code is one text, parsed once for both, and
+    # each module is parsed once for its two members (a cold sync reads a dozen releases).
+    second = TEXT + "\n    def g(self):\n        return 2\n"
+    first_release = TEXT + "\n    def g(self):\n        return 1\n"
+    modules: list[str] = []
+    codes: list[str] = []
+    real_ast, real_parse = parser.ast.parse, parser.parse
+
+    def count_ast(text: str, *args: object, **kwargs: object) -> object:
+        if text in (first_release, second):
+            modules.append(text)
+        return real_ast(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    def count_parse(text: str, path: str) -> Tree:
+        codes.append(text)
+        return real_parse(text, path)
+
+    monkeypatch.setattr(parser.ast, "parse", count_ast)
+    monkeypatch.setattr(parser, "parse", count_parse)
+    seen: trees.Codes = {}
+    wanted = [("A", "f"), ("A", "g")]
+    one = trees.member_trees(first_release, "r1", wanted, tmp_path, seen)
+    two = trees.member_trees(second, "r2", wanted, tmp_path, seen)
+    assert modules == [first_release, second]
+    assert sorted(codes) == sorted(set(codes)) and len(codes) == 3
+    monkeypatch.setattr(parser, "parse", real_parse)
+    monkeypatch.setattr(parser.ast, "parse", real_ast)
+    for label, found, text in (("r1", one, first_release), ("r2", two, second)):
+        for owner, name in wanted:
+            code = parser.member_source(text, owner, name)
+            assert code is not None
+            assert found[(owner, name)] == parser.parse(code, f"{label}:{owner}.{name}")
+            assert trees.member_tree(text, label, owner, name, tmp_path) == found[(owner, name)]
+
+
 def test_entries_of_another_stamp_go_once_they_are_a_day_old(tmp_path: Path) -> None:
     folder = tmp_path / "trees"
     folder.mkdir()

@@ -248,3 +248,35 @@ def test_the_summary_counts_the_notes_verify_counts(cli: Cli, work: Path) -> Non
         assert f"- {notes} note{'s' * (notes != 1)} of `omni-port verify`:" in section, section
     else:
         assert "notes" not in section, section
+
+
+def test_an_upgrade_reads_the_sources_verify_needs_while_it_syncs(
+    cli: Cli, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 46: from an empty cache the package sources verification reads (vLLM's and
+    vllm-omni's, 24 MB) were downloaded after the sync; they are read while it runs, and
+    the summary is the same."""
+    import threading
+
+    from omni_port.api import inputs, workflows
+
+    before = cli("upgrade", "--to", "v2.py", "--patches", "p0", "--generated", "g0")
+    first = (work / "omni-port-upgrade.md").read_bytes()
+    reading = threading.Event()
+    waited: list[bool] = []
+    real_texts, real_sync = inputs.package_texts, workflows.sync_patches
+
+    def texts(*args: object, **kwargs: object) -> object:
+        reading.set()
+        return real_texts(*args, **kwargs)  # type: ignore[arg-type]
+
+    def sync(*args: object, **kwargs: object) -> object:
+        waited.append(reading.wait(timeout=20))  # the sync ends once the reading began
+        return real_sync(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inputs, "package_texts", texts)
+    monkeypatch.setattr(workflows, "sync_patches", sync)
+    after = cli("upgrade", "--to", "v2.py", "--patches", "p0", "--generated", "g0")
+    assert waited == [True]
+    assert after.exit_code == before.exit_code == 1, after.stderr
+    assert (work / "omni-port-upgrade.md").read_bytes() == first

@@ -6,8 +6,11 @@ into the cache) and parsed. Nothing here writes outside the cache.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omni_port import TOOL
@@ -166,23 +169,21 @@ def with_members(upstream: Upstream, patch_set: PatchSet) -> Upstream:
     )
     if not wanted:
         return upstream
+    codes: trees.Codes = {}  # a method most releases leave alone is parsed once
     releases = tuple(
         release
         if release.label == upstream.label
-        else replace(release, members={**release.members, **_members(release, wanted)})
+        else replace(release, members={**release.members, **_members(release, wanted, codes)})
         for release in upstream.history
     )
     return replace(upstream, history=releases)
 
 
 def _members(
-    release: Release, wanted: Sequence[tuple[str, str]]
+    release: Release, wanted: Sequence[tuple[str, str]], codes: trees.Codes
 ) -> dict[tuple[str, str], Tree | None]:
-    return {
-        (owner, name): trees.member_tree(release.text, release.label, owner, name, release.cache)
-        for owner, name in wanted
-        if (owner, name) not in release.members
-    }
+    missing = [key for key in wanted if key not in release.members]
+    return trees.member_trees(release.text, release.label, missing, release.cache, codes)
 
 
 def catalog_locations(patch_set: PatchSet, path: Path | None) -> dict[str, str]:
@@ -383,16 +384,22 @@ def read_bytes_or_none(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-def verification_context(
-    settings: Settings,
-    patch_set: PatchSet,
-    upstream: Upstream,
-    upstream_text: str,
-    source_text: str,
-    vllm_text: str = "",
-) -> checks.Context:
-    """Package sources for import resolution: vllm-ascend, vllm-omni, and vLLM (``vllm_text``,
-    by default the release the upstream vllm-ascend pairs with)."""
+@dataclass(frozen=True, slots=True)
+class CheckedSources:
+    """The package sources verification checks against (``checked_sources``)."""
+
+    sources: checks.PackageSources
+    #: Why vLLM's sources are missing ("" when they are not, or not wanted).
+    vllm_problem: str = ""
+
+
+def checked_sources(
+    settings: Settings, upstream_text: str, source_text: str, vllm_text: str = ""
+) -> CheckedSources:
+    """Read the package sources ``verification_context`` checks against: vllm-ascend (or,
+    on the GPU, vLLM: the upstream), vllm-omni, and vLLM (``vllm_text``, by default the
+    release the upstream vllm-ascend pairs with). Raises BadInput when the upstream's or
+    the source's cannot be had; vLLM's missing is a problem said, not raised."""
     texts: dict[str, str] = {}
     packages: set[str] = set()
     platform = settings.config.platform_info
@@ -412,14 +419,54 @@ def verification_context(
         texts.update(vllm.texts or {})
         packages.update(["vllm"] if vllm.texts else [])
         problem = vllm.problem
-    sources = checks.PackageSources(checks.module_names(texts), frozenset(packages))
+    return CheckedSources(
+        checks.PackageSources(checks.module_names(texts), frozenset(packages)), problem
+    )
+
+
+@contextlib.contextmanager
+def reading_ahead(
+    settings: Settings, upstream_text: str, source_text: str
+) -> Iterator[Callable[[], CheckedSources]]:
+    """``checked_sources`` read in a thread while the block runs; it yields how to
+    wait for them (their BadInput raised there). From an empty cache they are tens of MB
+    (vLLM's and vllm-omni's Python sources): an upgrade downloads them while it parses and
+    syncs."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        run = contextvars.copy_context().run  # this run's fetching options
+        future = pool.submit(run, checked_sources, settings, upstream_text, source_text)
+        try:
+            yield future.result
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def verification_context(
+    settings: Settings,
+    patch_set: PatchSet,
+    upstream: Upstream,
+    upstream_text: str,
+    source_text: str,
+    vllm_text: str = "",
+) -> checks.Context:
+    """What verification checks against, the package sources read now
+    (``checked_sources``)."""
+    read = checked_sources(settings, upstream_text, source_text, vllm_text)
+    return checked_context(settings, patch_set, upstream, read)
+
+
+def checked_context(
+    settings: Settings, patch_set: PatchSet, upstream: Upstream, read: CheckedSources
+) -> checks.Context:
+    """What verification checks against, the package sources ``read`` already."""
     return checks.Context(
-        package=platform.package,
-        sources=sources,
+        package=settings.config.platform_info.package,
+        sources=read.sources,
         upstream=upstream,
         checked_packages=CHECKED_PACKAGES,
         unused_in_source=checks.unused_in_source_of(patch_set),
-        unavailable={"vllm": problem} if problem else {},
+        unavailable={"vllm": read.vllm_problem} if read.vllm_problem else {},
     )
 
 

@@ -7,7 +7,7 @@ line writes the files and prints. Nothing here prints.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -20,6 +20,7 @@ from omni_port.api.inputs import (
     Settings,
     carry_edits,
     catalog_locations,
+    checked_context,
     extract_options,
     extract_reviewed,
     load_runners,
@@ -27,8 +28,8 @@ from omni_port.api.inputs import (
     locate_text,
     patches_source,
     read_patches,
+    reading_ahead,
     recorded_sources,
-    verification_context,
     vllm_pairing_notes,
     with_history,
     with_members,
@@ -42,6 +43,7 @@ from omni_port.gpu.transplant import Merged
 from omni_port.model import Code, Finding, Located, PatchSet, Severity, Upstream
 from omni_port.patches import lockfile
 from omni_port.patches.patchfile import render_patch_set
+from omni_port.pyast import memo
 from omni_port.report import in_directory, shown
 from omni_port.sources import trees
 from omni_port.sources.config import Config
@@ -220,6 +222,14 @@ def rank_bases(
     hold). The release lists the cache keeps are used while they hold the target, or were
     asked for after the runners' release (without either: while kept), not asked of the
     index."""
+    # One run: a method most candidates leave alone has its keys computed once.
+    with memo.run():
+        return _ranked_bases(located, settings, candidates, target)
+
+
+def _ranked_bases(
+    located: Sequence[Located], settings: Settings, candidates: Sequence[str], target: str
+) -> Bases:
     # Kept by content like every upstream tree: a release's runners never change.
     runners = [trees.parsed(r.source, settings.cache) for r in located]
     config = settings.config
@@ -272,24 +282,23 @@ def _nearest_last(
 FETCHERS = 4
 
 
-def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> list[Located]:
-    """The upstream module of each candidate, in order: ``every`` one must have it (the
+def _candidate_modules(labels: Sequence[str], settings: Settings, every: bool) -> Iterator[Located]:
+    """The upstream module of each candidate, in order, each as soon as it is read (the
+    caller ranks it while the next ones download): ``every`` one must have it (the
     candidates given), else a release without it is skipped (said on the progress stream):
     vLLM 0.34.0 ships Model Runner V2 alone, with no ``gpu_model_runner.py`` to rank."""
-    found = []
     for text, outcome in zip(labels, _located_at_once(labels, settings), strict=True):
         if isinstance(outcome, Located):
-            found.append(outcome)
+            yield outcome
         elif every:
             raise outcome
         elif settings.progress is not None:
             settings.progress(f"candidate {text} skipped: {outcome.findings[0].message}")
-    return found
 
 
-def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located | BadInput]:
-    """``locate_text`` of each label (or why it cannot be had), ``FETCHERS`` at once, each
-    in a copy of this run's context (its fetching options and kept answers)."""
+def _located_at_once(labels: Sequence[str], settings: Settings) -> Iterator[Located | BadInput]:
+    """``locate_text`` of each label (or why it cannot be had), in order, ``FETCHERS`` at
+    once, each in a copy of this run's context (its fetching options and kept answers)."""
 
     def located(text: str) -> Located | BadInput:
         try:
@@ -300,9 +309,11 @@ def _located_at_once(labels: Sequence[str], settings: Settings) -> list[Located 
     with ThreadPoolExecutor(max_workers=FETCHERS) as pool:
         futures = [pool.submit(contextvars.copy_context().run, located, t) for t in labels]
         try:
-            return [future.result() for future in futures]
+            for future in futures:
+                yield future.result()
         except BaseException:
-            # Ctrl-C or a bug: the candidates not started are not read.
+            # Ctrl-C, a bug or a caller that stops reading: the candidates not started are
+            # not read.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
@@ -416,18 +427,20 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
         *markers.stale_findings(strict=False),
     ]
     new = load_upstream(request.target, settings, config.upstream_class)
-    new, notes = with_history(new, settings, patch_set, mode=config.history)
-    old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
-    command = sync_command_line(config, request.patches, new.label, request.generated)
-    catalog = config.path(config.catalog) if config.catalog else None
-    locations = catalog_locations(patch_set, catalog)
-    # The summary decides every block again from the same facts as the sync: the same
-    # upstream, with the members of its history the sync reads.
-    new = with_members(new, patch_set)
-    synced = sync_patches(patch_set, new, command, Given(locations=locations))
-    result = synced.result
     source = located[0].label if located else config.source
-    context = verification_context(settings, patch_set, new, request.target, source)
+    with reading_ahead(settings, request.target, source) as checked:
+        new, notes = with_history(new, settings, patch_set, mode=config.history)
+        old, new = replace(old, label=config.recorded_spec(old.label)), recorded(new, config)
+        command = sync_command_line(config, request.patches, new.label, request.generated)
+        catalog = config.path(config.catalog) if config.catalog else None
+        locations = catalog_locations(patch_set, catalog)
+        # The summary decides every block again from the same facts as the sync: the same
+        # upstream, with the members of its history the sync reads.
+        new = with_members(new, patch_set)
+        synced = sync_patches(patch_set, new, command, Given(locations=locations))
+        sources = checked()
+    result = synced.result
+    context = checked_context(settings, patch_set, new, sources)
     verified = verify_files(result.files, result.placements, patch_set, context)
     outputs = result.files
     findings = (

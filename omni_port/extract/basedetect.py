@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from omni_port.extract.markers import scan
 from omni_port.model import Suite, Tree
+from omni_port.pyast import memo
 from omni_port.pyast.diff import containment
 from omni_port.pyast.parser import module_or_none
 from omni_port.pyast.syntax import node_key
@@ -181,11 +183,29 @@ def method_keys(text: str, upstream_class: str = "NPUModelRunner") -> dict[str, 
     )
     if cls is None:
         return {}
+    lines = text.split("\n")
     return {
-        n.name: _flat(n.body)
+        n.name: _method_body_keys(n, lines)
         for n in cls.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     }
+
+
+def _method_body_keys(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[str]:
+    """``_flat`` of the method's body, kept for the run by the method's lines: most of a
+    method's thirty releases leave it alone, and its keys (every statement unparsed) cost
+    as much as parsing the module."""
+    answers = memo.table(_KEYS_TABLE)
+    if answers is None:
+        return _flat(node.body)
+    code = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+    if code not in answers:
+        answers[code] = tuple(_flat(node.body))
+    return list(cast("tuple[str, ...]", answers[code]))
+
+
+#: The run's table of method keys, by the method's lines (``_method_body_keys``).
+_KEYS_TABLE = "basedetect.method_body_keys"
 
 
 def _flat(nodes: Sequence[ast.stmt]) -> list[str]:

@@ -7,6 +7,7 @@ start fast; the CPython parser gives positions and keys (see ``syntax``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from omni_port.model import Code, Finding
 from omni_port.pyast import memo
@@ -198,7 +199,21 @@ def member_source(text: str, owner: str, name: str) -> str | None:
     """The code of one member of a module (``owner`` "" for a module-level one), decorators
     included, dedented; None when the module lacks it or does not parse. The last
     definition of the name wins, as at run time."""
+    return member_sources(text, [(owner, name)])[(owner, name)]
+
+
+def member_sources(
+    text: str, wanted: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """``member_source`` of each (owner, name) of ``wanted``, the module parsed once for
+    all of them (a release's module takes a twentieth of a second to parse, and a sync
+    reads several members of each of a dozen releases)."""
     module = _module_ast(text)
+    lines = text.split("\n")
+    return {(owner, name): _member_code(module, lines, owner, name) for owner, name in wanted}
+
+
+def _member_code(module: ast.Module | None, lines: list[str], owner: str, name: str) -> str | None:
     if module is None:
         return None
     body: list[ast.stmt] = module.body
@@ -213,8 +228,7 @@ def member_source(text: str, owner: str, name: str) -> str | None:
         return None
     decorators = getattr(node, "decorator_list", [])
     first = min([node.lineno, *(d.lineno for d in decorators)])
-    lines = text.split("\n")[first - 1 : node.end_lineno]
-    return dedent_code("\n".join(lines)) + "\n"
+    return dedent_code("\n".join(lines[first - 1 : node.end_lineno])) + "\n"
 
 
 @memo.memoized

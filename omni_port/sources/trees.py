@@ -25,7 +25,7 @@ import io
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,22 +160,61 @@ def member_tree(text: str, label: str, owner: str, name: str, cache: Path | None
     """The tree of one member of the module ``text`` (``parser.member_source``), parsed on
     its own; None when the module lacks the member or it does not parse. Kept in the cache
     by the module's sha256 and the member's name, the absence of a member too."""
-    path = f"{label}:{owner}.{name}"
-    entry = None
-    if cache is not None:
-        digest = _sha256(text)
-        entry = cache / "trees" / f"{digest}-{owner}.{name}-{_stamp()}.pickle"
-        kept = _load(entry)
+    return member_trees(text, label, [(owner, name)], cache)[(owner, name)]
+
+
+#: Trees of member code parsed this run, by the code (``member_trees``).
+Codes = dict[str, Tree | None]
+
+
+def member_trees(
+    text: str,
+    label: str,
+    wanted: Sequence[tuple[str, str]],
+    cache: Path | None,
+    codes: Codes | None = None,
+) -> dict[tuple[str, str], Tree | None]:
+    """``member_tree`` of each (owner, name) of ``wanted``. Of those the cache lacks, the
+    module is parsed once for all, and a member whose code is in ``codes`` (filled here:
+    a method most releases leave alone has one text in a dozen of them) is not parsed
+    again."""
+    found: dict[tuple[str, str], Tree | None] = {}
+    entries = {key: _member_entry(text, key, cache) for key in wanted}
+    for key, entry in entries.items():
+        kept = _load(entry) if entry is not None else _MISSING
         if kept is None or isinstance(kept, Tree):
-            return kept if kept is None else _named(kept, path)
-    code = parser.member_source(text, owner, name)
-    tree = None
-    if code is not None:
+            found[key] = kept if kept is None else _named(kept, _member_path(label, key))
+    missing = [key for key in wanted if key not in found]
+    parsed = {} if codes is None else codes
+    for key, code in parser.member_sources(text, missing).items() if missing else ():
+        tree = None if code is None else _code_tree(code, parsed)
+        found[key] = tree if tree is None else _named(tree, _member_path(label, key))
+        entry = entries[key]
+        if entry is not None:
+            _store(entry, found[key])
+    return {key: found[key] for key in wanted}
+
+
+def _member_entry(text: str, key: tuple[str, str], cache: Path | None) -> Path | None:
+    if cache is None:
+        return None
+    owner, name = key
+    return cache / "trees" / f"{_sha256(text)}-{owner}.{name}-{_stamp()}.pickle"
+
+
+def _member_path(label: str, key: tuple[str, str]) -> str:
+    return f"{label}:{key[0]}.{key[1]}"
+
+
+def _code_tree(code: str, parsed: Codes) -> Tree | None:
+    """The tree of a member's ``code`` (None when it does not parse), from ``parsed`` when
+    it was parsed before (its path is the caller's to set)."""
+    if code not in parsed:
+        tree = None
         with contextlib.suppress(BadInput):
-            tree = parser.parse(code, path)
-    if entry is not None:
-        _store(entry, tree)
-    return tree
+            tree = parser.parse(code, "")
+        parsed[code] = tree
+    return parsed[code]
 
 
 #: The statement keys of each method of a class, by method name (``basedetect.MethodKeys``).
