@@ -141,6 +141,16 @@ def test_upgrade_onto_a_vllm_with_the_v2_runner_alone_ports_the_v2_runners(
     assert cli("verify").exit_code == 0
 
 
+def test_the_summary_and_the_catalog_name_the_platform_s_runners(cli: Cli, v2_work: Path) -> None:
+    """Headings call the runners by the platform's title, not the enum's name or the NPU's."""
+    _upgrade(cli)
+    summary = (v2_work / "omni-port-upgrade.md").read_text()
+    assert summary.startswith("# Port the GPU Model Runner V2 runners from "), summary[:80]
+    catalog = cli("catalog")
+    assert catalog.exit_code == 0, catalog.stderr
+    assert "# Omni-specific blocks of the GPU Model Runner V2 runners\n" in catalog.stdout
+
+
 def test_a_method_that_holds_a_docstring_and_one_upstream_statement_is_omni_s(
     cli: Cli, v2_work: Path
 ) -> None:

@@ -461,7 +461,7 @@ def upgrade(request: UpgradeRequest, settings: Settings) -> Upgraded:
             locations,
             # As `omni-port verify` lists them: with the notes the lock keeps for it.
             (*verified, *lockfile.recorded(result.findings)),
-            runners=config.platform_info.name.name,
+            runners=config.platform_info.title,
         )
     )
     pins = _pins(request, old.label, new.label, config, bool(accepted)) if request.pin else {}

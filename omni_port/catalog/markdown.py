@@ -56,9 +56,16 @@ __all__ = [
     "normalized_lines",
     "parse",
     "render",
+    "title_of",
 ]
 
-DEFAULT_TITLE = "Omni-specific blocks of the NPU runners"
+
+def title_of(runners: str) -> str:
+    """The catalog's heading for the runners a platform's headings call ``runners``."""
+    return f"Omni-specific blocks of the {runners} runners"
+
+
+DEFAULT_TITLE = title_of("NPU")
 
 
 class EntryKind(enum.StrEnum):

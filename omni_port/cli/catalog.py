@@ -25,14 +25,16 @@ from omni_port.cli.files import write_files
 from omni_port.cli.output import emit
 
 
-def catalog_text(patch_set: PatchSet, patches_dir: str) -> str:
+def catalog_text(patch_set: PatchSet, patches_dir: str, runners: str = "NPU") -> str:
     """The catalog of a patch set, with a notice naming how it is made (``patches_dir`` as
-    recorded: relative to the repository root)."""
+    recorded: relative to the repository root), headed by the runners' name (``runners``:
+    the platform's title)."""
     notice = (
         f"<!-- This catalog is {GENERATED} by {TOOL} from {patches_dir}/; "
         "edit titles in the patch files and run `omni-port catalog`. -->"
     )
-    return markdown.render(describe.entries(patch_set), preamble=notice)
+    title = markdown.title_of(runners)
+    return markdown.render(describe.entries(patch_set), title=title, preamble=notice)
 
 
 @click.command("catalog")
@@ -66,7 +68,7 @@ def catalog_command(
         )
         raise BadInput.at(Code.OP005, config.file or "-", 1, message)
     patch_set = read_patch_set(directory)
-    text = catalog_text(patch_set, config.recorded_path(directory))
+    text = catalog_text(patch_set, config.recorded_path(directory), config.platform_info.title)
     if str(target) == "-" and not check:
         click.echo(text, nl=False)
         return Report()

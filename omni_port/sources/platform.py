@@ -44,6 +44,8 @@ class Platform:
     classes: tuple[str, ...]
     #: What the lock of a generated tree of these runners says it holds.
     layout: Layout
+    #: What headings call these runners (the upgrade summary's, the catalog's).
+    title: str
     #: Package the generated runners stand for (their imports of each other resolve there).
     package: str
     #: The upstream distribution the runners copy from.
@@ -82,6 +84,7 @@ NPU = Platform(
     runners=OMNI_RUNNERS,
     classes=("OmniNPUModelRunner", "NPUARModelRunner", "NPUGenerationModelRunner"),
     layout=Layout.V1,
+    title="NPU",
     package="vllm_omni.platforms.npu.worker",
     dist="vllm-ascend",
     member=ASCEND_RUNNER,
@@ -100,6 +103,7 @@ GPU = Platform(
     runners=OMNI_GPU_RUNNERS,
     classes=("OmniGPUModelRunner", "GPUARModelRunner", "GPUGenerationModelRunner"),
     layout=Layout.GPU,
+    title="GPU",
     package="vllm_omni.worker",
     dist="vllm",
     member=VLLM_RUNNER,
@@ -120,6 +124,7 @@ GPU_V2 = Platform(
     runners=OMNI_V2_RUNNERS,
     classes=("OmniGPUModelRunner", "OmniARModelRunner", "OmniGenerationModelRunner"),
     layout=Layout.GPU_V2,
+    title="GPU Model Runner V2",
     package="vllm_omni.worker_v2",
     dist="vllm",
     member=VLLM_V2_RUNNER,

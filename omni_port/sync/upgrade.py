@@ -56,7 +56,7 @@ class Upgrade:
     #: What ``omni-port verify`` finds in the runners (also among ``findings``): the
     #: summary's verification counts these, as the command would.
     verified: tuple[Finding, ...] = ()
-    #: Which runners were ported, as the title names them (``NPU``, ``GPU``).
+    #: Which runners were ported, as the title names them (the platform's title).
     runners: str = "NPU"
 
     @property
