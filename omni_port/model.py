@@ -357,6 +357,12 @@ class Severity(enum.StrEnum):
     """Shown, never changes the exit code."""
 
 
+#: What a finding an open conflict owns says after naming it: resolving the conflict is the
+#: fix (verify's OP510, OP515 at code a conflict keeps or orphans, OP507 at a read only a
+#: conflict's commented-out code binds; the choices of other conflicts are judged without them).
+RESOLVE_FIRST = "resolve the conflict first"
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One diagnostic, printed as ``path:line:col: CODE message``; its kind is its code's."""
@@ -380,6 +386,12 @@ class Finding:
     def kind(self) -> str:
         """The finding family (``conflict``, ``malformed-marker``, ...), from the code."""
         return self.code.kind
+
+    @property
+    def behind_conflict(self) -> bool:
+        """Whether an open conflict owns it (its message names the conflict): summaries count
+        it under the conflicts."""
+        return RESOLVE_FIRST in self.message
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.code.value} {self.message}"

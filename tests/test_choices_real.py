@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from omni_port.verify.conflicts import RESOLVE_FIRST
+from omni_port.model import RESOLVE_FIRST
 from tests.conftest import Cli, default_workspace
 
 pytestmark = pytest.mark.real

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omni_port.model import Code, Finding
+from omni_port.model import RESOLVE_FIRST, Code, Finding
 from omni_port.sync.upgrade import verification_problems
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -224,6 +224,70 @@ def test_the_last_line_of_an_upgrade_says_why_it_exits_as_it_does(
     assert (
         to_stdout.stderr.splitlines()[-1] == f"omni-port: {outcome}{unresolved}; summary on stdout"
     )
+
+
+#: An implicit edit binds `penalty` where v2.py inserts a statement (ambiguous: a conflict);
+#: the edit that reads it, after `reset()`, is placed.
+BOUND_IN_A_CONFLICT = """from fakeacc.runner_v1 import NPUModelRunner
+
+
+class R(NPUModelRunner):
+    def sample(self, logits):
+        self.prepare_sampler()
+        penalty = self.omni_penalty(logits)
+        self.sampler.reset()
+        self.apply(penalty)
+        return self.sampler(logits)
+
+    def forward(self, batch):
+        self.prepare(batch)
+        self.run(batch)
+        return self.result
+"""
+
+
+def _upgraded(cli: Cli) -> tuple[str, str]:
+    """The last line of an upgrade onto v2.py, and its summary's verification section."""
+    result = cli.loud(
+        "upgrade", "--to", "v2.py", "--patches", "p", "--generated", "g", "--summary", "up.md"
+    )
+    assert result.exit_code == 1, result.stderr
+    summary = Path("up.md").read_text()
+    return result.stderr.splitlines()[-1], summary.split("## Verification", 1)[1]
+
+
+def test_a_read_only_a_conflict_binds_is_the_conflicts_until_it_is_resolved(
+    cli: Cli, work: Path
+) -> None:
+    """issue 46: a placed edit reads a name only a conflict's commented-out code binds. It is
+    one problem (verify's OP507 at the read, naming the conflict; not also the sync's OP303),
+    counted behind the conflicts; the gate fails. Dropped, the conflict no longer binds it:
+    the read is an ordinary unbound name again, and the gate still fails."""
+    (work / "omni.py").write_text(BOUND_IN_A_CONFLICT)
+    conflict = "omni.R.sample.edit-01"
+    last, section = _upgraded(cli)
+    assert last.startswith(
+        "omni-port: 1 placed, 1 conflicts, 1 verify problems (1 OP507 behind conflicts): "
+    ), last
+    (problem,) = [line for line in section.splitlines() if line.startswith("- `")]
+    assert problem.startswith("- `g/omni.py:20` OP507 block omni.R.sample.edit-02 reads `penalty`")
+    assert f"which the conflict {conflict} (line 10) binds" in problem
+    assert problem.endswith(f"commented-out code: {RESOLVE_FIRST}")
+    verified = cli("verify", "--generated", "g", "--patches", "p")
+    assert verified.exit_code == 1
+    assert "g/omni.py:20:20: OP507 " in verified.stdout and " OP502 " not in verified.stdout
+
+    dropped = cli(
+        "resolve", conflict, "--drop", "--why", "x", "--patches", "p", "--upstream", "v2.py"
+    )
+    assert dropped.exit_code == 0, dropped.stderr
+    last, section = _upgraded(cli)
+    assert last.startswith(
+        "omni-port: 1 placed, 0 conflicts, 2 verify problems (1 OP303, 1 OP507): "
+    )
+    assert RESOLVE_FIRST not in section and " OP507 block omni.R.sample.edit-02 " in section
+    again = cli("verify", "--generated", "g", "--patches", "p")
+    assert again.exit_code == 1 and RESOLVE_FIRST not in again.stdout
 
 
 def test_the_summary_counts_the_notes_verify_counts(cli: Cli, work: Path) -> None:

@@ -16,6 +16,10 @@ import pytest
 
 from omni_port import api
 from omni_port.model import (
+    CONFLICT_CLOSE,
+    CONFLICT_LINE,
+    CONFLICT_OPEN,
+    RESOLVE_FIRST,
     Anchor,
     Block,
     BlockKind,
@@ -532,6 +536,72 @@ def test_only_placed_blocks_are_checked_for_binding() -> None:
         findings = checks.verify({GEN: text}, [replace(placed, status=status)], [], PLAIN)
         found[status] = _found(findings, ("OP507",))
     assert found == {Status.PLACED: [(GEN, "OP507", 3)], Status.CONFLICT: [], Status.CARRIED: []}
+
+
+def _bound_in_a_conflict(code: str) -> str:
+    """A method whose placed block reads `scale`, behind a conflict region of ``code``
+    (``gen.Runner.step.edit-01``, commented out as sync leaves it)."""
+    region = [f"{CONFLICT_OPEN} gen.Runner.step.edit-01 (Implicit edit)", "# ambiguous."]
+    region += [f"{CONFLICT_LINE}{line}" for line in code.split("\n")] + [CONFLICT_CLOSE]
+    return (
+        "class Runner:\n    def step(self, batch):\n"
+        + "".join(f"        {line}\n" for line in region)
+        + "        self.prepare(batch)\n"
+        + "        # >>> block\n        print(batch, scale)\n        # <<<\n"
+        + "        return batch\n"
+    )
+
+
+def _behind(text: str) -> list[Finding]:
+    """verify's findings of ``_bound_in_a_conflict``'s text, its block placed."""
+    start = text.split("\n").index("        # >>> block") + 1
+    block = Placement(
+        "gen.Runner.step.block-01", GEN, "Runner", "step", "insertion", True, Status.PLACED, 1.0
+    )
+    return checks.verify({GEN: text}, [replace(block, start=start, end=start + 2)], [], PLAIN)
+
+
+def test_a_read_only_a_conflict_binds_is_one_finding_naming_the_conflict() -> None:
+    """issue 46 (vllm 0.34.0's gpu-v2 upgrade): a placed edit reads a name only a conflict's
+    commented-out code binds. One OP507 per read of the block, at the read, naming the
+    conflict, not also pyflakes' undefined name (OP502)."""
+    text = _bound_in_a_conflict("# why\nscale = batch.scale")
+    errors = [f for f in _behind(text) if f.severity is Severity.ERROR]
+    assert [(f.code.value, f.line, f.col) for f in errors] == [("OP507", 10, 22)]
+    assert errors[0].message == (
+        "block gen.Runner.step.block-01 reads `scale`, which the conflict "
+        f"gen.Runner.step.edit-01 (line 3) binds in its commented-out code: {RESOLVE_FIRST}"
+    )
+    assert errors[0].behind_conflict
+
+
+@pytest.mark.parametrize(
+    ("code", "after"),
+    [
+        pytest.param("# why\nscale_factor = batch.scale", "", id="binds-another-name"),
+        pytest.param("def helper():\n    scale = 1", "", id="binds-it-in-a-function"),
+        pytest.param("else:\n    scale = 1", "", id="does-not-parse-alone"),
+        pytest.param("# why\nscale = batch.scale", "scale = 2", id="the-output-binds-it-later"),
+    ],
+)
+def test_a_read_a_conflict_does_not_own_is_the_blocks_own(code: str, after: str) -> None:
+    """What the conflict was resolved to (or dropped as) does not bind the name, or the
+    output binds it too (unbound on some path only): the read is the block's own OP507, and
+    the gate still fails; the same module whose conflict binds the name has the conflict's."""
+    ret = "        return batch\n"
+    text = _bound_in_a_conflict(code).replace(ret, f"        {after}\n" * bool(after) + ret)
+    unbound = "block gen.Runner.step.block-01 reads `scale`, which is not bound on every path"
+    assert _op507(text) == [(9, f"{unbound} before it", False)]
+    assert _op507(_bound_in_a_conflict("# why\nscale = batch.scale"))[0][::2] == (10, True)
+
+
+def _op507(text: str) -> list[tuple[int, str, bool]]:
+    """(line, message, whether a conflict owns it) of each OP507 of ``_behind(text)``."""
+    return [
+        (f.line, f.message, RESOLVE_FIRST in f.message)
+        for f in _behind(text)
+        if f.code is Code.OP507
+    ]
 
 
 def test_crlf_modules_report_the_same_lines() -> None:

@@ -179,7 +179,8 @@ def _accept(options: Options, defects: tuple[reviewed.Defect, ...], to: str) -> 
 def _outcome(outcome: Report, problems: Sequence[Finding]) -> str:
     """What the upgrade left, said so that the exit code follows from it, as at the end of
     `verify` and `make sync`: ``96 placed, 0 conflicts, 2 verify problems (2 OP508): not
-    deployable until resolved``. ``problems``: the errors other than conflicts, as the
+    deployable until resolved``; a problem an open conflict owns is counted apart
+    (``2 OP507 behind conflicts``). ``problems``: the errors other than conflicts, as the
     summary lists them (``Upgraded.problems``)."""
     counts = outcome.counts
     placed = counts["placed"] + counts["implicit_placed"]
@@ -188,12 +189,20 @@ def _outcome(outcome: Report, problems: Sequence[Finding]) -> str:
     conflicts = max(counts["conflict"] + counts["implicit_conflict"], regions)
     said = f"{placed} placed, {conflicts} conflicts, "
     if problems:
-        by_code = Counter(f.code.value for f in problems)
-        listed = ", ".join(f"{n} {code}" for code, n in sorted(by_code.items()))
+        by_code = Counter(_kind(f) for f in problems)
+        listed = ", ".join(f"{n} {kind}" for kind, n in sorted(by_code.items()))
         said += f"{len(problems)} verify problems ({listed})"
     else:
         said += "no verify problems"
     return said + (": not deployable until resolved" if outcome.return_code else "")
+
+
+def _kind(problem: Finding) -> str:
+    """How the last line counts a problem: by its code, and apart when an open conflict owns
+    it (``2 OP507 behind conflicts``: resolving them is the fix)."""
+    return (
+        f"{problem.code.value} behind conflicts" if problem.behind_conflict else problem.code.value
+    )
 
 
 def _pin(options: Options, pins: dict[str, str]) -> str:

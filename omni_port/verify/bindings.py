@@ -1,12 +1,20 @@
-"""Check 4: a placed block reads no local that is not bound on every path before it."""
+"""Check 4: a placed block reads no local that is not bound on every path before it.
+
+A read of a name the output binds nowhere (the sync's OP303 at the same place) that an open
+conflict's commented-out code binds before it, in the same function, is that conflict's:
+the block was placed and its partner was not. It is one OP507 per read, at the read, naming
+the conflict (``RESOLVE_FIRST``); the upgrade summary drops the sync's OP303 at the same place
+(verify's finding is the one every gate sees). Once the conflict is resolved by code that does
+not bind the name (or dropped), the read is an ordinary OP507 again.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
 
-from omni_port.model import Code, Finding, Placement, Severity, Upstream
-from omni_port.pyast.flow import hazards, unbound_reads
+from omni_port.model import RESOLVE_FIRST, Code, Finding, Placement, Severity, Upstream
+from omni_port.pyast.flow import bound_nowhere, hazards, unbound_reads
 from omni_port.pyast.packages import (
     FUNCTIONS,
     Function,
@@ -15,11 +23,13 @@ from omni_port.pyast.packages import (
     module_exports,
 )
 from omni_port.pyast.syntax import find_def
+from omni_port.verify.conflicts import Region, bindings
 from omni_port.verify.context import Override
 
 
 def binding_findings(
     path: str,
+    text: str,
     tree: ast.Module,
     blocks: Sequence[Placement],
     originals: Mapping[tuple[str, str], Function],
@@ -28,21 +38,64 @@ def binding_findings(
 
     ``originals`` maps (class, method) of a copy to its upstream method: a read whose
     hazard the upstream method shares (it reads the same name where that is not bound on
-    every path either) is a note, not an error: the copy inherits it.
+    every path either) is a note, not an error: the copy inherits it. ``text`` is the
+    module's, for the names its conflict regions bind.
     """
     findings: list[Finding] = []
     covered: set[tuple[str, int]] = set()
     module_level = module_exports(tree)
+    behind = _Behind(text)
     for chain, members in _blocks_by_function(tree, blocks):
         lines = frozenset(line for b in members for line in range(b.start, b.end + 1))
         unbound = unbound_reads(chain, module_level, lines)
         for block in members:
             original = originals.get((block.owner, block.member))
             inherited = hazards(original) if original is not None else frozenset()
-            names = {n.id for n in unbound if block.start <= n.lineno <= block.end}
+            reads = [n for n in unbound if block.start <= n.lineno <= block.end]
+            owned = {
+                id(n): behind.binder(chain[-1], n)
+                for n in reads
+                if n.id not in inherited and bound_nowhere(chain, module_level, n.id)
+            }
+            findings.extend(
+                _behind_finding(path, block, n, region)
+                for n in reads
+                if (region := owned.get(id(n))) is not None
+            )
+            names = {n.id for n in reads if owned.get(id(n)) is None}
             findings.extend(_unbound_finding(path, block, n, n in inherited) for n in names)
         covered.update((n.id, n.lineno) for n in unbound)
     return findings, frozenset(covered)
+
+
+class _Behind:
+    """The conflict regions of one module and the names they bind, read from its text only
+    when a read of a name bound nowhere is met (most modules have none)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._regions: list[tuple[Region, frozenset[str]]] | None = None
+
+    def binder(self, function: Function, read: ast.Name) -> Region | None:
+        """The last conflict region of ``function`` before ``read`` whose commented-out
+        code binds its name; None when there is none."""
+        if self._regions is None:
+            self._regions = bindings(self._text)
+        end = function.end_lineno or function.lineno
+        binders = [
+            region
+            for region, names in self._regions
+            if function.lineno < region.line < read.lineno <= end and read.id in names
+        ]
+        return binders[-1] if binders else None
+
+
+def _behind_finding(path: str, block: Placement, read: ast.Name, region: Region) -> Finding:
+    message = (
+        f"block {block.block_id} reads `{read.id}`, which the conflict {region.piece} "
+        f"(line {region.line}) binds in its commented-out code: {RESOLVE_FIRST}"
+    )
+    return Finding(Code.OP507, path, read.lineno, message, read.col_offset + 1)
 
 
 def _unbound_finding(path: str, block: Placement, name: str, inherited: bool) -> Finding:

@@ -183,5 +183,5 @@ def _names(
 ) -> list[Finding]:
     """Checks 2 and 4 of one module: pyflakes' names (``allowed``: imports the source left
     unused), and the locals blocks read (``copied``: the upstream method of each copy)."""
-    binding, covered = binding_findings(name, tree, blocks, copied)
+    binding, covered = binding_findings(name, text, tree, blocks, copied)
     return [*name_findings(name, text, allowed, covered), *binding]

@@ -8,6 +8,7 @@ the text itself, so a lock file that says otherwise cannot hide one.
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -21,10 +22,8 @@ from omni_port.model import (
     Code,
     Finding,
 )
-
-#: What a finding an open conflict owns says: resolving the conflict is the fix (OP510,
-#: OP515 name the conflict; the choices of other conflicts are judged without them).
-RESOLVE_FIRST = "resolve the conflict first"
+from omni_port.pyast.packages import scope_bindings
+from omni_port.pyast.syntax import dedent_code
 
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
@@ -85,6 +84,23 @@ def commented_code(text: str) -> Iterator[tuple[Region, int, str]]:
                 break
             if stripped.startswith(CONFLICT_LINE):
                 yield region, number, stripped[len(CONFLICT_LINE) :]
+
+
+def bindings(text: str) -> list[tuple[Region, frozenset[str]]]:
+    """Each conflict region of ``text`` with the names its commented-out code binds where it
+    stands (not in the functions it defines); none when that code does not parse alone (a
+    clause of a statement outside it): silence, never a guess."""
+    code: dict[Region, list[str]] = {}
+    for region, _, line in commented_code(text):
+        code.setdefault(region, []).append(line)
+    found = []
+    for region in regions(text):
+        try:
+            tree = ast.parse(dedent_code("\n".join(code.get(region, ()))))
+        except SyntaxError:
+            tree = ast.Module([], [])
+        found.append((region, frozenset(scope_bindings(tree.body))))
+    return found
 
 
 class Route(enum.Enum):

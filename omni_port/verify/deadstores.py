@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from omni_port.model import Code, Finding, Severity
+from omni_port.model import RESOLVE_FIRST, Code, Finding, Severity
 from omni_port.pyast.packages import Function, World
-from omni_port.verify.conflicts import RESOLVE_FIRST, Region, commented_code
+from omni_port.verify.conflicts import Region, commented_code
 from omni_port.verify.context import Context, Override, function_in, old_runner
 from omni_port.verify.stores import dead_stores, scopes
 

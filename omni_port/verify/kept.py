@@ -15,12 +15,12 @@ import ast
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from omni_port.model import Block, Code, Finding, Placement, Status
+from omni_port.model import RESOLVE_FIRST, Block, Code, Finding, Placement, Status
 from omni_port.pyast.diff import similarity
 from omni_port.pyast.packages import Function
 from omni_port.pyast.syntax import node_key, split_full_key
 from omni_port.sync.evidence.places import FUZZY
-from omni_port.verify.conflicts import RESOLVE_FIRST, regions
+from omni_port.verify.conflicts import regions
 from omni_port.verify.context import Override, function_in
 
 #: The findings about a statement a conflict keeps that name it.
@@ -43,7 +43,7 @@ def with_keepers(
         return list(findings)
     return [
         _named(f, modules[f.path], trees[f.path], overrides, keepers)
-        if f.code in KEPT_CODES and f.path in trees and RESOLVE_FIRST not in f.message
+        if f.code in KEPT_CODES and f.path in trees and not f.behind_conflict
         else f
         for f in findings
     ]
