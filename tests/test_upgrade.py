@@ -273,9 +273,10 @@ def test_a_read_only_a_conflict_binds_is_the_conflicts_until_it_is_resolved(
     assert problem.startswith("- `g/omni.py:20` OP507 block omni.R.sample.edit-02 reads `penalty`")
     assert f"which the conflict {conflict} (line 10) binds" in problem
     assert problem.endswith(f"commented-out code: {RESOLVE_FIRST}")
-    verified = cli("verify", "--generated", "g", "--patches", "p")
+    verified = cli.loud("verify", "--generated", "g", "--patches", "p")
     assert verified.exit_code == 1
     assert "g/omni.py:20:20: OP507 " in verified.stdout and " OP502 " not in verified.stdout
+    assert "1 conflicts and 1 verify problems (1 behind conflicts): " in verified.stderr
 
     dropped = cli(
         "resolve", conflict, "--drop", "--why", "x", "--patches", "p", "--upstream", "v2.py"
@@ -286,8 +287,9 @@ def test_a_read_only_a_conflict_binds_is_the_conflicts_until_it_is_resolved(
         "omni-port: 1 placed, 0 conflicts, 2 verify problems (1 OP303, 1 OP507): "
     )
     assert RESOLVE_FIRST not in section and " OP507 block omni.R.sample.edit-02 " in section
-    again = cli("verify", "--generated", "g", "--patches", "p")
+    again = cli.loud("verify", "--generated", "g", "--patches", "p")
     assert again.exit_code == 1 and RESOLVE_FIRST not in again.stdout
+    assert "0 conflicts and 1 verify problems: " in again.stderr
 
 
 def test_the_summary_counts_the_notes_verify_counts(cli: Cli, work: Path) -> None:

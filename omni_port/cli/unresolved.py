@@ -35,13 +35,16 @@ SHOWN = 3
 
 
 def verdict(findings: Sequence[Finding]) -> str:
-    """``18 conflicts and 4 verify problems: these runners are not deployable until resolved``."""
+    """``18 conflicts and 4 verify problems: these runners are not deployable until resolved``
+    (``4 verify problems (2 behind conflicts)`` when open conflicts own some)."""
     conflicts = sum(1 for f in findings if f.code is Code.OP310)
-    problems = sum(1 for f in findings if f.severity is Severity.ERROR) - conflicts
-    if not conflicts and not problems:
+    errors = [f for f in findings if f.severity is Severity.ERROR and f.code is not Code.OP310]
+    if not conflicts and not errors:
         return "no conflicts and no verify problems: these runners are deployable"
+    behind = sum(1 for f in errors if f.behind_conflict)
+    owned = f" ({behind} behind conflicts)" if behind else ""
     return (
-        f"{conflicts} conflicts and {problems} verify problems: these runners are not "
+        f"{conflicts} conflicts and {len(errors)} verify problems{owned}: these runners are not "
         "deployable until resolved (`omni-port check` and the runtime switch refuse them)"
     )
 
