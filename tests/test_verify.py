@@ -538,14 +538,15 @@ def test_only_placed_blocks_are_checked_for_binding() -> None:
     assert found == {Status.PLACED: [(GEN, "OP507", 3)], Status.CONFLICT: [], Status.CARRIED: []}
 
 
-def _bound_in_a_conflict(code: str) -> str:
+def _bound_in_a_conflict(code: str, before: str = "") -> str:
     """A method whose placed block reads `scale`, behind a conflict region of ``code``
-    (``gen.Runner.step.edit-01``, commented out as sync leaves it)."""
+    (``gen.Runner.step.edit-01``, commented out as sync leaves it), after ``before``."""
     region = [f"{CONFLICT_OPEN} gen.Runner.step.edit-01 (Implicit edit)", "# ambiguous."]
     region += [f"{CONFLICT_LINE}{line}" for line in code.split("\n")] + [CONFLICT_CLOSE]
+    lines = [*before.split("\n")] * bool(before) + region
     return (
         "class Runner:\n    def step(self, batch):\n"
-        + "".join(f"        {line}\n" for line in region)
+        + "".join(f"        {line}\n" for line in lines)
         + "        self.prepare(batch)\n"
         + "        # >>> block\n        print(batch, scale)\n        # <<<\n"
         + "        return batch\n"
@@ -561,6 +562,18 @@ def _behind(text: str) -> list[Finding]:
     return checks.verify({GEN: text}, [replace(block, start=start, end=start + 2)], [], PLAIN)
 
 
+def _op507(text: str) -> list[tuple[int, str, bool]]:
+    """(line, message, whether a conflict owns it) of each OP507 of ``_behind(text)``."""
+    return [(f.line, f.message, f.behind_conflict) for f in _behind(text) if f.code is Code.OP507]
+
+
+#: What the conflict of ``_bound_in_a_conflict`` says when it owns the read.
+OWNED = (
+    "block gen.Runner.step.block-01 reads `scale`, which the conflict gen.Runner.step.edit-01 "
+    f"(line {{line}}) binds in its commented-out code: {RESOLVE_FIRST}"
+)
+
+
 def test_a_read_only_a_conflict_binds_is_one_finding_naming_the_conflict() -> None:
     """issue 46 (vllm 0.34.0's gpu-v2 upgrade): a placed edit reads a name only a conflict's
     commented-out code binds. One OP507 per read of the block, at the read, naming the
@@ -568,40 +581,34 @@ def test_a_read_only_a_conflict_binds_is_one_finding_naming_the_conflict() -> No
     text = _bound_in_a_conflict("# why\nscale = batch.scale")
     errors = [f for f in _behind(text) if f.severity is Severity.ERROR]
     assert [(f.code.value, f.line, f.col) for f in errors] == [("OP507", 10, 22)]
-    assert errors[0].message == (
-        "block gen.Runner.step.block-01 reads `scale`, which the conflict "
-        f"gen.Runner.step.edit-01 (line 3) binds in its commented-out code: {RESOLVE_FIRST}"
-    )
-    assert errors[0].behind_conflict
+    assert errors[0].message == OWNED.format(line=3)
+
+
+def test_a_read_a_conflict_binds_on_the_path_the_output_does_not_is_the_conflicts() -> None:
+    """make sync's generation `sample_tokens`: the output binds `output` only in a branch
+    that returns, the conflict `block-01` on the path to the reads of `edit-14`/`edit-15`.
+    Restored where it stands, the conflict's code binds the name on every path: its read."""
+    before = "if not batch:\n    scale = 0\n    return scale"
+    text = _bound_in_a_conflict("scale = batch.scale", before)
+    assert _op507(text) == [(12, OWNED.format(line=6), True)]
 
 
 @pytest.mark.parametrize(
-    ("code", "after"),
+    "code",
     [
-        pytest.param("# why\nscale_factor = batch.scale", "", id="binds-another-name"),
-        pytest.param("def helper():\n    scale = 1", "", id="binds-it-in-a-function"),
-        pytest.param("else:\n    scale = 1", "", id="does-not-parse-alone"),
-        pytest.param("# why\nscale = batch.scale", "scale = 2", id="the-output-binds-it-later"),
+        pytest.param("# why\nscale_factor = batch.scale", id="binds-another-name"),
+        pytest.param("def helper():\n    scale = 1", id="binds-it-in-a-function"),
+        pytest.param("if batch:\n    scale = 1", id="binds-it-on-one-path"),
+        pytest.param("else:\n    scale = 1", id="does-not-parse-where-it-stands"),
     ],
 )
-def test_a_read_a_conflict_does_not_own_is_the_blocks_own(code: str, after: str) -> None:
-    """What the conflict was resolved to (or dropped as) does not bind the name, or the
-    output binds it too (unbound on some path only): the read is the block's own OP507, and
-    the gate still fails; the same module whose conflict binds the name has the conflict's."""
-    ret = "        return batch\n"
-    text = _bound_in_a_conflict(code).replace(ret, f"        {after}\n" * bool(after) + ret)
+def test_a_read_a_conflict_does_not_own_is_the_blocks_own(code: str) -> None:
+    """What the conflict was resolved to (or dropped as) does not bind the name on every path
+    to the read: the read is the block's own OP507 (one per name, at the block), and the gate
+    still fails; the same module whose conflict binds the name has the conflict's."""
     unbound = "block gen.Runner.step.block-01 reads `scale`, which is not bound on every path"
-    assert _op507(text) == [(9, f"{unbound} before it", False)]
+    assert _op507(_bound_in_a_conflict(code)) == [(9, f"{unbound} before it", False)]
     assert _op507(_bound_in_a_conflict("# why\nscale = batch.scale"))[0][::2] == (10, True)
-
-
-def _op507(text: str) -> list[tuple[int, str, bool]]:
-    """(line, message, whether a conflict owns it) of each OP507 of ``_behind(text)``."""
-    return [
-        (f.line, f.message, RESOLVE_FIRST in f.message)
-        for f in _behind(text)
-        if f.code is Code.OP507
-    ]
 
 
 def test_crlf_modules_report_the_same_lines() -> None:

@@ -44,15 +44,6 @@ def unbound_reads(
     return flow.unbound
 
 
-def bound_nowhere(chain: Sequence[Function], module_names: Names, name: str) -> bool:
-    """Whether nothing ``chain[-1]`` can see binds ``name``: no local of it or of a function
-    enclosing it, no module-level name (a module that may define any binds every name), no
-    builtin. Such a read is unbound on every path, not on some."""
-    if module_names.open or name in module_names.names or name in _BUILTINS:
-        return False
-    return all(name not in _locals(f) for f in chain)
-
-
 @memo.memoized
 def hazards(function: Function) -> frozenset[str]:
     """Locals ``function`` itself reads somewhere they are not bound on every path."""

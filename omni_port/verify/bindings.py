@@ -1,20 +1,22 @@
 """Check 4: a placed block reads no local that is not bound on every path before it.
 
-A read of a name the output binds nowhere (the sync's OP303 at the same place) that an open
-conflict's commented-out code binds before it, in the same function, is that conflict's:
-the block was placed and its partner was not. It is one OP507 per read, at the read, naming
-the conflict (``RESOLVE_FIRST``); the upgrade summary drops the sync's OP303 at the same place
-(verify's finding is the one every gate sees). Once the conflict is resolved by code that does
-not bind the name (or dropped), the read is an ordinary OP507 again.
+An unbound read that an open conflict's commented-out code, restored where it stands (before
+the read, in the same function), would bind on every path is that conflict's: the block was
+placed and its partner was not. It is one OP507 per read, at the read, naming the conflict
+(``RESOLVE_FIRST``); where the output binds the name nowhere, the upgrade summary drops the
+sync's OP303 at the same place (verify's finding is the one every gate sees). Once the
+conflict is resolved by code that does not bind the name (or dropped), the read is an
+ordinary OP507 again.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 
 from omni_port.model import RESOLVE_FIRST, Code, Finding, Placement, Severity, Upstream
-from omni_port.pyast.flow import bound_nowhere, hazards, unbound_reads
+from omni_port.pyast.flow import hazards, unbound_reads
 from omni_port.pyast.packages import (
     FUNCTIONS,
     Function,
@@ -23,7 +25,7 @@ from omni_port.pyast.packages import (
     module_exports,
 )
 from omni_port.pyast.syntax import find_def
-from omni_port.verify.conflicts import Region, bindings
+from omni_port.verify.conflicts import Region, commented_code, uncommented
 from omni_port.verify.context import Override
 
 
@@ -52,11 +54,7 @@ def binding_findings(
             original = originals.get((block.owner, block.member))
             inherited = hazards(original) if original is not None else frozenset()
             reads = [n for n in unbound if block.start <= n.lineno <= block.end]
-            owned = {
-                id(n): behind.binder(chain[-1], n)
-                for n in reads
-                if n.id not in inherited and bound_nowhere(chain, module_level, n.id)
-            }
+            owned = {id(n): behind.owner(chain[-1], n) for n in reads if n.id not in inherited}
             findings.extend(
                 _behind_finding(path, block, n, region)
                 for n in reads
@@ -69,25 +67,45 @@ def binding_findings(
 
 
 class _Behind:
-    """The conflict regions of one module and the names they bind, read from its text only
-    when a read of a name bound nowhere is met (most modules have none)."""
+    """The conflict regions of one module that own an unbound read, the module's text read
+    for them only when a block has an unbound read (most modules have none)."""
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._regions: list[tuple[Region, frozenset[str]]] | None = None
+        self._code: dict[Region, str] | None = None
+        self._restored: dict[Region, ast.Module | None] = {}
 
-    def binder(self, function: Function, read: ast.Name) -> Region | None:
-        """The last conflict region of ``function`` before ``read`` whose commented-out
-        code binds its name; None when there is none."""
-        if self._regions is None:
-            self._regions = bindings(self._text)
+    def owner(self, function: Function, read: ast.Name) -> Region | None:
+        """The conflict region of ``function`` before ``read`` (the nearest first) whose
+        commented-out code, restored where it stands, binds the read's name on every path
+        to it; None when none does."""
+        if self._code is None:
+            self._code = {}
+            for region, _, code in commented_code(self._text):
+                self._code[region] = self._code.get(region, "") + code + "\n"
+        word = re.compile(rf"\b{re.escape(read.id)}\b")
         end = function.end_lineno or function.lineno
-        binders = [
+        regions = [
             region
-            for region, names in self._regions
-            if function.lineno < region.line < read.lineno <= end and read.id in names
+            for region, code in self._code.items()
+            if function.lineno < region.line < read.lineno <= end and word.search(code)
         ]
-        return binders[-1] if binders else None
+        return next((r for r in reversed(regions) if self._binds(r, read)), None)
+
+    def _binds(self, region: Region, read: ast.Name) -> bool:
+        if region not in self._restored:
+            try:
+                self._restored[region] = ast.parse(uncommented(self._text, region))
+            except SyntaxError:  # code that stands only with what it replaced: no answer
+                self._restored[region] = None
+        tree = self._restored[region]
+        if tree is None:
+            return False
+        chain = _chain(_functions(tree), read.lineno)
+        unbound = (
+            unbound_reads(chain, module_exports(tree), frozenset({read.lineno})) if chain else []
+        )
+        return not any((n.id, n.col_offset) == (read.id, read.col_offset) for n in unbound)
 
 
 def _behind_finding(path: str, block: Placement, read: ast.Name, region: Region) -> Finding:
@@ -124,18 +142,26 @@ def originals(
     return found
 
 
+def _functions(tree: ast.Module) -> list[Function]:
+    """Every function of ``tree``, in the order they start."""
+    return sorted((n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)), key=lambda n: n.lineno)
+
+
+def _chain(functions: Sequence[Function], line: int) -> list[Function]:
+    """The ``functions`` that hold ``line`` (past their ``def`` line), outermost first."""
+    return [f for f in functions if f.lineno < line <= (f.end_lineno or 0)]
+
+
 def _blocks_by_function(
     tree: ast.Module, blocks: Sequence[Placement]
 ) -> list[tuple[list[Function], list[Placement]]]:
     """Blocks grouped by the function they sit in, with its enclosing functions (outermost
     first). Blocks outside any function (class level) are left out: class scopes are not
     analysed."""
-    functions = sorted(
-        (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)), key=lambda n: n.lineno
-    )
+    functions = _functions(tree)
     groups: dict[int, tuple[list[Function], list[Placement]]] = {}
     for block in blocks:
-        chain = [f for f in functions if f.lineno < block.start <= (f.end_lineno or 0)]
+        chain = _chain(functions, block.start)
         if chain:
             groups.setdefault(id(chain[-1]), (chain, []))[1].append(block)
     return list(groups.values())

@@ -8,7 +8,6 @@ the text itself, so a lock file that says otherwise cannot hide one.
 
 from __future__ import annotations
 
-import ast
 import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,8 +21,6 @@ from omni_port.model import (
     Code,
     Finding,
 )
-from omni_port.pyast.packages import scope_bindings
-from omni_port.pyast.syntax import dedent_code
 
 #: What a V2 composition conflict's region says after its id (``v2.compose``).
 NOT_COMPOSED = "(V2: not composed)"
@@ -86,21 +83,14 @@ def commented_code(text: str) -> Iterator[tuple[Region, int, str]]:
                 yield region, number, stripped[len(CONFLICT_LINE) :]
 
 
-def bindings(text: str) -> list[tuple[Region, frozenset[str]]]:
-    """Each conflict region of ``text`` with the names its commented-out code binds where it
-    stands (not in the functions it defines); none when that code does not parse alone (a
-    clause of a statement outside it): silence, never a guess."""
-    code: dict[Region, list[str]] = {}
-    for region, _, line in commented_code(text):
-        code.setdefault(region, []).append(line)
-    found = []
-    for region in regions(text):
-        try:
-            tree = ast.parse(dedent_code("\n".join(code.get(region, ()))))
-        except SyntaxError:
-            tree = ast.Module([], [])
-        found.append((region, frozenset(scope_bindings(tree.body))))
-    return found
+def uncommented(text: str, region: Region) -> str:
+    """``text`` with the commented-out code of ``region`` restored where it stands, every
+    line where it was (the region's other comment lines stay comments)."""
+    lines = text.split("\n")
+    for held, number, code in commented_code(text):
+        if held == region:
+            lines[number - 1] = " " * (region.col - 1) + code
+    return "\n".join(lines)
 
 
 class Route(enum.Enum):
