@@ -358,8 +358,9 @@ class Severity(enum.StrEnum):
 
 
 #: What a finding an open conflict owns says after naming it: resolving the conflict is the
-#: fix (verify's OP510, OP515 at code a conflict keeps or orphans, OP507 at a read only a
-#: conflict's commented-out code binds; the choices of other conflicts are judged without them).
+#: fix (verify's OP510, OP515 at code a conflict keeps or orphans, OP507 at a read a
+#: conflict's commented-out code would bind; the choices of other conflicts are judged without
+#: them).
 RESOLVE_FIRST = "resolve the conflict first"
 
 

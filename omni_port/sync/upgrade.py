@@ -395,9 +395,9 @@ def _verification(upgrade: Upgrade) -> Iterator[str]:
 
 def verification_problems(findings: Sequence[Finding]) -> list[Finding]:
     """The errors other than conflicts, each said once: sync (OP303) and verify (OP502)
-    both report a name that nothing defines, at the same place; a read only a conflict's
-    commented-out code binds is verify's OP507 naming that conflict (every gate sees it),
-    not also the sync's OP303."""
+    both report a name that nothing defines, at the same place; a read a conflict's
+    commented-out code would bind is verify's OP507 naming that conflict (every gate sees
+    it), not also the sync's OP303."""
     conflicts = (Code.OP301, Code.OP310)
     problems = [f for f in findings if f.severity is Severity.ERROR and f.code not in conflicts]
     unresolved = {(f.path, f.line, f.col) for f in problems if f.code is Code.OP303}

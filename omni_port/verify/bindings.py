@@ -41,7 +41,7 @@ def binding_findings(
     ``originals`` maps (class, method) of a copy to its upstream method: a read whose
     hazard the upstream method shares (it reads the same name where that is not bound on
     every path either) is a note, not an error: the copy inherits it. ``text`` is the
-    module's, for the names its conflict regions bind.
+    module's, for its conflict regions (a read one of them owns names it).
     """
     findings: list[Finding] = []
     covered: set[tuple[str, int]] = set()

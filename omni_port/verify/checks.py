@@ -8,7 +8,8 @@ checks, in the order ``verify`` runs them:
    left unused (OP504; imports the source module already left unused are allowed);
 3. imports of ``checked_packages`` resolve against the package sources (OP505); imports of
    a checked package whose source is not given are one note per package (OP506);
-4. a placed block reads no local name that is not bound on every path before it (OP507);
+4. a placed block reads no local name that is not bound on every path before it (OP507; a
+   read an open conflict's commented-out code would bind names that conflict: ``bindings``);
 5. copied members still exist upstream with a compatible signature (OP508), and every
    ``self.<attr>`` a placed block reads is still defined by the classes involved (OP509);
 6. every call whose definition can be read fits its parameters or fields, every unpacking
