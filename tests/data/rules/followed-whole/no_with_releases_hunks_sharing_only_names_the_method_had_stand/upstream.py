@@ -1,0 +1,12 @@
+from fakeacc.runner import GPUModelRunner
+
+
+class NPUModelRunner(GPUModelRunner):
+    def forward(self, batch):
+        batch.validate()
+        tokens = self.prepare(batch)
+        self.stats.update(batch)
+        self.check(tokens, self.stats, self.limits)
+        self.count(tokens)
+        self.flush()
+        return self.run(tokens, self.stats, self.timeout)
