@@ -2,34 +2,43 @@
 
 A release is the diff of many commits, and releases alone do not say which of them
 brought a hunk. One fact ties two hunks of the same release in one method: both use a
-name the release brought into the method, one the method read or bound in no statement
-before it (a new call, attribute or local both hunks share). Two commits rarely bring
-the same new name to one method; one change that adds a feature in two places always
-does (vllm-ascend 0.17.0rc1's pipeline-parallel receive and broadcast in
-``sample_tokens``: ``get_pp_group``, both hunks of c377e73933). Names the method already
-had tie nothing: every hunk of a method reads ``self`` and its common state.
+name of the method's own scope or module that the release brought into the method, one
+it read or bound in no statement before (a local one hunk binds and the other reads, a
+function both newly call). Two commits rarely bring the same such name to one method;
+one change that adds a feature in two places does (vllm-ascend 0.17.0rc1's
+pipeline-parallel receive and broadcast in ``sample_tokens``: ``get_pp_group``, both
+hunks of c377e73933). Names tie nothing where any code may read them: a builtin, or the
+instance's state (``self.x``: vLLM 0.15.0's mamba align mode and its encoder-only KV
+update each start reading ``self.kv_cache_config`` in ``execute_model``), and nor do
+names the method already had.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from omni_port.model import Stmt
 from omni_port.pyast.syntax import full_key, walk
 from omni_port.sync.evidence.history import MemberHistory, Version
 
+#: Names every scope reads without binding them.
+_BUILTINS = frozenset(dir(builtins))
+
 
 def brought_names(history: MemberHistory, label: str) -> frozenset[str]:
-    """The names the member reads or binds in release ``label`` that it read or bound in
-    no statement of the version before it (none when ``label`` is not in history, is
-    its first version, or either version lacks the member: then nothing is new to it)."""
+    """The names of the member's scope or module (no builtin, no ``self.x``) it reads or
+    binds in release ``label`` and read or bound in no statement of the version before
+    it (none when ``label`` is not in history, is its first version, or either version
+    lacks the member: then nothing is new to it)."""
     order = [v.label for v in history.versions]
     if label not in order or order.index(label) == 0:
         return frozenset()
     now, before = history.versions[order.index(label)], history.versions[order.index(label) - 1]
     if now.member is None or before.member is None:
         return frozenset()
-    return _names(_statements(now)) - _names(_statements(before))
+    new = _names(_statements(now)) - _names(_statements(before))
+    return frozenset(n for n in new if not n.startswith("self.") and n not in _BUILTINS)
 
 
 def names_at(version: Version, keys: Iterable[str]) -> frozenset[str]:

@@ -1,3 +1,4 @@
+from fakeacc.dist import get_group
 from fakeacc.runner import GPUModelRunner
 
 
@@ -6,6 +7,6 @@ class NPUModelRunner(GPUModelRunner):
         batch.validate()
         tokens = self.prepare(batch)
         self.stats.update(batch)
-        self.check(tokens, self.limits)
+        self.check(tokens, get_group())
         self.count(tokens)
-        return self.run(tokens, self.limits)
+        return self.run(tokens, get_group())
