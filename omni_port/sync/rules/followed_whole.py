@@ -1,8 +1,10 @@
 """An upstream change is followed whole within a method (docs/design.md rule 5).
 
-Where the engine follows a change at one edit (the runners lag: they never had its code)
-and keeps omni's code over statements the same change brought at another, every edit of
-that change in the method is a conflict naming it and its hunks. A commit of a clone is
+Where the output follows a change at one edit (the runners lag: they never had its code;
+the engine follows it, or a maintainer dropped the edit: ``Decision.keeps_upstream``, as
+for ``followed-across``) and keeps omni's code over statements the same change brought at
+another, every edit of that change in the method is a conflict naming it and its hunks
+(a maintainer's recorded answer stands). A commit of a clone is
 one change. A release is the diff of many commits: its hunks are one change where they
 are tied (``History.tied_by``: both use a name the release brought into the method), and
 then the tied edits are a conflict naming the release; elsewhere the kept edit stands as
@@ -51,8 +53,8 @@ def _whole(
     decision keeps omni's code over it) leaves it: a conflict naming a commit, or a
     release where its hunks are tied; else with a release the note on a kept edit."""
     change, kept = part
-    if not change:
-        return decision
+    if not change or decision.block.anchor.resolution is not None:
+        return decision  # a maintainer's recorded answer stands; the others name it
     followers, keepers = split[change]
     named = facts.history.named(change)
     if facts.history.is_commit(change):
@@ -116,7 +118,7 @@ def _split_changes(facts: MemberFacts, decisions: Sequence[Decision]) -> _Split:
     as it is (no merge) over statements it brought."""
     followed: dict[str, list[Decision]] = {}
     for decision in decisions:
-        found = facts.history.explained(decision.block) if decision.follow else None
+        found = facts.history.explained(decision.block) if decision.keeps_upstream else None
         if found is not None and found.lag and found.brought_by:
             followed.setdefault(found.brought_by, []).append(decision)
     if not followed:
