@@ -4,14 +4,13 @@ Where the output follows a change at one edit (the runners lag: they never had i
 the engine follows it, or a maintainer dropped the edit: ``Decision.keeps_upstream``, as
 for ``followed-across``) and keeps omni's code over statements the same change brought at
 another, every edit of that change in the method is a conflict naming it and its hunks
-(a maintainer's recorded answer stands). A commit of a clone is
-one change. A release is the diff of many commits: its hunks are one change where they
-are tied (``History.tied_by``: both use a name the release brought into the method), and
-then the tied edits are a conflict naming the release; elsewhere the kept edit stands as
-decided, with a note in its reason of what release-level evidence cannot tell (a note,
-which decides nothing). A change split across methods, or a release whose removal omni's
-code still holds where another edit follows it, is the module rule's
-(``followed-across``).
+(a maintainer's recorded answer stands). A commit of a clone is one change. A release is
+the diff of many commits: its hunks are one change where they are tied
+(``History.tied_by``: both use a name the release brought into the method), and then the
+tied edits are a conflict naming the release; elsewhere the kept edit stands as decided,
+with a note in its reason of what release-level evidence cannot tell (a note, which
+decides nothing). A change split across methods, or a release whose removal omni's code
+still holds where another edit follows it, is the module rule's (``followed-across``).
 """
 
 from __future__ import annotations
