@@ -8,7 +8,7 @@ from dataclasses import replace
 from omni_port import api
 from omni_port.api.inputs import with_members
 from omni_port.model import Block, Copy, PatchSet, Release
-from omni_port.sync.evidence import history
+from omni_port.sync.evidence import history, tied
 from omni_port.sync.facts import ModuleFacts
 
 BASE = """\
@@ -238,3 +238,19 @@ def test_a_statement_the_oldest_release_read_has_is_older_than_history() -> None
     assert found == history.Brought(head, "")
     words = history.which_brought([found], lambda label: label, "base.py")
     assert words == f"`{head}`, which base.py already had (older than the history read)"
+
+
+def test_the_names_a_release_brings_are_its_scope_s_and_not_when_it_brought_the_member() -> None:
+    """newer.py brings a local and a function into the method, and starts reading instance
+    state and a builtin: only the first two can tie its hunks (``evidence.tied``). A
+    release that brought the whole member brings nothing new to it: every name would be."""
+    newer = BASE.replace(
+        "output = self.run(tokens)",
+        "group = get_group()\n        output = self.run(tokens, group, len(batch), self.limits)",
+    )
+    past = _past(("base.py", BASE), ("newer.py", newer))
+    assert tied.brought_names(past, "newer.py") == {"group", "get_group"}
+    assert tied.brought_names(past, "base.py") == frozenset()
+    gone = BASE.replace("def forward(self, batch):", "def other(self, batch):")
+    past = _past(("base.py", BASE), ("gone.py", gone), ("newer.py", newer))
+    assert tied.brought_names(past, "newer.py") == frozenset()

@@ -108,6 +108,14 @@ class Decision:
     #: exit of the method, and what they skip (a note for the maintainer; "" for none).
     skips: str = ""
 
+    @property
+    def keeps_upstream(self) -> bool:
+        """Whether the output keeps upstream's code at the block's place, following the
+        change there: the engine follows it, or a maintainer dropped the edit
+        (``resolve --drop``), which follows it too (what rule 5 counts as following)."""
+        resolution = self.block.anchor.resolution
+        return self.follow or (resolution is not None and resolution.dropped and not self.conflict)
+
 
 def conflict(
     block: Block, best: Scored | None, candidates: tuple[Scored, ...], reason: str

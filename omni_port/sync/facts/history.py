@@ -12,7 +12,7 @@ from functools import cached_property
 
 from omni_port.model import Block, BlockKind, Stmt, Tree
 from omni_port.pyast.syntax import full_key, split_full_key, walk
-from omni_port.sync.evidence import code, history, older_code
+from omni_port.sync.evidence import code, history, older_code, tied
 from omni_port.sync.evidence.history import Explained, MemberHistory, Rebase, Version, Walked
 from omni_port.sync.evidence.older_code import OlderCode
 from omni_port.sync.evidence.places import ACCEPT, Index, Scored, Slot, index_of, score_all
@@ -260,6 +260,19 @@ class History:
         history; ``evidence.history.post_dates``)."""
         past = self.past
         return history.post_dates(block, past, change) if past is not None else ""
+
+    def tied_by(self, change: str, followed: Block, kept: Block) -> frozenset[str]:
+        """The names release ``change`` brought into the member that both the new
+        upstream's code at ``followed``'s place (a lag the output follows) and the base's
+        code ``kept`` replaced read or bind: they tie the two hunks into one change (none
+        without history; ``evidence.tied``)."""
+        past = self.past
+        found = self.explained(followed)
+        new = tied.brought_names(past, change) if past is not None else frozenset()
+        if past is None or found is None or not new:
+            return frozenset()
+        here = tied.names_at(past.versions[past.target], found.target_span)
+        return new & here & tied.names_at(past.versions[past.base], kept.anchor.replaced)
 
     def _never_had(self, block: Block) -> history.NeverHad | None:
         """Statements the block replaces that the runners never had at its place (None

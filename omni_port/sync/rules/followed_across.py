@@ -161,7 +161,7 @@ def _split_changes(facts: Sequence[MemberFacts], decisions: Sequence[Decision]) 
     as it is (no merge, no recorded resolution) against it."""
     followed: dict[str, list[Decision]] = {}
     for fact, decision in zip(facts, decisions, strict=True):
-        found = fact.history.explained(decision.block) if _follows(decision) else None
+        found = fact.history.explained(decision.block) if decision.keeps_upstream else None
         if found is None or not found.lag or not found.brought_by:
             continue
         # A release ties only a lag whose code the release changed or took out, as it
@@ -180,14 +180,6 @@ def _split_changes(facts: Sequence[MemberFacts], decisions: Sequence[Decision]) 
             if change in followed:
                 split.setdefault(change, (followed[change], []))[1].append(decision)
     return split
-
-
-def _follows(decision: Decision) -> bool:
-    """Whether the output keeps upstream's code at the decision's place: the engine follows
-    it, or a maintainer dropped the edit there (``resolve --drop``), which follows it too."""
-    resolution = decision.block.anchor.resolution
-    dropped = resolution is not None and resolution.dropped and not decision.conflict
-    return decision.follow or dropped
 
 
 def _against(history: History, decision: Decision) -> tuple[str, ...]:

@@ -1,12 +1,16 @@
 """An upstream change is followed whole within a method (docs/design.md rule 5).
 
-Where the engine follows a commit of a clone at one edit (the runners lag: they never had
-it) and keeps omni's code over statements the same commit brought at another, every edit of
-that commit in the method is a conflict naming it and its hunks. A release is the diff of
-many commits: there the kept edit stands as decided, and a note in its reason says what
-release-level evidence cannot tell (a note, which decides nothing). A change split across
-methods, or a release whose removal omni's code still holds where another edit follows it,
-is the module rule's (``followed-across``).
+Where the output follows a change at one edit (the runners lag: they never had its code;
+the engine follows it, or a maintainer dropped the edit: ``Decision.keeps_upstream``, as
+for ``followed-across``) and keeps omni's code over statements the same change brought at
+another, every edit of that change in the method is a conflict naming it and its hunks
+(a maintainer's recorded answer stands). A commit of a clone is one change. A release is
+the diff of many commits: its hunks are one change where they are tied
+(``History.tied_by``: both use a name the release brought into the method), and then the
+tied edits are a conflict naming the release; elsewhere the kept edit stands as decided,
+with a note in its reason of what release-level evidence cannot tell (a note, which
+decides nothing). A change split across methods, or a release whose removal omni's code
+still holds where another edit follows it, is the module rule's (``followed-across``).
 """
 
 from __future__ import annotations
@@ -45,11 +49,11 @@ def _whole(
     facts: MemberFacts, decision: Decision, split: _Split, part: tuple[str, bool]
 ) -> Decision:
     """``decision`` as a part of a split change (``part``: the change, and whether the
-    decision keeps omni's code over it) leaves it: a conflict naming a commit, or with a
-    release the note on a kept edit."""
+    decision keeps omni's code over it) leaves it: a conflict naming a commit, or a
+    release where its hunks are tied; else with a release the note on a kept edit."""
     change, kept = part
-    if not change:
-        return decision
+    if not change or decision.block.anchor.resolution is not None:
+        return decision  # a maintainer's recorded answer stands; the others name it
     followers, keepers = split[change]
     named = facts.history.named(change)
     if facts.history.is_commit(change):
@@ -60,15 +64,46 @@ def _whole(
             "omni's code kept over the others); follow it whole or keep omni's code"
         )
         return conflict_at(decision, reason)
+    ties = _ties(facts, change, followers, keepers)
+    if decision.block.id in {d.block.id for pair in ties for d in pair}:
+        return conflict_at(decision, _tied_conflict(named, ties, facts, change))
     note = (
-        f"{named} also brought code another edit here follows ({_ids(followers)}); "
-        "releases alone cannot tell whether that is one change (a clone can: "
-        "--upstream-repo)"
+        f"{named} also brought code another edit here follows ({_ids(followers)}), "
+        "and no name it brought into the method ties the two; releases alone cannot tell "
+        "whether that is one change (a clone can: --upstream-repo)"
     )
     if not kept or note in decision.reason:
         return decision  # said once: revised again, the member settles
     reason = f"{decision.reason}; {note}" if decision.reason else note
     return replace(decision, reason=reason)
+
+
+def _ties(
+    facts: MemberFacts, change: str, followers: Sequence[Decision], keepers: Sequence[Decision]
+) -> list[tuple[Decision, Decision]]:
+    """The (followed, kept) pairs of a split release that are one change: both hunks use
+    a name the release brought into the method (``History.tied_by``)."""
+    return [
+        (f, k)
+        for f in followers
+        for k in keepers
+        if facts.history.tied_by(change, f.block, k.block)
+    ]
+
+
+def _tied_conflict(
+    named: str, ties: Sequence[tuple[Decision, Decision]], facts: MemberFacts, change: str
+) -> str:
+    """A tied release split's conflict: the release, its hunks and the names tying them."""
+    followed = list({f.block.id: f for f, _ in ties}.values())
+    kept = list({k.block.id: k for _, k in ties}.values())
+    names = sorted({n for f, k in ties for n in facts.history.tied_by(change, f.block, k.block)})
+    return (
+        f"{named} would be followed by half in this method: its hunks here {_ids(followed)} "
+        f"(followed as the runners' lag) and {_ids(kept)} (omni's code kept) both use "
+        f"{', '.join(names)}, which it brought into the method; releases alone cannot tell "
+        "its commits apart (a clone can: --upstream-repo): follow it whole or keep omni's code"
+    )
 
 
 def _ids(decisions: Sequence[Decision]) -> str:
@@ -82,7 +117,7 @@ def _split_changes(facts: MemberFacts, decisions: Sequence[Decision]) -> _Split:
     as it is (no merge) over statements it brought."""
     followed: dict[str, list[Decision]] = {}
     for decision in decisions:
-        found = facts.history.explained(decision.block) if decision.follow else None
+        found = facts.history.explained(decision.block) if decision.keeps_upstream else None
         if found is not None and found.lag and found.brought_by:
             followed.setdefault(found.brought_by, []).append(decision)
     if not followed:

@@ -8,5 +8,5 @@ class NPUModelRunner(GPUModelRunner):
         chunked = self.config.chunked and group.size > 1
         self.report(chunked)
         self.check(tokens)
-        hidden = self.model(tokens, chunked=chunked)
+        hidden = self.model(tokens)
         return self.run(hidden)
