@@ -769,21 +769,27 @@ class NeverHad:
     def note(
         self,
         replaced: Sequence[str],
+        held: Sequence[Stmt],
         named: Callable[[str], str],
         more: str = "",
-        brought: Sequence[Brought] = (),
-        gone: bool = False,
+        brought: Callable[[Sequence[str]], Sequence[Brought]] = lambda heads: (),
     ) -> str:
-        """The note that these statements stay (``gone``: that the new upstream took them
-        out too, so that nothing of them stays), naming the changes with ``named`` (each
-        statement's, ``brought``, when known); ``more`` goes inside its closing
-        parenthesis."""
+        """The note on these statements among ``replaced`` (what the block replaced): the
+        ones the new upstream still has among ``held`` (its statements at the block's
+        place) stay; when it has none of them, it took them out too, and the note says so.
+        Names the changes with ``named`` (each statement's when ``brought``, given their
+        keys, knows it); ``more`` goes inside its closing parenthesis.
+
+        What the note says stays is what the output holds, whichever rule words it."""
+        standing = self.standing(replaced, held)
+        said = standing or replaced
+        items = brought(self.heads(said))
         which = (
-            which_brought(brought, named)
-            if brought
-            else f"`{self.quoted(replaced)}`, which {named(self.brought_by)} brought"
+            which_brought(items, named)
+            if items
+            else f"`{self.quoted(said)}`, which {named(self.brought_by)} brought"
         )
-        fate = "is gone from the new upstream too" if gone else "stays"
+        fate = "stays" if standing else "is gone from the new upstream too"
         return (
             f"upstream code the runners never had here {fate}: {which} ({named(self.had)} "
             f"had the runners' code here{more})"

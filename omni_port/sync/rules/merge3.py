@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from omni_port.model import BlockKind, Edge, Rule
 from omni_port.sync.context import (
@@ -53,11 +54,11 @@ class Merge3(Silent):
         if kept is not None:
             trimmed, never = kept
             around = beside(block.anchor, best.slot, trimmed)
+            brought = partial(ctx.history.brought_here, block)
+            held = best.slot.held()
+            note = never.note(block.anchor.replaced, held, ctx.history.named, brought=brought)
             best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
             base = never.dropped(base)
-            replaced = block.anchor.replaced
-            brought = ctx.history.brought_here(block, never.heads(replaced))
-            note = never.note(replaced, ctx.history.named, brought=brought)
         theirs = ctx.syntax.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         fields = ctx.syntax.fields
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked, fields)
