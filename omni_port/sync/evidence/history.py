@@ -616,6 +616,19 @@ def changed_by(block: Block, history: MemberHistory) -> str:
     )
 
 
+def place_changed_by(block: Block, history: MemberHistory) -> str:
+    """The first release (or commit) after the base whose member does not hold the block's
+    place as the base does: upstream put code between its neighbours, or changed what it
+    replaced there ("" when none did, or the base does not hold the place). An insertion
+    replaces nothing, so ``changed_by`` has nothing to date; this dates the change of its
+    place, which is what a conflict over it is about."""
+    if not _verified(history, block):
+        return ""
+    later = history.versions[history.base + 1 : history.target + 1]
+    replaced = block.anchor.replaced
+    return next((v.label for v in later if _keys_at(v, block.anchor) != replaced), "")
+
+
 def edited_by(block: Block, history: MemberHistory) -> str:
     """The first release (or commit) after the base that changed the text of the statements
     the block replaced, not only their place: from the change at their place

@@ -49,6 +49,7 @@ class History:
         self.base_text = PerBlock(self._base_text)
         self.replaced_text = PerBlock(self._replaced_text)
         self.changed_by = PerBlock(self._changed_by)
+        self.place_changed_by = PerBlock(self._place_changed_by)
         self.removed_by = PerBlock(self._removed_by)
         self.arrived_in = PerBlock(self._arrived_in)
         self.stood_against = PerBlock(self._stood_against)
@@ -226,6 +227,14 @@ class History:
         without history)."""
         past = self.past
         found = history.edited_by(block, past) if past is not None else ""
+        return self.named(found) if found else ""
+
+    def _place_changed_by(self, block: Block) -> str:
+        """The release or commit after the base that first changed the block's place (code
+        put between its neighbours, or what it replaced edited), as notes name it ("" when
+        none did, or without history)."""
+        past = self.past
+        found = history.place_changed_by(block, past) if past is not None else ""
         return self.named(found) if found else ""
 
     def _removed_by(self, block: Block) -> str:
