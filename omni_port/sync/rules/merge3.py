@@ -72,7 +72,7 @@ class Merge3(Silent):
         if not merged.taken:
             if rebase is None and kept is None:
                 return None  # upstream's changes are omni's already: the same change
-            reason = "upstream's changes are in omni's code already"
+            reason = merging.already_omnis(ctx.history.changed_by(block))
         if rebase is not None:
             reason = f"written against {ctx.history.named(rebase.label)}, not the base; {reason}"
         reason = f"{reason}; {note}" if note else reason
