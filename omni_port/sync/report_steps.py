@@ -78,7 +78,9 @@ def named(facts: MemberFacts, decision: Decision) -> Decision:
         reason = f"{decision.reason} (upstream changed its place in {moved})"
         return replace(decision, reason=reason)
     if decision.conflict:
-        return replace(decision, reason=f"{decision.reason} (what it replaced changed in {by})")
+        what = "upstream changed its place" if facts.history.moved_only(block) else ""
+        what = what or "what it replaced changed"
+        return replace(decision, reason=f"{decision.reason} ({what} in {by})")
     if decision.review is not None and not decision.conflict:
         return replace(decision, review=replace(decision.review, by=by))
     return decision

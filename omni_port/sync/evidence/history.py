@@ -629,6 +629,18 @@ def place_changed_by(block: Block, history: MemberHistory) -> str:
     return next((v.label for v in later if _keys_at(v, block.anchor) != replaced), "")
 
 
+def moved_only(block: Block, history: MemberHistory) -> bool:
+    """Whether upstream changed only the place of the statements the block replaced: a
+    release after the base changed them there (``changed_by``), and every later one up to
+    the new upstream still holds them, unedited, as a run of one body."""
+    if not changed_by(block, history):
+        return False
+    header = block.kind is BlockKind.HEADER
+    later = history.versions[history.base + 1 : history.target + 1]
+    replaced = block.anchor.replaced
+    return all(v.member is not None and _holds_run(v, replaced, header) for v in later)
+
+
 def edited_by(block: Block, history: MemberHistory) -> str:
     """The first release (or commit) after the base that changed the text of the statements
     the block replaced, not only their place: from the change at their place
