@@ -70,9 +70,17 @@ def named(facts: MemberFacts, decision: Decision) -> Decision:
     block = decision.block
     by = facts.history.changed_by(block) if block.anchor.replaced else ""
     if not by:
-        return decision
+        # Nothing it replaced changed (an insertion replaces nothing): the change a
+        # conflict is about is the one that changed its place.
+        moved = facts.history.place_changed_by(block) if decision.conflict else ""
+        if not moved:
+            return decision
+        reason = f"{decision.reason} (upstream changed its place in {moved})"
+        return replace(decision, reason=reason)
     if decision.conflict:
-        return replace(decision, reason=f"{decision.reason} (what it replaced changed in {by})")
+        what = "upstream changed its place" if facts.history.moved_only(block) else ""
+        what = what or "what it replaced changed"
+        return replace(decision, reason=f"{decision.reason} ({what} in {by})")
     if decision.review is not None and not decision.conflict:
         return replace(decision, review=replace(decision.review, by=by))
     return decision

@@ -616,6 +616,31 @@ def changed_by(block: Block, history: MemberHistory) -> str:
     )
 
 
+def place_changed_by(block: Block, history: MemberHistory) -> str:
+    """The first release (or commit) after the base whose member does not hold the block's
+    place as the base does: upstream put code between its neighbours, or changed what it
+    replaced there ("" when none did, or the base does not hold the place). An insertion
+    replaces nothing, so ``changed_by`` has nothing to date; this dates the change of its
+    place, which is what a conflict over it is about."""
+    if not _verified(history, block):
+        return ""
+    later = history.versions[history.base + 1 : history.target + 1]
+    replaced = block.anchor.replaced
+    return next((v.label for v in later if _keys_at(v, block.anchor) != replaced), "")
+
+
+def moved_only(block: Block, history: MemberHistory) -> bool:
+    """Whether upstream changed only the place of the statements the block replaced: a
+    release after the base changed them there (``changed_by``), and every later one up to
+    the new upstream still holds them, unedited, as a run of one body."""
+    if not changed_by(block, history):
+        return False
+    header = block.kind is BlockKind.HEADER
+    later = history.versions[history.base + 1 : history.target + 1]
+    replaced = block.anchor.replaced
+    return all(v.member is not None and _holds_run(v, replaced, header) for v in later)
+
+
 def edited_by(block: Block, history: MemberHistory) -> str:
     """The first release (or commit) after the base that changed the text of the statements
     the block replaced, not only their place: from the change at their place
@@ -769,21 +794,27 @@ class NeverHad:
     def note(
         self,
         replaced: Sequence[str],
+        held: Sequence[Stmt],
         named: Callable[[str], str],
         more: str = "",
-        brought: Sequence[Brought] = (),
-        gone: bool = False,
+        brought: Callable[[Sequence[str]], Sequence[Brought]] = lambda heads: (),
     ) -> str:
-        """The note that these statements stay (``gone``: that the new upstream took them
-        out too, so that nothing of them stays), naming the changes with ``named`` (each
-        statement's, ``brought``, when known); ``more`` goes inside its closing
-        parenthesis."""
+        """The note on these statements among ``replaced`` (what the block replaced): the
+        ones the new upstream still has among ``held`` (its statements at the block's
+        place) stay; when it has none of them, it took them out too, and the note says so.
+        Names the changes with ``named`` (each statement's when ``brought``, given their
+        keys, knows it); ``more`` goes inside its closing parenthesis.
+
+        What the note says stays is what the output holds, whichever rule words it."""
+        standing = self.standing(replaced, held)
+        said = standing or replaced
+        items = brought(self.heads(said))
         which = (
-            which_brought(brought, named)
-            if brought
-            else f"`{self.quoted(replaced)}`, which {named(self.brought_by)} brought"
+            which_brought(items, named)
+            if items
+            else f"`{self.quoted(said)}`, which {named(self.brought_by)} brought"
         )
-        fate = "is gone from the new upstream too" if gone else "stays"
+        fate = "stays" if standing else "is gone from the new upstream too"
         return (
             f"upstream code the runners never had here {fate}: {which} ({named(self.had)} "
             f"had the runners' code here{more})"

@@ -22,6 +22,7 @@ __all__ = [
     "Merged",
     "Moved",
     "Original",
+    "already_omnis",
     "fields_only",
     "merge_block",
     "merge_moves",
@@ -31,6 +32,14 @@ __all__ = [
     "simple_statements",
     "without_body",
 ]
+
+
+def already_omnis(by: str) -> str:
+    """The note of a merge that takes nothing from upstream: upstream's changes are omni's
+    code already, naming the change that made them (``by``, as notes name it; "" when
+    history does not tell: docs/design.md rule 6)."""
+    made = f" ({by} made them)" if by else ""
+    return f"upstream's changes are in omni's code already{made}"
 
 
 def merge_block(

@@ -49,6 +49,8 @@ class History:
         self.base_text = PerBlock(self._base_text)
         self.replaced_text = PerBlock(self._replaced_text)
         self.changed_by = PerBlock(self._changed_by)
+        self.place_changed_by = PerBlock(self._place_changed_by)
+        self.moved_only = PerBlock(self._moved_only)
         self.removed_by = PerBlock(self._removed_by)
         self.arrived_in = PerBlock(self._arrived_in)
         self.stood_against = PerBlock(self._stood_against)
@@ -227,6 +229,20 @@ class History:
         past = self.past
         found = history.edited_by(block, past) if past is not None else ""
         return self.named(found) if found else ""
+
+    def _place_changed_by(self, block: Block) -> str:
+        """The release or commit after the base that first changed the block's place (code
+        put between its neighbours, or what it replaced edited), as notes name it ("" when
+        none did, or without history)."""
+        past = self.past
+        found = history.place_changed_by(block, past) if past is not None else ""
+        return self.named(found) if found else ""
+
+    def _moved_only(self, block: Block) -> bool:
+        """Whether upstream changed only the place of what the block replaced, not its text
+        (False without history)."""
+        past = self.past
+        return past is not None and history.moved_only(block, past)
 
     def _removed_by(self, block: Block) -> str:
         """The release or commit after the base that took the statements the block replaced

@@ -81,7 +81,8 @@ class Convergent(Silent):
             return None
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked)
         if isinstance(merged, merging.Merged) and not merged.taken:
-            return Proposal(best, "upstream's changes are in omni's code already", code=merged.text)
+            reason = merging.already_omnis(ctx.history.changed_by(block))
+            return Proposal(best, reason, code=merged.text)
         return None
 
     def break_tie(self, ctx: Context, tie: Tie) -> Answer | None:

@@ -43,7 +43,7 @@ class Coupled(Silent):
             found = unbinding.get(decision.block.id)
             # A maintainer's recorded place stands: verify reports what it unbinds.
             if not reason and found is not None and decision.block.anchor.resolution is None:
-                reason = _unbinds(found)
+                reason = _unbinds(found, _changes(facts, decisions, found.kept_by))
             if reason:
                 result[position] = conflict_at(decision, reason)
         return result
@@ -64,14 +64,25 @@ def _unheld(
     return f"{lost}: nothing binds it there" if lost else ""
 
 
-def _unbinds(found: Unbound) -> str:
-    """The reason of a block that takes out a binding upstream's kept code reads."""
+def _changes(facts: MemberFacts, decisions: Sequence[Decision], ids: Sequence[str]) -> list[str]:
+    """The upstream changes (named) that made the blocks ``ids`` conflicts: what each
+    replaced changed in (docs/design.md rule 6: the coupled conflict is about them)."""
+    blocks = {d.block.id: d.block for d in decisions}
+    found = (facts.history.changed_by(blocks[i]) for i in ids if i in blocks)
+    return list(dict.fromkeys(by for by in found if by))
+
+
+def _unbinds(found: Unbound, changes: Sequence[str]) -> str:
+    """The reason of a block that takes out a binding upstream's kept code reads
+    (``changes``: the upstream changes that made the blocks keeping the reader conflicts)."""
     said = (
         f"it takes out upstream's binding of `{found.name}`, which upstream's "
         f"`{short(found.reader.key, 60)}` (line {found.reader.start}) still reads"
     )
     if found.kept_by:
-        return f"{said}: {', '.join(found.kept_by)}, which replaces that statement, is a conflict"
+        made = f" (what it replaced changed in {', '.join(changes)})" if changes else ""
+        kept = ", ".join(found.kept_by)
+        return f"{said}: {kept}, which replaces that statement, is a conflict{made}"
     return f"{said}: nothing else binds it there"
 
 

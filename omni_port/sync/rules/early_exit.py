@@ -222,9 +222,23 @@ def _said(
     twins = all(p.key == found.key and not p.omni for p in peers)
     what = "copy of it" if twins else found.kind.value
     return (
-        f"upstream's `{shorten(found.key, 60)}`{where}, which the runners never had, skips "
+        f"upstream's `{shorten(found.key, 60)}`{where}, which the runners never had"
+        f"{_since(facts, new)}, skips "
         f"what omni's code does at every other {what} in the method ({len(peers)}): {blocks}"
     )
+
+
+def _since(facts: MemberFacts, new: Exit) -> str:
+    """The upstream change that gave the exit its text, for the note (docs/design.md rule
+    6): the one that edited an older statement into it, else the one that brought it
+    ("" without history)."""
+    came = facts.history.brought_now([new.stmt.key], new.path)
+    if not came or not (came[0].edited or came[0].by):
+        return ""
+    named = facts.history.named
+    if came[0].edited:
+        return f" ({named(came[0].edited)} changed it into this text)"
+    return f" ({named(came[0].by)} brought it)"
 
 
 def _gist(facts: MemberFacts, decision: Decision) -> str:

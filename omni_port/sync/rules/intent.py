@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from omni_port.model import BlockKind, Rule
 from omni_port.sync.context import (
@@ -160,13 +161,8 @@ def _owned(
         if kept.runners
         else ""
     )
-    # The note names what of that code stays in the output: what the new upstream still
-    # has at the place; when it took all of it out, the note says so instead.
-    replaced = block.anchor.replaced
-    standing = kept.standing(replaced, best.slot.held())
-    said = standing or replaced
-    brought = ctx.history.brought_here(block, kept.heads(said))
-    note = kept.note(said, facts.history.named, runners, brought, gone=not standing)
+    brought = partial(ctx.history.brought_here, block)
+    note = kept.note(block.anchor.replaced, best.slot.held(), facts.history.named, runners, brought)
     if not slot.span and block.kind is BlockKind.DELETION:
         # Nothing omni deletes is left upstream: upstream took it out too.
         found = followed(block, chosen, ctx.top, f"upstream took out what omni deletes; {note}")

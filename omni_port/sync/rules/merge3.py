@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from omni_port.model import BlockKind, Edge, Rule
 from omni_port.sync.context import (
@@ -53,11 +54,11 @@ class Merge3(Silent):
         if kept is not None:
             trimmed, never = kept
             around = beside(block.anchor, best.slot, trimmed)
+            brought = partial(ctx.history.brought_here, block)
+            held = best.slot.held()
+            note = never.note(block.anchor.replaced, held, ctx.history.named, brought=brought)
             best = Scored(trimmed, best.score, best.replaced, best.parts, best.contradicted)
             base = never.dropped(base)
-            replaced = block.anchor.replaced
-            brought = ctx.history.brought_here(block, never.heads(replaced))
-            note = never.note(replaced, ctx.history.named, brought=brought)
         theirs = ctx.syntax.source(best.slot.held(), header=block.kind is BlockKind.HEADER)
         fields = ctx.syntax.fields
         merged = merging.merge_block(base, block.code, theirs, block.kind, block.marked, fields)
@@ -71,7 +72,7 @@ class Merge3(Silent):
         if not merged.taken:
             if rebase is None and kept is None:
                 return None  # upstream's changes are omni's already: the same change
-            reason = "upstream's changes are in omni's code already"
+            reason = merging.already_omnis(ctx.history.changed_by(block))
         if rebase is not None:
             reason = f"written against {ctx.history.named(rebase.label)}, not the base; {reason}"
         reason = f"{reason}; {note}" if note else reason
@@ -174,9 +175,11 @@ def _moves(facts: MemberFacts, decisions: Sequence[Decision]) -> list[Settled] |
             continue
         code = decision.code if decision.code is not None else decision.block.code
         moved = merging.merge_moves(code, removed, target, older) if code.strip() else None
+        made: dict[str, str] = {}
         if isinstance(moved, merging.Moved):
             origins.update(moved.origins)
-        result.append(_with_moves(facts, decision, moved))
+            made = _moves_made_in(facts, code, removed, older, moved.taken)
+        result.append(_with_moves(facts, decision, moved, made))
     return [_moved_away(facts, d, origins, base) for d in result]
 
 
@@ -185,11 +188,17 @@ def _merged_note(
 ) -> str:
     """The note of upstream's edits merged into omni's code, each with the release or
     commit that first made it (docs/design.md rule 6), where upstream history shows it."""
-    made = _made_in(ctx, base, rebase, taken)
+    return _edits_note(ctx.facts, _made_in(ctx, base, rebase, taken), taken)
+
+
+def _edits_note(facts: MemberFacts, made: dict[str, str], taken: Sequence[str]) -> str:
+    """ "merged upstream's edits" with each of ``taken`` and the change that made it
+    (``made``, by label): once for all when one change made them all."""
+    named = facts.history.named
     if not made or (len(set(made.values())) == 1 and len(made) == len(taken)):
-        by = f" of {ctx.history.named(next(iter(made.values())))}" if made else ""
+        by = f" of {named(next(iter(made.values())))}" if made else ""
         return f"merged upstream's edits{by}: " + "; ".join(taken)
-    parts = [f"{t} ({ctx.history.named(made[t])})" if t in made else t for t in taken]
+    parts = [f"{t} ({named(made[t])})" if t in made else t for t in taken]
     return "merged upstream's edits: " + "; ".join(parts)
 
 
@@ -237,15 +246,45 @@ def _removed(
     return removed
 
 
+def _moves_made_in(
+    facts: MemberFacts,
+    code: str,
+    removed: Sequence[merging.Original],
+    older: Sequence[tuple[str, Sequence[merging.Original]]],
+    taken: Sequence[str],
+) -> dict[str, str]:
+    """The first release or commit of upstream history whose member, merged into the moved
+    statements of ``code`` as the new upstream's is, gives each of ``taken`` (by label;
+    none without history): the change that made the edit (docs/design.md rule 6)."""
+    past = facts.history.past
+    made: dict[str, str] = {}
+    if past is None or not taken:
+        return made
+    for version in past.versions[: past.target + 1]:
+        if version.member is None:
+            continue
+        now = merging.simple_statements(version.member, version.tree)
+        moved = merging.merge_moves(code, removed, now, older)
+        if isinstance(moved, merging.Moved):
+            made.update((t, version.label) for t in moved.taken if t in taken and t not in made)
+        if len(made) == len(taken):
+            break
+    return made
+
+
 def _with_moves(
-    facts: MemberFacts, decision: Decision, moved: merging.Moved | merging.Clash | None
+    facts: MemberFacts,
+    decision: Decision,
+    moved: merging.Moved | merging.Clash | None,
+    made: dict[str, str],
 ) -> Decision:
-    """``decision`` with the merge of its moved statements (a clash makes it a conflict)."""
+    """``decision`` with the merge of its moved statements (a clash makes it a conflict);
+    ``made``: the change that made each edit merged, by label."""
     if moved is None or (isinstance(moved, merging.Moved) and not moved.taken):
         return decision
     if isinstance(moved, merging.Clash):
         return replace(decision, conflict=True, reason=moved.reason)
-    merged = "merged upstream's edits: " + "; ".join(moved.taken)
+    merged = _edits_note(facts, made, moved.taken)
     reason = f"{decision.reason}; {merged}" if decision.reason else merged
     release = decision.release or (moved.releases[0] if moved.releases else "")
     lag = decision.lag

@@ -9,7 +9,7 @@ class R(NPUModelRunner):
     def sample(self, batch):
         tokens = self.draw(batch)
         # >>>>>>> omni-port conflict: omni.R.sample.block-01 (if not timing.enabled:)
-        # it reads `timing`, which the base's method bound and upstream.py binds nowhere in it (upstream moved or removed it): nothing binds it there.
+        # it reads `timing`, which the base's method bound and upstream.py binds nowhere in it (upstream moved or removed it): nothing binds it there (upstream changed its place in upstream.py).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.sample.block-01`.
         # | # ---------- Omni-new ----------
         # | if not timing.enabled:

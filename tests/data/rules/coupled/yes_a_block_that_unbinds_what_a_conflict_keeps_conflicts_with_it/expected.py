@@ -10,7 +10,7 @@ class R(NPUModelRunner):
         self.check(batch)
         tokens = self.tokens(batch)
         # >>>>>>> omni-port conflict: omni.R.step.edit-01 (Implicit edit: self.prepare(batch))
-        # it takes out upstream's binding of `mode`, which upstream's `with self.context(batch, mode=mode, strict=True):` (line 8) still reads: omni.R.step.edit-02, which replaces that statement, is a conflict; no candidate works: line 5, replacing 2 statements (verify would report OP502 undefined name `mode`).
+        # it takes out upstream's binding of `mode`, which upstream's `with self.context(batch, mode=mode, strict=True):` (line 8) still reads: omni.R.step.edit-02, which replaces that statement, is a conflict (what it replaced changed in upstream.py); no candidate works: line 5, replacing 2 statements (verify would report OP502 undefined name `mode`).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.step.edit-01`.
         # | self.prepare(batch)
         # <<<<<<< omni-port conflict end

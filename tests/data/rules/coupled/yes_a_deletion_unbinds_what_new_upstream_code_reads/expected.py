@@ -10,7 +10,7 @@ class R(NPUModelRunner):
         self.check(batch)
         tokens = self.tokens(batch)
         # >>>>>>> omni-port conflict: omni.R.step.edit-01 (Implicit deletion: mode = self.config.mode(batch))
-        # it takes out upstream's binding of `mode`, which upstream's `self.trace(mode)` (line 6) still reads: nothing else binds it there (what it replaced changed in upstream.py); no candidate works: line 6, replacing 1 statement, line 5, replacing 2 statements (it would delete upstream's `self.trace(mode)`, which the block did not replace in its base).
+        # it takes out upstream's binding of `mode`, which upstream's `self.trace(mode)` (line 6) still reads: nothing else binds it there (upstream changed its place in upstream.py); no candidate works: line 6, replacing 1 statement, line 5, replacing 2 statements (it would delete upstream's `self.trace(mode)`, which the block did not replace in its base).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.step.edit-01`.
         # | <deletion of the upstream statements listed above>
         # <<<<<<< omni-port conflict end

@@ -8,7 +8,7 @@ from fakeacc.runner_v1 import NPUModelRunner
 class R(NPUModelRunner):
     def forward(self, batch):
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit deletion: if not tokens:)
-        # upstream change guarded.py (3c4d5e6 runner: skip empty batches, count the logits (#301)) would be followed by half: it is followed at R.forward.edit-01 (the runners' lag behind it) and omni's code is kept against it at R.sample.block-01; follow it whole or keep omni's code at each (what it replaced changed in upstream.py (9a0b1c2 forward: run in mode 1 (#303))); no candidate works: line 6 (verify would report OP501 does not compile: expected an indented block after function definition on line 9).
+        # upstream change guarded.py (3c4d5e6 runner: skip empty batches, count the logits (#301)) would be followed by half: it is followed at R.forward.edit-01 (the runners' lag behind it) and omni's code is kept against it at R.sample.block-01; follow it whole or keep omni's code at each (upstream changed its place in upstream.py (9a0b1c2 forward: run in mode 1 (#303))); no candidate works: line 6 (verify would report OP501 does not compile: expected an indented block after function definition on line 9).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # | <deletion of the upstream statements listed above>
         # <<<<<<< omni-port conflict end

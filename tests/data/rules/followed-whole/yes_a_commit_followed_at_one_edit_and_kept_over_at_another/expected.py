@@ -20,7 +20,7 @@ class R(NPUModelRunner):
         self.count(tokens)
         self.flush()
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (return self.run_stages(tokens))
-        # upstream change base.py (4d5e6f7 forward: check strictly and run in mode 1 (#101)) would be followed by half in this method: its hunks here are edit-01, block-01 (followed as the runners' lag at some, omni's code kept over the others); follow it whole or keep omni's code (what it replaced changed in upstream.py (8a9b0c1 forward: flush before running (#102))); not offered: line 9, replacing 1 statement (it would delete upstream's `self.check(tokens, strict=True)`, which the block did not replace in its base); line 10, replacing 1 statement (it would delete upstream's `self.count(tokens)`, which the block did not replace in its base).
+        # upstream change base.py (4d5e6f7 forward: check strictly and run in mode 1 (#101)) would be followed by half in this method: its hunks here are edit-01, block-01 (followed as the runners' lag at some, omni's code kept over the others); follow it whole or keep omni's code (upstream changed its place in upstream.py (8a9b0c1 forward: flush before running (#102))); not offered: line 9, replacing 1 statement (it would delete upstream's `self.check(tokens, strict=True)`, which the block did not replace in its base); line 10, replacing 1 statement (it would delete upstream's `self.count(tokens)`, which the block did not replace in its base).
         #   candidate: upstream line 12, replacing 1 statement (score 0.85): return self.run(tokens, mode=1)
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------

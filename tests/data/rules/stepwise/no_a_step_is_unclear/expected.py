@@ -13,7 +13,7 @@ class R(NPUModelRunner):
         tokens = self.prepare(batch)
         with record_function("post process"):
             # >>>>>>> omni-port conflict: omni.R.forward.block-01 (self.stats.record(batch))
-            # best place scores 0.59.
+            # best place scores 0.59 (upstream changed its place in middle.py).
             #   candidate: upstream line 9 (score 0.59): if self.sharded:
             #   candidate: upstream line 12 (score 0.52): probs = logits.softmax(dim=-1)
             #   candidate: upstream line 11 (score 0.51): logits = self.head(tokens, temperature=self.temperature)

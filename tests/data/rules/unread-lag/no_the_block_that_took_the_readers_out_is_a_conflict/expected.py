@@ -13,7 +13,7 @@ class R(NPUModelRunner):
         self.check(tokens)
         if self.fast:
             # >>>>>>> omni-port conflict: omni.R.forward.block-01 (hidden = self.omni_model(tokens))
-            # the statements it replaced occur at upstream lines 11, 13, none in its old body (what it replaced changed in upstream.py).
+            # the statements it replaced occur at upstream lines 11, 13, none in its old body (upstream changed its place in upstream.py).
             #   candidate: upstream line 11, replacing 1 statement (score 0.40): hidden = self.model(tokens, chunked=chunked)
             #   candidate: upstream line 13, replacing 1 statement (score 0.40): hidden = self.model(tokens, chunked=chunked)
             # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.

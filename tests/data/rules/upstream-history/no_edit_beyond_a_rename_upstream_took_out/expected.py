@@ -13,7 +13,7 @@ class R(NPUModelRunner):
         # ---------- Omni-new ----------
         self.log(tokens, level=2)
         # >>>>>>> omni-port conflict: omni.R.forward.edit-01 (Implicit edit: result.ms = self.elapsed() * 1000)
-        # the statements it replaced changed upstream; best place scores 0.30 (what it replaced changed in middle.py); no candidate works: line 9, replacing 1 statement (it makes omni.R.forward.edit-02 a conflict: the statements it replaced are already replaced by omni.R.forward.edit-01 (what it replaced changed in upstream.py)).
+        # the statements it replaced changed upstream; best place scores 0.30 (what it replaced changed in middle.py); no candidate works: line 9, replacing 1 statement (it makes omni.R.forward.edit-02 a conflict: the statements it replaced are already replaced by omni.R.forward.edit-01 (upstream changed its place in upstream.py)).
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.edit-01`.
         # | result.ms = self.elapsed() * 1000
         # <<<<<<< omni-port conflict end
