@@ -47,3 +47,29 @@ def test_the_bridges_of_a_class_are_parsed_once_for_all_its_members(
         kept = [code.bridges(tree, member) for member in members]
     assert kept == alone
     assert len(dedented) == len(members), "each method once, not once per member"
+
+
+def test_a_module_is_compiled_once_a_run_and_each_caller_gets_its_own_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sync compiles each output as its imports settle and once written, and verify and
+    a conflict's trials compile the same texts again (34 compiles of 20 texts in a GPU
+    upgrade)."""
+    from omni_port.pyast import parser
+
+    broken = "def f(:\n    pass\n"
+    alone = [parser.compile_findings("m.py", text) for text in (RUNNER, broken)]
+    assert alone[0] == [] and alone[1][0].code.value == "OP501"
+    compiled: list[str] = []
+
+    def counted(text: str, *args: object, **kwargs: object) -> object:
+        compiled.append(text)
+        return compile(text, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(parser, "compile", counted, raising=False)
+    with memo.run():
+        first = parser.compile_findings("m.py", broken)
+        first.clear()
+        again = [parser.compile_findings("m.py", text) for text in (RUNNER, broken, RUNNER)]
+    assert again == [alone[0], alone[1], alone[0]]
+    assert compiled == [broken, RUNNER], "each text once"
