@@ -73,3 +73,34 @@ def test_a_module_is_compiled_once_a_run_and_each_caller_gets_its_own_list(
         again = [parser.compile_findings("m.py", text) for text in (RUNNER, broken, RUNNER)]
     assert again == [alone[0], alone[1], alone[0]]
     assert compiled == [broken, RUNNER], "each text once"
+
+
+def test_code_is_counted_once_a_run_for_every_members_facts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each member's facts, and each trial of a conflict's candidates, count the call
+    statements of the same upstream and runner code (4,700 counts of 230 codes in a GPU
+    upgrade); each caller may change its count (``runner_calls`` subtracts and adds)."""
+    from omni_port.sync.facts import calls
+    from omni_port.sync.facts.syntax import Syntax
+
+    tree = parse(RUNNER, "r.py")
+    members = tree.body.stmts[0].clauses[0].stmts
+    facts = [calls.Calls(m, Syntax(tree, m), None) for m in members]  # type: ignore[arg-type]
+    body = "y = self.size()\nself.step(y)\nself.step(y)\n"
+    alone = facts[0].counted(body)
+    assert list(alone.values()) == [2], "self.step(y), twice"
+    counted: list[int] = []
+    real = calls.call_counts
+
+    def counting(*args: object, **kwargs: object) -> object:
+        counted.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calls, "call_counts", counting)
+    with memo.run():
+        first = facts[0].counted(body)
+        first.clear()
+        again = [f.counted(body) for f in facts]
+    assert again == [alone] * len(facts)
+    assert len(counted) == 1, "the code once, not once per member"
