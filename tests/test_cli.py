@@ -362,16 +362,17 @@ main()
 """
 
 
+def _python(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a Python process of its own in ``cwd``, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
 def test_ctrl_c_while_the_command_line_loads_exits_130(tmp_path: Path) -> None:
     """The first ~0.15 s of every run import click and the commands: a Ctrl-C there was a
     traceback and exit 1 (read by `make sync` as findings)."""
-    done = subprocess.run(
-        [sys.executable, "-c", SIGINT_WHILE_IMPORTING],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _python(SIGINT_WHILE_IMPORTING, tmp_path)
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "interrupted" in done.stderr
 
@@ -402,13 +403,7 @@ def test_a_command_holds_back_full_collections_and_keeps_the_young_ones(
     generations as they were."""
     from omni_port.__main__ import FULL_COLLECTION_AFTER
 
-    done = subprocess.run(
-        [sys.executable, "-c", FULL_COLLECTIONS],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _python(FULL_COLLECTIONS, tmp_path)
     assert done.returncode == 0, done.stderr
     young, middle, *now = map(int, done.stdout.split()[-5:])
     assert now == [young, middle, FULL_COLLECTION_AFTER] and FULL_COLLECTION_AFTER >= 100
