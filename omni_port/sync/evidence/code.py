@@ -366,8 +366,16 @@ def bridges(tree: Tree, member: Stmt) -> dict[str, str]:
 
 
 def _only_returns(tree: Tree, stmt: Stmt) -> str | None:
+    return _returned(tree.text(stmt.start, stmt.end))
+
+
+@memo.memoized
+def _returned(code: str) -> str | None:
+    """The expression a method's ``code`` only returns (``bridges``); kept for the run:
+    every member's facts ask it of each method of the member's class (1,100 questions of
+    110 methods in a GPU upgrade)."""
     try:
-        node = ast.parse(dedent_code(tree.text(stmt.start, stmt.end))).body[0]
+        node = ast.parse(dedent_code(code)).body[0]
     except (SyntaxError, IndexError):
         return None
     if not isinstance(node, ast.FunctionDef) or node.decorator_list:
