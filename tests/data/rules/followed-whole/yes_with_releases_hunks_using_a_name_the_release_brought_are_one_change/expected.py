@@ -23,7 +23,7 @@ class R(NPUModelRunner):
         self.count(tokens)
         self.flush()
         # >>>>>>> omni-port conflict: omni.R.forward.block-01 (return self.run_stages(tokens))
-        # base.py would be followed by half in this method: its hunks here edit-01 (followed as the runners' lag) and block-01 (omni's code kept) both use get_group, which it brought into the method; releases alone cannot tell its commits apart (a clone can: --upstream-repo): follow it whole or keep omni's code (what it replaced changed in upstream.py); not offered: line 10, replacing 1 statement (it would delete upstream's `self.check(tokens, get_group())`, which the block did not replace in its base); line 11, replacing 1 statement (it would delete upstream's `self.count(tokens)`, which the block did not replace in its base).
+        # base.py would be followed by half in this method: its hunks here edit-01 (followed as the runners' lag) and block-01 (omni's code kept) both use get_group, which it brought into the method; releases alone cannot tell its commits apart (a clone can: --upstream-repo): follow it whole or keep omni's code (upstream changed its place in upstream.py); not offered: line 10, replacing 1 statement (it would delete upstream's `self.check(tokens, get_group())`, which the block did not replace in its base); line 11, replacing 1 statement (it would delete upstream's `self.count(tokens)`, which the block did not replace in its base).
         #   candidate: upstream line 13, replacing 1 statement (score 0.85): return self.run(tokens, get_group())
         # Place the block by hand, or record a choice with `omni-port resolve omni.R.forward.block-01`.
         # | # ---------- Omni-new ----------
