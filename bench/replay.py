@@ -32,6 +32,7 @@ from bench.score import OUTCOMES, Tally, score
 from omni_port import api
 from omni_port.model import PatchSet, Placement, Release, Rule, SourceText, Status, Upstream
 from omni_port.sources.history import labels, load, window
+from omni_port.sources.platform import NPU
 from omni_port.sources.textio import decode
 from omni_port.sources.upstream import default_cache
 from omni_port.verify.context import overrides_of
@@ -56,8 +57,8 @@ def plan_steps(
 
 def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
     """The upstream of release ``version``, with the releases from six months before
-    ``old_base`` up to it as upstream history (none without ``old_base``), as sync's
-    ``history = auto`` picks them (among the candidates)."""
+    ``old_base`` (or from the NPU floor, when older) up to it as upstream history (none
+    without ``old_base``), as sync's ``history = auto`` picks them (among the candidates)."""
     upstream = history.base(version)
     if not old_base:
         return upstream
@@ -68,7 +69,7 @@ def upstream_of(history: History, version: str, old_base: str = "") -> Upstream:
         return replace(upstream, history=load(names, history.cache)[0])
     releases = tuple(
         Release(f"vllm-ascend=={v}", history.ascend(v).text, history.cache)
-        for v in window(history.released(), old_base, version)
+        for v in window(history.released(), old_base, version, NPU.floor)
     )
     return replace(upstream, history=releases)
 

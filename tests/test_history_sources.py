@@ -14,12 +14,14 @@ import re
 import shutil
 import subprocess
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from omni_port.errors import BadInput
 from omni_port.sources import gitrepo, history
+from omni_port.sources.platform import GPU
 from omni_port.sources.upstream import ASCEND_RUNNER, Spec, SpecKind, locate, parse_spec
 from tests.conftest import Cli
 from tests.golden import DATA
@@ -161,6 +163,29 @@ def test_history_reaches_six_months_before_the_base(
     base: str, target: str, expected: list[str]
 ) -> None:
     assert history.window(DATED, base, target) == expected
+
+
+def test_history_reaches_back_to_the_platforms_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: a hand port's copy can be as old as the platform's first release (vLLM-Omni's
+    GPU ``execute_model`` kept vLLM 0.14.1's text around a block 0.15.0 brought), and only a
+    release that lacks a change dates it; so history reaches back to the releases base
+    detection ranks (the floor) when that is older than six months before the base, and
+    to six months when the floor is newer. Release candidates and sdist-only releases with
+    no date go by their version there."""
+    dated = {**DATED, "0.15.0": "2025-10-01", "0.16.0": ""}
+    monkeypatch.setattr(history.upstream, "dated_releases", lambda dist: dated)
+    old = replace(GPU, floor="0.16.0rc1")
+    picked = history.labels("vllm==0.24.0rc1", "vllm==0.24.0rc1", tmp_path, platform=old)
+    assert picked == [
+        f"vllm=={v}"
+        for v in ["0.16.0rc1", "0.16.0", "0.17.0rc1", "0.18.0", "0.19.1rc1", "0.20.2rc1",
+                  "0.23.0", "0.23.0.post1", "0.24.0rc1"]
+    ]  # fmt: skip
+    new = replace(GPU, floor="0.20.2rc1")
+    picked = history.labels("vllm==0.24.0rc1", "vllm==0.24.0rc1", tmp_path, platform=new)
+    assert picked[0] == "vllm==0.18.0"
 
 
 def test_without_dates_the_releases_before_the_base_are_counted() -> None:

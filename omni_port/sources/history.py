@@ -42,15 +42,18 @@ BEFORE_BASE = 8
 MOST_COMMITS = 200
 
 
-def window(released: Mapping[str, str], base: str, target: str) -> list[str]:
+def window(released: Mapping[str, str], base: str, target: str, floor: str = "") -> list[str]:
     """The releases of ``released`` (version -> date, ``YYYY-MM-DD`` or "") from six
-    months before ``base`` up to ``target``, in version order.
+    months before ``base``, or from ``floor`` when that is older, up to ``target``, in
+    version order.
 
     Below the base, a release is in when it came out at most ``BEFORE_BASE_DAYS`` before
-    the base did. Without a date for the base, the ``BEFORE_BASE`` releases before it are
-    (a post release, which re-publishes its release, never takes the place of an older one
-    in that count). Empty when the base or the target is not among the releases, or the
-    target is older.
+    the base did, or is ``floor`` or newer (the platform's oldest release its runners were
+    ported from: a hand port's copy of a method can be that old, and a change upstream made
+    after it is dated only by a release that lacks it). Without a date for the base, the
+    ``BEFORE_BASE`` releases before it are (a post release, which re-publishes its release,
+    never takes the place of an older one in that count). Empty when the base or the target
+    is not among the releases, or the target is older.
     """
     ordered = sorted(released, key=upstream.version_key)
     if base not in ordered or target not in ordered:
@@ -58,13 +61,20 @@ def window(released: Mapping[str, str], base: str, target: str) -> list[str]:
     low, high = ordered.index(base), ordered.index(target)
     if high < low:
         return []
+    older = ordered[:low]
     if released[base]:
         since = (date.fromisoformat(released[base]) - timedelta(days=BEFORE_BASE_DAYS)).isoformat()
-        below = [v for v in ordered[:low] if released[v] and released[v] >= since]
-        return [*below, *ordered[low : high + 1]]
-    counted = [v for v in ordered[:low] if not _is_post(v)][-BEFORE_BASE:]
-    start = ordered.index(counted[0]) if counted else low
-    return ordered[start : high + 1]
+        recent = [v for v in older if released[v] and released[v] >= since]
+    else:
+        counted = [v for v in older if not _is_post(v)][-BEFORE_BASE:]
+        recent = older[older.index(counted[0]) :] if counted else []
+    lowest = upstream.version_key(floor) if floor else None
+    below = [
+        v
+        for v in older
+        if v in recent or (lowest is not None and upstream.version_key(v) >= lowest)
+    ]
+    return [*below, *ordered[low : high + 1]]
 
 
 def _is_post(version: str) -> bool:
@@ -88,7 +98,7 @@ def labels(
             return []
         wanted = (base_spec.version, target_spec.version)
         released = known_releases(base_spec.dist, cache, wanted)
-        picked = window(released, *wanted)
+        picked = window(released, *wanted, platform.floor)
         return [Spec(SpecKind.PYPI, base_spec.dist, v).label for v in picked]
     if base_spec.kind is SpecKind.GIT and target_spec.kind is SpecKind.GIT:
         return _commit_labels(base_spec, target_spec, platform.member)
