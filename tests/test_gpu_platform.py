@@ -261,7 +261,10 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
     `has_encoder_input` and `model_output`, edits placed beside the conflicts that keep
     their readers). And the lag in `_update_states` is followed with omni's line kept: the
     runners' `self.requests.pop(req_id, None)` is vLLM 0.26.0's code, which 0.27.0 made a
-    binding and a hook call; omni's own pop follows them (no OP516 for the hook)."""
+    binding and a hook call; omni's own pop follows them (no OP516 for the hook). The
+    generation runner's `execute_model` keeps vLLM 0.14.1's text where 0.15.0 brought the
+    `mamba_cache_mode == "align"` block: history reaches back to the platform's floor, so
+    that deletion is a lag naming 0.15.0, followed (issue 46)."""
     (tmp_path / "pyproject.toml").write_text("[tool.omni-port]\n")
     monkeypatch.chdir(tmp_path)
     source, target = "vllm-omni==0.32.0rc1", "vllm==0.33.0"
@@ -289,6 +292,11 @@ def test_the_real_gpu_upgrade_reads_vllm_releases_alone(
         "            self.model_intermediate_buffer.pop(req_id, None)\n"
     )
     assert followed in runner
+    mamba = "edit-14: upstream code the runners never had: `if self.cache_config.mamba_cache_mode"
+    (lag,) = [f["message"] for f in findings if f["code"] == "OP306" and mamba in f["message"]]
+    assert "vllm==0.15.0 brought (vllm==0.14.1 had the runners' code here)" in lag
+    generation = tmp_path / "generated" / "gpu" / "gpu_generation_model_runner.py"
+    assert 'if self.cache_config.mamba_cache_mode == "align":' in generation.read_text()
     lock = lockfile.read(tmp_path / "generated" / "gpu")
     assert lock.upstream == target
     assert load(tmp_path / "pyproject.toml").platform == "gpu"

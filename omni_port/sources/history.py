@@ -1,8 +1,8 @@
 """Upstream history around an upgrade: the releases or commits the history rule reads.
 
 Between a base ``vllm-ascend==B`` and a target ``vllm-ascend==T`` history is every release
-that came out in the six months before B, and every one after it up to T, release
-candidates and sdist-only releases included (the releases and their dates are asked of
+that came out in the six months before B (or since the platform's floor, when that is
+older), and every one after it up to T, release candidates and sdist-only releases included (the releases and their dates are asked of
 the index once and kept in the cache; an index that gives no dates: the eight releases
 before B). Between two revisions of one git clone (``PATH@REV``) it is every commit that
 changed the runner module in the six months before the base and up to the target. With a
@@ -85,7 +85,8 @@ def labels(
     base: str, target: str, cache: Path, repo: str = "", platform: Platform = NPU
 ) -> list[str]:
     """The labels of the releases (or commits) between the base and the target (see the
-    module doc) of the ``platform``'s upstream; with a clone (``repo``) that has the base,
+    module doc; below the base, back to the ``platform``'s floor when that is older than six
+    months before it) of the ``platform``'s upstream; with a clone (``repo``) that has the base,
     its commits and the releases newer than it."""
     base_spec = parse_spec(base, platform.dist)
     target_spec = parse_spec(target, platform.dist)
