@@ -2,14 +2,14 @@
 
 Between a base ``vllm-ascend==B`` and a target ``vllm-ascend==T`` history is every release
 that came out in the six months before B (or since the platform's floor, when that is
-older), and every one after it up to T, release candidates and sdist-only releases included (the releases and their dates are asked of
-the index once and kept in the cache; an index that gives no dates: the eight releases
-before B). Between two revisions of one git clone (``PATH@REV``) it is every commit that
-changed the runner module in the six months before the base and up to the target. With a
-clone of upstream (``upstream-repo``) that has the base, it is the clone's commits on the
-way from the base to the target, in the order of the releases that first held them
-(``_clone_labels``). Anything else has no history, which only means the history rule has
-no evidence to give.
+older), and every one after it up to T, release candidates and sdist-only releases
+included (the releases and their dates are asked of the index once and kept in the cache;
+an index that gives no dates: the eight releases before B). Between two revisions of one
+git clone (``PATH@REV``) it is every commit that changed the runner module in the six
+months before the base and up to the target. With a clone of upstream (``upstream-repo``)
+that has the base, it is the clone's commits on the way from the base to the target, in
+the order of the releases that first held them (``_clone_labels``). Anything else has no
+history, which only means the history rule has no evidence to give.
 """
 
 from __future__ import annotations
