@@ -65,8 +65,8 @@ def _whole(
         )
         return conflict_at(decision, reason)
     ties = _ties(facts, change, followers, keepers)
-    if decision.block.id in {d.block.id for pair in ties for d in pair}:
-        return conflict_at(decision, _tied_conflict(named, ties, facts, change))
+    if decision.block.id in {d.block.id for f, k, _ in ties for d in (f, k)}:
+        return conflict_at(decision, _tied_conflict(named, ties))
     note = (
         f"{named} also brought code another edit here follows ({_ids(followers)}), "
         "and no name it brought into the method ties the two; releases alone cannot tell "
@@ -80,24 +80,20 @@ def _whole(
 
 def _ties(
     facts: MemberFacts, change: str, followers: Sequence[Decision], keepers: Sequence[Decision]
-) -> list[tuple[Decision, Decision]]:
-    """The (followed, kept) pairs of a split release that are one change: both hunks use
-    a name the release brought into the method (``History.tied_by``)."""
-    return [
-        (f, k)
-        for f in followers
-        for k in keepers
-        if facts.history.tied_by(change, f.block, k.block)
-    ]
+) -> list[tuple[Decision, Decision, frozenset[str]]]:
+    """The (followed, kept, names) of a split release that are one change: both hunks use
+    the names the release brought into the method (``History.tied_by``)."""
+    pairs = (
+        (f, k, facts.history.tied_by(change, f.block, k.block)) for f in followers for k in keepers
+    )
+    return [(f, k, names) for f, k, names in pairs if names]
 
 
-def _tied_conflict(
-    named: str, ties: Sequence[tuple[Decision, Decision]], facts: MemberFacts, change: str
-) -> str:
+def _tied_conflict(named: str, ties: Sequence[tuple[Decision, Decision, frozenset[str]]]) -> str:
     """A tied release split's conflict: the release, its hunks and the names tying them."""
-    followed = list({f.block.id: f for f, _ in ties}.values())
-    kept = list({k.block.id: k for _, k in ties}.values())
-    names = sorted({n for f, k in ties for n in facts.history.tied_by(change, f.block, k.block)})
+    followed = list({f.block.id: f for f, _, _ in ties}.values())
+    kept = list({k.block.id: k for _, k, _ in ties}.values())
+    names = sorted({n for _, _, tied in ties for n in tied})
     return (
         f"{named} would be followed by half in this method: its hunks here {_ids(followed)} "
         f"(followed as the runners' lag) and {_ids(kept)} (omni's code kept) both use "
